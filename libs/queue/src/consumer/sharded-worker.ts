@@ -1,0 +1,97 @@
+import type { Logger } from '@nestjs/common';
+import type { RedisConnection } from '../redis/redis-connection';
+import { ShardLoop, type PollOutcome } from './shard-loop';
+import { Slots } from './slots';
+
+export interface Taken {
+  outcome: PollOutcome;
+  /** One job per claimed item; each runs in a concurrency slot. */
+  jobs: (() => Promise<void>)[];
+}
+
+export function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Resolves true when `work` settles in time, false on timeout. */
+export async function waitOrTimeout(work: Promise<unknown>, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  try {
+    return await Promise.race([work.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A consumer of every shard of one queue: a poll loop per shard, all sharing one pool of `concurrency`
+ * slots, woken early by producers' hints on the queue's channel. Subclasses say how to claim.
+ */
+export abstract class ShardedWorker {
+  protected readonly slots: Slots;
+  protected stopped = false;
+  private readonly loops: ShardLoop[] = [];
+  private unsubscribe?: () => void;
+
+  constructor(
+    protected readonly shards: number,
+    private readonly wakeChannel: string,
+    private readonly connection: RedisConnection,
+    private readonly idlePollMs: number,
+    concurrency: number,
+    protected readonly logger: Logger,
+    readonly label: string,
+  ) {
+    this.slots = new Slots(concurrency);
+  }
+
+  /** Claims at most `limit` items of a shard (never more: the slots are already reserved). */
+  protected abstract take(shard: number, limit: number): Promise<Taken>;
+
+  get inFlight(): number {
+    return this.slots.inFlight;
+  }
+
+  /** Polls every shard continuously, sleeping until work is due. */
+  async start(): Promise<void> {
+    for (let shard = 0; shard < this.shards; shard++) {
+      this.loops.push(new ShardLoop(() => this.pollShard(shard), this.idlePollMs, (error) => this.pollFailed(error)));
+    }
+    this.unsubscribe = await this.connection.subscribe(this.wakeChannel, (message) => {
+      const [shard, at] = message.split(':').map(Number);
+      this.loops[shard]?.hint(at);
+    });
+    for (const loop of this.loops) loop.start();
+  }
+
+  /** Stops claiming, then waits (at most `timeoutMs`) for the handlers already running. False on timeout. */
+  async stop(timeoutMs: number): Promise<boolean> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    this.slots.wakeAll();
+    await Promise.all(this.loops.map((loop) => loop.stop()));
+    return waitOrTimeout(this.slots.whenIdle(), timeoutMs);
+  }
+
+  protected async pollShard(shard: number): Promise<PollOutcome> {
+    const reserved = await this.slots.acquire();
+    let handed = 0;
+    try {
+      if (this.stopped) return { serverNow: 0, nextDueAt: Infinity };
+      const { outcome, jobs } = await this.take(shard, reserved);
+      // Claimed work is handed over even when stop() began meanwhile: it is no longer waiting in Redis.
+      for (const job of jobs) {
+        handed++;
+        this.slots.run(job);
+      }
+      return outcome;
+    } finally {
+      this.slots.release(reserved - handed);
+    }
+  }
+
+  protected pollFailed(error: unknown): void {
+    this.logger.warn(`${this.label} could not claim: ${describe(error)}; retrying`);
+  }
+}

@@ -1,0 +1,16 @@
+import { SetMetadata } from '@nestjs/common';
+import { DELAY_CONSUMER_METADATA } from '../queue.constants';
+import type { DelayConsumerOptions } from '../interfaces';
+
+export interface DelayConsumerMetadata {
+  queue: string;
+  options: DelayConsumerOptions;
+}
+
+/**
+ * Makes a provider method handle due tasks of a DelayQueue: `(payload: T, ctx: DelayContext)`.
+ * Resolving acknowledges the task; throwing fails the attempt (retried with backoff, then dead-lettered).
+ * Delivery is at-least-once: make the handler idempotent.
+ */
+export const DelayConsumer = (queue: string, options: DelayConsumerOptions = {}): MethodDecorator =>
+  SetMetadata<string, DelayConsumerMetadata>(DELAY_CONSUMER_METADATA, { queue, options });

@@ -1,0 +1,3 @@
+export * from './batch-consumer.decorator';
+export * from './delay-consumer.decorator';
+export * from './inject-queue.decorator';

@@ -1,0 +1,175 @@
+import type { Scripts } from '../redis/scripts';
+import type { QueueKeys } from '../redis/keys';
+import type { ResolvedTime } from '../validation/time';
+import type { DelayQueueOptionsRules } from '../validation/queue-options';
+import type { DelayQueueStats, TaskState } from '../interfaces';
+
+export interface Placement {
+  runAt: number;
+  serverNow: number;
+  /** The task became its shard's earliest: a sleeping poller may need waking. */
+  isHead: boolean;
+}
+
+export interface ClaimedTask {
+  id: string;
+  attempt: number;
+  token: string;
+  runAt: number;
+  json: string;
+}
+
+export interface ClaimOutcome {
+  serverNow: number;
+  nextDueAt: number;
+  tasks: ClaimedTask[];
+}
+
+export interface StoredTask {
+  state: TaskState;
+  runAt: number;
+  attempts: number;
+  json: string;
+  lastError?: string;
+}
+
+/** Task data is `<attempts>:<token>:<runAt>:<json>` (see delay-schedule.lua). */
+function parseData(data: string): { attempts: number; json: string } {
+  const first = data.indexOf(':');
+  const third = data.indexOf(':', data.indexOf(':', first + 1) + 1);
+  return { attempts: Number(data.slice(0, first)), json: data.slice(third + 1) };
+}
+
+/** The Redis side of a DelayQueue: key names, script arguments and reply decoding, nothing else. */
+export class DelayQueueStore {
+  constructor(
+    private readonly scripts: Scripts,
+    readonly keys: QueueKeys,
+    private readonly options: DelayQueueOptionsRules,
+  ) {}
+
+  private k(shard: number, ...kinds: string[]): string[] {
+    return kinds.map((kind) => this.keys.key(shard, kind));
+  }
+
+  async schedule(shard: number, id: string, json: string, [mode, ms]: ResolvedTime, replace: boolean) {
+    const reply = await this.scripts.run<[number, number, number, number, TaskState?]>(
+      'delay-schedule',
+      this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors'),
+      [id, json, mode, ms, replace ? '1' : '0'],
+    );
+    return { created: reply[0] === 1, runAt: reply[1], serverNow: reply[2], isHead: reply[3] === 1, state: reply[4] };
+  }
+
+  async move(shard: number, id: string, mode: 'at' | 'in' | 'by', ms: number): Promise<Placement | 'active' | 'dead' | 'missing'> {
+    const reply = await this.scripts.run<[number, number | string, number, number]>(
+      'delay-move',
+      this.k(shard, 'due', 'active', 'data'),
+      [id, mode, ms],
+    );
+    if (reply[0] === 0) return reply[1] as 'active' | 'dead' | 'missing';
+    return { runAt: reply[1] as number, serverNow: reply[2], isHead: reply[3] === 1 };
+  }
+
+  async cancel(shard: number, id: string): Promise<boolean> {
+    return (await this.scripts.run<number>('delay-cancel', this.k(shard, 'due', 'active', 'data', 'dead', 'errors'), [id])) === 1;
+  }
+
+  async get(shard: number, id: string): Promise<StoredTask | null> {
+    const reply = await this.scripts.run<[TaskState, number, string, string | null] | []>(
+      'delay-get',
+      this.k(shard, 'due', 'active', 'data', 'dead', 'errors'),
+      [id],
+    );
+    if (reply.length === 0) return null;
+    const [state, runAt, data, lastError] = reply;
+    return { state, runAt, ...parseData(data), ...(lastError ? { lastError } : {}) };
+  }
+
+  async claim(shard: number, limit: number): Promise<ClaimOutcome> {
+    const { visibilityTimeoutMs, maxAttempts, deadLetter } = this.options;
+    const reply = await this.scripts.run<(string | number)[]>(
+      'delay-claim',
+      this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors'),
+      [limit, visibilityTimeoutMs, maxAttempts, deadLetter.capacity],
+    );
+    const tasks: ClaimedTask[] = [];
+    for (let i = 2; i < reply.length; i += 5) {
+      tasks.push({
+        id: reply[i] as string,
+        attempt: reply[i + 1] as number,
+        token: String(reply[i + 2]),
+        runAt: reply[i + 3] as number,
+        json: reply[i + 4] as string,
+      });
+    }
+    return { serverNow: reply[0] as number, nextDueAt: reply[1] === -1 ? Infinity : (reply[1] as number), tasks };
+  }
+
+  async ack(shard: number, id: string, token: string): Promise<boolean> {
+    return (await this.scripts.run<number>('delay-ack', this.k(shard, 'due', 'active', 'data', 'stats', 'errors'), [id, token])) === 1;
+  }
+
+  async fail(shard: number, id: string, token: string, retryDelayMs: number, error: string) {
+    const reply = await this.scripts.run<[number, ('retry' | 'dead')?, number?]>(
+      'delay-fail',
+      this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors'),
+      [id, token, this.options.maxAttempts, retryDelayMs, this.options.deadLetter.capacity, error],
+    );
+    return reply[0] === 1 ? { outcome: reply[1]!, at: reply[2]! } : null;
+  }
+
+  async extend(shard: number, id: string, token: string): Promise<boolean> {
+    return (await this.scripts.run<number>('delay-extend', this.k(shard, 'active', 'data'), [id, token, this.options.visibilityTimeoutMs])) === 1;
+  }
+
+  async release(shard: number, id: string, token: string): Promise<boolean> {
+    return (await this.scripts.run<number>('delay-release', this.k(shard, 'due', 'active', 'data'), [id, token])) === 1;
+  }
+
+  async requeue(shard: number, id: string, [mode, ms]: ResolvedTime): Promise<Placement | null> {
+    const reply = await this.scripts.run<number[]>('delay-requeue', this.k(shard, 'due', 'dead', 'data', 'errors'), [id, mode, ms]);
+    return reply[0] === 1 ? { runAt: reply[1], serverNow: reply[2], isHead: reply[3] === 1 } : null;
+  }
+
+  async dead(shard: number, limit: number) {
+    const reply = await this.scripts.run<(string | number | null)[]>('delay-dead', this.k(shard, 'dead', 'data', 'errors'), [limit]);
+    const tasks: (StoredTask & { id: string; diedAt: number })[] = [];
+    for (let i = 0; i < reply.length; i += 4) {
+      const data = reply[i + 2] as string;
+      const last = data.split(':', 3)[2];
+      tasks.push({
+        id: reply[i] as string,
+        diedAt: reply[i + 1] as number,
+        state: 'dead',
+        runAt: Number(last),
+        ...parseData(data),
+        ...(reply[i + 3] ? { lastError: reply[i + 3] as string } : {}),
+      });
+    }
+    return tasks;
+  }
+
+  async stats(): Promise<DelayQueueStats> {
+    const total: DelayQueueStats = {
+      scheduled: 0, active: 0, dead: 0, nextDueAt: null, scheduledTotal: 0, fired: 0, completed: 0, retried: 0, deadTotal: 0,
+    };
+    const shards = await Promise.all(
+      Array.from({ length: this.options.shards }, (_, shard) =>
+        this.scripts.run<number[]>('delay-stats', this.k(shard, 'due', 'active', 'dead', 'stats'), []),
+      ),
+    );
+    for (const [scheduled, active, dead, nextDue, scheduledTotal, fired, completed, retried, deadTotal] of shards) {
+      total.scheduled += scheduled;
+      total.active += active;
+      total.dead += dead;
+      if (nextDue >= 0 && (total.nextDueAt === null || nextDue < total.nextDueAt)) total.nextDueAt = nextDue;
+      total.scheduledTotal += scheduledTotal;
+      total.fired += fired;
+      total.completed += completed;
+      total.retried += retried;
+      total.deadTotal += deadTotal;
+    }
+    return total;
+  }
+}

@@ -1,0 +1,144 @@
+import { OnModuleInit } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { TaskStateError } from '../errors';
+import { QueueKeys, shardOf } from '../redis/keys';
+import { assertQueueMeta } from '../redis/queue-meta';
+import type { RedisConnection } from '../redis/redis-connection';
+import type { QueueSettings } from '../queue.settings';
+import { DelayQueueOptionsRules, delayQueueChecks, resolveOptions } from '../validation/queue-options';
+import { assertName, PayloadCodec } from '../validation/payload';
+import { resolveDelta, resolveTime } from '../validation/time';
+import type { DelayQueueOptions, DelayQueueStats, ScheduledTask, ScheduleOptions, TaskInfo, TaskTime } from '../interfaces';
+import { DelayQueueStore, type Placement, type StoredTask } from './delay-queue.store';
+
+export interface DeadTask<T> extends TaskInfo<T> {
+  diedAt: number;
+  lastError?: string;
+}
+
+/**
+ * Tasks due at a given time, addressable by id so they can be moved or cancelled in O(log N).
+ * Delivery is at-least-once: a claimed task not acknowledged within its lease is delivered again;
+ * failures retry with backoff, then go to a dead-letter set.
+ */
+export class DelayQueue<T = unknown> implements OnModuleInit {
+  readonly name: string;
+  readonly options: DelayQueueOptionsRules;
+  /** @internal */
+  readonly store: DelayQueueStore;
+  private readonly codec: PayloadCodec;
+
+  constructor(
+    options: DelayQueueOptions,
+    private readonly connection: RedisConnection,
+    private readonly settings: QueueSettings,
+  ) {
+    this.options = resolveOptions(DelayQueueOptionsRules, options, `delay queue "${options?.name}"`, delayQueueChecks);
+    this.name = this.options.name;
+    this.codec = new PayloadCodec(this.name, this.options.maxPayloadBytes ?? settings.maxPayloadBytes, this.options.schema);
+    this.store = new DelayQueueStore(connection.scripts, new QueueKeys(settings.prefix, this.name, this.options.shards), this.options);
+  }
+
+  async onModuleInit(): Promise<void> {
+    await assertQueueMeta(this.connection.scripts, this.store.keys, this.name, 'delay', this.options.shards);
+  }
+
+  /**
+   * Schedules a task at `runAt` or after `delayMs` (Redis time); neither means now. An existing task with
+   * the same id is replaced (new payload, new time) unless `replace: false`, which keeps and returns it.
+   */
+  async schedule(payload: T, options: ScheduleOptions = {}): Promise<ScheduledTask> {
+    const id = options.id ?? randomUUID();
+    assertName(id, 'id');
+    const time = resolveTime(options);
+    const json = this.codec.encode(payload);
+    const shard = this.shard(id);
+    const result = await this.store.schedule(shard, id, json, time, options.replace !== false);
+    if (result.created) this.hint(shard, result);
+    return { id, runAt: result.runAt };
+  }
+
+  /** Moves a scheduled task to a new time. Null when there is no such task; TaskStateError when it is running or dead. */
+  async reschedule(id: string, time: TaskTime): Promise<ScheduledTask | null> {
+    assertName(id, 'id');
+    const [mode, ms] = resolveTime(time);
+    return this.move(id, mode, ms);
+  }
+
+  /** Moves a scheduled task by `deltaMs` relative to its current time, atomically (`shift(id, -2 * 3600_000)`). */
+  async shift(id: string, deltaMs: number): Promise<ScheduledTask | null> {
+    assertName(id, 'id');
+    return this.move(id, 'by', resolveDelta(deltaMs));
+  }
+
+  /** Deletes a task in any state. True when it existed. */
+  async cancel(id: string): Promise<boolean> {
+    assertName(id, 'id');
+    return this.store.cancel(this.shard(id), id);
+  }
+
+  async get(id: string): Promise<(TaskInfo<T> & { lastError?: string }) | null> {
+    assertName(id, 'id');
+    const task = await this.store.get(this.shard(id), id);
+    return task && this.toInfo(id, task);
+  }
+
+  /** The most recent dead-lettered tasks (at most `limit` per shard, newest first). */
+  async deadLetters(limit = 100): Promise<DeadTask<T>[]> {
+    const shards = await Promise.all(Array.from({ length: this.options.shards }, (_, shard) => this.store.dead(shard, limit)));
+    return shards
+      .flat()
+      .sort((a, b) => b.diedAt - a.diedAt)
+      .map((task) => ({ ...this.toInfo(task.id, task), diedAt: task.diedAt }));
+  }
+
+  /** Brings a dead-lettered task back with its attempts reset, due now unless a time is given. Null when it is not dead. */
+  async requeue(id: string, time?: TaskTime): Promise<ScheduledTask | null> {
+    assertName(id, 'id');
+    const shard = this.shard(id);
+    const placed = await this.store.requeue(shard, id, resolveTime(time));
+    if (!placed) return null;
+    this.hint(shard, placed);
+    return { id, runAt: placed.runAt };
+  }
+
+  stats(): Promise<DelayQueueStats> {
+    return this.store.stats();
+  }
+
+  /** @internal */
+  shard(id: string): number {
+    return shardOf(id, this.options.shards);
+  }
+
+  private async move(id: string, mode: 'at' | 'in' | 'by', ms: number): Promise<ScheduledTask | null> {
+    const shard = this.shard(id);
+    const placed = await this.store.move(shard, id, mode, ms);
+    if (placed === 'missing') return null;
+    if (typeof placed === 'string') throw new TaskStateError(id, placed);
+    this.hint(shard, placed);
+    return { id, runAt: placed.runAt };
+  }
+
+  private toInfo(id: string, task: StoredTask): TaskInfo<T> & { lastError?: string } {
+    return {
+      id,
+      state: task.state,
+      runAt: task.runAt,
+      attempts: task.attempts,
+      payload: JSON.parse(task.json) as T,
+      ...(task.lastError !== undefined ? { lastError: task.lastError } : {}),
+    };
+  }
+
+  /**
+   * Wakes sleeping pollers (in any process) when a task became its shard's earliest and is due before
+   * they would look again anyway. Later tasks need no hint: pollers never sleep past `idlePollMs`.
+   */
+  private hint(shard: number, placed: Placement): void {
+    if (!placed.isHead || placed.runAt - placed.serverNow >= this.settings.idlePollMs) return;
+    this.connection.client.publish(this.store.keys.wakeChannel, `${shard}:${placed.runAt}`).catch(() => {
+      // Only a latency hint: pollers still look by themselves.
+    });
+  }
+}

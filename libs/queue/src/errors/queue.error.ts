@@ -1,0 +1,46 @@
+/**
+ * Base class of every error the library throws on purpose, so callers can tell
+ * "the queue refused this" (`instanceof QueueError`) from a Redis or network failure.
+ */
+export class QueueError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Options given to `forRoot` / `registerFixedQueue` / `registerDelayQueue` break a rule. */
+export class QueueConfigError extends QueueError {}
+
+/** A message, payload, group, id or time was refused before anything was written. */
+export class QueueInputError extends QueueError {}
+
+/** A message or task payload failed its `schema`; `violations` lists what is wrong. */
+export class QueueSchemaError extends QueueInputError {
+  constructor(
+    message: string,
+    readonly violations: string[],
+  ) {
+    super(message);
+  }
+}
+
+/** A decorator, injection or lookup names a queue that was never registered. */
+export class UnknownQueueError extends QueueError {}
+
+/** The queue was used after `app.close()` or before its module was initialised. */
+export class QueueClosedError extends QueueError {}
+
+/** A task cannot be moved in its current state (it is running, or dead-lettered). */
+export class TaskStateError extends QueueError {
+  constructor(
+    readonly id: string,
+    readonly state: 'active' | 'dead',
+  ) {
+    super(
+      state === 'active'
+        ? `Task "${id}" is running (active) and cannot be moved; schedule it again with the same id to replace it`
+        : `Task "${id}" is dead-lettered and cannot be moved; requeue(id) brings it back`,
+    );
+  }
+}

@@ -1,0 +1,95 @@
+import type { Logger } from '@nestjs/common';
+import { setTimeout as delay } from 'node:timers/promises';
+import { describe, ShardedWorker, type Taken } from '../consumer/sharded-worker';
+import type { RedisConnection } from '../redis/redis-connection';
+import type { BatchConsumerOptionsRules } from '../validation/queue-options';
+import type { BatchContext } from '../interfaces';
+import type { FixedQueue } from './fixed-queue';
+import type { ClaimedBatch } from './fixed-queue.store';
+
+export type BatchHandler = (messages: unknown[], ctx: BatchContext) => unknown;
+export type BatchFailureHandler = (error: unknown, messages: unknown[], ctx: BatchContext) => unknown;
+
+/**
+ * Runs one `@BatchConsumer` method: claims due batches (one group each) and hands them to the handler.
+ * Continuous mode polls every shard; scheduled mode drains every due group when its schedule fires.
+ */
+export class BatchConsumerWorker extends ShardedWorker {
+  private draining?: Promise<void>;
+
+  constructor(
+    private readonly queue: FixedQueue<any>,
+    private readonly handler: BatchHandler,
+    private readonly onFailed: BatchFailureHandler | undefined,
+    private readonly options: BatchConsumerOptionsRules,
+    connection: RedisConnection,
+    idlePollMs: number,
+    logger: Logger,
+    label: string,
+  ) {
+    super(queue.options.shards, queue.store.keys.wakeChannel, connection, idlePollMs, options.concurrency, logger, label);
+  }
+
+  /** Scheduled mode: claims and handles every due batch of every shard, then resolves. Overlapping runs share one drain. */
+  drain(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    this.draining ??= this.drainAll().finally(() => (this.draining = undefined));
+    return this.draining;
+  }
+
+  override async stop(timeoutMs: number): Promise<boolean> {
+    const stopping = super.stop(timeoutMs);
+    await this.draining;
+    return stopping;
+  }
+
+  protected async take(shard: number, limit: number): Promise<Taken> {
+    const outcome = await this.queue.store.take(shard, limit);
+    const jobs = outcome.batches
+      .filter((batch) => batch.messages.length > 0)
+      .map((batch) => () => this.handle(batch, outcome.serverNow));
+    return { outcome, jobs };
+  }
+
+  private async drainAll(): Promise<void> {
+    await Promise.all(
+      Array.from({ length: this.shards }, async (_, shard) => {
+        while (!this.stopped) {
+          const outcome = await this.pollShard(shard).catch((error) => {
+            this.pollFailed(error);
+            return undefined;
+          });
+          if (!outcome || outcome.nextDueAt > outcome.serverNow) break;
+        }
+      }),
+    );
+    await this.slots.whenIdle();
+  }
+
+  private async handle(batch: ClaimedBatch, claimedAt: number): Promise<void> {
+    const attempts = this.options.retries + 1;
+    for (let attempt = 1; ; attempt++) {
+      const ctx: BatchContext = { queue: this.queue.name, group: batch.group, expired: batch.expired, claimedAt, attempt };
+      try {
+        await this.handler(batch.messages, ctx);
+        return;
+      } catch (error) {
+        if (attempt < attempts) {
+          await delay(this.options.retryDelayMs * 2 ** (attempt - 1));
+          continue;
+        }
+        this.logger.error(
+          `${this.label} failed a batch of ${batch.messages.length} from group "${batch.group}" after ${attempt} attempt(s): ${describe(error)}`,
+        );
+        if (this.onFailed) {
+          try {
+            await this.onFailed(error, batch.messages, ctx);
+          } catch (hookError) {
+            this.logger.error(`${this.label} onFailed hook threw: ${describe(hookError)}`);
+          }
+        }
+        return;
+      }
+    }
+  }
+}

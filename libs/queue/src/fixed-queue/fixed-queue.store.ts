@@ -1,0 +1,99 @@
+import type { Scripts } from '../redis/scripts';
+import type { QueueKeys } from '../redis/keys';
+import type { FixedQueueOptionsRules } from '../validation/queue-options';
+import type { FixedQueueStats } from '../interfaces';
+
+export interface GroupPush {
+  group: string;
+  key: string;
+  messages: string[];
+}
+
+export interface PushOutcome {
+  serverNow: number;
+  /** Earliest due time this call made earlier (a consumer may want waking), or -1. */
+  wakeAt: number;
+  /** Evicted messages per group, in the order given. */
+  evicted: number[];
+}
+
+export interface ClaimedBatch {
+  group: string;
+  expired: number;
+  messages: unknown[];
+}
+
+export interface TakeOutcome {
+  serverNow: number;
+  /** Next due time of the shard (server ms), `serverNow` when more is due already, Infinity when empty. */
+  nextDueAt: number;
+  batches: ClaimedBatch[];
+}
+
+/** The Redis side of a FixedQueue: key names, script arguments and reply decoding, nothing else. */
+export class FixedQueueStore {
+  constructor(
+    private readonly scripts: Scripts,
+    readonly keys: QueueKeys,
+    private readonly options: FixedQueueOptionsRules,
+  ) {}
+
+  groupKey(shard: number, group: string): string {
+    return this.keys.member(shard, 'g', group);
+  }
+
+  async push(shard: number, groups: GroupPush[]): Promise<PushOutcome> {
+    const { capacity, batchSize, maxWaitMs, ttlMs } = this.options;
+    const keys = [this.keys.key(shard, 'ready'), this.keys.key(shard, 'stats'), this.keys.key(shard, 'lens')];
+    const args: (string | number)[] = [capacity, batchSize, maxWaitMs, ttlMs];
+    for (const { group, key, messages } of groups) {
+      keys.push(key);
+      args.push(group, messages.length, ...messages);
+    }
+    const reply = await this.scripts.run<number[]>('fixed-push', keys, args);
+    return { serverNow: reply[0], wakeAt: reply[1], evicted: reply.slice(2) };
+  }
+
+  /** Lists due groups, then claims a batch of each in one script that re-checks they are still due. */
+  async take(shard: number, limit: number): Promise<TakeOutcome> {
+    const ready = this.keys.key(shard, 'ready');
+    const due = await this.scripts.run<(number | string)[]>('fixed-due', [ready], [limit]);
+    const serverNow = due[0] as number;
+    const nextDueAt = due[1] === -1 ? Infinity : (due[1] as number);
+    const groups = due.slice(2) as string[];
+    if (groups.length === 0) return { serverNow, nextDueAt, batches: [] };
+
+    const { batchSize, maxAgeMs, maxWaitMs } = this.options;
+    const keys = [ready, this.keys.key(shard, 'stats'), this.keys.key(shard, 'lens')];
+    for (const group of groups) keys.push(this.groupKey(shard, group));
+    const reply = await this.scripts.run<(number | string)[]>('fixed-claim', keys, [batchSize, maxAgeMs ?? 0, maxWaitMs, ...groups]);
+    const batches: ClaimedBatch[] = [];
+    for (let i = 1; i < reply.length; i += 3) {
+      const entries = JSON.parse(reply[i + 2] as string) as [number, unknown][];
+      batches.push({ group: reply[i] as string, expired: reply[i + 1] as number, messages: entries.map((entry) => entry[1]) });
+    }
+    return { serverNow: reply[0] as number, nextDueAt, batches };
+  }
+
+  async size(shard: number, group: string): Promise<number> {
+    return this.scripts.client.llen(this.groupKey(shard, group));
+  }
+
+  async stats(): Promise<FixedQueueStats> {
+    const total: FixedQueueStats = { groups: 0, pending: 0, pushed: 0, dropped: 0, expired: 0, delivered: 0 };
+    const shards = await Promise.all(
+      Array.from({ length: this.options.shards }, (_, shard) =>
+        this.scripts.run<number[]>('fixed-stats', [this.keys.key(shard, 'ready'), this.keys.key(shard, 'stats')], []),
+      ),
+    );
+    for (const [groups, pending, pushed, dropped, expired, delivered] of shards) {
+      total.groups += groups;
+      total.pending += pending;
+      total.pushed += pushed;
+      total.dropped += dropped;
+      total.expired += expired;
+      total.delivered += delivered;
+    }
+    return total;
+  }
+}

@@ -1,0 +1,98 @@
+import { OnModuleInit } from '@nestjs/common';
+import { QueueInputError } from '../errors';
+import { QueueKeys, shardOf } from '../redis/keys';
+import type { RedisConnection } from '../redis/redis-connection';
+import { assertQueueMeta } from '../redis/queue-meta';
+import type { QueueSettings } from '../queue.settings';
+import { FixedQueueOptionsRules, fixedQueueChecks, resolveOptions } from '../validation/queue-options';
+import { assertName, PayloadCodec } from '../validation/payload';
+import type { FixedQueueOptions, FixedQueueStats, PushResult } from '../interfaces';
+import { FixedQueueStore, type PushOutcome } from './fixed-queue.store';
+import { MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
+
+/**
+ * Many small bounded queues, one per group: pushes beyond `capacity` evict the group's oldest
+ * messages, and consumers receive batches of one group. At-most-once, built for "collect a lot,
+ * report in batches, tolerate loss" traffic.
+ */
+export class FixedQueue<T = unknown> implements OnModuleInit {
+  readonly name: string;
+  readonly options: FixedQueueOptionsRules;
+  /** @internal */
+  readonly store: FixedQueueStore;
+  private readonly codec: PayloadCodec;
+  private readonly coalescer: PushCoalescer;
+  /** Per shard, the due time of the last wake-up hint still ahead of us (server ms). */
+  private readonly hinted: number[];
+
+  constructor(
+    options: FixedQueueOptions,
+    private readonly connection: RedisConnection,
+    settings: QueueSettings,
+  ) {
+    this.options = resolveOptions(FixedQueueOptionsRules, options, `fixed queue "${options?.name}"`, fixedQueueChecks);
+    this.name = this.options.name;
+    this.codec = new PayloadCodec(this.name, this.options.maxPayloadBytes ?? settings.maxPayloadBytes, this.options.schema);
+    this.store = new FixedQueueStore(connection.scripts, new QueueKeys(settings.prefix, this.name, this.options.shards), this.options);
+    this.coalescer = new PushCoalescer(this.store, (shard, outcome) => this.hint(shard, outcome));
+    this.hinted = new Array<number>(this.options.shards).fill(-1);
+  }
+
+  async onModuleInit(): Promise<void> {
+    await assertQueueMeta(this.connection.scripts, this.store.keys, this.name, 'fixed', this.options.shards);
+  }
+
+  /** Appends a message to a group. Resolves once it is stored, with the number of older messages evicted. */
+  push(group: string, message: T): Promise<PushResult> {
+    assertName(group, 'group');
+    const json = this.codec.encode(message);
+    return this.enqueue(group, [json], json.length);
+  }
+
+  /** Appends several messages to a group in one atomic write, in order. */
+  pushMany(group: string, messages: readonly T[]): Promise<PushResult> {
+    assertName(group, 'group');
+    if (!Array.isArray(messages)) throw new QueueInputError(`pushMany expects an array of messages, got ${typeof messages}`);
+    if (messages.length > MAX_MESSAGES_PER_CALL) {
+      throw new QueueInputError(`pushMany takes at most ${MAX_MESSAGES_PER_CALL} messages per call, got ${messages.length}; split the array`);
+    }
+    if (messages.length === 0) return Promise.resolve({ dropped: 0 });
+    let bytes = 0;
+    const encoded = messages.map((message) => {
+      const json = this.codec.encode(message);
+      bytes += json.length;
+      return json;
+    });
+    return this.enqueue(group, encoded, bytes);
+  }
+
+  /** Messages a group holds now (including any not yet discarded for age). */
+  size(group: string): Promise<number> {
+    assertName(group, 'group');
+    return this.store.size(shardOf(group, this.options.shards), group);
+  }
+
+  /** Totals over every shard, read from counters the scripts keep: its cost does not grow with the groups. */
+  stats(): Promise<FixedQueueStats> {
+    return this.store.stats();
+  }
+
+  private async enqueue(group: string, messages: string[], bytes: number): Promise<PushResult> {
+    const dropped = await this.coalescer.add(shardOf(group, this.options.shards), group, messages, bytes);
+    return { dropped };
+  }
+
+  /**
+   * Tells sleeping consumers (in any process) that a group became due earlier. A hint is skipped when
+   * one for an earlier or equal time is still ahead: the consumer woken by it will see this group too.
+   */
+  private hint(shard: number, outcome: PushOutcome): void {
+    if (outcome.wakeAt < 0) return;
+    const pending = this.hinted[shard];
+    if (pending > outcome.serverNow && pending <= outcome.wakeAt) return;
+    this.hinted[shard] = outcome.wakeAt;
+    this.connection.client.publish(this.store.keys.wakeChannel, `${shard}:${outcome.wakeAt}`).catch(() => {
+      // Only a latency hint: consumers still poll by themselves.
+    });
+  }
+}

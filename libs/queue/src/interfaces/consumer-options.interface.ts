@@ -1,0 +1,26 @@
+import type { BatchContext } from './batch-context.interface';
+
+export interface BatchConsumerOptions {
+  /** Batches handled at once by this method in this process. Default 1. */
+  concurrency?: number;
+  /** Scheduled mode: drain every due group on this cron (registered in @nestjs/schedule's SchedulerRegistry). */
+  cron?: string;
+  /** Scheduled mode: drain every due group this often (registered in SchedulerRegistry). */
+  intervalMs?: number;
+  /** Name of the cron job / interval in SchedulerRegistry. Default `nrq:<queue>:<Class>.<method>`. */
+  name?: string;
+  /** Extra in-process attempts of a batch whose handler threw. Default 0. */
+  retries?: number;
+  /** Delay before the first retry, doubled for each next one. Default 100 ms. */
+  retryDelayMs?: number;
+  /**
+   * Called with a batch whose handler still threw after every retry (the batch is not delivered again:
+   * a FixedQueue is at-most-once). A method name of the same provider, or a function.
+   */
+  onFailed?: string | ((error: unknown, messages: unknown[], ctx: BatchContext) => unknown);
+}
+
+export interface DelayConsumerOptions {
+  /** Tasks handled at once by this method in this process. Default 1. */
+  concurrency?: number;
+}

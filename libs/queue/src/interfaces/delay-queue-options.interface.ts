@@ -1,0 +1,72 @@
+import type { SchemaClass } from './fixed-queue-options.interface';
+
+export interface BackoffOptions {
+  type: 'fixed' | 'exponential';
+  /** Delay before the first retry; exponential doubles it for each further attempt. */
+  delayMs: number;
+  /** Upper bound of an exponential delay. Default 1 h. */
+  maxDelayMs?: number;
+}
+
+export interface DelayQueueOptions {
+  /** Queue name: letters, digits, `.`, `_`, `-`; at most 100 characters. */
+  name: string;
+  /** Independent sub-queues (and Cluster hash slots) the tasks are spread over. Default 8. */
+  shards?: number;
+  /** Lease of a claimed task: not acknowledged within it (and not extended), it is delivered again. Default 30 s. */
+  visibilityTimeoutMs?: number;
+  /** Deliveries before a failing task goes to the dead-letter set. Default 5. */
+  maxAttempts?: number;
+  /** Delay between failed attempts. Default exponential from 1 s. */
+  backoff?: BackoffOptions;
+  /** class-validator class every payload must satisfy. */
+  schema?: SchemaClass;
+  /** Dead tasks kept per shard; beyond it the oldest dead are deleted. Default 10,000. */
+  deadLetter?: { capacity?: number };
+  /** Size limit of one serialised payload; defaults to the module's `maxPayloadBytes`. */
+  maxPayloadBytes?: number;
+}
+
+/** When a task is due: `runAt` (a Date, epoch ms or ISO string) or `delayMs` from now (Redis time); neither means now. */
+export interface TaskTime {
+  delayMs?: number;
+  runAt?: Date | number | string;
+}
+
+export interface ScheduleOptions extends TaskTime {
+  /** Business id making the task addressable; generated when absent. */
+  id?: string;
+  /** `false` keeps an existing task of the same id (and returns it) instead of replacing it. Default `true`. */
+  replace?: boolean;
+}
+
+export interface ScheduledTask {
+  id: string;
+  /** When the task is due, in epoch milliseconds (Redis server time). */
+  runAt: number;
+}
+
+export type TaskState = 'scheduled' | 'active' | 'dead';
+
+export interface TaskInfo<T> {
+  id: string;
+  state: TaskState;
+  /** Due time while scheduled; the due time of the running delivery while active; the last one when dead. */
+  runAt: number;
+  /** Deliveries so far. */
+  attempts: number;
+  payload: T;
+}
+
+export interface DelayQueueStats {
+  scheduled: number;
+  active: number;
+  dead: number;
+  /** Earliest due time of a scheduled task, or null when none is scheduled. */
+  nextDueAt: number | null;
+  scheduledTotal: number;
+  fired: number;
+  completed: number;
+  retried: number;
+  deadTotal: number;
+}

@@ -1,0 +1,38 @@
+export type SchemaClass = new (...args: any[]) => object;
+
+export interface FixedQueueOptions {
+  /** Queue name: letters, digits, `.`, `_`, `-`; at most 100 characters. */
+  name: string;
+  /** Most messages a group holds; a push beyond it evicts the oldest. Default 1000. */
+  capacity?: number;
+  /** Most messages handed to a consumer at once, all of one group. Default 128. */
+  batchSize?: number;
+  /** A group with fewer than `batchSize` messages is flushed once its oldest message waited this long. Default 1000. */
+  maxWaitMs?: number;
+  /** Messages older than this are discarded (counted as expired), never delivered. Default: no limit. */
+  maxAgeMs?: number;
+  /** A group nobody pushes to for this long is deleted by Redis. Default 24 h. */
+  ttlMs?: number;
+  /** Independent sub-queues (and Cluster hash slots) the groups are spread over. Default 8. */
+  shards?: number;
+  /** class-validator class every message must satisfy; invalid pushes throw and write nothing. */
+  schema?: SchemaClass;
+  /** Size limit of one serialised message; defaults to the module's `maxPayloadBytes`. */
+  maxPayloadBytes?: number;
+}
+
+export interface PushResult {
+  /** Older messages of the group evicted to make room (drop-oldest at capacity). */
+  dropped: number;
+}
+
+export interface FixedQueueStats {
+  /** Groups currently holding messages. */
+  groups: number;
+  /** Messages held in all groups. */
+  pending: number;
+  pushed: number;
+  dropped: number;
+  expired: number;
+  delivered: number;
+}

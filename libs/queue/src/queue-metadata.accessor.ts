@@ -1,0 +1,18 @@
+import { Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { BATCH_CONSUMER_METADATA, DELAY_CONSUMER_METADATA } from './queue.constants';
+import type { BatchConsumerMetadata, DelayConsumerMetadata } from './decorators';
+
+/** Reads consumer metadata from methods; tolerant of anything that is not a function. */
+@Injectable()
+export class QueueMetadataAccessor {
+  constructor(private readonly reflector: Reflector) {}
+
+  getBatchConsumer(target: unknown): BatchConsumerMetadata | undefined {
+    return typeof target === 'function' ? this.reflector.get(BATCH_CONSUMER_METADATA, target) : undefined;
+  }
+
+  getDelayConsumer(target: unknown): DelayConsumerMetadata | undefined {
+    return typeof target === 'function' ? this.reflector.get(DELAY_CONSUMER_METADATA, target) : undefined;
+  }
+}

@@ -1,0 +1,20 @@
+export const DEFAULT_PREFIX = 'nrq';
+export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+export const MAX_NAME_BYTES = 512;
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+
+export const BATCH_CONSUMER_METADATA = 'nrq:batch_consumer';
+export const DELAY_CONSUMER_METADATA = 'nrq:delay_consumer';
+
+const FIXED_QUEUE_TOKEN_PREFIX = 'nrq:fixed_queue:';
+const DELAY_QUEUE_TOKEN_PREFIX = 'nrq:delay_queue:';
+
+/** The injection token of a registered FixedQueue, for `moduleRef.get(...)` or custom providers. */
+export function getFixedQueueToken(name: string): string {
+  return FIXED_QUEUE_TOKEN_PREFIX + name;
+}
+
+/** The injection token of a registered DelayQueue. */
+export function getDelayQueueToken(name: string): string {
+  return DELAY_QUEUE_TOKEN_PREFIX + name;
+}

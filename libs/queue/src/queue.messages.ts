@@ -1,0 +1,24 @@
+import type { QueueKind } from './queue.registry';
+
+const REGISTER = { fixed: 'QueueModule.registerFixedQueue', delay: 'QueueModule.registerDelayQueue' };
+
+export const unknownQueue = (kind: QueueKind, name: string, known: string[]): string =>
+  `No ${kind} queue named "${name}" is registered` +
+  (known.length ? ` (registered: ${known.map((k) => `"${k}"`).join(', ')})` : '') +
+  `; import ${REGISTER[kind]}({ name: '${name}', ... }) in a module of this application`;
+
+export const duplicateQueue = (name: string): string =>
+  `A queue named "${name}" is registered twice with different options; queue names must be unique within an application`;
+
+export const metaMismatch = (name: string, stored: { kind: string; shards: number }, kind: QueueKind, shards: number): string =>
+  stored.kind !== kind
+    ? `Queue "${name}" already exists in Redis as a ${stored.kind} queue; it cannot be registered as a ${kind} queue`
+    : `Queue "${name}" was created with ${stored.shards} shards but is configured with ${shards}; ` +
+      `changing the shard count would strand its data. Keep shards: ${stored.shards}, or drain and delete the queue first`;
+
+export const missingScheduler = (queue: string, method: string): string =>
+  `@BatchConsumer('${queue}') on ${method} asks for a cron or interval schedule, ` +
+  `but @nestjs/schedule is not set up: install it and import ScheduleModule.forRoot() in the application module`;
+
+export const requestScopedConsumer = (decorator: string, target: string): string =>
+  `${decorator} on ${target} is ignored: request-scoped providers cannot consume queues. Make the provider a singleton`;

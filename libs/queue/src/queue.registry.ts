@@ -1,0 +1,42 @@
+import { Injectable } from '@nestjs/common';
+import { isDeepStrictEqual } from 'node:util';
+import { QueueConfigError, UnknownQueueError } from './errors';
+import { duplicateQueue, unknownQueue } from './queue.messages';
+
+export type QueueKind = 'fixed' | 'delay';
+
+interface Entry {
+  kind: QueueKind;
+  options: unknown;
+  queue: unknown;
+}
+
+/** Every queue registered in the application, by name; consumers find their queue here. */
+@Injectable()
+export class QueueRegistry {
+  private readonly queues = new Map<string, Entry>();
+
+  /**
+   * Returns the queue of that name, creating it on first registration. Several modules may register
+   * the same queue (with equal options) and share one instance; other options under the name are refused.
+   */
+  register<Q>(kind: QueueKind, name: string, options: unknown, create: () => Q): Q {
+    const existing = this.queues.get(name);
+    if (existing) {
+      if (existing.kind !== kind || !isDeepStrictEqual(existing.options, options)) throw new QueueConfigError(duplicateQueue(name));
+      return existing.queue as Q;
+    }
+    const queue = create();
+    this.queues.set(name, { kind, options, queue });
+    return queue;
+  }
+
+  get<Q>(kind: QueueKind, name: string): Q {
+    const entry = this.queues.get(name);
+    if (!entry || entry.kind !== kind) {
+      const known = [...this.queues].filter(([, e]) => e.kind === kind).map(([n]) => n);
+      throw new UnknownQueueError(unknownQueue(kind, name, known));
+    }
+    return entry.queue as Q;
+  }
+}

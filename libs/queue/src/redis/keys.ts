@@ -1,0 +1,40 @@
+/**
+ * Stable 32-bit FNV-1a over UTF-16 code units. It must never change: it decides which shard holds
+ * a group or task, so every process (and every version) has to agree on it.
+ */
+export function hashName(name: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) {
+    hash ^= name.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+export function shardOf(name: string, shards: number): number {
+  return hashName(name) % shards;
+}
+
+/**
+ * Key names of one queue. Every key of a shard shares the hash tag `{<queue>:<shard>}`, so a script
+ * touches a single Cluster slot; the prefix leads so that an ACL pattern `~<prefix>:*` covers all keys.
+ */
+export class QueueKeys {
+  readonly meta: string;
+  readonly wakeChannel: string;
+  private readonly tags: string[];
+
+  constructor(prefix: string, queue: string, shards: number) {
+    this.meta = `${prefix}:{${queue}}:meta`;
+    this.wakeChannel = `${prefix}:${queue}:wake`;
+    this.tags = Array.from({ length: shards }, (_, shard) => `${prefix}:{${queue}:${shard}}`);
+  }
+
+  key(shard: number, kind: string): string {
+    return `${this.tags[shard]}:${kind}`;
+  }
+
+  member(shard: number, kind: string, name: string): string {
+    return `${this.tags[shard]}:${kind}:${name}`;
+  }
+}

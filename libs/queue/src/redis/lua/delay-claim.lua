@@ -1,0 +1,71 @@
+-- Claims up to `limit` due tasks of one shard: first returns tasks whose lease ran out to the due set
+-- (or the dead-letter set when out of attempts), then moves due tasks to active with a lease and a
+-- fresh fencing token. Claim and move are one step, so a task is never held by nobody.
+-- KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash  KEYS[4] dead zset  KEYS[5] stats hash
+-- KEYS[6] errors hash
+-- ARGV[1] limit  ARGV[2] lease ms  ARGV[3] maxAttempts  ARGV[4] dead-letter capacity
+-- Returns {now, next due or lease end or -1, id, attempt, token, runAt, json, ...}
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local limit, lease = tonumber(ARGV[1]), tonumber(ARGV[2])
+local maxAttempts, deadCapacity = tonumber(ARGV[3]), tonumber(ARGV[4])
+
+local function bury(id)
+  redis.call('ZADD', KEYS[4], now, id)
+  redis.call('HINCRBY', KEYS[5], 'dead', 1)
+  local over = redis.call('ZCARD', KEYS[4]) - deadCapacity
+  if over > 0 then
+    local oldest = redis.call('ZPOPMIN', KEYS[4], over)
+    for i = 1, #oldest, 2 do
+      redis.call('HDEL', KEYS[3], oldest[i])
+      redis.call('HDEL', KEYS[6], oldest[i])
+    end
+  end
+end
+
+local stalled = redis.call('ZRANGE', KEYS[2], '-inf', now, 'BYSCORE', 'LIMIT', 0, 1000)
+for _, id in ipairs(stalled) do
+  redis.call('ZREM', KEYS[2], id)
+  local attempts = tonumber(string.match(redis.call('HGET', KEYS[3], id) or '0:', '^(%d+):'))
+  if attempts >= maxAttempts then bury(id) else
+    redis.call('ZADD', KEYS[1], now, id)
+    redis.call('HINCRBY', KEYS[5], 'retried', 1)
+  end
+end
+
+local out = {now, -1}
+local claimed = 0
+if limit > 0 then
+  local due = redis.call('ZRANGE', KEYS[1], '-inf', now, 'BYSCORE', 'LIMIT', 0, limit, 'WITHSCORES')
+  for i = 1, #due, 2 do
+    local id, runAt = due[i], due[i + 1]
+    redis.call('ZREM', KEYS[1], id)
+    local data = redis.call('HGET', KEYS[3], id)
+    if data then
+      local attempts, _, _, json = string.match(data, '^(%d+):(%d+):(%d+):(.*)$')
+      local attempt = tonumber(attempts) + 1
+      local token = redis.call('HINCRBY', KEYS[5], 'seq', 1)
+      redis.call('HSET', KEYS[3], id, attempt .. ':' .. token .. ':' .. runAt .. ':' .. json)
+      redis.call('ZADD', KEYS[2], now + lease, id)
+      out[#out + 1] = id
+      out[#out + 1] = attempt
+      out[#out + 1] = token
+      out[#out + 1] = tonumber(runAt)
+      out[#out + 1] = json
+      claimed = claimed + 1
+    end
+  end
+  if claimed > 0 then redis.call('HINCRBY', KEYS[5], 'fired', claimed) end
+end
+
+if limit > 0 and claimed >= limit then
+  out[2] = now
+else
+  local nextDue = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  local nextLease = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  local n = -1
+  if #nextDue > 0 then n = tonumber(nextDue[2]) end
+  if #nextLease > 0 and (n < 0 or tonumber(nextLease[2]) < n) then n = tonumber(nextLease[2]) end
+  out[2] = n
+end
+return out

@@ -1,0 +1,69 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { MAX_NAME_BYTES } from '../queue.constants';
+import { QueueInputError, QueueSchemaError } from '../errors';
+import { describeViolations } from './violations';
+import type { SchemaClass } from '../interfaces';
+
+/** UTF-8 length without allocating when the string is obviously short (a char is at most 3 bytes). */
+function utf8Length(text: string, limit: number): number {
+  return text.length * 3 <= limit ? text.length : Buffer.byteLength(text);
+}
+
+/** Checks a group name or task id: a non-empty string of at most 512 UTF-8 bytes. */
+export function assertName(value: unknown, what: string): asserts value is string {
+  if (typeof value !== 'string') throw new QueueInputError(`${what} must be a string, got ${typeof value}`);
+  if (value.length === 0) throw new QueueInputError(`${what} must not be empty`);
+  if (utf8Length(value, MAX_NAME_BYTES) > MAX_NAME_BYTES) {
+    throw new QueueInputError(`${what} is ${Buffer.byteLength(value)} bytes; the limit is ${MAX_NAME_BYTES}`);
+  }
+}
+
+/**
+ * Validates a payload against the queue's schema and serialises it, so that nothing reaches Redis
+ * unless it can be delivered back exactly as JSON.
+ */
+export class PayloadCodec {
+  constructor(
+    private readonly queue: string,
+    private readonly maxBytes: number,
+    private readonly schema?: SchemaClass,
+  ) {}
+
+  encode(value: unknown): string {
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(value);
+    } catch (error) {
+      throw new QueueInputError(`Payload for queue "${this.queue}" is not JSON-serialisable: ${(error as Error).message}`);
+    }
+    if (json === undefined) {
+      throw new QueueInputError(`Payload for queue "${this.queue}" is not JSON-serialisable: ${typeof value} has no JSON form`);
+    }
+    // Serialised first: a cyclic or BigInt payload gets its own error before the schema walks it.
+    if (this.schema) this.validate(value, this.schema);
+    const bytes = utf8Length(json, this.maxBytes);
+    if (bytes > this.maxBytes) {
+      throw new QueueInputError(
+        `Payload for queue "${this.queue}" is ${Buffer.byteLength(json)} bytes serialised; the limit (maxPayloadBytes) is ${this.maxBytes}`,
+      );
+    }
+    return json;
+  }
+
+  private validate(value: unknown, schema: SchemaClass): void {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      throw new QueueSchemaError(`Payload for queue "${this.queue}" must be an object matching ${schema.name}`, [
+        `expected an object, got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`,
+      ]);
+    }
+    const instance = value instanceof schema ? value : plainToInstance(schema, value);
+    const violations = describeViolations(validateSync(instance, { forbidUnknownValues: false }));
+    if (violations.length > 0) {
+      throw new QueueSchemaError(
+        `Payload for queue "${this.queue}" does not match ${schema.name}: ${violations.join('; ')}`,
+        violations,
+      );
+    }
+  }
+}

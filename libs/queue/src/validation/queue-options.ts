@@ -1,0 +1,221 @@
+import { plainToInstance } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  ValidateNested,
+  validateSync,
+} from 'class-validator';
+import { Type } from 'class-transformer';
+import { DEFAULT_MAX_PAYLOAD_BYTES } from '../queue.constants';
+import { QueueConfigError } from '../errors';
+import { describeViolations } from './violations';
+import type { SchemaClass } from '../interfaces';
+
+const QUEUE_NAME = /^[A-Za-z0-9._-]{1,100}$/;
+const QUEUE_NAME_RULE = { message: '$property must be 1-100 characters of letters, digits, ".", "_" or "-"' };
+const DAY_MS = 86_400_000;
+
+export class ModuleOptionsRules {
+  @IsString()
+  @Matches(/^[A-Za-z0-9._-]{1,64}$/, { message: 'prefix must be 1-64 characters of letters, digits, ".", "_" or "-"' })
+  prefix = 'nrq';
+
+  @IsBoolean()
+  consumers = true;
+
+  @IsInt()
+  @Min(0)
+  shutdownTimeoutMs = 10_000;
+
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  idlePollMs = 3_000;
+
+  @IsInt()
+  @Min(16)
+  @Max(512 * 1024 * 1024)
+  maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+}
+
+class QueueOptionsRules {
+  @IsString()
+  @Matches(QUEUE_NAME, QUEUE_NAME_RULE)
+  name!: string;
+
+  @IsInt()
+  @Min(1)
+  @Max(16_384)
+  shards = 8;
+
+  @IsOptional()
+  @IsInt()
+  @Min(16)
+  @Max(512 * 1024 * 1024)
+  maxPayloadBytes?: number;
+
+  schema?: SchemaClass;
+}
+
+export class FixedQueueOptionsRules extends QueueOptionsRules {
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  capacity = 1000;
+
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  batchSize = 128;
+
+  @IsInt()
+  @Min(0)
+  @Max(DAY_MS)
+  maxWaitMs = 1000;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  maxAgeMs?: number;
+
+  @IsInt()
+  @Min(1000)
+  ttlMs = DAY_MS;
+}
+
+class BackoffRules {
+  @IsIn(['fixed', 'exponential'])
+  type: 'fixed' | 'exponential' = 'exponential';
+
+  @IsInt()
+  @Min(0)
+  delayMs = 1000;
+
+  @IsInt()
+  @Min(0)
+  maxDelayMs = 3_600_000;
+}
+
+class DeadLetterRules {
+  @IsInt()
+  @Min(0)
+  capacity = 10_000;
+}
+
+export class DelayQueueOptionsRules extends QueueOptionsRules {
+  @IsInt()
+  @Min(100)
+  visibilityTimeoutMs = 30_000;
+
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  maxAttempts = 5;
+
+  @ValidateNested()
+  @Type(() => BackoffRules)
+  backoff = new BackoffRules();
+
+  @ValidateNested()
+  @Type(() => DeadLetterRules)
+  deadLetter = new DeadLetterRules();
+}
+
+export class BatchConsumerOptionsRules {
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  concurrency = 1;
+
+  @IsOptional()
+  @IsString()
+  cron?: string;
+
+  @IsOptional()
+  @IsInt()
+  @Min(10)
+  intervalMs?: number;
+
+  @IsOptional()
+  @IsString()
+  name?: string;
+
+  @IsInt()
+  @Min(0)
+  @Max(100)
+  retries = 0;
+
+  @IsInt()
+  @Min(0)
+  retryDelayMs = 100;
+
+  onFailed?: unknown;
+}
+
+export class DelayConsumerOptionsRules {
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  concurrency = 1;
+}
+
+type Checks<T> = (options: T) => string[];
+
+/**
+ * Applies defaults and validates raw options, throwing one QueueConfigError that names every broken rule.
+ * Cross-field rules (`capacity must be ≥ batchSize`) come from `checks`, run only when each field is valid.
+ */
+export function resolveOptions<T extends object>(
+  rules: new () => T,
+  raw: unknown,
+  label: string,
+  checks?: Checks<T>,
+): T {
+  if (raw === null || typeof raw !== 'object') {
+    throw new QueueConfigError(`Invalid options for ${label}: expected an object, got ${raw === null ? 'null' : typeof raw}`);
+  }
+  // Classes and callbacks (schema, onFailed) pass through untouched: class-transformer would copy them.
+  const data: Record<string, unknown> = {};
+  const kept: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (value === undefined) continue;
+    (typeof value === 'function' ? kept : data)[key] = value;
+  }
+  const options = Object.assign(plainToInstance(rules, data, { exposeDefaultValues: true }), kept);
+  const problems = describeViolations(validateSync(options, { forbidUnknownValues: false }));
+  if (problems.length === 0 && checks) problems.push(...checks(options));
+  if (problems.length > 0) {
+    throw new QueueConfigError(`Invalid options for ${label}: ${problems.join('; ')}`);
+  }
+  return options;
+}
+
+export const fixedQueueChecks: Checks<FixedQueueOptionsRules> = (o) => {
+  const problems: string[] = [];
+  if (o.capacity < o.batchSize) problems.push(`capacity must be ≥ batchSize (got capacity=${o.capacity}, batchSize=${o.batchSize})`);
+  if (o.ttlMs <= o.maxWaitMs) problems.push(`ttlMs must be > maxWaitMs, or groups expire before they are flushed (got ttlMs=${o.ttlMs}, maxWaitMs=${o.maxWaitMs})`);
+  if (o.schema !== undefined && typeof o.schema !== 'function') problems.push('schema must be a class decorated with class-validator');
+  return problems;
+};
+
+export const delayQueueChecks: Checks<DelayQueueOptionsRules> = (o) => {
+  const problems: string[] = [];
+  if (o.backoff.maxDelayMs < o.backoff.delayMs) problems.push(`backoff.maxDelayMs must be ≥ backoff.delayMs (got ${o.backoff.maxDelayMs} < ${o.backoff.delayMs})`);
+  if (o.schema !== undefined && typeof o.schema !== 'function') problems.push('schema must be a class decorated with class-validator');
+  return problems;
+};
+
+export const batchConsumerChecks: Checks<BatchConsumerOptionsRules> = (o) => {
+  const problems: string[] = [];
+  if (o.cron !== undefined && o.intervalMs !== undefined) problems.push('use either cron or intervalMs, not both');
+  if (o.onFailed !== undefined && typeof o.onFailed !== 'string' && typeof o.onFailed !== 'function') {
+    problems.push('onFailed must be a method name or a function');
+  }
+  return problems;
+};

@@ -1,0 +1,52 @@
+import { QueueInputError } from '../errors';
+import type { TaskTime } from '../interfaces';
+
+/** Absolute epoch ms, or ms from Redis' now. */
+export type ResolvedTime = ['at' | 'in', number];
+
+/** Dates beyond this are not representable (ECMAScript's limit). */
+const MAX_TIME_MS = 8.64e15;
+
+function wholeMs(value: number, what: string): number {
+  if (!Number.isFinite(value)) throw new QueueInputError(`${what} must be a finite number of milliseconds, got ${value}`);
+  if (!Number.isInteger(value)) throw new QueueInputError(`${what} must be whole milliseconds, got ${value}`);
+  if (Math.abs(value) > MAX_TIME_MS) throw new QueueInputError(`${what} is out of range (|${value}| > ${MAX_TIME_MS})`);
+  return value;
+}
+
+/** Absolute ms of a Date, epoch-ms number or date string; anything unparseable is refused. */
+export function toEpochMs(runAt: unknown, what = 'runAt'): number {
+  if (runAt instanceof Date) {
+    const ms = runAt.getTime();
+    if (Number.isNaN(ms)) throw new QueueInputError(`${what} is an invalid Date`);
+    return wholeMs(ms, what);
+  }
+  if (typeof runAt === 'number') return wholeMs(runAt, what);
+  if (typeof runAt === 'string') {
+    const ms = Date.parse(runAt);
+    if (Number.isNaN(ms)) throw new QueueInputError(`${what} "${runAt}" is not a date that can be parsed (use ISO 8601)`);
+    return wholeMs(ms, what);
+  }
+  throw new QueueInputError(`${what} must be a Date, epoch milliseconds or an ISO 8601 string, got ${runAt === null ? 'null' : typeof runAt}`);
+}
+
+/**
+ * When a task is due. A time in the past means "due now" (it is kept as given, so the lateness is visible);
+ * neither option means now. Relative delays are added to Redis' clock, not this process'.
+ */
+export function resolveTime(time: TaskTime | undefined): ResolvedTime {
+  const { delayMs, runAt } = time ?? {};
+  if (delayMs !== undefined && runAt !== undefined) throw new QueueInputError('Give either delayMs or runAt, not both');
+  if (runAt !== undefined) return ['at', Math.max(0, toEpochMs(runAt))];
+  if (delayMs !== undefined) {
+    if (typeof delayMs !== 'number') throw new QueueInputError(`delayMs must be a number, got ${typeof delayMs}`);
+    return ['in', wholeMs(delayMs, 'delayMs')];
+  }
+  return ['in', 0];
+}
+
+/** A relative shift, e.g. `-2 * 3600_000`. */
+export function resolveDelta(deltaMs: unknown): number {
+  if (typeof deltaMs !== 'number') throw new QueueInputError(`deltaMs must be a number, got ${typeof deltaMs}`);
+  return wholeMs(deltaMs, 'deltaMs');
+}

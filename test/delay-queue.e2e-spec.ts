@@ -1,0 +1,261 @@
+import { Injectable, type INestApplication } from '@nestjs/common';
+import { IsString } from 'class-validator';
+import type IORedis from 'ioredis';
+import {
+  DelayConsumer,
+  type DelayContext,
+  DelayQueue,
+  type DelayQueueOptions,
+  getDelayQueueToken,
+  QueueInputError,
+  QueueModule,
+  QueueSchemaError,
+  TaskStateError,
+} from 'nestjs-redis-queues';
+import { createApp, deferred, pollUntil, rawClient, redisUrl, uniquePrefix } from './support/testing';
+
+class FeedTask {
+  @IsString()
+  petId!: string;
+}
+
+interface Fired {
+  payload: FeedTask;
+  ctx: DelayContext;
+  at: number;
+}
+
+type Behaviour = (task: FeedTask, ctx: DelayContext) => unknown;
+
+@Injectable()
+class Feeder {
+  static fired: Fired[] = [];
+  static behaviour: Behaviour = () => undefined;
+
+  @DelayConsumer('feeding', { concurrency: 8 })
+  async onHungry(payload: FeedTask, ctx: DelayContext) {
+    Feeder.fired.push({ payload, ctx, at: Date.now() });
+    return Feeder.behaviour(payload, ctx);
+  }
+}
+
+describe('DelayQueue (real redis-server)', () => {
+  let redis: IORedis;
+  const apps: INestApplication[] = [];
+
+  beforeAll(() => {
+    redis = rawClient();
+  });
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+    Feeder.fired = [];
+    Feeder.behaviour = () => undefined;
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  async function start(prefix: string, queue: Partial<DelayQueueOptions> = {}, opts: { consumer?: boolean; idlePollMs?: number; shutdownTimeoutMs?: number } = {}) {
+    const app = await createApp({
+      imports: [
+        QueueModule.forRoot({ connection: redisUrl(), prefix, idlePollMs: opts.idlePollMs ?? 500, shutdownTimeoutMs: opts.shutdownTimeoutMs }),
+        QueueModule.registerDelayQueue({ name: 'feeding', shards: 4, visibilityTimeoutMs: 1000, ...queue }),
+      ],
+      providers: opts.consumer === false ? [] : [Feeder],
+    });
+    apps.push(app);
+    return { app, queue: app.get<DelayQueue<FeedTask>>(getDelayQueueToken('feeding')) };
+  }
+
+  const ids = () => Feeder.fired.map((f) => f.ctx.id);
+
+  it('fires tasks no earlier than their time, in time order', async () => {
+    const { queue } = await start(uniquePrefix());
+    const delays = [400, 100, 300, 200, 0];
+    const scheduled = await Promise.all(delays.map((delayMs, i) => queue.schedule({ petId: `p${i}` }, { id: `t${i}`, delayMs })));
+    await pollUntil(() => Feeder.fired.length === 5, 'five tasks fired');
+    expect(ids()).toEqual(['t4', 't1', 't3', 't2', 't0']);
+    for (const fired of Feeder.fired) {
+      const runAt = scheduled.find((s) => s.id === fired.ctx.id)!.runAt;
+      expect(fired.ctx.runAt).toBe(runAt);
+      expect(fired.ctx.firedAt).toBeGreaterThanOrEqual(runAt);
+      expect(fired.ctx.attempt).toBe(1);
+    }
+    expect(Feeder.fired[0].payload).toEqual({ petId: 'p4' });
+    expect(await queue.stats()).toMatchObject({ scheduled: 0, active: 0, fired: 5 });
+    await pollUntil(async () => (await queue.stats()).completed === 5, 'five acks');
+  });
+
+  it('reschedules, shifts and cancels scheduled tasks', async () => {
+    const { queue } = await start(uniquePrefix(), {}, { consumer: false });
+    const a = await queue.schedule({ petId: 'a' }, { id: 'a', delayMs: 4 * 3600_000 });
+    const shifted = await queue.shift('a', -2 * 3600_000);
+    expect(shifted).toEqual({ id: 'a', runAt: a.runAt - 2 * 3600_000 });
+    const at = Date.UTC(2031, 5, 1);
+    expect(await queue.reschedule('a', { runAt: new Date(at) })).toEqual({ id: 'a', runAt: at });
+    expect(await queue.get('a')).toEqual({ id: 'a', state: 'scheduled', runAt: at, attempts: 0, payload: { petId: 'a' } });
+    expect(await queue.cancel('a')).toBe(true);
+    expect(await queue.cancel('a')).toBe(false);
+    expect(await queue.get('a')).toBeNull();
+    expect(await queue.shift('a', 1000)).toBeNull();
+    expect(await queue.reschedule('missing', { delayMs: 5 })).toBeNull();
+  });
+
+  it('fires at once when a shift moves a task into the past', async () => {
+    const { queue } = await start(uniquePrefix());
+    await queue.schedule({ petId: 'a' }, { id: 'meal', delayMs: 3600_000 });
+    const moved = await queue.shift('meal', -2 * 3600_000);
+    await pollUntil(() => Feeder.fired.length === 1, 'the shifted task');
+    expect(Feeder.fired[0].ctx.runAt).toBe(moved!.runAt);
+    expect(Feeder.fired[0].at - Date.now()).toBeLessThan(1000);
+  });
+
+  it('replaces a task of the same id unless replace is false', async () => {
+    const { queue } = await start(uniquePrefix(), {}, { consumer: false });
+    const first = await queue.schedule({ petId: 'one' }, { id: 'x', delayMs: 60_000 });
+    const kept = await queue.schedule({ petId: 'two' }, { id: 'x', delayMs: 5_000, replace: false });
+    expect(kept).toEqual(first);
+    expect((await queue.get('x'))!.payload).toEqual({ petId: 'one' });
+    const replaced = await queue.schedule({ petId: 'three' }, { id: 'x', delayMs: 5_000 });
+    expect(replaced.runAt).toBeLessThan(first.runAt);
+    expect(await queue.get('x')).toMatchObject({ payload: { petId: 'three' }, runAt: replaced.runAt });
+    expect((await queue.stats()).scheduled).toBe(1);
+    const generated = await queue.schedule({ petId: 'anon' });
+    expect(generated.id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('reports a shift of a running task', async () => {
+    const release = deferred();
+    const started = deferred();
+    Feeder.behaviour = async () => {
+      started.resolve();
+      await release.promise;
+    };
+    const { queue } = await start(uniquePrefix());
+    await queue.schedule({ petId: 'a' }, { id: 'busy' });
+    await started.promise;
+    await expect(queue.shift('busy', 1000)).rejects.toThrow(TaskStateError);
+    expect(await queue.get('busy')).toMatchObject({ state: 'active', attempts: 1 });
+    release.resolve();
+    await pollUntil(async () => (await queue.get('busy')) === null, 'the ack');
+  });
+
+  it('redelivers after the lease when a worker died, and ignores its late ack', async () => {
+    const prefix = uniquePrefix();
+    const { queue } = await start(prefix, { visibilityTimeoutMs: 300 }, { consumer: false });
+    await queue.schedule({ petId: 'a' }, { id: 'hung' });
+    // A worker that claimed the task and died: no heartbeat, no ack.
+    const claimed = await queue.store.claim(queue.shard('hung'), 10);
+    expect(claimed.tasks.map((t) => t.id)).toEqual(['hung']);
+    const second = deferred();
+    Feeder.behaviour = () => second.promise;
+    await start(prefix, { visibilityTimeoutMs: 300 });
+    await pollUntil(() => Feeder.fired.length === 1, 'the redelivery after the lease');
+    expect(Feeder.fired[0].ctx.attempt).toBe(2);
+    expect(Feeder.fired[0].ctx.firedAt - claimed.serverNow).toBeGreaterThanOrEqual(300);
+    // The dead worker's late ack carries the first token: the running delivery stays.
+    expect(await queue.store.ack(queue.shard('hung'), 'hung', claimed.tasks[0].token)).toBe(false);
+    expect(await queue.get('hung')).toMatchObject({ state: 'active', attempts: 2 });
+    second.resolve();
+    await pollUntil(async () => (await queue.get('hung')) === null, 'the ack of the second delivery');
+    expect(Feeder.fired).toHaveLength(1);
+  });
+
+  it('gives a task back at once when shutdown outlasts its handler', async () => {
+    const prefix = uniquePrefix();
+    const stuck = deferred();
+    Feeder.behaviour = () => stuck.promise;
+    const first = await start(prefix, { visibilityTimeoutMs: 60_000 }, { shutdownTimeoutMs: 0 });
+    await first.queue.schedule({ petId: 'a' }, { id: 'slow' });
+    await pollUntil(() => Feeder.fired.length === 1, 'the first delivery');
+    await first.app.close();
+    apps.splice(apps.indexOf(first.app), 1);
+    Feeder.behaviour = () => undefined;
+    const { queue } = await start(prefix, { visibilityTimeoutMs: 60_000 });
+    await pollUntil(() => Feeder.fired.length === 2, 'the redelivery, long before the 60 s lease');
+    expect(Feeder.fired[1].ctx.attempt).toBe(1); // a release does not count as an attempt
+    await pollUntil(async () => (await queue.get('slow')) === null, 'the ack');
+    stuck.resolve();
+  });
+
+  it('retries with backoff, dead-letters, and requeues from the dead-letter set', async () => {
+    Feeder.behaviour = () => {
+      throw new Error('bowl is empty');
+    };
+    const { queue } = await start(uniquePrefix(), { maxAttempts: 3, backoff: { type: 'exponential', delayMs: 100 } });
+    await queue.schedule({ petId: 'a' }, { id: 'doomed' });
+    await pollUntil(async () => (await queue.get('doomed'))?.state === 'dead', 'the dead letter');
+    expect(Feeder.fired.map((f) => f.ctx.attempt)).toEqual([1, 2, 3]);
+    const gaps = [Feeder.fired[1].ctx.runAt - Feeder.fired[0].ctx.firedAt, Feeder.fired[2].ctx.runAt - Feeder.fired[1].ctx.firedAt];
+    expect(gaps[0]).toBeGreaterThanOrEqual(100);
+    expect(gaps[1]).toBeGreaterThanOrEqual(200);
+    const dead = await queue.deadLetters();
+    expect(dead).toHaveLength(1);
+    expect(dead[0]).toMatchObject({ id: 'doomed', state: 'dead', attempts: 3, payload: { petId: 'a' } });
+    expect(dead[0].lastError).toMatch(/bowl is empty/);
+    expect(await queue.stats()).toMatchObject({ dead: 1, deadTotal: 1, retried: 2 });
+
+    Feeder.behaviour = () => undefined;
+    expect(await queue.requeue('doomed')).toMatchObject({ id: 'doomed' });
+    await pollUntil(async () => (await queue.get('doomed')) === null, 'the requeued task to complete');
+    expect(Feeder.fired.at(-1)!.ctx.attempt).toBe(1);
+    expect(await queue.requeue('doomed')).toBeNull();
+  });
+
+  it('delivers each task once per attempt across several apps polling the same queue', async () => {
+    const prefix = uniquePrefix();
+    const { queue } = await start(prefix, { shards: 8 });
+    await start(prefix, { shards: 8 });
+    await start(prefix, { shards: 8 });
+    const total = 10_000;
+    const scheduling: Promise<unknown>[] = [];
+    for (let i = 0; i < total; i++) scheduling.push(queue.schedule({ petId: `p${i}` }, { id: `task-${i}`, delayMs: Math.floor(Math.random() * 1500) }));
+    await Promise.all(scheduling);
+    await pollUntil(() => Feeder.fired.length >= total, `${total} deliveries`, 30_000, 50);
+    await pollUntil(async () => (await queue.stats()).completed === total, 'all acks', 10_000, 50);
+    expect(Feeder.fired).toHaveLength(total);
+    expect(new Set(ids()).size).toBe(total);
+    expect(Feeder.fired.every((f) => f.ctx.firedAt >= f.ctx.runAt)).toBe(true);
+  });
+
+  it('wakes a sleeping poller for an earlier task', async () => {
+    const prefix = uniquePrefix();
+    const { queue } = await start(prefix, { shards: 1 }, { idlePollMs: 30_000 });
+    await queue.schedule({ petId: 'late' }, { id: 'later', delayMs: 3600_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100)); // let the poller go to sleep towards +1 h
+    const { runAt } = await queue.schedule({ petId: 'soon' }, { id: 'soon', delayMs: 50 });
+    await pollUntil(() => Feeder.fired.length === 1, 'the earlier task', 5000, 1);
+    const lateness = Feeder.fired[0].ctx.firedAt - runAt;
+    expect(lateness).toBeGreaterThanOrEqual(0);
+    expect(lateness).toBeLessThan(50);
+  });
+
+  it('loses nothing when an app closes mid-load', async () => {
+    const prefix = uniquePrefix();
+    Feeder.behaviour = () => new Promise((resolve) => setTimeout(resolve, 20));
+    const first = await start(prefix, { visibilityTimeoutMs: 60_000 }, { shutdownTimeoutMs: 30 });
+    const total = 500;
+    await Promise.all(Array.from({ length: total }, (_, i) => first.queue.schedule({ petId: `p${i}` }, { id: `t${i}`, delayMs: i % 300 })));
+    await pollUntil(() => Feeder.fired.length > 50, 'some deliveries');
+    await first.app.close();
+    apps.splice(apps.indexOf(first.app), 1);
+    const { queue } = await start(prefix, { visibilityTimeoutMs: 60_000 });
+    await pollUntil(async () => (await queue.stats()).completed === total, 'every task completed', 20_000, 50);
+    expect(new Set(ids()).size).toBe(total);
+    const stats = await queue.stats();
+    expect(stats).toMatchObject({ scheduled: 0, active: 0, dead: 0 });
+  });
+
+  it('rejects bad input with typed errors and writes nothing', async () => {
+    const prefix = uniquePrefix();
+    const { queue } = await start(prefix, { schema: FeedTask, maxPayloadBytes: 100 }, { consumer: false });
+    await expect(queue.schedule({ petId: 'a' }, { delayMs: Number.NaN })).rejects.toThrow(QueueInputError);
+    await expect(queue.schedule({ petId: 'a' }, { runAt: 'soonish' })).rejects.toThrow(/cannot be parsed|can be parsed/);
+    await expect(queue.schedule({ petId: 'a' }, { id: '' })).rejects.toThrow(/id must not be empty/);
+    await expect(queue.schedule({ petId: 'a' }, { id: 'x'.repeat(600) })).rejects.toThrow(/limit is 512/);
+    await expect(queue.schedule({ petId: 5 } as never)).rejects.toThrow(QueueSchemaError);
+    await expect(queue.schedule({ petId: 'x'.repeat(200) })).rejects.toThrow(/maxPayloadBytes/);
+    await expect(queue.shift('a', Number.POSITIVE_INFINITY)).rejects.toThrow(QueueInputError);
+    expect(await redis.keys(`${prefix}:*`)).toEqual([`${prefix}:{feeding}:meta`]);
+  });
+});

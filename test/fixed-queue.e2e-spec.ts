@@ -1,0 +1,229 @@
+import { Injectable, type INestApplication } from '@nestjs/common';
+import { IsInt, IsString, Min } from 'class-validator';
+import type IORedis from 'ioredis';
+import {
+  BatchConsumer,
+  type BatchContext,
+  FixedQueue,
+  type FixedQueueOptions,
+  getFixedQueueToken,
+  QueueInputError,
+  QueueModule,
+  QueueSchemaError,
+} from 'nestjs-redis-queues';
+import { createApp, pollUntil, rawClient, redisUrl, uniquePrefix } from './support/testing';
+
+class GameEvent {
+  @IsString()
+  type!: string;
+
+  @IsInt()
+  @Min(0)
+  seq!: number;
+}
+
+interface Received {
+  group: string;
+  messages: GameEvent[];
+  ctx: BatchContext;
+}
+
+@Injectable()
+class Collector {
+  static received: Received[] = [];
+
+  @BatchConsumer('events', { concurrency: 4 })
+  handle(messages: GameEvent[], ctx: BatchContext) {
+    Collector.received.push({ group: ctx.group, messages, ctx });
+  }
+}
+
+describe('FixedQueue (real redis-server)', () => {
+  let redis: IORedis;
+  const apps: INestApplication[] = [];
+
+  beforeAll(() => {
+    redis = rawClient();
+  });
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+    Collector.received = [];
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  async function start(prefix: string, queue: Partial<FixedQueueOptions>, opts: { consumer?: boolean; consumers?: boolean } = {}) {
+    const app = await createApp({
+      imports: [
+        QueueModule.forRoot({ connection: redisUrl(), prefix, consumers: opts.consumers ?? true, idlePollMs: 200 }),
+        QueueModule.registerFixedQueue({ name: 'events', shards: 4, ...queue }),
+      ],
+      providers: opts.consumer === false ? [] : [Collector],
+    });
+    apps.push(app);
+    return { app, queue: app.get<FixedQueue<GameEvent>>(getFixedQueueToken('events')) };
+  }
+
+  const events = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ type: 'click', seq: from + i }));
+  const delivered = () => Collector.received.flatMap((r) => r.messages.map((m) => `${r.group}/${m.seq}`));
+
+  it('delivers exact batches of one group, in push order', async () => {
+    const { queue } = await start(uniquePrefix(), { batchSize: 10, capacity: 100, maxWaitMs: 50 });
+    await Promise.all(events(25).map((e) => queue.push('game-a', e)));
+    await pollUntil(() => delivered().length === 25, '25 messages delivered');
+    const sizes = Collector.received.map((r) => r.messages.length);
+    expect(sizes.slice(0, 2)).toEqual([10, 10]);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(25);
+    expect(sizes.every((s) => s <= 10)).toBe(true);
+    expect(Collector.received.map((r) => r.messages.map((m) => m.seq)).flat()).toEqual(events(25).map((e) => e.seq));
+    expect(Collector.received.every((r) => r.group === 'game-a' && r.ctx.queue === 'events')).toBe(true);
+  });
+
+  it('evicts the oldest beyond capacity and counts what was dropped', async () => {
+    const prefix = uniquePrefix();
+    const { queue } = await start(prefix, { batchSize: 5, capacity: 10, maxWaitMs: 60_000 }, { consumer: false });
+    const first = await queue.pushMany('g', events(8));
+    const second = await queue.pushMany('g', events(5, 8));
+    expect(first).toEqual({ dropped: 0 });
+    expect(second).toEqual({ dropped: 3 });
+    expect(await queue.size('g')).toBe(10);
+    const stats = await queue.stats();
+    expect(stats).toMatchObject({ groups: 1, pending: 10, pushed: 13, dropped: 3, delivered: 0 });
+  });
+
+  it('keeps drop-oldest exact under concurrent pushes from several clients', async () => {
+    const prefix = uniquePrefix();
+    const capacity = 50;
+    const producers = await Promise.all([0, 1, 2].map(() => start(prefix, { batchSize: 10, capacity, maxWaitMs: 60_000 }, { consumer: false })));
+    const results = await Promise.all(
+      producers.flatMap(({ queue }, p) => events(200, p * 1000).map((e) => queue.push('hot', e))),
+    );
+    const dropped = results.reduce((sum, r) => sum + r.dropped, 0);
+    expect(dropped).toBe(600 - capacity);
+    expect(await producers[0].queue.size('hot')).toBe(capacity);
+
+    // Consume what is left: nothing delivered was counted dropped, nothing is missing that was not dropped.
+    const { queue } = await start(prefix, { batchSize: 10, capacity, maxWaitMs: 60_000 });
+    await pollUntil(() => delivered().length === capacity, 'the surviving messages');
+    expect(new Set(delivered()).size).toBe(capacity);
+    const stats = await queue.stats();
+    expect(stats).toMatchObject({ pushed: 600, dropped: 600 - capacity, delivered: capacity, pending: 0, groups: 0 });
+  });
+
+  it('flushes a partial batch after maxWaitMs, and a full group at once', async () => {
+    const { queue } = await start(uniquePrefix(), { batchSize: 10, capacity: 100, maxWaitMs: 700 });
+    const t0 = Date.now();
+    await queue.pushMany('cold', events(3));
+    await queue.pushMany('hot', events(10));
+    await pollUntil(() => Collector.received.find((r) => r.group === 'hot'), 'the hot group');
+    const hotAfter = Date.now() - t0;
+    expect(Collector.received.some((r) => r.group === 'cold')).toBe(false);
+    await pollUntil(() => Collector.received.find((r) => r.group === 'cold'), 'the cold group');
+    const coldAfter = Date.now() - t0;
+    expect(hotAfter).toBeLessThan(500);
+    expect(coldAfter).toBeGreaterThanOrEqual(650);
+    expect(Collector.received.find((r) => r.group === 'cold')!.messages).toHaveLength(3);
+  });
+
+  it('discards messages older than maxAgeMs and reports them as expired', async () => {
+    const prefix = uniquePrefix();
+    const { queue } = await start(prefix, { batchSize: 10, capacity: 100, maxWaitMs: 60_000, maxAgeMs: 300 }, { consumer: false });
+    await queue.pushMany('g', events(4));
+    await new Promise((resolve) => setTimeout(resolve, 400)); // age the first messages past maxAgeMs
+    await queue.pushMany('g', events(6, 4));
+    await start(prefix, { batchSize: 10, capacity: 100, maxWaitMs: 60_000, maxAgeMs: 300 });
+    const batch = await pollUntil(() => Collector.received[0], 'the full group');
+    expect(batch.messages.map((m) => m.seq)).toEqual([4, 5, 6, 7, 8, 9]);
+    expect(batch.ctx.expired).toBe(4);
+    expect(await queue.stats()).toMatchObject({ expired: 4, delivered: 6, pending: 0 });
+  });
+
+  it('lets an idle group expire after ttlMs and keeps the counters right', async () => {
+    const prefix = uniquePrefix();
+    const { queue } = await start(prefix, { batchSize: 10, capacity: 100, maxWaitMs: 500, ttlMs: 1000 }, { consumer: false });
+    await queue.pushMany('idle', events(3));
+    await pollUntil(async () => (await queue.size('idle')) === 0, 'the idle group to expire', 5000, 50);
+    await queue.pushMany('idle', events(2));
+    expect(await queue.stats()).toMatchObject({ pending: 2, expired: 3, groups: 1 });
+  });
+
+  it('never hands the same message to two consumer apps', async () => {
+    const prefix = uniquePrefix();
+    const options = { batchSize: 16, capacity: 1000, maxWaitMs: 20 };
+    const { queue } = await start(prefix, options);
+    await start(prefix, options);
+    const groups = Array.from({ length: 50 }, (_, g) => `game-${g}`);
+    await Promise.all(groups.flatMap((g) => events(40).map((e) => queue.push(g, e))));
+    await pollUntil(() => delivered().length >= 2000, 'all 2000 messages');
+    expect(delivered()).toHaveLength(2000);
+    expect(new Set(delivered()).size).toBe(2000);
+    for (const r of Collector.received) expect(r.messages.length).toBeLessThanOrEqual(16);
+  });
+
+  it('rejects bad input with typed errors and writes nothing', async () => {
+    const prefix = uniquePrefix();
+    const { queue } = await start(prefix, { schema: GameEvent, maxPayloadBytes: 200 }, { consumer: false });
+    const cyclic: Record<string, unknown> = { type: 'x', seq: 1 };
+    cyclic.self = cyclic;
+    expect(() => queue.push('', { type: 'x', seq: 1 })).toThrow(QueueInputError);
+    expect(() => queue.push('x'.repeat(513), { type: 'x', seq: 1 })).toThrow(/513 bytes; the limit is 512/);
+    expect(() => queue.push('g', { type: 'x', seq: -1 })).toThrow(QueueSchemaError);
+    expect(() => queue.push('g', { type: 'x', seq: 1n } as never)).toThrow(QueueInputError);
+    expect(() => queue.push('g', cyclic as never)).toThrow(/not JSON-serialisable/);
+    expect(() => queue.push('g', { type: 'x'.repeat(300), seq: 1 })).toThrow(/limit \(maxPayloadBytes\) is 200/);
+    expect(() => queue.pushMany('g', [{ type: 'ok', seq: 1 }, { type: 'bad', seq: 1.5 }])).toThrow(QueueSchemaError);
+    try {
+      queue.push('g', { type: 7, seq: 'x' } as never);
+    } catch (error) {
+      expect((error as QueueSchemaError).violations).toEqual(expect.arrayContaining([expect.stringMatching(/^type/), expect.stringMatching(/^seq/)]));
+    }
+    expect(await redis.keys(`${prefix}:*`)).toEqual([`${prefix}:{events}:meta`]);
+  });
+
+  it('fails start-up on invalid options, naming the rule', async () => {
+    await expect(start(uniquePrefix(), { capacity: 10, batchSize: 128 })).rejects.toThrow(/capacity must be ≥ batchSize/);
+    await expect(start(uniquePrefix(), { shards: 0 })).rejects.toThrow(/shards must not be less than 1/);
+    await expect(start(uniquePrefix(), { name: 'bad name' } as never)).rejects.toThrow(/name must be 1-100 characters/);
+  });
+
+  it('refuses a shard count different from the one stored', async () => {
+    const prefix = uniquePrefix();
+    await start(prefix, { shards: 4 }, { consumer: false });
+    await expect(start(prefix, { shards: 8 }, { consumer: false })).rejects.toThrow(/created with 4 shards but is configured with 8/);
+  });
+
+  it('loses no claimed batch when the app closes under load', async () => {
+    const prefix = uniquePrefix();
+    @Injectable()
+    class Slow {
+      static seen: string[] = [];
+      @BatchConsumer('events', { concurrency: 2 })
+      async handle(messages: GameEvent[], ctx: BatchContext) {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        Slow.seen.push(...messages.map((m) => `${ctx.group}/${m.seq}`));
+      }
+    }
+    const options = { name: 'events', shards: 4, batchSize: 10, capacity: 1000, maxWaitMs: 10 };
+    const make = (consume: boolean) =>
+      createApp({
+        imports: [QueueModule.forRoot({ connection: redisUrl(), prefix, idlePollMs: 200 }), QueueModule.registerFixedQueue(options)],
+        providers: consume ? [Slow] : [],
+      });
+    const producer = await make(false);
+    apps.push(producer);
+    const queue = producer.get<FixedQueue<GameEvent>>(getFixedQueueToken('events'));
+    await Promise.all(Array.from({ length: 20 }, (_, g) => queue.pushMany(`g${g}`, events(30))));
+    const consumer = await make(true);
+    await pollUntil(() => Slow.seen.length > 50, 'some batches handled');
+    await consumer.close();
+    const stats = await queue.stats();
+    // Everything claimed was handled before close() returned; the rest is still in Redis.
+    expect(Slow.seen.length).toBe(stats.delivered);
+    expect(stats.delivered + stats.pending).toBe(600);
+    const second = await make(true);
+    apps.push(second);
+    await pollUntil(() => Slow.seen.length === 600, 'the rest handled by a new consumer');
+    expect(new Set(Slow.seen).size).toBe(600);
+  });
+});

@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import { Test } from '@nestjs/testing';
+import type { INestApplication, ModuleMetadata } from '@nestjs/common';
+import IORedis from 'ioredis';
+
+export function redisUrl(): string {
+  const url = process.env.REDIS_URL;
+  if (!url) throw new Error('REDIS_URL is not set: the Jest global setup starts a redis-server and sets it');
+  return url;
+}
+
+/** A key prefix of its own for each test, so tests sharing one server never see each other's keys. */
+export function uniquePrefix(label = 't'): string {
+  return `${label}-${randomBytes(4).toString('hex')}`;
+}
+
+export function rawClient(): IORedis {
+  return new IORedis(redisUrl(), { lazyConnect: false });
+}
+
+/** Builds and initialises a Nest application (no HTTP listener) from module metadata. */
+export async function createApp(metadata: ModuleMetadata): Promise<INestApplication> {
+  const moduleRef = await Test.createTestingModule(metadata).compile();
+  const app = moduleRef.createNestApplication({ logger: ['error'] });
+  try {
+    await app.init();
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+  return app;
+}
+
+/** Polls `probe` until it returns a truthy value (returned), failing with `what` after `timeoutMs`. */
+export async function pollUntil<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 10_000, everyMs = 10): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+/** A promise with its resolve function, for tests that wait on an event rather than on time. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
