@@ -1,0 +1,43 @@
+import { relative } from 'node:path';
+import { runBench, SCENARIOS } from './suite';
+
+const USAGE = `usage: npm run bench [-- <scenario>...]
+scenarios: ${SCENARIOS.map((s) => `\n  ${s.name.padEnd(8)} ${s.summary}`).join('')}
+environment: BENCH_SCALE (default 1) multiplies every size; BENCH_ROUNDS (default 3) measured rounds;
+             REDIS_URL uses that server instead of fresh private ones`;
+
+function positive(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!(value > 0) || !Number.isFinite(value)) throw new Error(`${name} must be a positive number, got "${raw}"`);
+  return value;
+}
+
+async function main(): Promise<void> {
+  const only = process.argv.slice(2);
+  if (only.includes('-h') || only.includes('--help')) {
+    console.log(USAGE);
+    return;
+  }
+  const { markdown, jsonPath } = await runBench({
+    scale: positive('BENCH_SCALE', 1),
+    rounds: positive('BENCH_ROUNDS', 3),
+    only,
+    redisUrl: process.env.REDIS_URL || undefined,
+    // Progress goes to stderr so that stdout is the Markdown table alone.
+    log: (line) => console.error(line),
+  });
+  console.log(markdown);
+  console.error(`results: ${relative(process.cwd(), jsonPath)}`);
+}
+
+main().then(
+  // Clients a library keeps (timers, sockets) must not hold the process once the report is out.
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    console.error(USAGE);
+    process.exit(1);
+  },
+);
