@@ -7,9 +7,11 @@ import { repoRoot } from './harness/paths';
 import { reportMarkdown } from './harness/report';
 import type { ScenarioResult } from './harness/results';
 import { Servers } from './harness/servers';
+import { consumeScenario } from './scenarios/consume';
+import { delayScenario } from './scenarios/delay';
 import { pushScenario } from './scenarios/push';
 
-export const SCENARIOS: Scenario[] = [pushScenario];
+export const SCENARIOS: Scenario[] = [pushScenario, consumeScenario, delayScenario];
 
 export interface BenchOptions {
   scale?: number;
