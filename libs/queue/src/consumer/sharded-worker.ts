@@ -69,16 +69,17 @@ export abstract class ShardedWorker {
   async stop(timeoutMs: number): Promise<boolean> {
     this.stopped = true;
     this.unsubscribe?.();
-    this.slots.wakeAll();
+    this.slots.close();
     await Promise.all(this.loops.map((loop) => loop.stop()));
     return waitOrTimeout(this.slots.whenIdle(), timeoutMs);
   }
 
   protected async pollShard(shard: number): Promise<PollOutcome> {
-    const reserved = await this.slots.acquire();
+    // Half the slots at most: two polls in flight let Redis work on one while this process decodes the other.
+    const reserved = await this.slots.acquire(Math.ceil(this.slots.size / 2));
     let handed = 0;
     try {
-      if (this.stopped) return { serverNow: 0, nextDueAt: Infinity };
+      if (reserved === 0 || this.stopped) return { serverNow: 0, nextDueAt: Infinity };
       const { outcome, jobs } = await this.take(shard, reserved);
       // Claimed work is handed over even when stop() began meanwhile: it is no longer waiting in Redis.
       for (const job of jobs) {

@@ -1,6 +1,7 @@
 /** Counts handlers in flight against a concurrency limit; waiters are served in order. */
 export class Slots {
   private used = 0;
+  private closed = false;
   private readonly waiters: (() => void)[] = [];
   private readonly idleWaiters: (() => void)[] = [];
 
@@ -11,20 +12,22 @@ export class Slots {
   }
 
   /**
-   * Waits until a slot is free, then reserves every free one (so pollers of several shards never claim
-   * more work than the limit between them). Hand each to `run`, and the unused back to `release`.
+   * Waits until a slot is free, then reserves up to `max` free ones (so pollers of several shards never
+   * claim more work than the limit between them). Hand each to `run`, and the unused back to `release`.
+   * Returns 0 only once `close()` was called.
    */
-  async acquire(): Promise<number> {
-    if (this.used >= this.size || this.waiters.length > 0) {
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
-    }
-    const count = Math.max(0, this.size - this.used);
+  async acquire(max: number): Promise<number> {
+    // A woken waiter may find the slot taken by a caller that did not have to wait: wait again.
+    while (!this.closed && this.used >= this.size) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    if (this.closed) return 0;
+    const count = Math.min(max, this.size - this.used);
     this.used += count;
     return count;
   }
 
-  /** Lets every waiting `acquire` return at once (with whatever is free, maybe nothing): used when stopping. */
-  wakeAll(): void {
+  /** Makes every waiting and future `acquire` return 0 at once: used when stopping. */
+  close(): void {
+    this.closed = true;
     for (const resolve of this.waiters.splice(0)) resolve();
   }
 

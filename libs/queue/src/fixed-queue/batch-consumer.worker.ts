@@ -16,6 +16,8 @@ export type BatchFailureHandler = (error: unknown, messages: unknown[], ctx: Bat
  */
 export class BatchConsumerWorker extends ShardedWorker {
   private draining?: Promise<void>;
+  /** Per shard, the groups the last call listed as due. */
+  private readonly candidates: string[][];
 
   constructor(
     private readonly queue: FixedQueue<any>,
@@ -28,6 +30,7 @@ export class BatchConsumerWorker extends ShardedWorker {
     label: string,
   ) {
     super(queue.options.shards, queue.store.keys.wakeChannel, connection, idlePollMs, options.concurrency, logger, label);
+    this.candidates = Array.from({ length: queue.options.shards }, () => []);
   }
 
   /** Scheduled mode: claims and handles every due batch of every shard, then resolves. Overlapping runs share one drain. */
@@ -44,7 +47,8 @@ export class BatchConsumerWorker extends ShardedWorker {
   }
 
   protected async take(shard: number, limit: number): Promise<Taken> {
-    const outcome = await this.queue.store.take(shard, limit);
+    const outcome = await this.queue.store.take(shard, limit, this.candidates[shard]);
+    this.candidates[shard] = outcome.due;
     const jobs = outcome.batches
       .filter((batch) => batch.messages.length > 0)
       .map((batch) => () => this.handle(batch, outcome.serverNow));

@@ -5,7 +5,6 @@ import type { FixedQueueStats } from '../interfaces';
 
 export interface GroupPush {
   group: string;
-  key: string;
   messages: string[];
 }
 
@@ -25,8 +24,10 @@ export interface ClaimedBatch {
 
 export interface TakeOutcome {
   serverNow: number;
-  /** Next due time of the shard (server ms), `serverNow` when more is due already, Infinity when empty. */
+  /** Next due time of the shard (server ms): `serverNow` when some group is due already, Infinity when empty. */
   nextDueAt: number;
+  /** Groups due now: the candidates of the next call. */
+  due: string[];
   batches: ClaimedBatch[];
 }
 
@@ -46,33 +47,36 @@ export class FixedQueueStore {
     const { capacity, batchSize, maxWaitMs, ttlMs } = this.options;
     const keys = [this.keys.key(shard, 'ready'), this.keys.key(shard, 'stats'), this.keys.key(shard, 'lens')];
     const args: (string | number)[] = [capacity, batchSize, maxWaitMs, ttlMs];
-    for (const { group, key, messages } of groups) {
-      keys.push(key);
-      args.push(group, messages.length, ...messages);
+    for (const { group, messages } of groups) {
+      keys.push(this.groupKey(shard, group));
+      args.push(group, messages.length);
+      for (const message of messages) args.push(message);
     }
     const reply = await this.scripts.run<number[]>('fixed-push', keys, args);
     return { serverNow: reply[0], wakeAt: reply[1], evicted: reply.slice(2) };
   }
 
-  /** Lists due groups, then claims a batch of each in one script that re-checks they are still due. */
-  async take(shard: number, limit: number): Promise<TakeOutcome> {
-    const ready = this.keys.key(shard, 'ready');
-    const due = await this.scripts.run<(number | string)[]>('fixed-due', [ready], [limit]);
-    const serverNow = due[0] as number;
-    const nextDueAt = due[1] === -1 ? Infinity : (due[1] as number);
-    const groups = due.slice(2) as string[];
-    if (groups.length === 0) return { serverNow, nextDueAt, batches: [] };
-
+  /**
+   * Claims up to `limit` batches from `candidates` (groups an earlier call listed as due; re-checked
+   * here), and lists the groups due now as the candidates of the next call: one round trip per poll.
+   */
+  async take(shard: number, limit: number, candidates: string[]): Promise<TakeOutcome> {
     const { batchSize, maxAgeMs, maxWaitMs } = this.options;
-    const keys = [ready, this.keys.key(shard, 'stats'), this.keys.key(shard, 'lens')];
-    for (const group of groups) keys.push(this.groupKey(shard, group));
-    const reply = await this.scripts.run<(number | string)[]>('fixed-claim', keys, [batchSize, maxAgeMs ?? 0, maxWaitMs, ...groups]);
+    const keys = [this.keys.key(shard, 'ready'), this.keys.key(shard, 'stats'), this.keys.key(shard, 'lens')];
+    for (const group of candidates) keys.push(this.groupKey(shard, group));
+    const reply = await this.scripts.run<(number | string)[]>('fixed-take', keys, [batchSize, maxAgeMs ?? 0, maxWaitMs, limit, ...candidates]);
+    const listedEnd = 3 + (reply[2] as number);
     const batches: ClaimedBatch[] = [];
-    for (let i = 1; i < reply.length; i += 3) {
+    for (let i = listedEnd; i < reply.length; i += 3) {
       const entries = JSON.parse(reply[i + 2] as string) as [number, unknown][];
       batches.push({ group: reply[i] as string, expired: reply[i + 1] as number, messages: entries.map((entry) => entry[1]) });
     }
-    return { serverNow: reply[0] as number, nextDueAt, batches };
+    return {
+      serverNow: reply[0] as number,
+      nextDueAt: reply[1] === -1 ? Infinity : (reply[1] as number),
+      due: reply.slice(3, listedEnd) as string[],
+      batches,
+    };
   }
 
   async size(shard: number, group: string): Promise<number> {

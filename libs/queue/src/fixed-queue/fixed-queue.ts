@@ -34,7 +34,11 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
     this.name = this.options.name;
     this.codec = new PayloadCodec(this.name, this.options.maxPayloadBytes ?? settings.maxPayloadBytes, this.options.schema);
     this.store = new FixedQueueStore(connection.scripts, new QueueKeys(settings.prefix, this.name, this.options.shards), this.options);
-    this.coalescer = new PushCoalescer(this.store, (shard, outcome) => this.hint(shard, outcome));
+    this.coalescer = new PushCoalescer(
+      this.store,
+      (group) => shardOf(group, this.options.shards),
+      (shard, outcome) => this.hint(shard, outcome),
+    );
     this.hinted = new Array<number>(this.options.shards).fill(-1);
   }
 
@@ -46,7 +50,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
   push(group: string, message: T): Promise<PushResult> {
     assertName(group, 'group');
     const json = this.codec.encode(message);
-    return this.enqueue(group, [json], json.length);
+    return this.coalescer.add(group, json, json.length);
   }
 
   /** Appends several messages to a group in one atomic write, in order. */
@@ -63,7 +67,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
       bytes += json.length;
       return json;
     });
-    return this.enqueue(group, encoded, bytes);
+    return this.coalescer.add(group, encoded, bytes);
   }
 
   /** Messages a group holds now (including any not yet discarded for age). */
@@ -75,11 +79,6 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
   /** Totals over every shard, read from counters the scripts keep: its cost does not grow with the groups. */
   stats(): Promise<FixedQueueStats> {
     return this.store.stats();
-  }
-
-  private async enqueue(group: string, messages: string[], bytes: number): Promise<PushResult> {
-    const dropped = await this.coalescer.add(shardOf(group, this.options.shards), group, messages, bytes);
-    return { dropped };
   }
 
   /**

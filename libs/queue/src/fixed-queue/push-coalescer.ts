@@ -1,16 +1,22 @@
-import type { FixedQueueStore, GroupPush, PushOutcome } from './fixed-queue.store';
+import type { PushResult } from '../interfaces';
+import type { FixedQueueStore, PushOutcome } from './fixed-queue.store';
 
-interface Request {
+/** Shared result of the common case, so a push that evicts nothing allocates no result. */
+const NOTHING_DROPPED: PushResult = Object.freeze({ dropped: 0 });
+
+/** Pushes buffered for one group: parallel arrays, so a push costs no object of its own. */
+interface GroupBuffer {
+  group: string;
   messages: string[];
   bytes: number;
-  resolve(dropped: number): void;
-  reject(error: unknown): void;
+  /** Per request: how many messages it brought, and how to settle it. */
+  counts: number[];
+  resolvers: ((result: PushResult) => void)[];
+  rejecters: ((error: unknown) => void)[];
 }
 
-interface Part {
-  push: GroupPush;
-  requests: Request[];
-}
+/** A request is never split, so a call holds whole requests: [buffer, first request, end request]. */
+type Slice = [GroupBuffer, number, number];
 
 /** Keeps one script call's arguments well below Lua's unpack limit and Redis' argument buffers. */
 export const MAX_MESSAGES_PER_CALL = 4000;
@@ -20,92 +26,121 @@ const MAX_BYTES_PER_CALL = 4 * 1024 * 1024;
  * Gathers the pushes made during one turn of the event loop and writes them with one script call
  * per shard (several groups, several messages each), instead of one round trip per message.
  * A request is never split across calls, so `pushMany` stays one atomic write, and each resolves
- * with its own count of evictions.
+ * with its own count of evictions. Measured hot path: keep allocations per push to the promise.
  */
 export class PushCoalescer {
-  private buffers = new Map<number, Map<string, Request[]>>();
+  /** By group; shards are worked out once per group at flush time, not once per push. */
+  private buffers = new Map<string, GroupBuffer>();
   private scheduled = false;
 
   constructor(
     private readonly store: FixedQueueStore,
+    private readonly shardOf: (group: string) => number,
     private readonly onPushed: (shard: number, outcome: PushOutcome) => void,
   ) {}
 
-  add(shard: number, group: string, messages: string[], bytes: number): Promise<number> {
-    return new Promise<number>((resolve, reject) => {
-      let groups = this.buffers.get(shard);
-      if (!groups) {
-        groups = new Map();
-        this.buffers.set(shard, groups);
-      }
-      let requests = groups.get(group);
-      if (!requests) {
-        requests = [];
-        groups.set(group, requests);
-      }
-      requests.push({ messages, bytes, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        // setImmediate, not nextTick: pushes arriving from several I/O callbacks of one loop turn share a call.
-        setImmediate(() => this.flush());
-      }
+  add(group: string, messages: string | string[], bytes: number): Promise<PushResult> {
+    let buffer = this.buffers.get(group);
+    if (buffer === undefined) {
+      buffer = { group, messages: [], bytes: 0, counts: [], resolvers: [], rejecters: [] };
+      this.buffers.set(group, buffer);
+    }
+    if (typeof messages === 'string') {
+      buffer.messages.push(messages);
+      buffer.counts.push(1);
+    } else {
+      for (const message of messages) buffer.messages.push(message);
+      buffer.counts.push(messages.length);
+    }
+    buffer.bytes += bytes;
+    if (!this.scheduled) {
+      this.scheduled = true;
+      // setImmediate, not nextTick: pushes arriving from several I/O callbacks of one loop turn share a call.
+      // Flushing early instead (at a message count) was measured slower: Redis' cost is mostly per group
+      // per call, so the fewer, larger calls the better.
+      setImmediate(() => {
+        this.scheduled = false;
+        this.flush();
+      });
+    }
+    const target = buffer;
+    return new Promise<PushResult>((resolve, reject) => {
+      target.resolvers.push(resolve);
+      target.rejecters.push(reject);
     });
   }
 
   private flush(): void {
-    this.scheduled = false;
-    const buffers = this.buffers;
+    const shards = new Map<number, GroupBuffer[]>();
+    for (const buffer of this.buffers.values()) {
+      const shard = this.shardOf(buffer.group);
+      const groups = shards.get(shard);
+      if (groups) groups.push(buffer);
+      else shards.set(shard, [buffer]);
+    }
     this.buffers = new Map();
-    for (const [shard, groups] of buffers) {
-      for (const chunk of this.chunks(shard, groups)) void this.write(shard, chunk);
-    }
-  }
-
-  private *chunks(shard: number, groups: Map<string, Request[]>): Generator<Part[]> {
-    let chunk: Part[] = [];
-    let count = 0;
-    let bytes = 0;
-    for (const [group, requests] of groups) {
-      let part: Part | undefined;
-      for (const request of requests) {
-        if (chunk.length > 0 && (count + request.messages.length > MAX_MESSAGES_PER_CALL || bytes + request.bytes > MAX_BYTES_PER_CALL)) {
-          yield chunk;
-          chunk = [];
-          count = 0;
-          bytes = 0;
-          part = undefined;
+    for (const [shard, groups] of shards) {
+      let call: Slice[] = [];
+      let count = 0;
+      let bytes = 0;
+      for (const buffer of groups) {
+        const whole = buffer.messages.length <= MAX_MESSAGES_PER_CALL && buffer.bytes <= MAX_BYTES_PER_CALL;
+        if (whole && count + buffer.messages.length <= MAX_MESSAGES_PER_CALL && bytes + buffer.bytes <= MAX_BYTES_PER_CALL) {
+          call.push([buffer, 0, buffer.counts.length]);
+          count += buffer.messages.length;
+          bytes += buffer.bytes;
+          continue;
         }
-        if (!part) {
-          part = { push: { group, key: this.store.groupKey(shard, group), messages: [] }, requests: [] };
-          chunk.push(part);
+        // Rare: a big flush. Cut it between requests, and average the bytes (a bound, not an exact sum).
+        const perMessage = buffer.bytes / buffer.messages.length;
+        let first = 0;
+        for (let r = 0; r < buffer.counts.length; r++) {
+          const n = buffer.counts[r];
+          if (count > 0 && (count + n > MAX_MESSAGES_PER_CALL || bytes + n * perMessage > MAX_BYTES_PER_CALL)) {
+            if (r > first) call.push([buffer, first, r]);
+            void this.write(shard, call);
+            call = [];
+            count = 0;
+            bytes = 0;
+            first = r;
+          }
+          count += n;
+          bytes += n * perMessage;
         }
-        for (const message of request.messages) part.push.messages.push(message);
-        part.requests.push(request);
-        count += request.messages.length;
-        bytes += request.bytes;
+        call.push([buffer, first, buffer.counts.length]);
       }
+      if (call.length > 0) void this.write(shard, call);
     }
-    if (chunk.length > 0) yield chunk;
   }
 
-  private async write(shard: number, chunk: Part[]): Promise<void> {
+  private async write(shard: number, call: Slice[]): Promise<void> {
+    const groups = call.map(([buffer, first, end]) => ({
+      group: buffer.group,
+      messages: first === 0 && end === buffer.counts.length ? buffer.messages : buffer.messages.slice(offset(buffer, first), offset(buffer, end)),
+    }));
     let outcome: PushOutcome;
     try {
-      outcome = await this.store.push(shard, chunk.map((part) => part.push));
+      outcome = await this.store.push(shard, groups);
     } catch (error) {
-      for (const part of chunk) for (const request of part.requests) request.reject(error);
+      for (const [buffer, first, end] of call) for (let r = first; r < end; r++) buffer.rejecters[r](error);
       return;
     }
-    chunk.forEach((part, i) => {
+    call.forEach(([buffer, first, end], i) => {
       // Pushed one by one, each message arriving at a full group evicts one: the evictions belong to the last ones.
       let evicted = outcome.evicted[i];
-      for (let r = part.requests.length - 1; r >= 0; r--) {
-        const request = part.requests[r];
-        const dropped = Math.min(evicted, request.messages.length);
+      for (let r = end - 1; r >= first; r--) {
+        const dropped = Math.min(evicted, buffer.counts[r]);
         evicted -= dropped;
-        request.resolve(dropped);
+        buffer.resolvers[r](dropped === 0 ? NOTHING_DROPPED : { dropped });
       }
     });
     this.onPushed(shard, outcome);
   }
+}
+
+/** Index of the first message of request `r` in the group's buffer. */
+function offset(buffer: GroupBuffer, r: number): number {
+  let index = 0;
+  for (let i = 0; i < r; i++) index += buffer.counts[i];
+  return index;
 }

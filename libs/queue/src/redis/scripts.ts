@@ -8,8 +8,7 @@ export type RedisClient = Redis | Cluster;
 export const SCRIPT_NAMES = [
   'queue-meta',
   'fixed-push',
-  'fixed-due',
-  'fixed-claim',
+  'fixed-take',
   'fixed-stats',
   'delay-schedule',
   'delay-move',
@@ -55,6 +54,7 @@ export class Scripts {
 
   run<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
     const command = (this.client as unknown as Record<string, (...a: unknown[]) => Promise<T>>)[commandName(script)];
-    return command.call(this.client, keys.length, ...keys, ...args);
+    // ioredis flattens array arguments itself: no spread of thousands of messages into a call.
+    return command.call(this.client, keys.length, keys, args);
   }
 }
