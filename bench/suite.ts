@@ -9,9 +9,11 @@ import type { ScenarioResult } from './harness/results';
 import { Servers } from './harness/servers';
 import { consumeScenario } from './scenarios/consume';
 import { delayScenario } from './scenarios/delay';
+import { growthScenario } from './scenarios/growth';
+import { idleScenario } from './scenarios/idle';
 import { pushScenario } from './scenarios/push';
 
-export const SCENARIOS: Scenario[] = [pushScenario, consumeScenario, delayScenario];
+export const SCENARIOS: Scenario[] = [pushScenario, consumeScenario, delayScenario, idleScenario, growthScenario];
 
 export interface BenchOptions {
   scale?: number;
@@ -61,7 +63,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchOutcome
   const results: ScenarioResult[] = [];
   for (const scenario of selected) {
     log(`${scenario.name}: ${scenario.summary}`);
-    results.push(await scenario.run(ctx));
+    results.push(...[await scenario.run(ctx)].flat());
   }
   const seconds = (Date.now() - startedAt.getTime()) / 1000;
   const report: BenchReport = {

@@ -18,7 +18,8 @@ export const scaled = (ctx: BenchContext, n: number, min = 1): number => Math.ma
 export interface Scenario {
   name: string;
   summary: string;
-  run(ctx: BenchContext): Promise<ScenarioResult>;
+  /** One result, or several when a scenario measures several things side by side. */
+  run(ctx: BenchContext): Promise<ScenarioResult | ScenarioResult[]>;
 }
 
 /**

@@ -26,15 +26,15 @@ export function parseInfo(text: string): Info {
 
 export const infoNumber = (info: Info, field: string): number => Number(info.get(field) ?? 0);
 
-/** `cmdstat_<name>` → calls, from INFO commandstats. */
-export function commandCalls(info: Info): Map<string, number> {
-  const calls = new Map<string, number>();
+/** `cmdstat_<name>` → calls and microseconds spent, from INFO commandstats. */
+export function commandStats(info: Info): Map<string, { calls: number; usec: number }> {
+  const stats = new Map<string, { calls: number; usec: number }>();
   for (const [field, value] of info) {
     if (!field.startsWith('cmdstat_')) continue;
-    const match = /calls=(\d+)/.exec(value);
-    if (match) calls.set(field.slice('cmdstat_'.length), Number(match[1]));
+    const match = /calls=(\d+),usec=(\d+)/.exec(value);
+    if (match) stats.set(field.slice('cmdstat_'.length), { calls: Number(match[1]), usec: Number(match[2]) });
   }
-  return calls;
+  return stats;
 }
 
 export interface BenchServer {

@@ -35,7 +35,7 @@ export interface DelayContender {
   consumer(server: BenchServer, prefix: string, onFire: (task: FeedTask) => void): Promise<Consumer>;
 }
 
-const QUEUE = 'feeding';
+export const DELAY_QUEUE = 'feeding';
 export const CONCURRENCY = 64;
 /** Schedule calls in flight; BullMQ's are bulk adds of `BULK` jobs. */
 const IN_FLIGHT = 1000;
@@ -46,20 +46,23 @@ export const libraryContender: DelayContender = {
   key: LIBRARY,
   label: `${LIBRARY} @DelayConsumer`,
   async producer(server, prefix) {
-    const app = await libraryApp({ url: server.url, prefix, delay: { name: QUEUE } });
-    const queue = delayQueueOf<FeedTask>(app, QUEUE);
+    const app = await libraryApp({ url: server.url, prefix, delay: { name: DELAY_QUEUE } });
+    const queue = delayQueueOf<FeedTask>(app, DELAY_QUEUE);
     return {
       schedule: (tasks) => inParallel(tasks.length, IN_FLIGHT, (i) => queue.schedule(tasks[i].payload, { id: tasks[i].id, runAt: tasks[i].payload.due })),
       close: () => app.close(),
     };
   },
   async consumer(server, prefix, onFire) {
-    const consumer = delayConsumer<FeedTask>(QUEUE, CONCURRENCY, onFire);
-    const app = await libraryApp({ url: server.url, prefix, delay: { name: QUEUE }, consumers: [consumer] });
-    const queue = delayQueueOf<FeedTask>(app, QUEUE);
+    const consumer = delayConsumer<FeedTask>(DELAY_QUEUE, CONCURRENCY, onFire);
+    const app = await libraryApp({ url: server.url, prefix, delay: { name: DELAY_QUEUE }, consumers: [consumer] });
+    const queue = delayQueueOf<FeedTask>(app, DELAY_QUEUE);
+    // The counter lives in Redis and may already count earlier rounds on the same queue.
+    const before = (await queue.stats()).completed;
     return {
       schedule: (tasks) => inParallel(tasks.length, IN_FLIGHT, (i) => queue.schedule(tasks[i].payload, { id: tasks[i].id, runAt: tasks[i].payload.due })),
-      settled: (total) => until(async () => (await queue.stats()).completed >= total, SETTLE_TIMEOUT_MS, `${LIBRARY}: ${total} tasks acknowledged`),
+      settled: (total) =>
+        until(async () => (await queue.stats()).completed - before >= total, SETTLE_TIMEOUT_MS, `${LIBRARY}: ${total} tasks acknowledged`),
       close: () => app.close(),
     };
   },
@@ -83,14 +86,14 @@ export const bullContender: DelayContender = {
   key: BULLMQ,
   label: `${BULLMQ} delayed jobs + Worker`,
   async producer(server, prefix) {
-    const queue = bullQueue(server.url, prefix, QUEUE);
+    const queue = bullQueue(server.url, prefix, DELAY_QUEUE);
     await queue.waitUntilReady();
     return { schedule: (tasks) => bullSchedule(queue, tasks), close: () => queue.close() };
   },
   async consumer(server, prefix, onFire) {
-    const queue = bullQueue(server.url, prefix, QUEUE);
+    const queue = bullQueue(server.url, prefix, DELAY_QUEUE);
     let completed = 0;
-    const worker = await bullWorker<FeedTask>(server.url, prefix, QUEUE, CONCURRENCY, (job) => onFire(job.data));
+    const worker = await bullWorker<FeedTask>(server.url, prefix, DELAY_QUEUE, CONCURRENCY, (job) => onFire(job.data));
     worker.on('completed', () => completed++);
     await queue.waitUntilReady();
     return {
@@ -132,6 +135,15 @@ export async function keyBytes(server: BenchServer, prefix: string): Promise<num
   return total;
 }
 
+export async function onFreshServer<T>(ctx: BenchContext, work: (server: BenchServer) => Promise<T>): Promise<T> {
+  const server = await ctx.servers.open();
+  try {
+    return await work(server);
+  } finally {
+    await server.close();
+  }
+}
+
 export interface FireOutcome {
   /** Tasks scheduled per second (with the consumer up and idle: nothing is due yet). */
   scheduleRate: number;
@@ -154,28 +166,23 @@ export interface FireOptions {
   /** Due time of task i after the first. */
   offset(i: number): number;
   memory?: boolean;
-  /** Runs on the fresh server before the consumer starts (e.g. fills it with tasks that stay pending). */
-  prepare?(server: BenchServer, prefix: string): Promise<void>;
 }
 
 /**
- * Starts a consumer on a fresh server, schedules tasks due from `leadMs` ahead, optionally measures the
- * memory they take while pending, and measures them firing.
+ * Starts a consumer, schedules tasks due from `leadMs` ahead, optionally measures the memory they take
+ * while pending, and measures them firing. The server should hold nothing else that falls due.
  */
-export async function fire(ctx: BenchContext, contender: DelayContender, options: FireOptions): Promise<FireOutcome> {
+export async function fire(server: BenchServer, prefix: string, contender: DelayContender, options: FireOptions): Promise<FireOutcome> {
   const { count } = options;
-  const server = await ctx.servers.open();
+  const lateness = new Float64Array(count);
+  const countdown = new Countdown(count);
+  let lastEntry = 0;
+  const consumer = await contender.consumer(server, prefix, (task) => {
+    lastEntry = Date.now();
+    if (countdown.count < count) lateness[countdown.count] = lastEntry - task.due;
+    countdown.add();
+  });
   try {
-    const prefix = ctx.prefix('fire');
-    await options.prepare?.(server, prefix);
-    const lateness = new Float64Array(count);
-    const countdown = new Countdown(count);
-    let lastEntry = 0;
-    const consumer = await contender.consumer(server, prefix, (task) => {
-      lastEntry = Date.now();
-      if (countdown.count < count) lateness[countdown.count] = lastEntry - task.due;
-      countdown.add();
-    });
     const keysBefore = options.memory ? await keyBytes(server, prefix) : 0;
     const bytesBefore = await server.dataBytes();
     const first = Date.now() + options.leadMs;
@@ -193,21 +200,12 @@ export async function fire(ctx: BenchContext, contender: DelayContender, options
     const rss = new RssSampler();
     await countdown.within(SETTLE_TIMEOUT_MS, `${contender.key}: ${count} tasks fired`);
     await consumer.settled(count);
-    const outcome: FireOutcome = {
-      scheduleRate,
-      scheduleCpuMs,
-      memory,
-      fireRate: (count / Math.max(1, lastEntry - first)) * 1000,
-      lateness,
-      overran,
-      fireCpuMs: cpuMs(cpu),
-      rssMB: rss.stop(),
-    };
-    await consumer.close();
+    const fireCpuMs = cpuMs(cpu);
+    const rssMB = rss.stop();
     if (countdown.count !== count) throw new Error(`${contender.key}: ${countdown.count} deliveries for ${count} tasks`);
-    return outcome;
+    return { scheduleRate, scheduleCpuMs, memory, fireRate: (count / Math.max(1, lastEntry - first)) * 1000, lateness, overran, fireCpuMs, rssMB };
   } finally {
-    await server.close();
+    await consumer.close();
   }
 }
 
@@ -262,12 +260,12 @@ export const delayScenario: Scenario = {
     const round = async (contender: DelayContender, warmup: boolean) => {
       const count = warmup ? Math.max(1, Math.round(tasks / 10)) : tasks;
       const rate = lastRate.get(contender.key) ?? 5000;
-      const burst = await fire(ctx, contender, {
+      const burst = await onFreshServer(ctx, (server) => fire(server, ctx.prefix('burst'), contender, {
         count,
         leadMs: leadFor(count, rate, true),
         offset: (i) => Math.floor((i * spreadMs) / count),
         memory: true,
-      });
+      }));
       lastRate.set(contender.key, burst.scheduleRate);
       if (warmup) return;
       if (burst.overran) recorder.note(`${contender.key}: in a round, scheduling the burst outlasted its lead; that round's lateness includes it.`);
@@ -283,11 +281,13 @@ export const delayScenario: Scenario = {
       recorder.record(FIRE_CPU, contender.key, (burst.fireCpuMs * 1000) / count);
       recorder.record(RSS, contender.key, burst.rssMB);
 
-      const steady = await fire(ctx, contender, {
-        count: steadyTasks,
-        leadMs: leadFor(steadyTasks, burst.scheduleRate),
-        offset: (i) => Math.floor((i * 1000) / steadyRate),
-      });
+      const steady = await onFreshServer(ctx, (server) =>
+        fire(server, ctx.prefix('steady'), contender, {
+          count: steadyTasks,
+          leadMs: leadFor(steadyTasks, burst.scheduleRate),
+          offset: (i) => Math.floor((i * 1000) / steadyRate),
+        }),
+      );
       if (steady.overran) recorder.note(`${contender.key}: in a round, scheduling the steady run outlasted its lead; that round's lateness includes it.`);
       const steadyLate = latency(steady.lateness);
       recorder.record(STEADY_P50, contender.key, steadyLate.p50);
