@@ -127,7 +127,11 @@ export class Recorder {
       const a = this.values.get(metric)?.get(of);
       const b = this.values.get(metric)?.get(to);
       if (!a || !b) continue;
-      const paired = a.slice(0, Math.min(a.length, b.length)).map((value, i) => value / b[i]);
+      // A round whose denominator is zero (an idle consumer that sent nothing) has no ratio.
+      const paired = a
+        .slice(0, Math.min(a.length, b.length))
+        .map((value, i) => value / b[i])
+        .filter(Number.isFinite);
       if (paired.length === 0) continue;
       const s = spread(paired);
       ratios.push({ label, metric: metric.label, of, to, rounds: paired, spread: s, target, met: target && meets(s.median, target) });

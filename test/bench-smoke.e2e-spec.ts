@@ -1,0 +1,61 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runBench, SCENARIOS, type BenchOutcome } from '../bench/suite';
+
+const { findRedisServer } = require('../scripts/redis') as { findRedisServer(): string | null };
+
+/**
+ * The benchmark suite at a tiny scale: every scenario must run to the end and produce figures that
+ * make sense as numbers. Their values are never asserted: timing on a shared test machine means nothing.
+ */
+describe('bench suite (smoke, tiny sizes)', () => {
+  let dir: string;
+  let outcome: BenchOutcome;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'nrq-bench-'));
+    outcome = await runBench({
+      scale: 0.001,
+      rounds: 1,
+      resultsDir: dir,
+      // Fresh private servers, as `npm run bench` uses: the test server is shared with other test files.
+      redisUrl: findRedisServer() ? undefined : process.env.REDIS_URL,
+    });
+  }, 120_000);
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('runs every scenario', () => {
+    const names = outcome.report.scenarios.map((s) => s.name);
+    for (const scenario of SCENARIOS) expect(names.some((name) => name.startsWith(scenario.name))).toBe(true);
+  });
+
+  it('produces finite figures for every metric, and positive throughputs', () => {
+    for (const scenario of outcome.report.scenarios) {
+      expect(scenario.metrics.length).toBeGreaterThan(0);
+      for (const metric of scenario.metrics) {
+        const spreads = Object.values(metric.spread);
+        expect(spreads.length).toBeGreaterThan(0);
+        for (const { min, median, max } of spreads) {
+          for (const value of [min, median, max]) {
+            expect(Number.isFinite(value)).toBe(true);
+            expect(value).toBeGreaterThanOrEqual(0);
+            if (metric.better === 'higher') expect(value).toBeGreaterThan(0);
+          }
+        }
+      }
+      for (const ratio of scenario.ratios) expect(Number.isFinite(ratio.spread.median)).toBe(true);
+    }
+  });
+
+  it('writes the Markdown table and the JSON results', () => {
+    for (const scenario of outcome.report.scenarios) expect(outcome.markdown).toContain(`### ${scenario.name}:`);
+    expect(outcome.markdown).toMatch(/\| median \(min–max\) \|/);
+    expect(existsSync(outcome.jsonPath)).toBe(true);
+    const json = JSON.parse(readFileSync(outcome.jsonPath, 'utf8'));
+    expect(json.machine.cores).toBeGreaterThan(0);
+    expect(json.machine.redis).toMatch(/^\d+\.\d+/);
+    expect(json.scenarios).toHaveLength(outcome.report.scenarios.length);
+  });
+});
