@@ -246,6 +246,16 @@ describe('DelayQueue (real redis-server)', () => {
     expect(stats).toMatchObject({ scheduled: 0, active: 0, dead: 0 });
   });
 
+  it('reloads its scripts transparently after SCRIPT FLUSH', async () => {
+    const { queue } = await start(uniquePrefix());
+    await queue.schedule({ petId: 'a' }, { id: 'before' });
+    await pollUntil(() => Feeder.fired.length === 1, 'the first task');
+    await redis.script('FLUSH');
+    await queue.schedule({ petId: 'b' }, { id: 'after' });
+    await pollUntil(() => Feeder.fired.length === 2, 'a task scheduled and claimed after the flush');
+    expect(ids()).toEqual(['before', 'after']);
+  });
+
   it('rejects bad input with typed errors and writes nothing', async () => {
     const prefix = uniquePrefix();
     const { queue } = await start(prefix, { schema: FeedTask, maxPayloadBytes: 100 }, { consumer: false });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cluster, Redis } from 'ioredis';
@@ -25,36 +26,45 @@ export const SCRIPT_NAMES = [
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
-function commandName(script: ScriptName): string {
-  return 'nrq' + script.replace(/(^|-)([a-z])/g, (_, __, c: string) => c.toUpperCase());
+type Evaluate = (script: string, numKeys: number, keys: string[], args: (string | number)[]) => Promise<unknown>;
+
+interface Loaded {
+  lua: string;
+  sha: string;
 }
 
-const sources = new Map<ScriptName, string>();
-function source(script: ScriptName): string {
-  let lua = sources.get(script);
-  if (lua === undefined) {
-    lua = readFileSync(join(__dirname, 'lua', `${script}.lua`), 'utf8');
-    sources.set(script, lua);
+const loaded = new Map<ScriptName, Loaded>();
+function load(script: ScriptName): Loaded {
+  let entry = loaded.get(script);
+  if (entry === undefined) {
+    const lua = readFileSync(join(__dirname, 'lua', `${script}.lua`), 'utf8');
+    entry = { lua, sha: createHash('sha1').update(lua).digest('hex') };
+    loaded.set(script, entry);
   }
-  return lua;
+  return entry;
 }
 
 /**
- * Runs the library's Lua scripts on one client. ioredis' `defineCommand` sends EVALSHA and falls back
- * to EVAL on NOSCRIPT, so a `SCRIPT FLUSH` or a restarted server reloads them transparently.
+ * Runs the library's Lua scripts by SHA, falling back to EVAL (which caches the script) on NOSCRIPT,
+ * so a `SCRIPT FLUSH` or a restarted server is transparent. Plain EVALSHA rather than ioredis'
+ * `defineCommand`: with a variable number of keys, ioredis routes an auto-pipelined defined command
+ * by its first argument (the key count), which sends it to the wrong Cluster node; EVALSHA's keys
+ * are known to its router.
  */
 export class Scripts {
   constructor(readonly client: RedisClient) {
-    const commands = client as unknown as Record<string, unknown>;
-    for (const script of SCRIPT_NAMES) {
-      const name = commandName(script);
-      if (typeof commands[name] !== 'function') client.defineCommand(name, { lua: source(script) });
-    }
+    for (const script of SCRIPT_NAMES) load(script);
   }
 
-  run<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
-    const command = (this.client as unknown as Record<string, (...a: unknown[]) => Promise<T>>)[commandName(script)];
-    // ioredis flattens array arguments itself: no spread of thousands of messages into a call.
-    return command.call(this.client, keys.length, keys, args);
+  async run<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
+    const { lua, sha } = load(script);
+    // ioredis flattens array arguments (its typings do not say so): no spread of thousands of messages.
+    const client = this.client as unknown as Record<'evalsha' | 'eval', Evaluate>;
+    try {
+      return (await client.evalsha(sha, keys.length, keys, args)) as T;
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return (await client.eval(lua, keys.length, keys, args)) as T;
+    }
   }
 }
