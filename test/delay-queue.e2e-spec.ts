@@ -154,7 +154,7 @@ describe('DelayQueue (real redis-server)', () => {
     expect(Feeder.fired[0].ctx.attempt).toBe(2);
     expect(Feeder.fired[0].ctx.firedAt - claimed.serverNow).toBeGreaterThanOrEqual(300);
     // The dead worker's late ack carries the first token: the running delivery stays.
-    expect(await queue.store.ack(queue.shard('hung'), 'hung', claimed.tasks[0].token)).toBe(false);
+    expect(await queue.store.ack(queue.shard('hung'), [{ id: 'hung', token: claimed.tasks[0].token }])).toEqual([false]);
     expect(await queue.get('hung')).toMatchObject({ state: 'active', attempts: 2 });
     second.resolve();
     await pollUntil(async () => (await queue.get('hung')) === null, 'the ack of the second delivery');

@@ -71,7 +71,7 @@ export class DelayConsumerWorker extends ShardedWorker {
     }
     try {
       if (!failed) {
-        await this.queue.store.ack(shard, task.id, task.token);
+        await this.queue.acks.add(shard, { id: task.id, token: task.token });
       } else {
         await this.fail(shard, task, failure);
       }

@@ -11,6 +11,20 @@ export interface Placement {
   isHead: boolean;
 }
 
+export interface ScheduleItem {
+  id: string;
+  json: string;
+  time: ResolvedTime;
+  replace: boolean;
+}
+
+export interface ScheduleResult {
+  created: boolean;
+  runAt: number;
+  /** State of the existing task a `replace: false` schedule kept. */
+  state?: TaskState;
+}
+
 export interface ClaimedTask {
   id: string;
   attempt: number;
@@ -52,13 +66,16 @@ export class DelayQueueStore {
     return kinds.map((kind) => this.keys.key(shard, kind));
   }
 
-  async schedule(shard: number, id: string, json: string, [mode, ms]: ResolvedTime, replace: boolean) {
-    const reply = await this.scripts.run<[number, number, number, number, TaskState?]>(
-      'delay-schedule',
-      this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors'),
-      [id, json, mode, ms, replace ? '1' : '0'],
-    );
-    return { created: reply[0] === 1, runAt: reply[1], serverNow: reply[2], isHead: reply[3] === 1, state: reply[4] };
+  /** Schedules tasks of one shard in one call, in order. */
+  async schedule(shard: number, tasks: ScheduleItem[]): Promise<{ serverNow: number; head: number; results: ScheduleResult[] }> {
+    const args: (string | number)[] = [];
+    for (const { id, json, time, replace } of tasks) args.push(id, json, time[0], time[1], replace ? '1' : '0');
+    const reply = await this.scripts.run<(number | string)[]>('delay-schedule', this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors'), args);
+    const results: ScheduleResult[] = [];
+    for (let i = 2; i < reply.length; i += 3) {
+      results.push({ created: reply[i] === 1, runAt: reply[i + 1] as number, ...(reply[i + 2] ? { state: reply[i + 2] as TaskState } : {}) });
+    }
+    return { serverNow: reply[0] as number, head: reply[1] as number, results };
   }
 
   async move(shard: number, id: string, mode: 'at' | 'in' | 'by', ms: number): Promise<Placement | 'active' | 'dead' | 'missing'> {
@@ -106,8 +123,12 @@ export class DelayQueueStore {
     return { serverNow: reply[0] as number, nextDueAt: reply[1] === -1 ? Infinity : (reply[1] as number), tasks };
   }
 
-  async ack(shard: number, id: string, token: string): Promise<boolean> {
-    return (await this.scripts.run<number>('delay-ack', this.k(shard, 'due', 'active', 'data', 'stats', 'errors'), [id, token])) === 1;
+  /** Acknowledges deliveries of one shard in one call; true for each that completed its task. */
+  async ack(shard: number, deliveries: { id: string; token: string }[]): Promise<boolean[]> {
+    const args: string[] = [];
+    for (const { id, token } of deliveries) args.push(id, token);
+    const reply = await this.scripts.run<number[]>('delay-ack', this.k(shard, 'due', 'active', 'data', 'stats', 'errors'), args);
+    return reply.map((completed) => completed === 1);
   }
 
   async fail(shard: number, id: string, token: string, retryDelayMs: number, error: string) {

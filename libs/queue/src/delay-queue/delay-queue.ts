@@ -9,7 +9,8 @@ import { DelayQueueOptionsRules, delayQueueChecks, resolveOptions } from '../val
 import { assertName, PayloadCodec } from '../validation/payload';
 import { resolveDelta, resolveTime } from '../validation/time';
 import type { DelayQueueOptions, DelayQueueStats, ScheduledTask, ScheduleOptions, TaskInfo, TaskTime } from '../interfaces';
-import { DelayQueueStore, type Placement, type StoredTask } from './delay-queue.store';
+import { ShardBatcher } from '../redis/shard-batcher';
+import { DelayQueueStore, type Placement, type ScheduleItem, type ScheduleResult, type StoredTask } from './delay-queue.store';
 
 export interface DeadTask<T> extends TaskInfo<T> {
   diedAt: number;
@@ -27,6 +28,10 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   /** @internal */
   readonly store: DelayQueueStore;
   private readonly codec: PayloadCodec;
+  /** Schedules of one event-loop turn share one script call per shard (as pushes do). */
+  private readonly scheduler: ShardBatcher<ScheduleItem, ScheduleResult>;
+  /** @internal Acknowledgements likewise: one call per shard per turn. */
+  readonly acks: ShardBatcher<{ id: string; token: string }, boolean>;
 
   constructor(
     options: DelayQueueOptions,
@@ -37,6 +42,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     this.name = this.options.name;
     this.codec = new PayloadCodec(this.name, this.options.maxPayloadBytes ?? settings.maxPayloadBytes, this.options.schema);
     this.store = new DelayQueueStore(connection.scripts, new QueueKeys(settings.prefix, this.name, this.options.shards), this.options);
+    this.scheduler = new ShardBatcher((shard, items) => this.scheduleBatch(shard, items));
+    this.acks = new ShardBatcher((shard, deliveries) => this.store.ack(shard, deliveries));
   }
 
   async onModuleInit(): Promise<void> {
@@ -52,9 +59,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     assertName(id, 'id');
     const time = resolveTime(options);
     const json = this.codec.encode(payload);
-    const shard = this.shard(id);
-    const result = await this.store.schedule(shard, id, json, time, options.replace !== false);
-    if (result.created) this.hint(shard, result);
+    const result = await this.scheduler.add(this.shard(id), { id, json, time, replace: options.replace !== false });
     return { id, runAt: result.runAt };
   }
 
@@ -74,11 +79,13 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   /** Deletes a task in any state. True when it existed. */
   async cancel(id: string): Promise<boolean> {
     assertName(id, 'id');
+    this.scheduler.flush();
     return this.store.cancel(this.shard(id), id);
   }
 
   async get(id: string): Promise<(TaskInfo<T> & { lastError?: string }) | null> {
     assertName(id, 'id');
+    this.scheduler.flush();
     const task = await this.store.get(this.shard(id), id);
     return task && this.toInfo(id, task);
   }
@@ -95,6 +102,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   /** Brings a dead-lettered task back with its attempts reset, due now unless a time is given. Null when it is not dead. */
   async requeue(id: string, time?: TaskTime): Promise<ScheduledTask | null> {
     assertName(id, 'id');
+    this.scheduler.flush();
     const shard = this.shard(id);
     const placed = await this.store.requeue(shard, id, resolveTime(time));
     if (!placed) return null;
@@ -112,6 +120,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   }
 
   private async move(id: string, mode: 'at' | 'in' | 'by', ms: number): Promise<ScheduledTask | null> {
+    this.scheduler.flush();
     const shard = this.shard(id);
     const placed = await this.store.move(shard, id, mode, ms);
     if (placed === 'missing') return null;
@@ -129,6 +138,12 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       payload: JSON.parse(task.json) as T,
       ...(task.lastError !== undefined ? { lastError: task.lastError } : {}),
     };
+  }
+
+  private async scheduleBatch(shard: number, items: ScheduleItem[]): Promise<ScheduleResult[]> {
+    const { serverNow, head, results } = await this.store.schedule(shard, items);
+    if (results.some((result) => result.created && result.runAt === head)) this.hint(shard, { runAt: head, serverNow, isHead: true });
+    return results;
   }
 
   /**
