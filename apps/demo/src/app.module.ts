@@ -1,10 +1,33 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Module, ValidationPipe } from '@nestjs/common';
+import { APP_PIPE } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
 import { QueueModule } from 'nestjs-redis-queues';
+import { clusterNodes, DemoConfig, resolveDemoConfig } from './demo.config';
+import { GamesModule } from './games/games.module';
+import { PetsModule } from './pets/pets.module';
 
-@Module({
-  imports: [
-    QueueModule.forRoot({ connection: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' }),
-    QueueModule.registerFixedQueue({ name: 'game-events', capacity: 1000, batchSize: 128, maxAgeMs: 180_000 }),
-  ],
-})
-export class AppModule {}
+@Module({})
+export class AppModule {
+  /** The whole demo for one configuration: defaults, overridden by `overrides` (validated). */
+  static forRoot(overrides: Partial<DemoConfig> = {}): DynamicModule {
+    const config = resolveDemoConfig(overrides);
+    const nodes = clusterNodes(config);
+    return {
+      module: AppModule,
+      global: true,
+      imports: [
+        // Before QueueModule: on shutdown the queues must drop their scheduled drain before @nestjs/schedule
+        // clears its registry, or removing the drain (already gone) throws and stops the shutdown.
+        ScheduleModule.forRoot(),
+        QueueModule.forRoot({ connection: nodes ? { cluster: nodes } : config.redisUrl, prefix: config.prefix }),
+        GamesModule.forRoot(config),
+        PetsModule,
+      ],
+      providers: [
+        { provide: DemoConfig, useValue: config },
+        { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }) },
+      ],
+      exports: [DemoConfig],
+    };
+  }
+}

@@ -1,0 +1,133 @@
+import { ArrayNotEmpty, IsBoolean, IsInt, IsNumber, IsOptional, IsPositive, IsString, Matches, Max, Min, validateSync } from 'class-validator';
+import type { ClusterNode } from 'ioredis';
+
+/** Everything the demo can be told. The defaults are what a person watching it wants. */
+export class DemoConfig {
+  /** HTTP port of the demo API; 0 picks a free one. */
+  @IsInt()
+  @Min(0)
+  @Max(65_535)
+  port = 3000;
+
+  @IsString()
+  host = '127.0.0.1';
+
+  @Matches(/^rediss?:\/\/\S+$/, { message: 'redisUrl must be a redis:// or rediss:// URL' })
+  redisUrl = 'redis://127.0.0.1:6379';
+
+  /** `host:port` seeds of a Redis Cluster; when given, used instead of redisUrl. */
+  @IsOptional()
+  @ArrayNotEmpty()
+  @Matches(/^[^\s:]+:\d{1,5}$/, { each: true, message: 'redisCluster must list host:port pairs' })
+  redisCluster?: string[];
+
+  /** Leads every key the demo writes, the queues' and the pets'. */
+  @Matches(/^[A-Za-z0-9._-]{1,64}$/, { message: 'prefix must be 1-64 letters, digits, ".", "_" or "-"' })
+  prefix = 'demo';
+
+  /** Pet time per real time: 3600 plays a demo hour in a second. Game rules stay in real time. */
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(1)
+  @Max(1_000_000)
+  timeScale = 3600;
+
+  /** Events the built-in traffic simulator produces; 0 turns it off. */
+  @IsInt()
+  @Min(0)
+  @Max(1_000_000)
+  eventsPerSecond = 3000;
+
+  /** Games the simulator spreads its events over, a few hot and many cold. */
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  games = 500;
+
+  /** How often the low-priority digest is reported. */
+  @IsInt()
+  @Min(10)
+  digestIntervalMs = 4000;
+
+  /** How often the reporting summary is logged; 0 turns it off. */
+  @IsInt()
+  @Min(0)
+  summaryIntervalMs = 3000;
+
+  /** Play the built-in pet story (plain meal, acceleration card, auto-feed card) at start-up. */
+  @IsBoolean()
+  petStory = true;
+
+  /** Port of the stand-in upstream reporting service; 0 picks a free one. */
+  @IsInt()
+  @Min(0)
+  @Max(65_535)
+  upstreamPort = 0;
+
+  /** Stop by itself after this many seconds. */
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @IsPositive()
+  durationS?: number;
+}
+
+type Parse = (text: string) => unknown;
+
+const numeric: Parse = (value) => Number(value);
+const text: Parse = (value) => value;
+const seconds: Parse = (value) => Math.round(Number(value) * 1000);
+const list: Parse = (value) => value.split(',').map((item) => item.trim()).filter(Boolean);
+const flag: Parse = (value) => {
+  const normal = value.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(normal)) return true;
+  if (['0', 'false', 'no', 'off'].includes(normal)) return false;
+  return value;
+};
+
+/** Where each setting comes from in the environment, and how its text becomes a value. */
+const ENV: Record<keyof DemoConfig, [name: string, parse: Parse]> = {
+  port: ['PORT', numeric],
+  host: ['HOST', text],
+  redisUrl: ['REDIS_URL', text],
+  redisCluster: ['REDIS_CLUSTER', list],
+  prefix: ['DEMO_PREFIX', text],
+  timeScale: ['DEMO_TIME_SCALE', numeric],
+  eventsPerSecond: ['DEMO_EVENTS_PER_S', numeric],
+  games: ['DEMO_GAMES', numeric],
+  digestIntervalMs: ['DEMO_DIGEST_EVERY_S', seconds],
+  summaryIntervalMs: ['DEMO_SUMMARY_EVERY_S', seconds],
+  petStory: ['DEMO_PET_STORY', flag],
+  upstreamPort: ['DEMO_UPSTREAM_PORT', numeric],
+  durationS: ['DEMO_DURATION_S', numeric],
+};
+
+/** Applies defaults and checks every setting, naming each broken one as the caller spelled it. */
+export function resolveDemoConfig(values: Partial<DemoConfig> = {}, source: (key: string) => string = (key) => key): DemoConfig {
+  const given = Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined));
+  const config = Object.assign(new DemoConfig(), given);
+  const errors = validateSync(config, { whitelist: true, forbidNonWhitelisted: true });
+  if (errors.length > 0) {
+    const problems = errors.map((error) => `${source(error.property)}: ${Object.values(error.constraints ?? {}).join(', ')}`);
+    throw new Error(`Invalid demo configuration: ${problems.join('; ')}`);
+  }
+  return config;
+}
+
+/** Reads the configuration from environment variables (empty means unset). */
+export function loadDemoConfig(env: NodeJS.ProcessEnv): DemoConfig {
+  const values: Record<string, unknown> = {};
+  for (const [key, [name, parse]] of Object.entries(ENV)) {
+    const raw = env[name];
+    if (raw !== undefined && raw.trim() !== '') values[key] = parse(raw);
+  }
+  return resolveDemoConfig(values, (key) => {
+    const name = ENV[key as keyof DemoConfig]?.[0];
+    return name ? `${name}=${JSON.stringify(env[name])}` : key;
+  });
+}
+
+export function clusterNodes(config: DemoConfig): ClusterNode[] | undefined {
+  return config.redisCluster?.map((node) => {
+    const at = node.lastIndexOf(':');
+    return { host: node.slice(0, at), port: Number(node.slice(at + 1)) };
+  });
+}
