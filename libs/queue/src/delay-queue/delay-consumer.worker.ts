@@ -16,6 +16,8 @@ const MAX_ERROR_LENGTH = 2000;
  * does not finish in time are given back at once instead of waiting out their lease.
  */
 export class DelayConsumerWorker extends ShardedWorker {
+  /** Acks and fails on their way to Redis; shutdown waits for them before the connection closes. */
+  private readonly recording = new Set<Promise<unknown>>();
   private readonly running = new Map<string, { shard: number; id: string; token: string; heartbeat: NodeJS.Timeout }>();
 
   constructor(
@@ -36,7 +38,9 @@ export class DelayConsumerWorker extends ShardedWorker {
   }
 
   override async stop(timeoutMs: number): Promise<boolean> {
-    if (await super.stop(timeoutMs)) return true;
+    const finished = await super.stop(timeoutMs);
+    await Promise.allSettled(this.recording);
+    if (finished) return true;
     const released = await Promise.all(
       [...this.running.values()].map(({ shard, id, token, heartbeat }) => {
         clearInterval(heartbeat);
@@ -59,28 +63,24 @@ export class DelayConsumerWorker extends ShardedWorker {
       );
     }, Math.max(50, Math.floor(this.queue.options.visibilityTimeoutMs / 3)));
     this.running.set(key, { shard, id: task.id, token: task.token, heartbeat });
-    let failure: unknown;
-    let failed = false;
+    let outcome: Promise<unknown>;
     try {
       await this.handler(JSON.parse(task.json), ctx);
+      outcome = this.queue.acks.add(shard, { id: task.id, token: task.token });
     } catch (error) {
-      failed = true;
-      failure = error;
+      outcome = this.fail(shard, task, error);
     } finally {
       clearInterval(heartbeat);
-    }
-    try {
-      if (!failed) {
-        await this.queue.acks.add(shard, { id: task.id, token: task.token });
-      } else {
-        await this.fail(shard, task, failure);
-      }
-    } catch (error) {
-      // The lease runs out and the task is delivered again: at-least-once holds without this write.
-      this.logger.warn(`${this.label}: could not record the outcome of task "${task.id}": ${describe(error)}`);
-    } finally {
       this.running.delete(key);
     }
+    // The slot is free once the handler is: recording the outcome overlaps with the next task.
+    this.recording.add(outcome);
+    outcome
+      .catch((error) => {
+        // The lease runs out and the task is delivered again: at-least-once holds without this write.
+        this.logger.warn(`${this.label}: could not record the outcome of task "${task.id}": ${describe(error)}`);
+      })
+      .finally(() => this.recording.delete(outcome));
   }
 
   private async fail(shard: number, task: ClaimedTask, error: unknown): Promise<void> {
