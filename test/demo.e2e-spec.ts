@@ -45,7 +45,8 @@ async function call<T = any>(base: string, method: string, path: string, body?: 
 }
 
 async function reports(demo: Demo, game?: string): Promise<{ totals: SinkTotals; batches: RecordedBatch[] }> {
-  return (await call(demo.upstream, 'GET', game ? `/reports?game=${encodeURIComponent(game)}` : '/reports')).body;
+  const query = new URLSearchParams({ limit: '20000', ...(game ? { game } : {}) });
+  return (await call(demo.upstream, 'GET', `/reports?${query}`)).body;
 }
 
 async function statsOf(demo: Demo, game: string): Promise<GameView | undefined> {

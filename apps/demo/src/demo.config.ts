@@ -1,12 +1,15 @@
 import { ArrayNotEmpty, IsBoolean, IsInt, IsNumber, IsOptional, IsPositive, IsString, Matches, Max, Min, validateSync } from 'class-validator';
 import type { ClusterNode } from 'ioredis';
 
-/** Everything the demo can be told. The defaults are what a person watching it wants. */
+/**
+ * Everything the demo can be told. The defaults are what a person watching it wants.
+ * Type checks come last: decorators register bottom-up, and validation stops at the first broken rule.
+ */
 export class DemoConfig {
   /** HTTP port of the demo API; 0 picks a free one. */
-  @IsInt()
   @Min(0)
   @Max(65_535)
+  @IsInt()
   port = 3000;
 
   @IsString()
@@ -26,31 +29,31 @@ export class DemoConfig {
   prefix = 'demo';
 
   /** Pet time per real time: 3600 plays a demo hour in a second. Game rules stay in real time. */
-  @IsNumber({ allowNaN: false, allowInfinity: false })
   @Min(1)
   @Max(1_000_000)
+  @IsNumber({ allowNaN: false, allowInfinity: false })
   timeScale = 3600;
 
   /** Events the built-in traffic simulator produces; 0 turns it off. */
-  @IsInt()
   @Min(0)
   @Max(1_000_000)
+  @IsInt()
   eventsPerSecond = 3000;
 
   /** Games the simulator spreads its events over, a few hot and many cold. */
-  @IsInt()
   @Min(1)
   @Max(100_000)
+  @IsInt()
   games = 500;
 
   /** How often the low-priority digest is reported. */
-  @IsInt()
   @Min(10)
+  @IsInt()
   digestIntervalMs = 4000;
 
   /** How often the reporting summary is logged; 0 turns it off. */
-  @IsInt()
   @Min(0)
+  @IsInt()
   summaryIntervalMs = 3000;
 
   /** Play the built-in pet story (plain meal, acceleration card, auto-feed card) at start-up. */
@@ -58,15 +61,15 @@ export class DemoConfig {
   petStory = true;
 
   /** Port of the stand-in upstream reporting service; 0 picks a free one. */
-  @IsInt()
   @Min(0)
   @Max(65_535)
+  @IsInt()
   upstreamPort = 0;
 
   /** Stop by itself after this many seconds. */
   @IsOptional()
-  @IsNumber({ allowNaN: false, allowInfinity: false })
   @IsPositive()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
   durationS?: number;
 }
 
@@ -104,7 +107,7 @@ const ENV: Record<keyof DemoConfig, [name: string, parse: Parse]> = {
 export function resolveDemoConfig(values: Partial<DemoConfig> = {}, source: (key: string) => string = (key) => key): DemoConfig {
   const given = Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined));
   const config = Object.assign(new DemoConfig(), given);
-  const errors = validateSync(config, { whitelist: true, forbidNonWhitelisted: true });
+  const errors = validateSync(config, { whitelist: true, forbidNonWhitelisted: true, stopAtFirstError: true });
   if (errors.length > 0) {
     const problems = errors.map((error) => `${source(error.property)}: ${Object.values(error.constraints ?? {}).join(', ')}`);
     throw new Error(`Invalid demo configuration: ${problems.join('; ')}`);

@@ -39,6 +39,7 @@ export interface SinkTotals {
 
 /** Recent batches kept for GET /reports; older ones only count in the totals. */
 const KEPT = 20_000;
+const DEFAULT_LIMIT = 100;
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /**
@@ -46,8 +47,8 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
  * that records every batch it receives and checks it against the reporting rules, so that the demo
  * (and its tests) show from the receiving end that the rules hold.
  *
- *   POST /reports                         a batch: { kind, game, events }
- *   GET  /reports[?game=...][&kind=...]   totals and the recent batches
+ *   POST /reports                                   a batch: { kind, game, events }
+ *   GET  /reports[?game=...][&kind=...][&limit=n]   totals and the latest n (100) batches
  */
 @Injectable()
 export class ReportSink implements OnModuleInit, OnApplicationShutdown {
@@ -135,10 +136,11 @@ export class ReportSink implements OnModuleInit, OnApplicationShutdown {
   private list(query: URLSearchParams): { totals: SinkTotals; batches: RecordedBatch[] } {
     const game = query.get('game');
     const kind = query.get('kind');
+    const limit = Math.min(KEPT, Math.max(1, Number(query.get('limit') ?? DEFAULT_LIMIT) || DEFAULT_LIMIT));
     const batches = this.recent
       .slice(-KEPT)
       .filter((batch) => (game === null || batch.game === game) && (kind === null || batch.kind === kind));
-    return { totals: this.totals(), batches };
+    return { totals: this.totals(), batches: batches.slice(-limit) };
   }
 }
 
