@@ -1,3 +1,5 @@
+import type { ServerClock } from './server-clock';
+
 /** What one poll of a shard learned. Times are Redis server time (epoch ms). */
 export interface PollOutcome {
   serverNow: number;
@@ -17,15 +19,15 @@ export class ShardLoop {
   private loop?: Promise<void>;
   private timer?: NodeJS.Timeout;
   private wakeSleeper?: () => void;
-  /** Local time the current sleep ends at. */
-  private sleepUntil = Infinity;
-  /** Earliest hinted time that arrived while a poll was under way (local ms). */
+  /** Earliest hinted time that arrived while a poll was under way (server ms). */
   private hintedDuringPoll = Infinity;
-  /** Server clock minus local clock, from the last poll. */
-  private offset = 0;
+  /** Server time the current sleep aims at, to re-arm the timer when the clock estimate moves. */
+  private target = Infinity;
+  private stopListening?: () => void;
 
   constructor(
     private readonly poll: () => Promise<PollOutcome>,
+    private readonly clock: ServerClock,
     private readonly idlePollMs: number,
     private readonly onError: (error: unknown) => void,
   ) {}
@@ -33,23 +35,29 @@ export class ShardLoop {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopListening = this.clock.onChange(() => {
+      if (this.wakeSleeper && this.target !== Infinity) this.sleepFor(this.clock.toLocal(this.target) - Date.now());
+    });
     this.loop = this.run();
   }
 
   /** Stops polling; resolves when a poll under way has finished. */
   async stop(): Promise<void> {
     this.running = false;
+    this.stopListening?.();
     this.wakeSleeper?.();
     await this.loop;
   }
 
   /** Work may be due at this server time: wake then, if that is earlier than planned. */
   hint(serverTime: number): void {
-    const local = serverTime - this.offset;
     if (this.wakeSleeper) {
-      if (local < this.sleepUntil) this.sleepFor(local - Date.now());
-    } else if (local < this.hintedDuringPoll) {
-      this.hintedDuringPoll = local;
+      if (serverTime < this.target) {
+        this.target = serverTime;
+        this.sleepFor(this.clock.toLocal(serverTime) - Date.now());
+      }
+    } else if (serverTime < this.hintedDuringPoll) {
+      this.hintedDuringPoll = serverTime;
     }
   }
 
@@ -58,6 +66,7 @@ export class ShardLoop {
     while (this.running) {
       this.hintedDuringPoll = Infinity;
       let outcome: PollOutcome;
+      const sent = Date.now();
       try {
         outcome = await this.poll();
         failures = 0;
@@ -69,20 +78,20 @@ export class ShardLoop {
         continue;
       }
       if (!this.running) break;
-      this.offset = outcome.serverNow - Date.now();
-      const wakeAt = Math.min(outcome.nextDueAt, outcome.serverNow + this.idlePollMs) - this.offset;
-      const until = Math.min(wakeAt, this.hintedDuringPoll);
-      const delay = until - Date.now();
-      if (delay > 0) await this.sleep(delay);
+      this.clock.observe(outcome.serverNow, sent);
+      const target = Math.min(outcome.nextDueAt, outcome.serverNow + this.idlePollMs, this.hintedDuringPoll);
+      const delay = this.clock.toLocal(target) - Date.now();
+      if (delay > 0) await this.sleep(delay, target);
     }
   }
 
-  private sleep(ms: number): Promise<void> {
+  private sleep(ms: number, target = Infinity): Promise<void> {
     return new Promise<void>((resolve) => {
+      this.target = target;
       this.wakeSleeper = () => {
         clearTimeout(this.timer);
         this.wakeSleeper = undefined;
-        this.sleepUntil = Infinity;
+        this.target = Infinity;
         resolve();
       };
       this.sleepFor(ms);
@@ -92,7 +101,6 @@ export class ShardLoop {
   private sleepFor(ms: number): void {
     clearTimeout(this.timer);
     const wake = this.wakeSleeper!;
-    this.sleepUntil = Date.now() + ms;
     this.timer = setTimeout(wake, Math.max(0, Math.ceil(ms)));
   }
 }

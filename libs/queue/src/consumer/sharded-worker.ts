@@ -1,5 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { RedisConnection } from '../redis/redis-connection';
+import type { ServerClock } from './server-clock';
 import { ShardLoop, type PollOutcome } from './shard-loop';
 import { Slots } from './slots';
 
@@ -37,6 +38,7 @@ export abstract class ShardedWorker {
   constructor(
     protected readonly shards: number,
     private readonly wakeChannel: string,
+    private readonly clock: ServerClock,
     private readonly connection: RedisConnection,
     private readonly idlePollMs: number,
     concurrency: number,
@@ -56,7 +58,7 @@ export abstract class ShardedWorker {
   /** Polls every shard continuously, sleeping until work is due. */
   async start(): Promise<void> {
     for (let shard = 0; shard < this.shards; shard++) {
-      this.loops.push(new ShardLoop(() => this.pollShard(shard), this.idlePollMs, (error) => this.pollFailed(error)));
+      this.loops.push(new ShardLoop(() => this.pollShard(shard), this.clock, this.idlePollMs, (error) => this.pollFailed(error)));
     }
     this.unsubscribe = await this.connection.subscribe(this.wakeChannel, (message) => {
       const [shard, at] = message.split(':').map(Number);

@@ -29,7 +29,7 @@ export class DelayConsumerWorker extends ShardedWorker {
     logger: Logger,
     label: string,
   ) {
-    super(queue.options.shards, queue.store.keys.wakeChannel, connection, idlePollMs, concurrency, logger, label);
+    super(queue.options.shards, queue.store.keys.wakeChannel, queue.clock, connection, idlePollMs, concurrency, logger, label);
   }
 
   protected async take(shard: number, limit: number): Promise<Taken> {

@@ -1,5 +1,6 @@
 import { OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { ServerClock } from '../consumer/server-clock';
 import { TaskStateError } from '../errors';
 import { QueueKeys, shardOf } from '../redis/keys';
 import { assertQueueMeta } from '../redis/queue-meta';
@@ -27,6 +28,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   readonly options: DelayQueueOptionsRules;
   /** @internal */
   readonly store: DelayQueueStore;
+  /** @internal This process' estimate of Redis' clock, fed by schedules and consumer polls. */
+  readonly clock = new ServerClock();
   private readonly codec: PayloadCodec;
   /** Schedules of one event-loop turn share one script call per shard (as pushes do). */
   private readonly scheduler: ShardBatcher<ScheduleItem, ScheduleResult>;
@@ -141,7 +144,9 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   }
 
   private async scheduleBatch(shard: number, items: ScheduleItem[]): Promise<ScheduleResult[]> {
+    const sentAt = Date.now();
     const { serverNow, head, results } = await this.store.schedule(shard, items);
+    this.clock.observe(serverNow, sentAt);
     if (results.some((result) => result.created && result.runAt === head)) this.hint(shard, { runAt: head, serverNow, isHead: true });
     return results;
   }

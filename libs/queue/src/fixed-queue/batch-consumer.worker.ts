@@ -29,7 +29,7 @@ export class BatchConsumerWorker extends ShardedWorker {
     logger: Logger,
     label: string,
   ) {
-    super(queue.options.shards, queue.store.keys.wakeChannel, connection, idlePollMs, options.concurrency, logger, label);
+    super(queue.options.shards, queue.store.keys.wakeChannel, queue.clock, connection, idlePollMs, options.concurrency, logger, label);
     this.candidates = Array.from({ length: queue.options.shards }, () => []);
   }
 

@@ -1,5 +1,6 @@
 import { OnModuleInit } from '@nestjs/common';
 import { QueueInputError } from '../errors';
+import { ServerClock } from '../consumer/server-clock';
 import { QueueKeys, shardOf } from '../redis/keys';
 import type { RedisConnection } from '../redis/redis-connection';
 import { assertQueueMeta } from '../redis/queue-meta';
@@ -20,6 +21,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
   readonly options: FixedQueueOptionsRules;
   /** @internal */
   readonly store: FixedQueueStore;
+  /** @internal This process' estimate of Redis' clock, fed by pushes and consumer polls. */
+  readonly clock = new ServerClock();
   private readonly codec: PayloadCodec;
   private readonly coalescer: PushCoalescer;
   /** Per shard, the due time of the last wake-up hint still ahead of us (server ms). */
@@ -37,7 +40,10 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
     this.coalescer = new PushCoalescer(
       this.store,
       (group) => shardOf(group, this.options.shards),
-      (shard, outcome) => this.hint(shard, outcome),
+      (shard, outcome, sentAt) => {
+        this.clock.observe(outcome.serverNow, sentAt);
+        this.hint(shard, outcome);
+      },
     );
     this.hinted = new Array<number>(this.options.shards).fill(-1);
   }

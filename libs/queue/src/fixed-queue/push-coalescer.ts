@@ -36,7 +36,7 @@ export class PushCoalescer {
   constructor(
     private readonly store: FixedQueueStore,
     private readonly shardOf: (group: string) => number,
-    private readonly onPushed: (shard: number, outcome: PushOutcome) => void,
+    private readonly onPushed: (shard: number, outcome: PushOutcome, sentAt: number) => void,
   ) {}
 
   add(group: string, messages: string | string[], bytes: number): Promise<PushResult> {
@@ -119,6 +119,7 @@ export class PushCoalescer {
       messages: first === 0 && end === buffer.counts.length ? buffer.messages : buffer.messages.slice(offset(buffer, first), offset(buffer, end)),
     }));
     let outcome: PushOutcome;
+    const sentAt = Date.now();
     try {
       outcome = await this.store.push(shard, groups);
     } catch (error) {
@@ -134,7 +135,7 @@ export class PushCoalescer {
         buffer.resolvers[r](dropped === 0 ? NOTHING_DROPPED : { dropped });
       }
     });
-    this.onPushed(shard, outcome);
+    this.onPushed(shard, outcome, sentAt);
   }
 }
 

@@ -28,4 +28,19 @@ export interface QueueModuleOptions {
   idlePollMs?: number;
   /** Default size limit of one serialised message or task payload. Default 1 MiB. */
   maxPayloadBytes?: number;
+  /**
+   * Longest one Redis call may wait, for a reply or for a connection, before it rejects; applies to the
+   * connections the module opens (a client you pass in keeps its own settings). While Redis is
+   * unreachable, calls fail at the next failed reconnection attempt (about 2 s at most) or after this
+   * long, whichever comes first: nothing piles up in memory. Default 10 s.
+   */
+  commandTimeoutMs?: number;
+  /**
+   * What start-up does when Redis cannot be reached. `'fail'` (default): the application does not start,
+   * with an error naming the address and the reason. `'continue'`: it starts, logs a warning, and
+   * connects in the background; until Redis answers, pushes and schedules reject (after at most
+   * `commandTimeoutMs`) and consumers keep retrying. Queues then check their stored shard count once
+   * Redis answers, and log a mismatch instead of refusing to start.
+   */
+  startup?: 'fail' | 'continue';
 }

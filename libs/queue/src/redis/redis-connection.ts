@@ -1,21 +1,109 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import IORedis, { Cluster, type RedisOptions } from 'ioredis';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import IORedis, { Cluster, ReplyError, type RedisOptions } from 'ioredis';
 import { MODULE_OPTIONS_TOKEN } from '../queue.module-definition';
-import type { QueueConnection, QueueModuleOptions } from '../interfaces';
-import { Scripts, type RedisClient } from './scripts';
+import { metaMismatch } from '../queue.messages';
+import { QueueSettings } from '../queue.settings';
+import type { ClusterConnection, QueueConnection, QueueModuleOptions } from '../interfaces';
+import { Scripts, type RedisClient, type ScriptName } from './scripts';
 
 function isClient(value: unknown): value is RedisClient {
   return value instanceof IORedis || value instanceof Cluster;
 }
 
-function createClient(connection: Exclude<QueueConnection, RedisClient>): RedisClient {
+/** A Redis error reply (NOPERM, WRONGTYPE, ...): Redis answered, so waiting for it would not help. */
+function isReply(error: unknown): boolean {
+  return error instanceof ReplyError;
+}
+
+function createClient(connection: Exclude<QueueConnection, RedisClient>, settings: QueueSettings): RedisClient {
   // Auto-pipelining batches the commands of one event-loop tick into one write: concurrent producers
   // and shard pollers share round trips without any code of ours. Lazy: an application that fails to
   // start before its first command leaves no socket open.
-  const defaults = { enableAutoPipelining: true, lazyConnect: true };
-  if (typeof connection === 'string') return new IORedis(connection, defaults);
-  if ('cluster' in connection) return new Cluster(connection.cluster, { ...defaults, ...connection.options });
-  return new IORedis({ ...defaults, ...(connection as RedisOptions) });
+  const shared = { enableAutoPipelining: true, lazyConnect: true };
+  // ioredis' own defaults queue calls without limit while Redis is away and resend unanswered ones
+  // after a reconnect. A timeout bounds every call, queued or sent. No retries per request: a call
+  // queued while disconnected fails at the next failed connection attempt (within ~2 s of backoff)
+  // instead of piling up, and a call whose reply was lost fails rather than being sent again, since
+  // a script that ran before the connection dropped would then run twice (a push stored twice, a
+  // shift applied twice). Reconnection attempts come more often than calls time out: a call that
+  // timed out would stay queued in ioredis and be sent on reconnection, after its caller was told it
+  // failed; flushed at a failed attempt first, a call rejected while Redis is away is never applied.
+  const bounded: RedisOptions = {
+    commandTimeout: settings.commandTimeoutMs,
+    connectTimeout: settings.commandTimeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: (attempt) => Math.min(attempt * 50, 2000, Math.floor(settings.commandTimeoutMs / 2)),
+  };
+  if (typeof connection === 'string') return new IORedis(connection, { ...shared, ...bounded });
+  if ('cluster' in connection) {
+    // Cluster nodes never retry by themselves (ioredis closes them and re-routes after a slot refresh).
+    const { options } = connection as ClusterConnection;
+    const nodeTimeouts = { commandTimeout: settings.commandTimeoutMs, connectTimeout: settings.commandTimeoutMs };
+    return new Cluster(connection.cluster, { ...shared, ...options, redisOptions: { ...nodeTimeouts, ...options?.redisOptions } });
+  }
+  return new IORedis({ ...shared, ...bounded, ...(connection as RedisOptions) });
+}
+
+/** Where Redis is, for log lines: never the password. */
+function describeTarget(connection: QueueConnection): string {
+  if (typeof connection === 'string') {
+    try {
+      const url = new URL(connection);
+      if (url.password) url.password = '***';
+      return url.toString();
+    } catch {
+      return 'the configured Redis URL';
+    }
+  }
+  if (isClient(connection)) return 'the Redis client given as connection';
+  if ('cluster' in connection) return `the cluster ${connection.cluster.map((node) => (typeof node === 'object' ? `${node.host ?? '127.0.0.1'}:${node.port ?? 6379}` : String(node))).join(', ')}`;
+  const { host = '127.0.0.1', port = 6379, path } = connection as RedisOptions;
+  return path ?? `${host}:${port}`;
+}
+
+/**
+ * Scripts of an application started with `startup: 'continue'`. A queue checks its kind and shard
+ * count (`queue-meta`) while the application starts; when Redis cannot be reached then, the check is
+ * let through and run for real once Redis answers, and a mismatch is logged, since failing start-up
+ * is exactly what this mode was asked not to do.
+ */
+class DeferringScripts extends Scripts {
+  private readonly deferred: { keys: string[]; args: (string | number)[] }[] = [];
+
+  constructor(
+    client: RedisClient,
+    private readonly onUnreachable: (error: unknown) => void,
+    private readonly logger: Logger,
+  ) {
+    super(client);
+  }
+
+  override async run<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
+    if (script !== 'queue-meta') return super.run<T>(script, keys, args);
+    try {
+      return await super.run<T>(script, keys, args);
+    } catch (error) {
+      if (isReply(error)) throw error;
+      this.onUnreachable(error);
+      if (this.deferred.push({ keys, args }) === 1) this.client.once('ready', () => void this.checkDeferred());
+      return args as T;
+    }
+  }
+
+  private async checkDeferred(): Promise<void> {
+    for (const { keys, args } of this.deferred.splice(0)) {
+      const [kind, shards] = args;
+      const name = /\{(.*)\}:meta$/.exec(keys[0])?.[1] ?? keys[0];
+      try {
+        const [storedKind, storedShards] = await super.run<[string, string]>('queue-meta', keys, args);
+        if (storedKind !== kind || Number(storedShards) !== shards) {
+          this.logger.error(metaMismatch(name, { kind: storedKind, shards: Number(storedShards) }, kind as 'fixed' | 'delay', Number(shards)));
+        }
+      } catch (error) {
+        this.logger.error(`Could not check queue "${name}" against Redis after it came back: ${(error as Error).message}`);
+      }
+    }
+  }
 }
 
 /**
@@ -23,21 +111,49 @@ function createClient(connection: Exclude<QueueConnection, RedisClient>): RedisC
  * connection opened only when a consumer listens for wake-up hints.
  */
 @Injectable()
-export class RedisConnection implements OnApplicationShutdown {
+export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   readonly client: RedisClient;
   readonly scripts: Scripts;
   private readonly owned: boolean;
+  private readonly target: string;
   private subscriber?: RedisClient;
   private readonly listeners = new Map<string, Set<(message: string) => void>>();
   private readonly logger = new Logger('QueueModule');
+  /** The last connection error, to say why Redis is unreachable (a flushed call only says that it was). */
+  private lastError?: Error;
+  private warnedUnreachable = false;
 
-  constructor(@Inject(MODULE_OPTIONS_TOKEN) options: QueueModuleOptions) {
+  constructor(
+    @Inject(MODULE_OPTIONS_TOKEN) options: QueueModuleOptions,
+    private readonly settings: QueueSettings,
+  ) {
     const connection = options.connection;
     this.owned = !isClient(connection);
-    this.client = isClient(connection) ? connection : createClient(connection);
-    this.scripts = new Scripts(this.client);
-    if (this.owned) {
-      this.client.on('error', (error: Error) => this.logger.warn(`Redis: ${error.message}`));
+    this.target = describeTarget(connection);
+    this.client = isClient(connection) ? connection : createClient(connection, settings);
+    this.scripts =
+      settings.startup === 'continue'
+        ? new DeferringScripts(this.client, (error) => this.warnUnreachable(error), this.logger)
+        : new Scripts(this.client);
+    if (this.owned) this.watch(this.client, 'Redis');
+  }
+
+  /**
+   * Start-up is where Redis is first needed (queues check their stored shard count next). With
+   * `startup: 'fail'` an unreachable Redis stops the application here, with the reason.
+   */
+  async onModuleInit(): Promise<void> {
+    if (this.settings.startup === 'continue') return;
+    try {
+      await this.client.ping();
+    } catch (error) {
+      if (isReply(error)) return; // it answered: a server that refuses PING is judged by the calls that matter
+      const message =
+        `Cannot reach Redis at ${this.target} (${this.reason(error)}); the application does not start (startup: 'fail'). ` +
+        `Start Redis, fix the connection option, or set startup: 'continue' to start without it and connect in the background`;
+      this.logger.error(message);
+      if (this.owned) this.client.disconnect();
+      throw new Error(message, { cause: error });
     }
   }
 
@@ -47,7 +163,15 @@ export class RedisConnection implements OnApplicationShutdown {
     if (!set) {
       set = new Set();
       this.listeners.set(channel, set);
-      await this.subscriberClient().subscribe(channel);
+      try {
+        await this.subscriberClient().subscribe(channel);
+      } catch (error) {
+        if (isReply(error)) {
+          throw new Error(`Redis refused SUBSCRIBE to "${channel}" (${(error as Error).message}); an ACL user needs the channel pattern &<prefix>:*`, { cause: error });
+        }
+        // Wake-ups are only hints: consumers poll meanwhile, and every channel is subscribed again on (re)connect.
+        this.logger.warn(`Could not subscribe to "${channel}" yet (${this.reason(error)}); will when Redis answers`);
+      }
     }
     set.add(listener);
     return () => {
@@ -58,13 +182,46 @@ export class RedisConnection implements OnApplicationShutdown {
   private subscriberClient(): RedisClient {
     if (!this.subscriber) {
       const subscriber = this.client.duplicate() as RedisClient;
-      subscriber.on('error', (error: Error) => this.logger.warn(`Redis subscriber: ${error.message}`));
+      this.watch(subscriber, 'Redis subscriber');
+      // ioredis only resubscribes channels whose SUBSCRIBE once succeeded; one sent while Redis was
+      // away would be lost, so every (re)connection subscribes to all of them.
+      subscriber.on('ready', () => {
+        const channels = [...this.listeners.keys()];
+        if (channels.length > 0) subscriber.subscribe(...channels).catch((error: Error) => this.logger.warn(`Redis subscriber: ${error.message}`));
+      });
       subscriber.on('message', (channel: string, message: string) => {
         for (const listener of this.listeners.get(channel) ?? []) listener(message);
       });
       this.subscriber = subscriber;
     }
     return this.subscriber;
+  }
+
+  /** Logs a client's errors and its recovery (of clients the module opened: a caller's client is the caller's to watch). */
+  private watch(client: RedisClient, label: string): void {
+    let failing = false;
+    client.on('error', (error: Error) => {
+      this.lastError = error;
+      failing = true;
+      this.logger.warn(`${label}: ${error.message}`);
+    });
+    client.on('ready', () => {
+      if (failing) this.logger.log(`${label}: connected again to ${this.target}`);
+      failing = false;
+    });
+  }
+
+  private warnUnreachable(error: unknown): void {
+    if (this.warnedUnreachable) return;
+    this.warnedUnreachable = true;
+    this.logger.warn(
+      `Redis at ${this.target} is unreachable at start-up (${this.reason(error)}); starting anyway (startup: 'continue'): ` +
+        'calls fail until it answers, consumers keep retrying, and queues check their shard count once it does',
+    );
+  }
+
+  private reason(error: unknown): string {
+    return this.lastError?.message ?? (error instanceof Error ? error.message : String(error));
   }
 
   async onApplicationShutdown(): Promise<void> {

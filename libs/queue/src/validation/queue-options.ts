@@ -42,6 +42,14 @@ export class ModuleOptionsRules {
   @Min(16)
   @Max(512 * 1024 * 1024)
   maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+
+  @IsInt()
+  @Min(100)
+  @Max(600_000)
+  commandTimeoutMs = 10_000;
+
+  @IsIn(['fail', 'continue'])
+  startup: 'fail' | 'continue' = 'fail';
 }
 
 class QueueOptionsRules {
