@@ -1,0 +1,168 @@
+import { Injectable, type INestApplication } from '@nestjs/common';
+import IORedis from 'ioredis';
+import {
+  BatchConsumer,
+  DelayConsumer,
+  type DelayContext,
+  DelayQueue,
+  FixedQueue,
+  getDelayQueueToken,
+  getFixedQueueToken,
+  QueueConfigError,
+  QueueModule,
+  type QueueModuleOptions,
+} from 'nestjs-redis-queues';
+import { pollUntil, uniquePrefix } from '../support/testing';
+import { CapturedLogs, createLoggedApp, freePort, startRedis, timed, watchUnhandledRejections, type RedisServer } from '../support/faults';
+
+@Injectable()
+class Consumers {
+  static tasks: string[] = [];
+  static messages: string[] = [];
+
+  @DelayConsumer('tasks', { concurrency: 4 })
+  onTask(_payload: unknown, ctx: DelayContext) {
+    Consumers.tasks.push(ctx.id);
+  }
+
+  @BatchConsumer('events', { concurrency: 2 })
+  onBatch(messages: string[]) {
+    Consumers.messages.push(...messages);
+  }
+}
+
+const queues = [
+  QueueModule.registerFixedQueue({ name: 'events', shards: 2, batchSize: 8, maxWaitMs: 20 }),
+  QueueModule.registerDelayQueue({ name: 'tasks', shards: 2, visibilityTimeoutMs: 1000 }),
+];
+
+describe('Redis unreachable', () => {
+  const unhandled = watchUnhandledRejections();
+  const apps: INestApplication[] = [];
+  const servers: RedisServer[] = [];
+
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+    await Promise.all(servers.splice(0).map((server) => server.stop()));
+    Consumers.tasks = [];
+    Consumers.messages = [];
+  });
+  afterAll(() => {
+    expect(unhandled).toEqual([]);
+  });
+
+  async function boot(options: Omit<QueueModuleOptions, 'prefix'>, logs: CapturedLogs, consumers = true) {
+    const app = await createLoggedApp(
+      { imports: [QueueModule.forRoot({ prefix: uniquePrefix(), idlePollMs: 200, ...options }), ...queues], providers: consumers ? [Consumers] : [] },
+      logs,
+    );
+    apps.push(app);
+    return {
+      app,
+      events: app.get<FixedQueue<string>>(getFixedQueueToken('events')),
+      tasks: app.get<DelayQueue>(getDelayQueueToken('tasks')),
+    };
+  }
+
+  it('fails start-up by default, saying where and why, without the password', async () => {
+    const port = await freePort();
+    const logs = new CapturedLogs();
+    const { ms, error } = await timed(boot({ connection: `redis://app:s3cret@127.0.0.1:${port}` }, logs));
+    expect(error).toBeInstanceOf(Error);
+    const message = (error as Error).message;
+    expect(message).toMatch(new RegExp(`Cannot reach Redis at redis://app:\\*\\*\\*@127\\.0\\.0\\.1:${port}/? \\(.*ECONNREFUSED.*\\).*startup: 'fail'`));
+    expect(message).not.toContain('s3cret');
+    expect(logs.find('error', /Cannot reach Redis/)).toEqual([message]);
+    expect(ms).toBeLessThan(3_000);
+  });
+
+  it('validates the start-up and timeout options', async () => {
+    const logs = new CapturedLogs();
+    const bad = boot({ connection: 'redis://127.0.0.1:1', startup: 'later' as 'fail', commandTimeoutMs: 5 }, logs);
+    await expect(bad).rejects.toThrow(QueueConfigError);
+    await expect(bad).rejects.toThrow(/commandTimeoutMs must not be less than 100/);
+    await expect(bad).rejects.toThrow(/startup must be one of the following values: fail, continue/);
+  });
+
+  it("starts with startup: 'continue', rejects calls in bounded time while Redis is away, and recovers when it comes", async () => {
+    const port = await freePort();
+    const logs = new CapturedLogs();
+    const started = await timed(boot({ connection: `redis://127.0.0.1:${port}`, startup: 'continue', commandTimeoutMs: 1000 }, logs));
+    expect(started.error).toBeUndefined();
+    expect(started.ms).toBeLessThan(3_000);
+    const { events, tasks } = started.value!;
+    expect(logs.find('warn', /unreachable at start-up .*ECONNREFUSED.*startup: 'continue'/)).toHaveLength(1);
+
+    // Many calls while Redis is away: each rejects on its own, none waits for Redis to come back.
+    const attempts = await Promise.all([
+      ...Array.from({ length: 500 }, (_, i) => timed(events.push(`g${i % 7}`, `lost-${i}`))),
+      ...Array.from({ length: 500 }, (_, i) => timed(tasks.schedule({ i }, { id: `lost-${i}` }))),
+    ]);
+    expect(attempts.every((attempt) => attempt.error instanceof Error)).toBe(true);
+    expect(Math.max(...attempts.map((attempt) => attempt.ms))).toBeLessThan(3_000);
+
+    const server = await startRedis({ port });
+    servers.push(server);
+    const back = Date.now();
+    await pollUntil(() => events.push('g1', 'after').then(() => true, () => false), 'a push to succeed once Redis is up');
+    await tasks.schedule({ n: 1 }, { id: 'after' });
+    await pollUntil(() => Consumers.tasks.includes('after') && Consumers.messages.includes('after'), 'consumers to work again', 10_000);
+    expect(Date.now() - back).toBeLessThan(10_000);
+    // Nothing that was rejected was applied later behind the caller's back.
+    expect(Consumers.messages).toEqual(['after']);
+    expect(await tasks.stats()).toMatchObject({ scheduledTotal: 1 });
+    // The shard-count check that could not run at start-up ran once Redis answered.
+    const raw = new IORedis(server.url);
+    try {
+      const metas = await raw.keys('*:meta');
+      const recorded = await Promise.all(metas.map((key) => raw.hgetall(key)));
+      expect(recorded).toEqual(expect.arrayContaining([{ kind: 'fixed', shards: '2' }, { kind: 'delay', shards: '2' }]));
+    } finally {
+      raw.disconnect();
+    }
+    expect(logs.find('log', /connected again/).length).toBeGreaterThan(0);
+  });
+
+  it("logs a shard-count mismatch found once Redis comes back after a 'continue' start", async () => {
+    const port = await freePort();
+    const prefix = uniquePrefix();
+    let server = await startRedis({ port, appendonly: true, extraArgs: ['--appendfsync', 'always'] });
+    const raw = new IORedis(server.url);
+    await raw.hset(`${prefix}:{tasks}:meta`, 'kind', 'delay', 'shards', '5');
+    raw.disconnect();
+    await server.kill('SIGKILL');
+
+    const logs = new CapturedLogs();
+    const app = await createLoggedApp(
+      { imports: [QueueModule.forRoot({ connection: server.url, prefix, startup: 'continue' }), QueueModule.registerDelayQueue({ name: 'tasks', shards: 2 })] },
+      logs,
+    );
+    apps.push(app);
+    server = await startRedis({ port, dir: server.dir, appendonly: true });
+    servers.push(server);
+    const found = await pollUntil(() => logs.find('error', /Queue "tasks" was created with 5 shards but is configured with 2/)[0], 'the mismatch log');
+    expect(found).toMatch(/Keep shards: 5/);
+  });
+
+  it('rejects calls to a hung Redis after commandTimeoutMs, then works again when it resumes', async () => {
+    const server = await startRedis();
+    servers.push(server);
+    const logs = new CapturedLogs();
+    const { events, tasks } = await boot({ connection: server.url, commandTimeoutMs: 500 }, logs, false);
+    await events.push('g', 'before');
+    process.kill(server.pid, 'SIGSTOP');
+    try {
+      const push = await timed(events.push('g', 'while-stopped'));
+      const schedule = await timed(tasks.schedule({}, { id: 'while-stopped' }));
+      for (const call of [push, schedule]) {
+        expect((call.error as Error)?.message).toMatch(/timed out/i);
+        expect(call.ms).toBeGreaterThanOrEqual(450);
+        expect(call.ms).toBeLessThan(1_500);
+      }
+    } finally {
+      process.kill(server.pid, 'SIGCONT');
+    }
+    await pollUntil(() => events.push('g', 'after').then(() => true, () => false), 'a push after the server resumed');
+    expect(await events.size('g')).toBeGreaterThanOrEqual(2);
+  });
+});
