@@ -1,0 +1,34 @@
+import { ServerClock } from './server-clock';
+
+describe('ServerClock', () => {
+  let now: jest.SpyInstance<number, []>;
+  beforeEach(() => {
+    now = jest.spyOn(Date, 'now');
+  });
+  afterEach(() => now.mockRestore());
+
+  it('keeps the tightest lower bound, so a reply that waited in a busy loop does not skew timers', () => {
+    const clock = new ServerClock();
+    now.mockReturnValue(1_000_100); // the reply was read 100 ms after the server answered
+    clock.observe(1_000_000, 1_000_000);
+    expect(clock.toLocal(2_000_000)).toBe(2_000_100);
+    now.mockReturnValue(1_000_201); // a quick one: server and local clocks agree within 1 ms
+    clock.observe(1_000_200, 1_000_200);
+    expect(clock.toLocal(2_000_000)).toBe(2_000_001);
+    now.mockReturnValue(1_000_400); // a slow one again: ignored
+    clock.observe(1_000_300, 1_000_250);
+    expect(clock.toLocal(2_000_000)).toBe(2_000_001);
+  });
+
+  it('follows a clock adjustment seen on a quick round trip, and tells the listeners', () => {
+    const clock = new ServerClock();
+    const changed = jest.fn();
+    clock.onChange(changed);
+    now.mockReturnValue(500);
+    clock.observe(500, 500);
+    now.mockReturnValue(1001);
+    clock.observe(950, 1000); // the server is now 51 ms behind
+    expect(clock.toLocal(950)).toBe(1001);
+    expect(changed).toHaveBeenCalledTimes(1);
+  });
+});
