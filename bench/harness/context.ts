@@ -1,3 +1,4 @@
+import { collectGarbage } from './load';
 import type { ScenarioResult } from './results';
 import type { Servers } from './servers';
 
@@ -31,10 +32,16 @@ export async function interleave(
   contenders: { key: string; round(round: number, warmup: boolean): Promise<void> }[],
   warmup = true,
 ): Promise<void> {
-  if (warmup) for (const contender of contenders) await contender.round(0, true);
+  if (warmup) {
+    for (const contender of contenders) {
+      collectGarbage();
+      await contender.round(0, true);
+    }
+  }
   for (let round = 1; round <= ctx.rounds; round++) {
     for (const contender of contenders) {
       ctx.log(`  round ${round}/${ctx.rounds}: ${contender.key}`);
+      collectGarbage();
       await contender.round(round, false);
     }
   }

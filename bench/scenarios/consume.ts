@@ -36,7 +36,7 @@ export const consumeScenario: Scenario = {
   name: 'consume',
   summary: 'FixedQueue consumer vs the seed lrange/ltrim reader, draining a pre-filled queue in batches of 128',
   async run(ctx: BenchContext) {
-    const fill: Fill = { groups: Math.min(1000, scaled(ctx, 10_000, 4)), perGroup: scaled(ctx, 1000, 1) };
+    const fill: Fill = { groups: Math.min(1000, scaled(ctx, 10_000, 4)), perGroup: scaled(ctx, 500, 1) };
     const total = fill.groups * fill.perGroup;
     const events = gameEvents(fill.perGroup);
     const recorder = new Recorder(

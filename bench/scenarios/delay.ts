@@ -1,7 +1,7 @@
 import { bullQueue, bullWorker, BULLMQ } from '../contenders/bullmq';
 import { delayConsumer, delayQueueOf, LIBRARY, libraryApp } from '../contenders/library';
 import { interleave, scaled, type BenchContext, type Scenario } from '../harness/context';
-import { Countdown, cpuMs, inParallel, now, RssSampler, sleep } from '../harness/load';
+import { collectGarbage, Countdown, cpuMs, inParallel, now, RssSampler, sleep } from '../harness/load';
 import { Recorder, type MetricSpec } from '../harness/results';
 import type { BenchServer } from '../harness/servers';
 import { latency } from '../harness/stats';
@@ -228,7 +228,7 @@ const STEADY_MAX: MetricSpec = { label: 'steady lateness max', unit: 'ms', bette
  * and measuring memory are over before it: tasks must not fall due while others are still being written.
  */
 export const leadFor = (count: number, rate: number, memory = false) =>
-  Math.ceil((count / rate) * 1000 * 1.25) + 300 + (memory ? 300 + Math.ceil(count / 100) : 0);
+  Math.ceil((count / rate) * 1000 * 1.5) + 500 + (memory ? 300 + Math.ceil(count / 100) : 0);
 
 export const delayScenario: Scenario = {
   name: 'delay',
@@ -281,6 +281,7 @@ export const delayScenario: Scenario = {
       recorder.record(FIRE_CPU, contender.key, (burst.fireCpuMs * 1000) / count);
       recorder.record(RSS, contender.key, burst.rssMB);
 
+      collectGarbage();
       const steady = await onFreshServer(ctx, (server) =>
         fire(server, ctx.prefix('steady'), contender, {
           count: steadyTasks,

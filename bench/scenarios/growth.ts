@@ -2,7 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { batchConsumer, delayQueueOf, fixedQueueOf, LIBRARY, libraryApp } from '../contenders/library';
 import { gameEvents, type GameEvent } from '../contenders/payloads';
 import { scaled, type BenchContext, type Scenario } from '../harness/context';
-import { Countdown, inParallel, now } from '../harness/load';
+import { collectGarbage, Countdown, inParallel, now } from '../harness/load';
 import { Recorder, type MetricSpec } from '../harness/results';
 import { commandStats, type BenchServer } from '../harness/servers';
 import { median } from '../harness/stats';
@@ -69,6 +69,7 @@ async function bySize(ctx: BenchContext, recorder: Recorder, sizes: { key: strin
     for (let r = 1; r <= ctx.rounds; r++) {
       for (const sized of opened) {
         ctx.log(`  round ${r}/${ctx.rounds}: ${sized.key}`);
+        collectGarbage();
         await round(sized);
       }
     }
@@ -140,7 +141,7 @@ async function fixedGrowth(ctx: BenchContext) {
 
 async function delayGrowth(ctx: BenchContext) {
   const sizes = [scaled(ctx, 10_000, 100), scaled(ctx, 1_000_000, 1000)];
-  const batch = scaled(ctx, 20_000, 50);
+  const batch = scaled(ctx, 10_000, 50);
   const spreadMs = Math.max(1, Math.round(batch / 100));
   const keys = sizes.map((n) => label(n, 'pending'));
   const recorder = new Recorder(
