@@ -157,7 +157,9 @@ async function launch(bin, port, dir, ownsDir, appendonly, extraArgs) {
     '--protected-mode', 'no', '--daemonize', 'no', '--logfile', '',
     ...extraArgs,
   ];
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group: a terminal's Ctrl-C goes to the app, which shuts down while Redis still
+  // serves it; whoever started Redis stops it afterwards.
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const output = [];
   for (const stream of [child.stdout, child.stderr]) {
     stream.setEncoding('utf8');

@@ -142,11 +142,12 @@ describe('QueueModule', () => {
       }
     }
     const app = await boot({
+      // ScheduleModule after the queues: its own shutdown then clears the registry before ours runs.
       imports: [
-        ScheduleModule.forRoot(),
         QueueModule.forRoot({ connection: redisUrl(), prefix: uniquePrefix() }),
         fixed(),
         fixed('cron-events'),
+        ScheduleModule.forRoot(),
       ],
       providers: [Digest, CronDigest],
     });

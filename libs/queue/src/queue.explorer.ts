@@ -169,13 +169,19 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
     if (options.intervalMs !== undefined) {
       const interval = setInterval(run, options.intervalMs);
       registry.addInterval(name, interval);
-      this.scheduled.push(() => registry.deleteInterval(name));
+      this.scheduled.push(() => {
+        clearInterval(interval);
+        forget(() => registry.deleteInterval(name));
+      });
     } else {
       const { CronJob } = createRequire(require.resolve('@nestjs/schedule'))('cron');
       const job = new CronJob(options.cron, run);
       registry.addCronJob(name, job);
       job.start();
-      this.scheduled.push(() => registry.deleteCronJob(name));
+      this.scheduled.push(() => {
+        job.stop();
+        forget(() => registry.deleteCronJob(name));
+      });
     }
   }
 
@@ -185,5 +191,17 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
     } catch {
       throw new QueueConfigError(missingScheduler(found.metadata.queue, found.label));
     }
+  }
+}
+
+/**
+ * @nestjs/schedule clears its registry on shutdown too, before or after us depending on module order:
+ * an entry already gone is fine (its timer was stopped above either way).
+ */
+function forget(remove: () => void): void {
+  try {
+    remove();
+  } catch {
+    // already removed by SchedulerRegistry's own shutdown
   }
 }

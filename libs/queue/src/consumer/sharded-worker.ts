@@ -72,8 +72,10 @@ export abstract class ShardedWorker {
     this.stopped = true;
     this.unsubscribe?.();
     this.slots.close();
-    await Promise.all(this.loops.map((loop) => loop.stop()));
-    return waitOrTimeout(this.slots.whenIdle(), timeoutMs);
+    // One deadline for both: a poll stuck on an unreachable Redis must not hold shutdown past it.
+    const deadline = Date.now() + timeoutMs;
+    const polled = await waitOrTimeout(Promise.all(this.loops.map((loop) => loop.stop())), timeoutMs);
+    return polled && waitOrTimeout(this.slots.whenIdle(), Math.max(0, deadline - Date.now()));
   }
 
   protected async pollShard(shard: number): Promise<PollOutcome> {
