@@ -1,0 +1,200 @@
+import { Injectable, type INestApplication } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import IORedis from 'ioredis';
+import {
+  BatchConsumer,
+  type BatchContext,
+  DelayConsumer,
+  type DelayContext,
+  DelayQueue,
+  FixedQueue,
+  getDelayQueueToken,
+  getFixedQueueToken,
+  QueueModule,
+} from 'nestjs-redis-queues';
+import { createApp, pollUntil, uniquePrefix } from '../support/testing';
+import { startRedis, watchUnhandledRejections, type RedisServer } from '../support/faults';
+
+const fixedOptions = { name: 'events', shards: 4, capacity: 1_000_000, batchSize: 256, maxWaitMs: 20 };
+const delayOptions = { name: 'tasks', shards: 4, visibilityTimeoutMs: 1000 };
+
+@Injectable()
+class TaskLog {
+  static fired: { id: string; attempt: number }[] = [];
+
+  @DelayConsumer('tasks', { concurrency: 16 })
+  onTask(_payload: unknown, ctx: DelayContext) {
+    TaskLog.fired.push({ id: ctx.id, attempt: ctx.attempt });
+  }
+}
+
+@Injectable()
+class EventLog {
+  static delivered: string[] = [];
+
+  @BatchConsumer('events', { concurrency: 4 })
+  onBatch(messages: string[], _ctx: BatchContext) {
+    EventLog.delivered.push(...messages);
+  }
+}
+
+/** Producers that push and schedule as fast as they are answered until stopped, recording what resolved. */
+function load(events: FixedQueue<string>, tasks: DelayQueue<{ n: number }>, loops: number) {
+  const pushed: string[] = [];
+  const scheduled = new Map<string, number>();
+  let failures = 0;
+  let lastSuccess = 0;
+  let running = true;
+  let n = 0;
+  const loop = async () => {
+    while (running) {
+      const i = n++;
+      try {
+        if (i % 3 === 0) {
+          const id = `t-${i}`;
+          const { runAt } = await tasks.schedule({ n: i }, { id, delayMs: i % 1500 });
+          scheduled.set(id, runAt);
+        } else {
+          await events.push(`g${i % 16}`, `m-${i}`);
+          pushed.push(`m-${i}`);
+        }
+        lastSuccess = Date.now();
+      } catch {
+        failures++;
+        // A load generator, not a synchronisation: keeps a refused producer from spinning.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    }
+  };
+  const done = Promise.all(Array.from({ length: loops }, loop));
+  return {
+    pushed,
+    scheduled,
+    get failures() {
+      return failures;
+    },
+    get lastSuccess() {
+      return lastSuccess;
+    },
+    stop: () => {
+      running = false;
+      return done;
+    },
+  };
+}
+
+describe('redis-server killed and restarted', () => {
+  const unhandled = watchUnhandledRejections();
+  const apps: INestApplication[] = [];
+  let server: RedisServer | undefined;
+
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+    await server?.stop();
+    TaskLog.fired = [];
+    EventLog.delivered = [];
+  });
+  afterAll(() => {
+    expect(unhandled).toEqual([]);
+  });
+
+  async function boot(url: string, prefix: string, providers: unknown[], idlePollMs = 500) {
+    const app = await createApp({
+      imports: [
+        QueueModule.forRoot({ connection: url, prefix, idlePollMs }),
+        QueueModule.registerFixedQueue(fixedOptions),
+        QueueModule.registerDelayQueue(delayOptions),
+      ],
+      providers: providers as never[],
+    });
+    apps.push(app);
+    return {
+      events: app.get<FixedQueue<string>>(getFixedQueueToken('events')),
+      tasks: app.get<DelayQueue<{ n: number }>>(getDelayQueueToken('tasks')),
+    };
+  }
+
+  it('keeps every acknowledged push and schedule across a SIGKILL with appendfsync always, and the app recovers by itself', async () => {
+    const persistence = { appendonly: true, extraArgs: ['--appendfsync', 'always'] };
+    server = await startRedis(persistence);
+    const { port, dir } = server;
+    const prefix = uniquePrefix();
+    const { events, tasks } = await boot(server.url, prefix, [TaskLog]);
+    // Far-future tasks stay put through the restart: get() must find them unchanged.
+    const later = await Promise.all(Array.from({ length: 50 }, (_, i) => tasks.schedule({ n: -i }, { id: `later-${i}`, delayMs: 3_600_000 + i })));
+
+    const producers = load(events, tasks, 32);
+    await pollUntil(() => producers.pushed.length > 3_000 && producers.scheduled.size > 1_000, 'load to build up', 20_000);
+    await server.kill('SIGKILL');
+    const killedAt = Date.now();
+    const resolvedBeforeKill = { pushed: producers.pushed.length, scheduled: producers.scheduled.size };
+    await pollUntil(() => producers.failures > 100, 'producers to see the outage');
+
+    server = await startRedis({ port, dir, ...persistence });
+    const restartedAt = Date.now();
+    await pollUntil(() => producers.lastSuccess > restartedAt, 'producers to succeed again', 10_000);
+    const recoveredMs = producers.lastSuccess - restartedAt;
+    // Some more load on the same application after the restart, then quiet.
+    const afterRestart = producers.pushed.length;
+    await pollUntil(() => producers.pushed.length > afterRestart + 1_000, 'load after the restart');
+    await producers.stop();
+
+    for (const task of later) expect(await tasks.get(task.id)).toMatchObject({ state: 'scheduled', runAt: task.runAt, attempts: 0 });
+    const pushed = new Set(producers.pushed);
+    expect((await events.stats()).pending).toBeGreaterThanOrEqual(pushed.size);
+
+    // Every task scheduled and acknowledged, before or after the kill, fires at least once.
+    await pollUntil(() => {
+      const fired = new Set(TaskLog.fired.map((f) => f.id));
+      return [...producers.scheduled.keys()].every((id) => fired.has(id));
+    }, 'every scheduled task to fire', 20_000);
+
+    // Another application drains the FixedQueue: every acknowledged push is there, none twice.
+    await boot(server.url, prefix, [EventLog]);
+    await pollUntil(async () => (await events.stats()).pending === 0, 'the FixedQueue to drain', 20_000);
+    const delivered = new Set(EventLog.delivered);
+    expect(delivered.size).toBe(EventLog.delivered.length);
+    expect([...pushed].filter((m) => !delivered.has(m))).toEqual([]);
+
+    const redelivered = TaskLog.fired.filter((f) => f.attempt > 1).length;
+    process.stdout.write(
+      `restart under load: ${resolvedBeforeKill.pushed} pushes and ${resolvedBeforeKill.scheduled} schedules acknowledged before the kill, ` +
+        `${pushed.size} and ${producers.scheduled.size} in all, ${producers.failures} calls refused while down ` +
+        `(${restartedAt - killedAt} ms), producers back ${recoveredMs} ms after the restart, ${redelivered} redeliveries\n`,
+    );
+    expect(recoveredMs).toBeLessThan(5_000);
+  }, 90_000);
+
+  it('reloads its scripts and resubscribes when Redis restarts empty (no persistence)', async () => {
+    server = await startRedis();
+    const { port } = server;
+    const prefix = uniquePrefix();
+    const { events, tasks } = await boot(server.url, prefix, [TaskLog, EventLog], 60_000);
+    await tasks.schedule({ n: 1 }, { id: 'before' });
+    await pollUntil(() => TaskLog.fired.length === 1, 'a task before the restart');
+
+    await server.kill('SIGKILL');
+    server = await startRedis({ port });
+    const raw = new IORedis(server.url);
+    try {
+      const push = readFileSync(join(__dirname, '../../libs/queue/src/redis/lua/fixed-push.lua'), 'utf8');
+      const sha = createHash('sha1').update(push).digest('hex');
+      expect(await raw.script('EXISTS', sha)).toEqual([0]);
+      await pollUntil(() => events.push('g', 'after').then(() => true, () => false), 'a push after the restart', 10_000);
+      expect(await raw.script('EXISTS', sha)).toEqual([1]);
+      // The wake-up channels are subscribed again, so idle consumers (polling once a minute here) hear of new work.
+      const channels = [`${prefix}:tasks:wake`, `${prefix}:events:wake`];
+      await pollUntil(async () => {
+        const counts = (await raw.call('PUBSUB', 'NUMSUB', ...channels)) as (string | number)[];
+        return counts[1] === 1 && counts[3] === 1;
+      }, 'the wake-up channels to be subscribed again');
+    } finally {
+      raw.disconnect();
+    }
+    await tasks.schedule({ n: 2 }, { id: 'after' });
+    await pollUntil(() => TaskLog.fired.some((f) => f.id === 'after') && EventLog.delivered.includes('after'), 'both consumers after the restart', 10_000);
+    expect(await tasks.get('before')).toBeNull();
+  });
+});
