@@ -1,0 +1,43 @@
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import * as ts from 'typescript';
+
+const source = join(__dirname, '../../libs/queue/src');
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sources(path);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') ? [path] : [];
+  });
+}
+
+/**
+ * Compiles the library into a private directory, for child processes (plain Node, no test runner)
+ * that must run the code under test. Transpile-only and private: fast, needs no type-check of the
+ * whole tree, and never races a build writing libs/queue/dist. Children resolve its dependencies
+ * through NODE_PATH (see `libraryEnv`).
+ */
+export function compileLibrary(): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'nrq-lib-'));
+  const compilerOptions: ts.CompilerOptions = {
+    module: ts.ModuleKind.CommonJS,
+    target: ts.ScriptTarget.ES2022,
+    experimentalDecorators: true,
+    emitDecoratorMetadata: true,
+    esModuleInterop: true,
+  };
+  for (const file of sources(source)) {
+    const out = join(dir, relative(source, file)).replace(/\.ts$/, '.js');
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, ts.transpileModule(readFileSync(file, 'utf8'), { compilerOptions, fileName: file }).outputText);
+  }
+  cpSync(join(source, 'redis/lua'), join(dir, 'redis/lua'), { recursive: true });
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Environment for a child process that requires the compiled library from `dir`. */
+export function libraryEnv(dir: string): NodeJS.ProcessEnv {
+  return { ...process.env, NRQ_LIB: dir, NODE_PATH: join(__dirname, '../../node_modules') };
+}
