@@ -64,12 +64,11 @@ export class FixedQueueStore {
     const { batchSize, maxAgeMs, maxWaitMs } = this.options;
     const keys = [this.keys.key(shard, 'ready'), this.keys.key(shard, 'stats'), this.keys.key(shard, 'lens')];
     for (const group of candidates) keys.push(this.groupKey(shard, group));
-    const reply = await this.scripts.run<(number | string)[]>('fixed-take', keys, [batchSize, maxAgeMs ?? 0, maxWaitMs, limit, ...candidates]);
+    const reply = await this.scripts.run<(number | string | string[])[]>('fixed-take', keys, [batchSize, maxAgeMs ?? 0, maxWaitMs, limit, ...candidates]);
     const listedEnd = 3 + (reply[2] as number);
     const batches: ClaimedBatch[] = [];
     for (let i = listedEnd; i < reply.length; i += 3) {
-      const entries = JSON.parse(reply[i + 2] as string) as [number, unknown][];
-      batches.push({ group: reply[i] as string, expired: reply[i + 1] as number, messages: entries.map((entry) => entry[1]) });
+      batches.push({ group: reply[i] as string, expired: reply[i + 1] as number, messages: decodeEntries(reply[i + 2] as string[]) });
     }
     return {
       serverNow: reply[0] as number,
@@ -100,4 +99,17 @@ export class FixedQueueStore {
     }
     return total;
   }
+}
+
+/**
+ * Entries are `[<server ms>,<json>]`; the message is what lies between the first comma and the last
+ * bracket. Parsing each message alone measured faster than one JSON.parse of the joined batch.
+ */
+function decodeEntries(entries: string[]): unknown[] {
+  const messages = new Array<unknown>(entries.length);
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i];
+    messages[i] = JSON.parse(entry.slice(entry.indexOf(',') + 1, -1));
+  }
+  return messages;
 }
