@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { join } from 'node:path';
 import type { BenchContext, Scenario } from './harness/context';
 import { describeMachine, type Machine } from './harness/machine';
@@ -32,6 +33,8 @@ export interface BenchReport {
   options: { scale: number; rounds: number; scenarios: string[] };
   startedAt: string;
   seconds: number;
+  /** 1-minute load average when the run started and ended: other work on the machine shows here. */
+  load: { start: number; end: number };
   scenarios: ScenarioResult[];
 }
 
@@ -59,6 +62,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchOutcome
   const ctx: BenchContext = { scale, rounds, servers, log, prefix: (label) => `${keyBase}-${label}-${++prefixes}` };
 
   const startedAt = new Date();
+  const loadAtStart = os.loadavg()[0];
   const machine = await describeMachine(servers);
   const results: ScenarioResult[] = [];
   for (const scenario of selected) {
@@ -71,11 +75,12 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchOutcome
     options: { scale, rounds, scenarios: selected.map((s) => s.name) },
     startedAt: startedAt.toISOString(),
     seconds,
+    load: { start: loadAtStart, end: os.loadavg()[0] },
     scenarios: results,
   };
   const dir = options.resultsDir ?? join(repoRoot(), 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const jsonPath = join(dir, `bench-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
-  return { report, markdown: reportMarkdown(machine, { scale, rounds }, results, seconds), jsonPath };
+  return { report, markdown: reportMarkdown(report), jsonPath };
 }

@@ -1,5 +1,6 @@
 import type { Spread } from './stats';
 import type { MetricResult, ScenarioResult, Target, Unit } from './results';
+import type { BenchReport } from '../suite';
 import type { Machine } from './machine';
 
 function significant(value: number, digits = 3): string {
@@ -71,14 +72,16 @@ export function machineMarkdown(machine: Machine): string {
   ].join(' ');
 }
 
-export function reportMarkdown(machine: Machine, options: { scale: number; rounds: number }, results: ScenarioResult[], seconds: number): string {
+export function reportMarkdown(report: BenchReport): string {
+  const { machine, options, seconds, load } = report;
   const lines = [
     `## Benchmark results`,
     '',
     machineMarkdown(machine),
-    `Scale ${options.scale}, ${options.rounds} measured rounds per contender, interleaved; ${Math.round(seconds)} s in all.`,
+    `Scale ${options.scale}, ${options.rounds} measured rounds per contender, interleaved; ${Math.round(seconds)} s in all; ` +
+      `1-minute load average ${load.start.toFixed(1)} at the start, ${load.end.toFixed(1)} at the end.`,
     '',
   ];
-  for (const result of results) lines.push(scenarioMarkdown(result));
+  for (const result of report.scenarios) lines.push(scenarioMarkdown(result));
   return lines.join('\n');
 }
