@@ -23,7 +23,7 @@ export interface QueueModuleOptions {
   /**
    * Longest an idle consumer sleeps before asking Redis again when it knows of no earlier due work.
    * Wake-ups for new work normally arrive by pub/sub; this bounds the delay if one is lost. Each shard of a consumed queue costs
-   * one script call per `idlePollMs` when idle (8 shards at 5 s: 1.6 calls/s). Default 5 s.
+   * one script call per `idlePollMs` when idle (8 shards at 10 s: 0.8 calls/s). Default 10 s.
    */
   idlePollMs?: number;
   /** Default size limit of one serialised message or task payload. Default 1 MiB. */

@@ -36,7 +36,7 @@ export class ModuleOptionsRules {
   @IsInt()
   @Min(10)
   @Max(60_000)
-  idlePollMs = 5_000;
+  idlePollMs = 10_000;
 
   @IsInt()
   @Min(16)

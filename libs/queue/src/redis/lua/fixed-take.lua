@@ -72,13 +72,16 @@ if pending ~= 0 then redis.call('HINCRBY', KEYS[2], 'pending', pending) end
 if delivered > 0 then redis.call('HINCRBY', KEYS[2], 'delivered', delivered) end
 if expiredTotal > 0 then redis.call('HINCRBY', KEYS[2], 'expired', expiredTotal) end
 
-local listed = redis.call('ZRANGE', KEYS[1], '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+-- The head first: an idle shard (the common case when polled) costs one ZRANGE.
+local listed = {}
 local nextDue = -1
-if #listed > 0 then
-  nextDue = now
-else
-  local later = redis.call('ZRANGE', KEYS[1], '(' .. now, '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
-  if #later > 0 then nextDue = tonumber(later[2]) end
+local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if #head > 0 then
+  nextDue = tonumber(head[2])
+  if nextDue <= now then
+    listed = redis.call('ZRANGE', KEYS[1], '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+    nextDue = now
+  end
 end
 local out = {now, nextDue, #listed}
 for i = 1, #listed do out[#out + 1] = listed[i] end
