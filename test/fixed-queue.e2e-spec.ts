@@ -80,6 +80,16 @@ describe('FixedQueue (real redis-server)', () => {
     expect(Collector.received.every((r) => r.group === 'game-a' && r.ctx.queue === 'events')).toBe(true);
   });
 
+  it('delivers text with newlines, braces, colons and unicode exactly', async () => {
+    const { queue } = await start(uniquePrefix(), { batchSize: 3, capacity: 10, maxWaitMs: 10 });
+    const tricky = ['line 1\nline 2\r\n', '{a}:{b} [c] ,]', 'ünïcødé ☃ \u0000 end'];
+    const group = 'gr{o}up: with spaces ☃';
+    await Promise.all(tricky.map((type, seq) => queue.push(group, { type, seq })));
+    await pollUntil(() => delivered().length === 3, 'the tricky batch');
+    expect(Collector.received[0].group).toBe(group);
+    expect(Collector.received[0].messages).toEqual(tricky.map((type, seq) => ({ type, seq })));
+  });
+
   it('evicts the oldest beyond capacity and counts what was dropped', async () => {
     const prefix = uniquePrefix();
     const { queue } = await start(prefix, { batchSize: 5, capacity: 10, maxWaitMs: 60_000 }, { consumer: false });

@@ -49,8 +49,7 @@ export class FixedQueueStore {
     const args: (string | number)[] = [capacity, batchSize, maxWaitMs, ttlMs];
     for (const { group, messages } of groups) {
       keys.push(this.groupKey(shard, group));
-      args.push(group, messages.length);
-      for (const message of messages) args.push(message);
+      args.push(group, messages.length, messages.length === 1 ? messages[0] : messages.join('\n'));
     }
     const reply = await this.scripts.run<number[]>('fixed-push', keys, args);
     return { serverNow: reply[0], wakeAt: reply[1], evicted: reply.slice(2) };

@@ -3,7 +3,8 @@
 -- KEYS[1] ready zset   KEYS[2] stats hash   KEYS[3] lens hash (group -> length the counters know)
 -- KEYS[3+i] list of group i
 -- ARGV[1] capacity  ARGV[2] batchSize  ARGV[3] maxWaitMs  ARGV[4] ttlMs
--- then per group: name, count, message...
+-- then per group: name, count, its messages joined by '\n' (JSON text never holds a raw newline):
+-- one argument per group rather than per message halves the producer's cost of sending them.
 -- Returns {now, earliest due time made earlier by this call or -1, dropped of group 1, ...}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -16,11 +17,15 @@ local pushed, dropped, expired, pending = 0, 0, 0, 0
 local wake = -1
 local a = 5
 for k = 4, #KEYS do
-  local key, group, n = KEYS[k], ARGV[a], tonumber(ARGV[a + 1])
-  a = a + 2
+  local key, group, n, joined = KEYS[k], ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
+  a = a + 3
   local entries = {}
-  for i = 1, n do entries[i] = stamp .. ARGV[a + i - 1] .. ']' end
-  a = a + n
+  local from = 1
+  for i = 1, n do
+    local stop = string.find(joined, '\n', from, true) or (#joined + 1)
+    entries[i] = stamp .. string.sub(joined, from, stop - 1) .. ']'
+    from = stop + 1
+  end
   local len = redis.call('RPUSH', key, unpack(entries))
   local known = tonumber(redis.call('HGET', KEYS[3], group) or '0')
   -- The counters knew more than the list held before: the key expired (ttlMs) in between.
