@@ -1,0 +1,113 @@
+import type IORedis from 'ioredis';
+
+/**
+ * Reads a queue's keys straight from Redis and lists every broken invariant (an empty list when the
+ * state is consistent). Independent of the library's code on purpose: it checks what the scripts
+ * wrote, with its own reading of the layout documented in the README.
+ */
+
+async function scanKeys(redis: IORedis, match: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', match, 'COUNT', 1000);
+    keys.push(...batch);
+    cursor = next;
+  } while (cursor !== '0');
+  return keys;
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const sameSet = (a: Iterable<string>, b: Iterable<string>) => {
+  const left = new Set(a);
+  const right = new Set(b);
+  return left.size === right.size && [...left].every((x) => right.has(x));
+};
+
+export interface FixedQueueShape {
+  prefix: string;
+  name: string;
+  shards: number;
+  capacity: number;
+}
+
+/** Lists are bounded, the ready index and lengths match the lists, counters match the data. */
+export async function fixedQueueViolations(redis: IORedis, { prefix, name, shards, capacity }: FixedQueueShape): Promise<string[]> {
+  const problems: string[] = [];
+  for (let shard = 0; shard < shards; shard++) {
+    const tag = `${prefix}:{${name}:${shard}}`;
+    const listPrefix = `${tag}:g:`;
+    const groups = new Map<string, number>();
+    for (const key of await scanKeys(redis, `${listPrefix}*`)) {
+      const group = key.slice(listPrefix.length);
+      const entries = await redis.lrange(key, 0, -1);
+      groups.set(group, entries.length);
+      if (entries.length > capacity) problems.push(`shard ${shard}: group ${JSON.stringify(group)} holds ${entries.length} > capacity ${capacity}`);
+      for (const entry of entries) {
+        if (!/^\[\d{13},/.test(entry) || !isJson(entry)) problems.push(`shard ${shard}: malformed entry ${JSON.stringify(entry.slice(0, 80))}`);
+      }
+      if (entries.length > 0 && (await redis.pttl(key)) < 0) problems.push(`shard ${shard}: group ${JSON.stringify(group)} has no TTL`);
+    }
+    const ready = await redis.zrange(`${tag}:ready`, 0, -1);
+    const lens = await redis.hgetall(`${tag}:lens`);
+    if (!sameSet(ready, groups.keys())) {
+      problems.push(`shard ${shard}: ready index ${JSON.stringify(ready.sort())} != groups with data ${JSON.stringify([...groups.keys()].sort())}`);
+    }
+    for (const [group, length] of groups) {
+      if (Number(lens[group]) !== length) problems.push(`shard ${shard}: lens[${JSON.stringify(group)}] = ${lens[group]} but the list holds ${length}`);
+    }
+    for (const group of Object.keys(lens)) {
+      if (!groups.has(group)) problems.push(`shard ${shard}: lens has ${JSON.stringify(group)}, which has no data`);
+    }
+    const pending = Number((await redis.hget(`${tag}:stats`, 'pending')) ?? 0);
+    const held = [...groups.values()].reduce((a, b) => a + b, 0);
+    if (pending !== held) problems.push(`shard ${shard}: stats pending = ${pending} but the lists hold ${held}`);
+  }
+  return problems;
+}
+
+export interface DelayQueueShape {
+  prefix: string;
+  name: string;
+  shards: number;
+}
+
+/** Every task is in exactly one of due/active/dead and has well-formed data; nothing dangles. */
+export async function delayQueueViolations(redis: IORedis, { prefix, name, shards }: DelayQueueShape): Promise<string[]> {
+  const problems: string[] = [];
+  for (let shard = 0; shard < shards; shard++) {
+    const tag = `${prefix}:{${name}:${shard}}`;
+    const [due, active, dead, data, errors] = await Promise.all([
+      redis.zrange(`${tag}:due`, 0, -1),
+      redis.zrange(`${tag}:active`, 0, -1),
+      redis.zrange(`${tag}:dead`, 0, -1),
+      redis.hgetall(`${tag}:data`),
+      redis.hkeys(`${tag}:errors`),
+    ]);
+    const where = new Map<string, string[]>();
+    for (const [set, ids] of [['due', due], ['active', active], ['dead', dead]] as const) {
+      for (const id of ids) {
+        where.set(id, [...(where.get(id) ?? []), set]);
+        if (!(id in data)) problems.push(`shard ${shard}: ${set} holds ${JSON.stringify(id)}, which has no data`);
+      }
+    }
+    for (const [id, value] of Object.entries(data)) {
+      const sets = where.get(id) ?? [];
+      if (sets.length !== 1) problems.push(`shard ${shard}: task ${JSON.stringify(id)} is in ${sets.length ? sets.join(' and ') : 'no set'}`);
+      const match = /^(\d+):(\d+):(\d+):(.*)$/s.exec(value);
+      if (!match || !isJson(match[4])) problems.push(`shard ${shard}: malformed data of ${JSON.stringify(id)}: ${JSON.stringify(value.slice(0, 80))}`);
+    }
+    for (const id of errors) {
+      if (!(id in data)) problems.push(`shard ${shard}: an error is kept for ${JSON.stringify(id)}, which has no data`);
+    }
+  }
+  return problems;
+}
