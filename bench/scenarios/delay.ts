@@ -118,19 +118,19 @@ export async function until(probe: () => boolean | Promise<boolean>, timeoutMs: 
 export const plan = (count: number, label: string, due: (i: number) => number): Planned[] =>
   Array.from({ length: count }, (_, i) => ({ id: `${label}-${i}`, payload: { pet: `pet-${i}`, meal: 'kibble', due: due(i) } }));
 
+// Summed inside Redis: one call per SCAN page instead of one round trip per key (BullMQ has a key per job).
+const SUM_MEMORY_USAGE = `local total = 0
+for i = 1, #KEYS do total = total + (redis.call('MEMORY', 'USAGE', KEYS[i], 'SAMPLES', '0') or 0) end
+return total`;
+
 /** Sum of MEMORY USAGE over every key under `prefix`, each counted in full (SAMPLES 0). */
 export async function keyBytes(server: BenchServer, prefix: string): Promise<number> {
   let total = 0;
   let cursor = '0';
   do {
-    const [next, keys] = await server.admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    const [next, keys] = await server.admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 5000);
     cursor = next;
-    const pipeline = server.admin.pipeline();
-    for (const key of keys) pipeline.memory('USAGE', key, 'SAMPLES', '0');
-    for (const [error, bytes] of (await pipeline.exec()) ?? []) {
-      if (error) throw error;
-      total += Number(bytes ?? 0);
-    }
+    if (keys.length > 0) total += Number(await server.admin.eval(SUM_MEMORY_USAGE, keys.length, ...keys));
   } while (cursor !== '0');
   return total;
 }
