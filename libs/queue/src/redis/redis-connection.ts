@@ -62,17 +62,20 @@ function describeTarget(connection: QueueConnection): string {
 }
 
 /**
- * Scripts of an application started with `startup: 'continue'`. A queue checks its kind and shard
- * count (`queue-meta`) while the application starts; when Redis cannot be reached then, the check is
- * let through and run for real once Redis answers, and a mismatch is logged, since failing start-up
- * is exactly what this mode was asked not to do.
+ * The script a queue runs first, at start-up (`queue-meta`: its kind and shard count), is where a
+ * misconfigured ACL user or an unreachable Redis shows up, so its failures are explained here. With
+ * `startup: 'continue'`, the check that cannot run while Redis is away is let through and run for real
+ * once Redis answers; a mismatch is then logged, since failing start-up is what that mode was asked
+ * not to do.
  */
-class DeferringScripts extends Scripts {
+class StartupScripts extends Scripts {
   private readonly deferred: { keys: string[]; args: (string | number)[] }[] = [];
 
   constructor(
     client: RedisClient,
-    private readonly onUnreachable: (error: unknown) => void,
+    private readonly prefix: string,
+    /** Called with the connection error when a check is deferred; undefined: do not defer. */
+    private readonly onUnreachable: ((error: unknown) => void) | undefined,
     private readonly logger: Logger,
   ) {
     super(client);
@@ -83,11 +86,21 @@ class DeferringScripts extends Scripts {
     try {
       return await super.run<T>(script, keys, args);
     } catch (error) {
-      if (isReply(error)) throw error;
+      if (isReply(error)) throw this.explain(error as Error);
+      if (!this.onUnreachable) throw error;
       this.onUnreachable(error);
       if (this.deferred.push({ keys, args }) === 1) this.client.once('ready', () => void this.checkDeferred());
       return args as T;
     }
+  }
+
+  private explain(error: Error): Error {
+    if (!error.message.startsWith('NOPERM')) return error;
+    return new Error(
+      `Redis refused the queues' scripts (${error.message}); an ACL user needs EVALSHA, EVAL and the commands the ` +
+        `scripts call (README: Redis layout), the keys ~${this.prefix}:* and the channels &${this.prefix}:*`,
+      { cause: error },
+    );
   }
 
   private async checkDeferred(): Promise<void> {
@@ -131,10 +144,8 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
     this.owned = !isClient(connection);
     this.target = describeTarget(connection);
     this.client = isClient(connection) ? connection : createClient(connection, settings);
-    this.scripts =
-      settings.startup === 'continue'
-        ? new DeferringScripts(this.client, (error) => this.warnUnreachable(error), this.logger)
-        : new Scripts(this.client);
+    const onUnreachable = settings.startup === 'continue' ? (error: unknown) => this.warnUnreachable(error) : undefined;
+    this.scripts = new StartupScripts(this.client, settings.prefix, onUnreachable, this.logger);
     if (this.owned) this.watch(this.client, 'Redis');
   }
 
@@ -147,10 +158,12 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
     try {
       await this.client.ping();
     } catch (error) {
-      if (isReply(error)) return; // it answered: a server that refuses PING is judged by the calls that matter
-      const message =
-        `Cannot reach Redis at ${this.target} (${this.reason(error)}); the application does not start (startup: 'fail'). ` +
-        `Start Redis, fix the connection option, or set startup: 'continue' to start without it and connect in the background`;
+      // Denied PING alone says nothing about the calls that matter; those are checked next.
+      if (isReply(error) && (error as Error).message.startsWith('NOPERM')) return;
+      const message = isReply(error)
+        ? `Redis at ${this.target} refused the connection (${(error as Error).message}); the application does not start. Check the credentials`
+        : `Cannot reach Redis at ${this.target} (${this.reason(error)}); the application does not start (startup: 'fail'). ` +
+          `Start Redis, fix the connection option, or set startup: 'continue' to start without it and connect in the background`;
       this.logger.error(message);
       if (this.owned) this.client.disconnect();
       throw new Error(message, { cause: error });
@@ -167,7 +180,8 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
         await this.subscriberClient().subscribe(channel);
       } catch (error) {
         if (isReply(error)) {
-          throw new Error(`Redis refused SUBSCRIBE to "${channel}" (${(error as Error).message}); an ACL user needs the channel pattern &<prefix>:*`, { cause: error });
+          const message = `Redis refused SUBSCRIBE to "${channel}" (${(error as Error).message}); an ACL user needs the channels &${this.settings.prefix}:*`;
+          throw new Error(message, { cause: error });
         }
         // Wake-ups are only hints: consumers poll meanwhile, and every channel is subscribed again on (re)connect.
         this.logger.warn(`Could not subscribe to "${channel}" yet (${this.reason(error)}); will when Redis answers`);

@@ -1,0 +1,138 @@
+import { Injectable, type INestApplication } from '@nestjs/common';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import IORedis from 'ioredis';
+import {
+  BatchConsumer,
+  DelayConsumer,
+  type DelayContext,
+  DelayQueue,
+  FixedQueue,
+  getDelayQueueToken,
+  getFixedQueueToken,
+  QueueModule,
+} from 'nestjs-redis-queues';
+import { pollUntil } from '../support/testing';
+import { CapturedLogs, createLoggedApp, startRedis, watchUnhandledRejections, type RedisServer } from '../support/faults';
+
+/** What the README tells an operator to grant, besides the keys `~<prefix>:*` and channels `&<prefix>:*`. */
+const CLIENT_COMMANDS = ['evalsha', 'eval', 'llen', 'publish', 'subscribe', 'ping', 'info', 'quit'];
+const SCRIPT_COMMANDS = [
+  'time', 'rpush', 'ltrim', 'lrange', 'lindex', 'llen', 'pexpire', 'zadd', 'zrem', 'zscore', 'zrange', 'zcard', 'zpopmin',
+  'hget', 'hset', 'hdel', 'hexists', 'hincrby', 'hmget',
+];
+
+@Injectable()
+class Consumers {
+  static messages: string[] = [];
+  static tasks: string[] = [];
+
+  @BatchConsumer('events', { concurrency: 2 })
+  onBatch(messages: string[]) {
+    Consumers.messages.push(...messages);
+  }
+
+  @DelayConsumer('tasks', { concurrency: 4 })
+  onTask(payload: { fail?: boolean }, ctx: DelayContext) {
+    Consumers.tasks.push(`${ctx.id}#${ctx.attempt}`);
+    if (payload.fail) throw new Error('failing on purpose');
+  }
+}
+
+describe('a Redis ACL user restricted to its prefix', () => {
+  const unhandled = watchUnhandledRejections();
+  let server: RedisServer;
+  let admin: IORedis;
+  const apps: INestApplication[] = [];
+
+  beforeAll(async () => {
+    server = await startRedis();
+    admin = new IORedis(server.url);
+  });
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+    await admin.acl('LOG', 'RESET');
+  });
+  afterAll(async () => {
+    admin.disconnect();
+    await server.stop();
+    expect(unhandled).toEqual([]);
+  });
+
+  async function user(name: string, rules: string[]) {
+    await admin.acl('SETUSER', name, 'reset', 'on', '>pw-of-' + name, ...rules);
+    return `redis://${name}:pw-of-${name}@127.0.0.1:${server.port}`;
+  }
+
+  async function boot(url: string, prefix: string, logs = new CapturedLogs()) {
+    const app = await createLoggedApp(
+      {
+        imports: [
+          QueueModule.forRoot({ connection: url, prefix, idlePollMs: 200 }),
+          QueueModule.registerFixedQueue({ name: 'events', shards: 2, batchSize: 4, maxWaitMs: 20 }),
+          QueueModule.registerDelayQueue({ name: 'tasks', shards: 2, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 10 } }),
+        ],
+        providers: [Consumers],
+      },
+      logs,
+    );
+    apps.push(app);
+    return { events: app.get<FixedQueue<string>>(getFixedQueueToken('events')), tasks: app.get<DelayQueue>(getDelayQueueToken('tasks')) };
+  }
+
+  it('grants, in the documented list, every command the scripts call', () => {
+    const dir = join(__dirname, '../../libs/queue/src/redis/lua');
+    const called = new Set<string>();
+    for (const file of readdirSync(dir)) {
+      for (const [, command] of readFileSync(join(dir, file), 'utf8').matchAll(/redis\.call\('([A-Za-z]+)'/g)) called.add(command.toLowerCase());
+    }
+    expect([...called].filter((command) => !SCRIPT_COMMANDS.includes(command))).toEqual([]);
+  });
+
+  it('works with only the documented commands, keys and channels, and Redis denies it nothing', async () => {
+    const url = await user('queues', ['~acl:*', '&acl:*', ...[...CLIENT_COMMANDS, ...SCRIPT_COMMANDS].map((c) => `+${c}`)]);
+    const { events, tasks } = await boot(url, 'acl');
+    await events.pushMany('g', ['a', 'b', 'c', 'd', 'e']);
+    expect(await events.size('g')).toBeGreaterThanOrEqual(0);
+    await tasks.schedule({}, { id: 'ok' });
+    await tasks.schedule({ fail: true }, { id: 'doomed' });
+    await tasks.schedule({}, { id: 'moved', delayMs: 60_000 });
+    await tasks.shift('moved', -1000);
+    await tasks.reschedule('moved', { delayMs: 60_000 });
+    await pollUntil(() => Consumers.messages.length === 5 && Consumers.tasks.includes('ok#1'), 'consumers');
+    await pollUntil(async () => (await tasks.deadLetters()).length === 1, 'the failing task to die');
+    expect(await tasks.requeue('doomed', { delayMs: 60_000 })).not.toBeNull();
+    expect(await tasks.get('doomed')).toMatchObject({ state: 'scheduled' });
+    expect(await tasks.cancel('moved')).toBe(true);
+    expect(await events.stats()).toMatchObject({ delivered: 5 });
+    expect((await tasks.stats()).completed).toBe(1);
+    const denied = (await admin.acl('LOG')) as unknown[][];
+    // CLIENT SETINFO is sent by ioredis on connect and its refusal ignored: the only denial allowed.
+    const commands = denied.map((entry) => String(entry[entry.indexOf('object') + 1]));
+    expect(commands.filter((command) => command !== 'client|setinfo')).toEqual([]);
+  });
+
+  it('refuses to start, naming what is missing, when the user may not run scripts', async () => {
+    const url = await user('no-scripts', ['~acl:*', '&acl:*', '+ping', '+info', '+quit']);
+    const logs = new CapturedLogs();
+    await expect(boot(url, 'acl', logs)).rejects.toThrow(/Redis refused .*NOPERM.*evalsha.*needs/i);
+  });
+
+  it('refuses to start, naming the key pattern, when the user may not touch the keys', async () => {
+    const url = await user('other-keys', ['~elsewhere:*', '&acl:*', ...[...CLIENT_COMMANDS, ...SCRIPT_COMMANDS].map((c) => `+${c}`)]);
+    await expect(boot(url, 'acl')).rejects.toThrow(/NOPERM.*~acl:\*/);
+  });
+
+  it('refuses to start, naming the channel pattern, when the user may not subscribe', async () => {
+    const url = await user('no-channels', ['~acl:*', ...[...CLIENT_COMMANDS, ...SCRIPT_COMMANDS].map((c) => `+${c}`)]);
+    await expect(boot(url, 'acl')).rejects.toThrow(/SUBSCRIBE.*NOPERM.*&acl:\*/);
+  });
+
+  it('refuses a wrong password with a clear start-up error', async () => {
+    await user('queues', ['~acl:*', '&acl:*', '+@all']);
+    const url = `redis://queues:wrong@127.0.0.1:${server.port}`;
+    const error = await boot(url, 'acl').then(() => undefined, (e: Error) => e);
+    expect(error?.message).toMatch(/Redis at redis:\/\/queues:\*\*\*@\S+ refused the connection \(WRONGPASS/);
+    expect(error?.message).not.toContain('wrong@');
+  });
+});
