@@ -161,6 +161,17 @@ describe('DelayQueue (real redis-server)', () => {
     expect(Feeder.fired).toHaveLength(1);
   });
 
+  it('keeps the lease of a slow but live handler, so its task is not delivered twice', async () => {
+    const prefix = uniquePrefix();
+    Feeder.behaviour = () => new Promise((resolve) => setTimeout(resolve, 1200)); // four leases long
+    const { queue } = await start(prefix, { visibilityTimeoutMs: 300 });
+    await start(prefix, { visibilityTimeoutMs: 300 }); // a second poller that would take an expired lease
+    await queue.schedule({ petId: 'a' }, { id: 'slow' });
+    await pollUntil(async () => (await queue.stats()).completed === 1, 'the slow task to complete', 5000);
+    expect(Feeder.fired).toHaveLength(1);
+    expect((await queue.stats()).retried).toBe(0);
+  });
+
   it('gives a task back at once when shutdown outlasts its handler', async () => {
     const prefix = uniquePrefix();
     const stuck = deferred();

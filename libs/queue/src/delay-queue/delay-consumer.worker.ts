@@ -18,7 +18,8 @@ const MAX_ERROR_LENGTH = 2000;
 export class DelayConsumerWorker extends ShardedWorker {
   /** Acks and fails on their way to Redis; shutdown waits for them before the connection closes. */
   private readonly recording = new Set<Promise<unknown>>();
-  private readonly running = new Map<string, { shard: number; id: string; token: string; heartbeat: NodeJS.Timeout }>();
+  private readonly running = new Map<string, { shard: number; id: string; token: string }>();
+  private heartbeat?: NodeJS.Timeout;
 
   constructor(
     private readonly queue: DelayQueue<any>,
@@ -41,11 +42,9 @@ export class DelayConsumerWorker extends ShardedWorker {
     const finished = await super.stop(timeoutMs);
     await Promise.allSettled(this.recording);
     if (finished) return true;
+    this.stopHeartbeat();
     const released = await Promise.all(
-      [...this.running.values()].map(({ shard, id, token, heartbeat }) => {
-        clearInterval(heartbeat);
-        return this.queue.store.release(shard, id, token).catch(() => false);
-      }),
+      [...this.running.values()].map(({ shard, id, token }) => this.queue.store.release(shard, id, token).catch(() => false)),
     );
     const count = released.filter(Boolean).length;
     if (count > 0) this.logger.warn(`${this.label}: gave ${count} unfinished task(s) back to the queue for another worker`);
@@ -55,14 +54,8 @@ export class DelayConsumerWorker extends ShardedWorker {
   private async handle(shard: number, task: ClaimedTask, firedAt: number): Promise<void> {
     const key = `${shard}:${task.id}:${task.token}`;
     const ctx: DelayContext = { queue: this.queue.name, id: task.id, attempt: task.attempt, runAt: task.runAt, firedAt };
-    // Heartbeat at a third of the lease: two missed beats still leave the lease alive.
-    const heartbeat = setInterval(() => {
-      this.queue.store.extend(shard, task.id, task.token).then(
-        (kept) => kept || this.logger.warn(`${this.label}: lost the lease of task "${task.id}" (replaced, cancelled or expired)`),
-        (error) => this.logger.warn(`${this.label}: could not extend the lease of task "${task.id}": ${describe(error)}`),
-      );
-    }, Math.max(50, Math.floor(this.queue.options.visibilityTimeoutMs / 3)));
-    this.running.set(key, { shard, id: task.id, token: task.token, heartbeat });
+    this.running.set(key, { shard, id: task.id, token: task.token });
+    this.heartbeat ??= setInterval(() => this.beat(), Math.max(50, Math.floor(this.queue.options.visibilityTimeoutMs / 3)));
     let outcome: Promise<unknown>;
     try {
       await this.handler(JSON.parse(task.json), ctx);
@@ -70,8 +63,8 @@ export class DelayConsumerWorker extends ShardedWorker {
     } catch (error) {
       outcome = this.fail(shard, task, error);
     } finally {
-      clearInterval(heartbeat);
       this.running.delete(key);
+      if (this.running.size === 0) this.stopHeartbeat();
     }
     // The slot is free once the handler is: recording the outcome overlaps with the next task.
     this.recording.add(outcome);
@@ -81,6 +74,33 @@ export class DelayConsumerWorker extends ShardedWorker {
         this.logger.warn(`${this.label}: could not record the outcome of task "${task.id}": ${describe(error)}`);
       })
       .finally(() => this.recording.delete(outcome));
+  }
+
+  /**
+   * Extends the lease of every running task, one call per shard, at a third of the lease: two missed
+   * beats still leave it alive. One timer for the worker, not one per task.
+   */
+  private beat(): void {
+    const byShard = new Map<number, { id: string; token: string }[]>();
+    for (const { shard, id, token } of this.running.values()) {
+      const list = byShard.get(shard);
+      if (list) list.push({ id, token });
+      else byShard.set(shard, [{ id, token }]);
+    }
+    for (const [shard, deliveries] of byShard) {
+      this.queue.store.extend(shard, deliveries).then(
+        (kept) =>
+          kept.forEach((held, i) => {
+            if (!held) this.logger.warn(`${this.label}: lost the lease of task "${deliveries[i].id}" (replaced, cancelled or expired)`);
+          }),
+        (error) => this.logger.warn(`${this.label}: could not extend leases: ${describe(error)}`),
+      );
+    }
+  }
+
+  private stopHeartbeat(): void {
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
   }
 
   private async fail(shard: number, task: ClaimedTask, error: unknown): Promise<void> {

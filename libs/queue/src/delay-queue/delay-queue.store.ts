@@ -140,8 +140,12 @@ export class DelayQueueStore {
     return reply[0] === 1 ? { outcome: reply[1]!, at: reply[2]! } : null;
   }
 
-  async extend(shard: number, id: string, token: string): Promise<boolean> {
-    return (await this.scripts.run<number>('delay-extend', this.k(shard, 'active', 'data'), [id, token, this.options.visibilityTimeoutMs])) === 1;
+  /** Extends the leases of running deliveries of one shard; true for each still held. */
+  async extend(shard: number, deliveries: { id: string; token: string }[]): Promise<boolean[]> {
+    const args: (string | number)[] = [this.options.visibilityTimeoutMs];
+    for (const { id, token } of deliveries) args.push(id, token);
+    const reply = await this.scripts.run<number[]>('delay-extend', this.k(shard, 'active', 'data'), args);
+    return reply.map((kept) => kept === 1);
   }
 
   async release(shard: number, id: string, token: string): Promise<boolean> {

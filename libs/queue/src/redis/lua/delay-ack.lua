@@ -7,13 +7,15 @@ local completed = 0
 for a = 1, #ARGV, 2 do
   local id = ARGV[a]
   local data = redis.call('HGET', KEYS[3], id)
-  if data and string.match(data, '^%d+:(%d+):') == ARGV[a + 1] then
-    -- Token still ours: the task is active, or its lease ran out and it waits in due for a redelivery
+  local attempts, token
+  if data then attempts, token = string.match(data, '^(%d+):(%d+):') end
+  if token == ARGV[a + 1] then
+    -- Token still ours: the task is active or, if its lease ran out, waits in due for a redelivery
     -- that has not happened yet; either way this delivery did the work.
-    redis.call('ZREM', KEYS[2], id)
-    redis.call('ZREM', KEYS[1], id)
+    if redis.call('ZREM', KEYS[2], id) == 0 then redis.call('ZREM', KEYS[1], id) end
     redis.call('HDEL', KEYS[3], id)
-    redis.call('HDEL', KEYS[5], id)
+    -- Only a task that failed before has an error recorded.
+    if tonumber(attempts) > 1 then redis.call('HDEL', KEYS[5], id) end
     completed = completed + 1
     out[#out + 1] = 1
   else

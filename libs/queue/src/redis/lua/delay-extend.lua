@@ -1,8 +1,17 @@
--- Extends the lease of a running delivery (heartbeat), only while its fencing token is current.
+-- Extends the leases of running deliveries (heartbeat), each only while its fencing token is current.
 -- KEYS[1] active zset  KEYS[2] data hash
--- ARGV[1] id  ARGV[2] token  ARGV[3] lease ms.  Returns 1 when extended, 0 when the lease was lost.
+-- ARGV[1] lease ms, then per delivery: id, token.  Returns per delivery 1 when extended, 0 when lost.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local data = redis.call('HGET', KEYS[2], ARGV[1])
-if not data or string.match(data, '^%d+:(%d+):') ~= ARGV[2] then return 0 end
-return redis.call('ZADD', KEYS[1], 'XX', 'CH', now + tonumber(ARGV[3]), ARGV[1])
+local leaseEnd = now + tonumber(ARGV[1])
+local out = {}
+for a = 2, #ARGV, 2 do
+  local data = redis.call('HGET', KEYS[2], ARGV[a])
+  if data and string.match(data, '^%d+:(%d+):') == ARGV[a + 1] and redis.call('ZSCORE', KEYS[1], ARGV[a]) then
+    redis.call('ZADD', KEYS[1], leaseEnd, ARGV[a])
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+return out
