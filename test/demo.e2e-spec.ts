@@ -219,7 +219,8 @@ describe('demo app (real redis-server)', () => {
         expect(ms(hungry.hungrySince) - start).toBeGreaterThanOrEqual(MEAL);
         expect(ms(hungry.hungrySince) - start).toBeLessThan(MEAL + 2 * HOUR);
         expect(hungry).toMatchObject({ meal: 1, mealEndsAt: null, history: { meals: 1, autoFed: 0, accelerated: 0 } });
-        expect(await feeding.get('hungry:rex')).toBeNull();
+        // The handler's effect is visible before its acknowledgement is written: wait for the ack.
+        await pollUntil(async () => (await feeding.get('hungry:rex')) === null, 'the task to be acknowledged');
         expect((await post('/pets/rex/feed')).body).toMatchObject({ state: 'eating', meal: 2 });
       });
 

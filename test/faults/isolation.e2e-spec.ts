@@ -135,15 +135,13 @@ describe('hostile names and payloads; prefixes and queues kept apart', () => {
     expect((await redis.keys(`${prefix}:*`)).sort()).toEqual(before.sort());
   });
 
-  // Known defect: Redis keys are UTF-8, and a lone UTF-16 surrogate has no UTF-8 form; it is written as
-  // U+FFFD, so distinct names collide (here one task silently replaces another). Proposed fix:
-  // assertName refuses names that are not well-formed (String.prototype.isWellFormed), as it refuses
-  // oversized ones. This test starts passing then, and `.failing` must go.
-  it.failing('keeps names with lone surrogates apart, or refuses them', async () => {
-    const { t1 } = await boot(uniquePrefix(), 'A', 1);
-    const outcomes = await Promise.allSettled([t1.schedule('first', { id: 'x\ud800', delayMs: 60_000 }), t1.schedule('second', { id: 'x\udbff', delayMs: 60_000 })]);
-    if (outcomes.every((o) => o.status === 'rejected' && o.reason instanceof QueueInputError)) return;
-    expect((await t1.get('x\ud800'))?.payload).toBe('first');
+  // Redis keys are UTF-8, and a lone UTF-16 surrogate has no UTF-8 form: it would be written as U+FFFD
+  // and distinct names would collide (one task silently replacing another). Such names are refused.
+  it('refuses names with lone surrogates instead of letting them collide', async () => {
+    const { t1, q1 } = await boot(uniquePrefix(), 'A', 1);
+    await expect(t1.schedule('first', { id: 'x\ud800', delayMs: 60_000 })).rejects.toThrow(QueueInputError);
+    expect(() => q1.push('g\udbff', 1)).toThrow(/lone UTF-16 surrogate/);
+    expect(await t1.get('x\ud800').catch((error: unknown) => error)).toBeInstanceOf(QueueInputError);
   });
 
   it('keeps two applications with different prefixes on one Redis apart', async () => {
