@@ -228,7 +228,7 @@ const STEADY_MAX: MetricSpec = { label: 'steady lateness max', unit: 'ms', bette
  * and measuring memory are over before it: tasks must not fall due while others are still being written.
  */
 export const leadFor = (count: number, rate: number, memory = false) =>
-  Math.ceil((count / rate) * 1000 * 1.5) + 500 + (memory ? 300 + Math.ceil(count / 100) : 0);
+  Math.ceil((count / rate) * 1000 * 1.3) + 400 + (memory ? 300 + Math.ceil(count / 100) : 0);
 
 export const delayScenario: Scenario = {
   name: 'delay',
