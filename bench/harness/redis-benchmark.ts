@@ -25,7 +25,8 @@ export async function redisBenchmark(binary: string, url: string, args: string[]
     maxBuffer: 1 << 20,
   });
   // The test name may itself hold quotes and commas: the figures are the last seven fields of the line.
-  const match = /"([\d.]+)"(?:,"[\d.]+"){6}\s*$/.exec(stdout.trim());
+  const match = /"([\d.]+|inf)"(?:,"[\d.]+"){6}\s*$/.exec(stdout.trim());
   if (!match) throw new Error(`unexpected redis-benchmark output: ${stdout.slice(-300)}`);
+  if (match[1] === 'inf') throw new Error('redis-benchmark finished within a millisecond: give it more requests');
   return Number(match[1]);
 }
