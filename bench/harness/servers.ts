@@ -39,8 +39,6 @@ export function commandStats(info: Info): Map<string, { calls: number; usec: num
 
 export interface BenchServer {
   url: string;
-  host: string;
-  port: number;
   /** False when REDIS_URL named a server: other clients may share it, so its figures are less clean. */
   private: boolean;
   /** A plain connection for measurements (INFO, MEMORY USAGE, fills). */
@@ -74,12 +72,9 @@ export class Servers {
     const process = this.externalUrl ? undefined : await this.scripts.startRedis();
     const url = this.externalUrl ?? process!.url;
     const admin = new IORedis(url, { maxRetriesPerRequest: null });
-    const { hostname, port } = new URL(url);
     const info = async (section: string) => parseInfo(await admin.info(section));
     return {
       url,
-      host: hostname,
-      port: Number(port || 6379),
       private: !this.externalUrl,
       admin,
       info,

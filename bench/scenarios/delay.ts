@@ -18,12 +18,9 @@ export interface Planned {
   payload: FeedTask;
 }
 
-export interface Producer {
+export interface Consumer {
   schedule(tasks: Planned[]): Promise<void>;
   close(): Promise<void>;
-}
-
-export interface Consumer extends Producer {
   /** Resolves once `total` tasks are acknowledged (not only handed to the handler). */
   settled(total: number): Promise<void>;
 }
@@ -31,12 +28,11 @@ export interface Consumer extends Producer {
 export interface DelayContender {
   key: string;
   label: string;
-  producer(server: BenchServer, prefix: string): Promise<Producer>;
   consumer(server: BenchServer, prefix: string, onFire: (task: FeedTask) => void): Promise<Consumer>;
 }
 
 export const DELAY_QUEUE = 'feeding';
-export const CONCURRENCY = 64;
+const CONCURRENCY = 64;
 /** Schedule calls in flight; BullMQ's are bulk adds of `BULK` jobs. */
 const IN_FLIGHT = 1000;
 const BULK = 500;
@@ -45,14 +41,6 @@ const SETTLE_TIMEOUT_MS = 180_000;
 export const libraryContender: DelayContender = {
   key: LIBRARY,
   label: `${LIBRARY} @DelayConsumer`,
-  async producer(server, prefix) {
-    const app = await libraryApp({ url: server.url, prefix, delay: { name: DELAY_QUEUE } });
-    const queue = delayQueueOf<FeedTask>(app, DELAY_QUEUE);
-    return {
-      schedule: (tasks) => inParallel(tasks.length, IN_FLIGHT, (i) => queue.schedule(tasks[i].payload, { id: tasks[i].id, runAt: tasks[i].payload.due })),
-      close: () => app.close(),
-    };
-  },
   async consumer(server, prefix, onFire) {
     const consumer = delayConsumer<FeedTask>(DELAY_QUEUE, CONCURRENCY, onFire);
     const app = await libraryApp({ url: server.url, prefix, delay: { name: DELAY_QUEUE }, consumers: [consumer] });
@@ -85,11 +73,6 @@ async function bullSchedule(queue: ReturnType<typeof bullQueue>, tasks: Planned[
 export const bullContender: DelayContender = {
   key: BULLMQ,
   label: `${BULLMQ} delayed jobs + Worker`,
-  async producer(server, prefix) {
-    const queue = bullQueue(server.url, prefix, DELAY_QUEUE);
-    await queue.waitUntilReady();
-    return { schedule: (tasks) => bullSchedule(queue, tasks), close: () => queue.close() };
-  },
   async consumer(server, prefix, onFire) {
     const queue = bullQueue(server.url, prefix, DELAY_QUEUE);
     let completed = 0;
