@@ -27,25 +27,33 @@ for k = 4, #KEYS do
     from = stop + 1
   end
   local len = redis.call('RPUSH', key, unpack(entries))
-  local known = tonumber(redis.call('HGET', KEYS[3], group) or '0')
-  -- The counters knew more than the list held before: the key expired (ttlMs) in between.
   local before = len - n
-  if known > before then expired = expired + known - before end
+  -- This loop runs per group per call and its commands are most of a push's cost in Redis, so it
+  -- reads only what can have changed. A list that existed holds what the counters know; one that
+  -- did not may have expired (ttlMs) with messages the counters still count.
+  local known = before
+  if before == 0 then
+    known = tonumber(redis.call('HGET', KEYS[3], group) or '0')
+    expired = expired + known
+  end
   local evicted = 0
   if len > capacity then
     evicted = len - capacity
-    redis.call('LTRIM', KEYS[k], evicted, -1)
+    redis.call('LTRIM', key, evicted, -1)
     len = capacity
   end
-  redis.call('PEXPIRE', key, ttl)
   redis.call('HSET', KEYS[3], group, len)
+  redis.call('PEXPIRE', key, ttl)
   pending = pending + len - known
   pushed = pushed + n
   dropped = dropped + evicted
-  local due = now + maxWait
-  if len >= batch then due = now end
-  -- LT: a group already due earlier keeps its time; CH tells whether this call made it earlier.
-  if redis.call('ZADD', KEYS[1], 'LT', 'CH', due, group) == 1 and (wake < 0 or due < wake) then wake = due end
+  -- A non-empty list always has its ready entry (a claim removes it only with the last message), so
+  -- the index changes only when the group appears or fills up; LT keeps an earlier due time.
+  if before == 0 or (before < batch and len >= batch) then
+    local due = now + maxWait
+    if len >= batch then due = now end
+    if redis.call('ZADD', KEYS[1], 'LT', 'CH', due, group) == 1 and (wake < 0 or due < wake) then wake = due end
+  end
   out[#out + 1] = evicted
 end
 out[2] = wake
