@@ -28,9 +28,6 @@ export class QueueSchemaError extends QueueInputError {
 /** A decorator, injection or lookup names a queue that was never registered. */
 export class UnknownQueueError extends QueueError {}
 
-/** The queue was used after `app.close()` or before its module was initialised. */
-export class QueueClosedError extends QueueError {}
-
 /** A task cannot be moved in its current state (it is running, or dead-lettered). */
 export class TaskStateError extends QueueError {
   constructor(

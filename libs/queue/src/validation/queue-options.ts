@@ -12,7 +12,7 @@ import {
   validateSync,
 } from 'class-validator';
 import { Type } from 'class-transformer';
-import { DEFAULT_MAX_PAYLOAD_BYTES } from '../queue.constants';
+import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PREFIX, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../queue.constants';
 import { QueueConfigError } from '../errors';
 import { describeViolations } from './violations';
 import type { SchemaClass } from '../interfaces';
@@ -24,14 +24,14 @@ const DAY_MS = 86_400_000;
 export class ModuleOptionsRules {
   @IsString()
   @Matches(/^[A-Za-z0-9._-]{1,64}$/, { message: 'prefix must be 1-64 characters of letters, digits, ".", "_" or "-"' })
-  prefix = 'nrq';
+  prefix = DEFAULT_PREFIX;
 
   @IsBoolean()
   consumers = true;
 
   @IsInt()
   @Min(0)
-  shutdownTimeoutMs = 10_000;
+  shutdownTimeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS;
 
   @IsInt()
   @Min(10)
