@@ -1,4 +1,4 @@
-import { Test } from '@nestjs/testing';
+import { createApp } from './testing';
 import type { INestApplication, LoggerService, ModuleMetadata } from '@nestjs/common';
 
 export interface RedisServer {
@@ -67,16 +67,8 @@ export class CapturedLogs implements LoggerService {
 }
 
 /** Like `createApp`, but logging into `logs`, so start-up and reconnection messages can be checked. */
-export async function createLoggedApp(metadata: ModuleMetadata, logs: CapturedLogs): Promise<INestApplication> {
-  const moduleRef = await Test.createTestingModule(metadata).setLogger(logs).compile();
-  const app = moduleRef.createNestApplication({ logger: logs });
-  try {
-    await app.init();
-  } catch (error) {
-    await app.close();
-    throw error;
-  }
-  return app;
+export function createLoggedApp(metadata: ModuleMetadata, logs: CapturedLogs): Promise<INestApplication> {
+  return createApp(metadata, logs);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Test } from '@nestjs/testing';
-import type { INestApplication, ModuleMetadata } from '@nestjs/common';
+import type { INestApplication, LoggerService, ModuleMetadata } from '@nestjs/common';
 import IORedis from 'ioredis';
 
 export function redisUrl(): string {
@@ -18,10 +18,14 @@ export function rawClient(): IORedis {
   return new IORedis(redisUrl(), { lazyConnect: false });
 }
 
-/** Builds and initialises a Nest application (no HTTP listener) from module metadata. */
-export async function createApp(metadata: ModuleMetadata): Promise<INestApplication> {
-  const moduleRef = await Test.createTestingModule(metadata).compile();
-  const app = moduleRef.createNestApplication({ logger: ['error'] });
+/**
+ * Builds and initialises a Nest application (no HTTP listener) from module metadata; it logs errors
+ * only, or everything into `logger` when one is given (to check start-up and reconnection messages).
+ */
+export async function createApp(metadata: ModuleMetadata, logger?: LoggerService): Promise<INestApplication> {
+  const builder = Test.createTestingModule(metadata);
+  const moduleRef = await (logger ? builder.setLogger(logger) : builder).compile();
+  const app = moduleRef.createNestApplication({ logger: logger ?? ['error'] });
   try {
     await app.init();
   } catch (error) {
