@@ -1,4 +1,4 @@
-import type { Scripts } from '../redis/scripts';
+import type { ScriptName, Scripts } from '../redis/scripts';
 import type { QueueKeys } from '../redis/keys';
 import type { ResolvedTime } from '../validation/time';
 import type { DelayQueueOptionsRules } from '../validation/queue-options';
@@ -66,11 +66,17 @@ export class DelayQueueStore {
     return kinds.map((kind) => this.keys.key(shard, kind));
   }
 
+  /** A producer's change: waits for replicas when the queue asks for it. */
+  private write<T>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
+    const { waitForReplicas } = this.options;
+    return waitForReplicas ? this.scripts.runReplicated<T>(script, keys, args, waitForReplicas) : this.scripts.run<T>(script, keys, args);
+  }
+
   /** Schedules tasks of one shard in one call, in order. */
   async schedule(shard: number, tasks: ScheduleItem[]): Promise<{ serverNow: number; head: number; results: ScheduleResult[] }> {
     const args: (string | number)[] = [];
     for (const { id, json, time, replace } of tasks) args.push(id, json, time[0], time[1], replace ? '1' : '0');
-    const reply = await this.scripts.run<(number | string)[]>('delay-schedule', this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors'), args);
+    const reply = await this.write<(number | string)[]>('delay-schedule', this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors'), args);
     const results: ScheduleResult[] = [];
     for (let i = 2; i < reply.length; i += 3) {
       results.push({ created: reply[i] === 1, runAt: reply[i + 1] as number, ...(reply[i + 2] ? { state: reply[i + 2] as TaskState } : {}) });
@@ -79,7 +85,7 @@ export class DelayQueueStore {
   }
 
   async move(shard: number, id: string, mode: 'at' | 'in' | 'by', ms: number): Promise<Placement | 'active' | 'dead' | 'missing'> {
-    const reply = await this.scripts.run<[number, number | string, number, number]>(
+    const reply = await this.write<[number, number | string, number, number]>(
       'delay-move',
       this.k(shard, 'due', 'active', 'data'),
       [id, mode, ms],
@@ -89,7 +95,7 @@ export class DelayQueueStore {
   }
 
   async cancel(shard: number, id: string): Promise<boolean> {
-    return (await this.scripts.run<number>('delay-cancel', this.k(shard, 'due', 'active', 'data', 'dead', 'errors'), [id])) === 1;
+    return (await this.write<number>('delay-cancel', this.k(shard, 'due', 'active', 'data', 'dead', 'errors'), [id])) === 1;
   }
 
   async get(shard: number, id: string): Promise<StoredTask | null> {
@@ -153,7 +159,7 @@ export class DelayQueueStore {
   }
 
   async requeue(shard: number, id: string, [mode, ms]: ResolvedTime): Promise<Placement | null> {
-    const reply = await this.scripts.run<number[]>('delay-requeue', this.k(shard, 'due', 'dead', 'data', 'errors'), [id, mode, ms]);
+    const reply = await this.write<number[]>('delay-requeue', this.k(shard, 'due', 'dead', 'data', 'errors'), [id, mode, ms]);
     return reply[0] === 1 ? { runAt: reply[1], serverNow: reply[2], isHead: reply[3] === 1 } : null;
   }
 

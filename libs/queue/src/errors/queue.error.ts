@@ -3,8 +3,8 @@
  * "the queue refused this" (`instanceof QueueError`) from a Redis or network failure.
  */
 export class QueueError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = new.target.name;
   }
 }
@@ -39,5 +39,25 @@ export class TaskStateError extends QueueError {
         ? `Task "${id}" is running (active) and cannot be moved; schedule it again with the same id to replace it`
         : `Task "${id}" is dead-lettered and cannot be moved; requeue(id) brings it back`,
     );
+  }
+}
+
+/**
+ * Redis could not be reached or did not answer in time (`commandTimeoutMs`). The call may or may not
+ * have been applied: a reply can be lost after Redis ran the script. `cause` is the client's error.
+ */
+export class QueueConnectionError extends QueueError {}
+
+/**
+ * `waitForReplicas` was asked for and fewer replicas acknowledged the write in time. The write is
+ * applied on the primary (and visible); only its survival of a failover is not assured.
+ */
+export class QueueReplicationError extends QueueError {
+  constructor(
+    message: string,
+    readonly acknowledged: number,
+    readonly required: number,
+  ) {
+    super(message);
   }
 }

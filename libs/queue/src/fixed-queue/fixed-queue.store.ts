@@ -1,4 +1,4 @@
-import type { Scripts } from '../redis/scripts';
+import { asConnectionError, type Scripts } from '../redis/scripts';
 import type { QueueKeys } from '../redis/keys';
 import type { FixedQueueOptionsRules } from '../validation/queue-options';
 import type { FixedQueueStats } from '../interfaces';
@@ -51,7 +51,10 @@ export class FixedQueueStore {
       keys.push(this.groupKey(shard, group));
       args.push(group, messages.length, messages.length === 1 ? messages[0] : messages.join('\n'));
     }
-    const reply = await this.scripts.run<number[]>('fixed-push', keys, args);
+    const { waitForReplicas } = this.options;
+    const reply = waitForReplicas
+      ? await this.scripts.runReplicated<number[]>('fixed-push', keys, args, waitForReplicas)
+      : await this.scripts.run<number[]>('fixed-push', keys, args);
     return { serverNow: reply[0], wakeAt: reply[1], evicted: reply.slice(2) };
   }
 
@@ -78,7 +81,11 @@ export class FixedQueueStore {
   }
 
   async size(shard: number, group: string): Promise<number> {
-    return this.scripts.client.llen(this.groupKey(shard, group));
+    try {
+      return await this.scripts.client.llen(this.groupKey(shard, group));
+    } catch (error) {
+      throw asConnectionError(error);
+    }
   }
 
   async stats(): Promise<FixedQueueStats> {

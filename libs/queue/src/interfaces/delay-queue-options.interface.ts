@@ -1,4 +1,4 @@
-import type { SchemaClass } from './fixed-queue-options.interface';
+import type { ReplicaWaitOptions, SchemaClass } from './fixed-queue-options.interface';
 
 export interface BackoffOptions {
   type: 'fixed' | 'exponential';
@@ -25,6 +25,11 @@ export interface DelayQueueOptions {
   deadLetter?: { capacity?: number };
   /** Size limit of one serialised payload; defaults to the module's `maxPayloadBytes`. */
   maxPayloadBytes?: number;
+  /**
+   * schedule, reschedule, shift, cancel and requeue resolve only once this many replicas hold the change
+   * (Redis WAIT); see README "Guarantees". Default: off.
+   */
+  waitForReplicas?: ReplicaWaitOptions;
 }
 
 /** When a task is due: `runAt` (a Date, epoch ms or ISO string) or `delayMs` from now (Redis time); neither means now. */

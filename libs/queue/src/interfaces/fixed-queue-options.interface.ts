@@ -19,6 +19,15 @@ export interface FixedQueueOptions {
   schema?: SchemaClass;
   /** Size limit of one serialised message; defaults to the module's `maxPayloadBytes`. */
   maxPayloadBytes?: number;
+  /** Pushes resolve only once this many replicas hold them (Redis WAIT); see README "Guarantees". Default: off. */
+  waitForReplicas?: ReplicaWaitOptions;
+}
+
+export interface ReplicaWaitOptions {
+  /** Replicas that must acknowledge each write. */
+  replicas: number;
+  /** How long to wait for them; fewer in time fails the call with QueueReplicationError. */
+  timeoutMs: number;
 }
 
 export interface PushResult {

@@ -77,8 +77,9 @@ class StartupScripts extends Scripts {
     /** Called with the connection error when a check is deferred; undefined: do not defer. */
     private readonly onUnreachable: ((error: unknown) => void) | undefined,
     private readonly logger: Logger,
+    deadlineMs: number,
   ) {
-    super(client);
+    super(client, deadlineMs);
   }
 
   override async run<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
@@ -145,7 +146,7 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
     this.target = describeTarget(connection);
     this.client = isClient(connection) ? connection : createClient(connection, settings);
     const onUnreachable = settings.startup === 'continue' ? (error: unknown) => this.warnUnreachable(error) : undefined;
-    this.scripts = new StartupScripts(this.client, settings.prefix, onUnreachable, this.logger);
+    this.scripts = new StartupScripts(this.client, settings.prefix, onUnreachable, this.logger, settings.commandTimeoutMs);
     if (this.owned) this.watch(this.client, 'Redis');
   }
 

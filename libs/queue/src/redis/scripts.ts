@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Cluster, Redis } from 'ioredis';
+import { Cluster, ReplyError, type Redis } from 'ioredis';
+import { QueueConnectionError, QueueReplicationError } from '../errors';
 
 export type RedisClient = Redis | Cluster;
 
@@ -27,6 +28,19 @@ export const SCRIPT_NAMES = [
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
 type Evaluate = (script: string, numKeys: number, keys: string[], args: (string | number)[]) => Promise<unknown>;
+type Pipeline = Record<'evalsha' | 'eval', (script: string, numKeys: number, keys: string[], args: (string | number)[]) => Pipeline> & {
+  wait(replicas: number, timeoutMs: number): Pipeline;
+  exec(): Promise<[Error | null, unknown][] | null>;
+};
+
+/** Acknowledgement asked of replicas before a write resolves (Redis WAIT). */
+export interface ReplicaWait {
+  replicas: number;
+  timeoutMs: number;
+}
+
+/** Replies that say the server cannot serve right now, as opposed to refusing this call. */
+const UNAVAILABLE = /^(LOADING|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|BUSY) /;
 
 interface Loaded {
   lua: string;
@@ -49,22 +63,92 @@ function load(script: ScriptName): Loaded {
  * so a `SCRIPT FLUSH` or a restarted server is transparent. Plain EVALSHA rather than ioredis'
  * `defineCommand`: with a variable number of keys, ioredis routes an auto-pipelined defined command
  * by its first argument (the key count), which sends it to the wrong Cluster node; EVALSHA's keys
- * are known to its router.
+ * are known to its router. Failures to reach Redis become QueueConnectionError.
  */
 export class Scripts {
-  constructor(readonly client: RedisClient) {
+  constructor(
+    readonly client: RedisClient,
+    /**
+     * Bound on a call's wait. Single-node clients enforce `commandTimeout` themselves; a Cluster client
+     * holds calls in a queue of its own while it looks for a slot's new owner (failover), unbounded.
+     */
+    private readonly deadlineMs?: number,
+  ) {
     for (const script of SCRIPT_NAMES) load(script);
   }
 
   async run<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
+    try {
+      return await this.bounded(this.evaluate<T>(script, keys, args));
+    } catch (error) {
+      throw asConnectionError(error);
+    }
+  }
+
+  /**
+   * Runs a write, then WAITs on the same connection until `wait.replicas` replicas acknowledged it.
+   * A pipeline, not two calls: in a Cluster it goes to the node that owns the keys, and WAIT counts
+   * the writes of the connection it is sent on.
+   */
+  async runReplicated<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[], wait: ReplicaWait): Promise<T> {
+    let replies: [Error | null, unknown][];
+    try {
+      replies = await this.bounded(this.pipelined(script, keys, args, wait, 'evalsha'));
+      if (isNoScript(replies[0][0])) replies = await this.bounded(this.pipelined(script, keys, args, wait, 'eval'));
+    } catch (error) {
+      throw asConnectionError(error);
+    }
+    const [[error, result], [waitError, acknowledged]] = replies;
+    if (error) throw asConnectionError(error);
+    if (waitError) throw asConnectionError(waitError);
+    if ((acknowledged as number) < wait.replicas) {
+      throw new QueueReplicationError(
+        `The write was applied on the primary, but ${acknowledged as number} of ${wait.replicas} replicas acknowledged it within ` +
+          `${wait.timeoutMs} ms (waitForReplicas): it could be lost if the primary fails now`,
+        acknowledged as number,
+        wait.replicas,
+      );
+    }
+    return result as T;
+  }
+
+  private async evaluate<T>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
     const { lua, sha } = load(script);
     // ioredis flattens array arguments (its typings do not say so): no spread of thousands of messages.
     const client = this.client as unknown as Record<'evalsha' | 'eval', Evaluate>;
     try {
       return (await client.evalsha(sha, keys.length, keys, args)) as T;
     } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      if (!isNoScript(error)) throw error;
       return (await client.eval(lua, keys.length, keys, args)) as T;
     }
   }
+
+  private async pipelined(script: ScriptName, keys: string[], args: (string | number)[], wait: ReplicaWait, how: 'evalsha' | 'eval') {
+    const { lua, sha } = load(script);
+    const pipeline = (this.client.pipeline() as unknown as Pipeline)[how](how === 'eval' ? lua : sha, keys.length, keys, args);
+    const replies = await pipeline.wait(wait.replicas, wait.timeoutMs).exec();
+    if (!replies) throw new Error('the pipeline was discarded');
+    return replies;
+  }
+
+  private bounded<T>(call: Promise<T>): Promise<T> {
+    if (this.deadlineMs === undefined || !(this.client instanceof Cluster)) return call;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no reply within ${this.deadlineMs} ms`)), this.deadlineMs);
+    });
+    return Promise.race([call, deadline]).finally(() => clearTimeout(timer));
+  }
+}
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
+/** Redis' refusals (NOPERM, WRONGTYPE, ...) pass as they are; not reaching Redis becomes QueueConnectionError. */
+export function asConnectionError(error: unknown): unknown {
+  if (error instanceof QueueConnectionError || !(error instanceof Error)) return error;
+  if (error instanceof ReplyError && !UNAVAILABLE.test(error.message)) return error;
+  return new QueueConnectionError(`Redis did not answer (${error.message}); the call may or may not have been applied`, { cause: error });
 }

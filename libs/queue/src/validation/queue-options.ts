@@ -52,6 +52,19 @@ export class ModuleOptionsRules {
   startup: 'fail' | 'continue' = 'fail';
 }
 
+class ReplicaWaitRules {
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  replicas!: number;
+
+  // WAIT with 0 blocks until the replicas answer, however long: a bound is required.
+  @IsInt()
+  @Min(1)
+  @Max(600_000)
+  timeoutMs!: number;
+}
+
 class QueueOptionsRules {
   @IsString()
   @Matches(QUEUE_NAME, QUEUE_NAME_RULE)
@@ -67,6 +80,11 @@ class QueueOptionsRules {
   @Min(16)
   @Max(512 * 1024 * 1024)
   maxPayloadBytes?: number;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ReplicaWaitRules)
+  waitForReplicas?: ReplicaWaitRules;
 
   schema?: SchemaClass;
 }
