@@ -1,12 +1,35 @@
-/** @type {import('jest').Config} */
-module.exports = {
+const shared = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/libs', '<rootDir>/apps', '<rootDir>/test', '<rootDir>/bench'],
-  testRegex: '\\.(spec|e2e-spec)\\.ts$',
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
   moduleNameMapper: { '^nestjs-redis-queues$': '<rootDir>/libs/queue/src' },
-  globalSetup: '<rootDir>/test/setup/global-setup.js',
-  globalTeardown: '<rootDir>/test/setup/global-teardown.js',
+};
+
+// The behaviour suites of both queues run twice: on one redis-server, and on a local Redis Cluster.
+const ON_BOTH = ['fixed-queue', 'delay-queue'];
+const CLUSTER_ONLY = ['cluster'];
+
+/** @type {import('jest').Config} */
+module.exports = {
   testTimeout: 60_000,
   maxWorkers: 2,
+  projects: [
+    {
+      ...shared,
+      displayName: 'redis',
+      roots: ['<rootDir>/libs', '<rootDir>/apps', '<rootDir>/test', '<rootDir>/bench'],
+      testRegex: '\\.(spec|e2e-spec)\\.ts$',
+      testPathIgnorePatterns: ['/node_modules/', ...CLUSTER_ONLY.map((name) => `/test/${name}\\.e2e-spec\\.ts$`)],
+      globalSetup: '<rootDir>/test/setup/global-setup.js',
+      globalTeardown: '<rootDir>/test/setup/global-teardown.js',
+    },
+    {
+      ...shared,
+      displayName: 'cluster',
+      roots: ['<rootDir>/test'],
+      testMatch: [...ON_BOTH, ...CLUSTER_ONLY].map((name) => `<rootDir>/test/${name}.e2e-spec.ts`),
+      globalSetup: '<rootDir>/test/setup/cluster-setup.js',
+      globalTeardown: '<rootDir>/test/setup/cluster-teardown.js',
+      setupFiles: ['<rootDir>/test/setup/on-cluster.js'],
+    },
+  ],
 };

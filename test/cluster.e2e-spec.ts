@@ -11,12 +11,7 @@ import {
   getFixedQueueToken,
   QueueModule,
 } from 'nestjs-redis-queues';
-import { createApp, pollUntil, uniquePrefix } from './support/testing';
-
-// scripts/cluster.js is plain JavaScript shared with the command line.
-const { startCluster } = require('../scripts/cluster') as {
-  startCluster(): Promise<{ masters: { host: string; port: number }[]; stop(): Promise<void> }>;
-};
+import { clusterNodes, createApp, pollUntil, uniquePrefix } from './support/testing';
 
 @Injectable()
 class Consumers {
@@ -34,30 +29,30 @@ class Consumers {
   }
 }
 
+// Cluster-specific checks; the queues' behaviour suites run on this cluster too (jest.config.js).
 describe('on a Redis Cluster (3 masters, 3 replicas)', () => {
-  let cluster: Awaited<ReturnType<typeof startCluster>>;
   let app: INestApplication;
   const prefix = uniquePrefix();
+  // Every write of both queues waits for its master's replica: WAIT must reach the node that owns the shard.
+  const waitForReplicas = { replicas: 1, timeoutMs: 5000 };
 
   beforeAll(async () => {
-    cluster = await startCluster();
     app = await createApp({
       imports: [
-        QueueModule.forRoot({ connection: { cluster: cluster.masters }, prefix }),
-        QueueModule.registerFixedQueue({ name: 'events', shards: 8, batchSize: 16, maxWaitMs: 50 }),
-        QueueModule.registerDelayQueue({ name: 'tasks', shards: 8 }),
+        QueueModule.forRoot({ connection: { cluster: clusterNodes() }, prefix }),
+        QueueModule.registerFixedQueue({ name: 'events', shards: 8, batchSize: 16, maxWaitMs: 50, waitForReplicas }),
+        QueueModule.registerDelayQueue({ name: 'tasks', shards: 8, waitForReplicas }),
       ],
       providers: [Consumers],
     });
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await app?.close();
-    await cluster?.stop();
   });
 
   it('spreads the shards of a queue over several masters', async () => {
-    const client = new Cluster(cluster.masters);
+    const client = new Cluster(clusterNodes());
     try {
       await client.ping();
       const owners = new Set<string>();
@@ -71,7 +66,7 @@ describe('on a Redis Cluster (3 masters, 3 replicas)', () => {
     }
   });
 
-  it('pushes, consumes, schedules and fires across the cluster, each exactly once', async () => {
+  it('pushes, consumes, schedules and fires across the cluster, each exactly once, writes acknowledged by replicas', async () => {
     const events = app.get<FixedQueue<{ n: number }>>(getFixedQueueToken('events'));
     const tasks = app.get<DelayQueue>(getDelayQueueToken('tasks'));
     await Promise.all(Array.from({ length: 2000 }, (_, n) => events.push(`game-${n % 100}`, { n })));
@@ -81,5 +76,15 @@ describe('on a Redis Cluster (3 masters, 3 replicas)', () => {
     expect(new Set(Consumers.tasks).size).toBe(500);
     expect(await events.stats()).toMatchObject({ pushed: 2000, delivered: 2000, pending: 0 });
     await pollUntil(async () => (await tasks.stats()).completed === 500, 'every ack');
+    // The WAITs went to the masters that own the shards (several), not to one node at random.
+    const client = new Cluster(clusterNodes());
+    try {
+      await client.ping();
+      const stats = await Promise.all(client.nodes('master').map((node) => node.info('commandstats')));
+      const waits = stats.map((text) => Number(/cmdstat_wait:calls=(\d+)/.exec(text)?.[1] ?? 0));
+      expect(waits.filter((calls) => calls > 0).length).toBeGreaterThan(1);
+    } finally {
+      client.disconnect();
+    }
   });
 });

@@ -1,6 +1,5 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { IsString } from 'class-validator';
-import type IORedis from 'ioredis';
 import {
   DelayConsumer,
   type DelayContext,
@@ -12,7 +11,7 @@ import {
   QueueSchemaError,
   TaskStateError,
 } from 'nestjs-redis-queues';
-import { createApp, deferred, pollUntil, rawClient, redisUrl, uniquePrefix } from './support/testing';
+import { connection, createApp, deferred, flushScripts, keysMatching, pollUntil, type RawRedis, topologyClient, uniquePrefix } from './support/testing';
 
 class FeedTask {
   @IsString()
@@ -40,11 +39,11 @@ class Feeder {
 }
 
 describe('DelayQueue (real redis-server)', () => {
-  let redis: IORedis;
+  let redis: RawRedis;
   const apps: INestApplication[] = [];
 
   beforeAll(() => {
-    redis = rawClient();
+    redis = topologyClient();
   });
   afterEach(async () => {
     await Promise.all(apps.splice(0).map((app) => app.close()));
@@ -58,7 +57,7 @@ describe('DelayQueue (real redis-server)', () => {
   async function start(prefix: string, queue: Partial<DelayQueueOptions> = {}, opts: { consumer?: boolean; idlePollMs?: number; shutdownTimeoutMs?: number } = {}) {
     const app = await createApp({
       imports: [
-        QueueModule.forRoot({ connection: redisUrl(), prefix, idlePollMs: opts.idlePollMs ?? 500, shutdownTimeoutMs: opts.shutdownTimeoutMs }),
+        QueueModule.forRoot({ connection: connection(), prefix, idlePollMs: opts.idlePollMs ?? 500, shutdownTimeoutMs: opts.shutdownTimeoutMs }),
         QueueModule.registerDelayQueue({ name: 'feeding', shards: 4, visibilityTimeoutMs: 1000, ...queue }),
       ],
       providers: opts.consumer === false ? [] : [Feeder],
@@ -261,7 +260,7 @@ describe('DelayQueue (real redis-server)', () => {
     const { queue } = await start(uniquePrefix());
     await queue.schedule({ petId: 'a' }, { id: 'before' });
     await pollUntil(() => Feeder.fired.length === 1, 'the first task');
-    await redis.script('FLUSH');
+    await flushScripts(redis);
     await queue.schedule({ petId: 'b' }, { id: 'after' });
     await pollUntil(() => Feeder.fired.length === 2, 'a task scheduled and claimed after the flush');
     expect(ids()).toEqual(['before', 'after']);
@@ -277,6 +276,6 @@ describe('DelayQueue (real redis-server)', () => {
     await expect(queue.schedule({ petId: 5 } as never)).rejects.toThrow(QueueSchemaError);
     await expect(queue.schedule({ petId: 'x'.repeat(200) })).rejects.toThrow(/maxPayloadBytes/);
     await expect(queue.shift('a', Number.POSITIVE_INFINITY)).rejects.toThrow(QueueInputError);
-    expect(await redis.keys(`${prefix}:*`)).toEqual([`${prefix}:{feeding}:meta`]);
+    expect(await keysMatching(redis, `${prefix}:*`)).toEqual([`${prefix}:{feeding}:meta`]);
   });
 });

@@ -1,6 +1,5 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { IsInt, IsString, Min } from 'class-validator';
-import type IORedis from 'ioredis';
 import {
   BatchConsumer,
   type BatchContext,
@@ -11,7 +10,7 @@ import {
   QueueModule,
   QueueSchemaError,
 } from 'nestjs-redis-queues';
-import { createApp, pollUntil, rawClient, redisUrl, uniquePrefix } from './support/testing';
+import { connection, createApp, keysMatching, pollUntil, type RawRedis, topologyClient, uniquePrefix } from './support/testing';
 
 class GameEvent {
   @IsString()
@@ -39,11 +38,11 @@ class Collector {
 }
 
 describe('FixedQueue (real redis-server)', () => {
-  let redis: IORedis;
+  let redis: RawRedis;
   const apps: INestApplication[] = [];
 
   beforeAll(() => {
-    redis = rawClient();
+    redis = topologyClient();
   });
   afterEach(async () => {
     await Promise.all(apps.splice(0).map((app) => app.close()));
@@ -56,7 +55,7 @@ describe('FixedQueue (real redis-server)', () => {
   async function start(prefix: string, queue: Partial<FixedQueueOptions>, opts: { consumer?: boolean; consumers?: boolean } = {}) {
     const app = await createApp({
       imports: [
-        QueueModule.forRoot({ connection: redisUrl(), prefix, consumers: opts.consumers ?? true, idlePollMs: 200 }),
+        QueueModule.forRoot({ connection: connection(), prefix, consumers: opts.consumers ?? true, idlePollMs: 200 }),
         QueueModule.registerFixedQueue({ name: 'events', shards: 4, ...queue }),
       ],
       providers: opts.consumer === false ? [] : [Collector],
@@ -188,7 +187,7 @@ describe('FixedQueue (real redis-server)', () => {
     } catch (error) {
       expect((error as QueueSchemaError).violations).toEqual(expect.arrayContaining([expect.stringMatching(/^type/), expect.stringMatching(/^seq/)]));
     }
-    expect(await redis.keys(`${prefix}:*`)).toEqual([`${prefix}:{events}:meta`]);
+    expect(await keysMatching(redis, `${prefix}:*`)).toEqual([`${prefix}:{events}:meta`]);
   });
 
   it('fails start-up on invalid options, naming the rule', async () => {
@@ -217,7 +216,7 @@ describe('FixedQueue (real redis-server)', () => {
     const options = { name: 'events', shards: 4, batchSize: 10, capacity: 1000, maxWaitMs: 10 };
     const make = (consume: boolean) =>
       createApp({
-        imports: [QueueModule.forRoot({ connection: redisUrl(), prefix, idlePollMs: 200 }), QueueModule.registerFixedQueue(options)],
+        imports: [QueueModule.forRoot({ connection: connection(), prefix, idlePollMs: 200 }), QueueModule.registerFixedQueue(options)],
         providers: consume ? [Slow] : [],
       });
     const producer = await make(false);

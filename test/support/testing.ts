@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Test } from '@nestjs/testing';
 import type { INestApplication, LoggerService, ModuleMetadata } from '@nestjs/common';
-import IORedis from 'ioredis';
+import IORedis, { Cluster } from 'ioredis';
+import type { QueueConnection } from 'nestjs-redis-queues';
 
 export function redisUrl(): string {
   const url = process.env.REDIS_URL;
@@ -14,8 +15,45 @@ export function uniquePrefix(label = 't'): string {
   return `${label}-${randomBytes(4).toString('hex')}`;
 }
 
+/** Where the suite runs: jest.config.js runs some suites a second time on a Redis Cluster. */
+export const topology: 'single' | 'cluster' = process.env.NRQ_TOPOLOGY === 'cluster' ? 'cluster' : 'single';
+
+/** The test cluster's masters (test/setup/cluster-setup.js starts it, or NRQ_TEST_CLUSTER names one). */
+export function clusterNodes(): { host: string; port: number }[] {
+  const nodes = process.env.NRQ_TEST_CLUSTER;
+  if (!nodes) throw new Error('NRQ_TEST_CLUSTER is not set: the cluster project\'s global setup starts a cluster and sets it');
+  return nodes.split(',').map((node) => {
+    const [host, port] = node.split(':');
+    return { host, port: Number(port) };
+  });
+}
+
+/** The `connection` option for the suite's topology. */
+export function connection(): QueueConnection {
+  return topology === 'cluster' ? { cluster: clusterNodes() } : redisUrl();
+}
+
+export type RawRedis = IORedis | Cluster;
+
 export function rawClient(): IORedis {
   return new IORedis(redisUrl(), { lazyConnect: false });
+}
+
+/** A client of the suite's topology, for looking at what the library wrote. */
+export function topologyClient(): RawRedis {
+  return topology === 'cluster' ? new Cluster(clusterNodes()) : rawClient();
+}
+
+/** KEYS on every master: in a Cluster each node answers for its own slots only. */
+export async function keysMatching(redis: RawRedis, pattern: string): Promise<string[]> {
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  return (await Promise.all(nodes.map((node) => node.keys(pattern)))).flat().sort();
+}
+
+/** SCRIPT FLUSH on every master, as a restarted server (or a failover to a fresh node) would. */
+export async function flushScripts(redis: RawRedis): Promise<void> {
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  await Promise.all(nodes.map((node) => node.script('FLUSH')));
 }
 
 /**
