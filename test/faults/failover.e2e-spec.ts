@@ -8,6 +8,7 @@ import {
   FixedQueue,
   getDelayQueueToken,
   getFixedQueueToken,
+  QueueConnectionError,
   QueueModule,
 } from 'nestjs-redis-queues';
 import { createApp, pollUntil, uniquePrefix } from '../support/testing';
@@ -85,12 +86,15 @@ describe('failover on a Redis Cluster (3 masters, 3 replicas)', () => {
       const pushed: string[] = [];
       const scheduled: string[] = [];
       let failures = 0;
+      let slowestFailureMs = 0;
+      const failureKinds = new Set<string>();
       let lastSuccess = 0;
       let running = true;
       let n = 0;
       const loop = async () => {
         while (running) {
           const i = n++;
+          const started = Date.now();
           try {
             if (i % 2) {
               await events.push(`g${i % 32}`, `m-${i}`);
@@ -100,8 +104,10 @@ describe('failover on a Redis Cluster (3 masters, 3 replicas)', () => {
               scheduled.push(`t-${i}`);
             }
             lastSuccess = Date.now();
-          } catch {
+          } catch (error) {
             failures++;
+            slowestFailureMs = Math.max(slowestFailureMs, Date.now() - started);
+            failureKinds.add(error instanceof QueueConnectionError ? 'QueueConnectionError' : String(error));
             // A load generator, not a synchronisation: keeps a refused producer from spinning.
             await new Promise((resolve) => setTimeout(resolve, 20));
           }
@@ -140,9 +146,12 @@ describe('failover on a Redis Cluster (3 masters, 3 replicas)', () => {
       const lostMessages = pushed.filter((m) => !Consumers.messages.has(m)).length;
       process.stdout.write(
         `cluster failover: ${pushed.length} pushes and ${scheduled.length} schedules acknowledged, ${failures} calls failed, ` +
-          `every shard written again ${recoveredMs} ms after the kill; lost on the failed-over master: ${lostTasks} tasks, ${lostMessages} messages\n`,
+          `every shard written again ${recoveredMs} ms after the kill (slowest failed call ${slowestFailureMs} ms); lost on the failed-over master: ${lostTasks} tasks, ${lostMessages} messages\n`,
       );
       expect(recoveredMs).toBeLessThan(30_000);
+      // While the slots had no master, calls failed typed and within commandTimeoutMs (2 s), plus timer slack.
+      expect([...failureKinds]).toEqual(['QueueConnectionError']);
+      expect(slowestFailureMs).toBeLessThan(3_000);
     } finally {
       admin.disconnect();
     }

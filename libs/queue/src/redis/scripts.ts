@@ -39,6 +39,10 @@ export interface ReplicaWait {
   timeoutMs: number;
 }
 
+/** Redirections of a call ioredis passed on instead of following (see `redirected`). */
+const MAX_REDIRECTS = 5;
+const REDIRECT = /^(MOVED|ASK) /;
+
 /** Replies that say the server cannot serve right now, as opposed to refusing this call. */
 const UNAVAILABLE = /^(LOADING|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|BUSY) /;
 
@@ -79,7 +83,7 @@ export class Scripts {
 
   async run<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
     try {
-      return await this.bounded(this.evaluate<T>(script, keys, args));
+      return await this.bounded(this.redirected(() => this.evaluate<T>(script, keys, args)));
     } catch (error) {
       throw asConnectionError(error);
     }
@@ -93,8 +97,14 @@ export class Scripts {
   async runReplicated<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[], wait: ReplicaWait): Promise<T> {
     let replies: [Error | null, unknown][];
     try {
-      replies = await this.bounded(this.pipelined(script, keys, args, wait, 'evalsha'));
-      if (isNoScript(replies[0][0])) replies = await this.bounded(this.pipelined(script, keys, args, wait, 'eval'));
+      replies = await this.bounded(
+        this.redirected(async () => {
+          let sent = await this.pipelined(script, keys, args, wait, 'evalsha');
+          if (isNoScript(sent[0][0])) sent = await this.pipelined(script, keys, args, wait, 'eval');
+          if (sent[0][0] && REDIRECT.test(sent[0][0].message)) throw sent[0][0];
+          return sent;
+        }),
+      );
     } catch (error) {
       throw asConnectionError(error);
     }
@@ -132,6 +142,24 @@ export class Scripts {
     return replies;
   }
 
+  /**
+   * Follows MOVED/ASK that reach us. ioredis follows them for a lone command, but an auto-pipelined
+   * batch it follows only when every command in it was redirected alike; after a failover or a
+   * resharding a batch mixes slots, and the redirected calls fail. Such a call was not executed,
+   * so sending it again (once the slot map is fresh) cannot apply it twice.
+   */
+  private async redirected<T>(attempt: () => Promise<T>): Promise<T> {
+    for (let redirects = 0; ; redirects++) {
+      try {
+        return await attempt();
+      } catch (error) {
+        const client = this.client;
+        if (!(client instanceof Cluster) || redirects >= MAX_REDIRECTS || !isRedirect(error)) throw error;
+        await new Promise<void>((resolve) => client.refreshSlotsCache(() => resolve()));
+      }
+    }
+  }
+
   private bounded<T>(call: Promise<T>): Promise<T> {
     if (this.deadlineMs === undefined || !(this.client instanceof Cluster)) return call;
     let timer: NodeJS.Timeout | undefined;
@@ -140,6 +168,10 @@ export class Scripts {
     });
     return Promise.race([call, deadline]).finally(() => clearTimeout(timer));
   }
+}
+
+function isRedirect(error: unknown): boolean {
+  return error instanceof ReplyError && REDIRECT.test((error as Error).message);
 }
 
 function isNoScript(error: unknown): boolean {
