@@ -10,7 +10,7 @@ import {
   QueueModule,
   QueueSchemaError,
 } from 'nestjs-redis-queues';
-import { connection, createApp, keysMatching, pollUntil, type RawRedis, topologyClient, uniquePrefix } from './support/testing';
+import { connection, createApp, flushScripts, keysMatching, pollUntil, type RawRedis, topologyClient, uniquePrefix } from './support/testing';
 
 class GameEvent {
   @IsString()
@@ -34,6 +34,16 @@ class Collector {
   @BatchConsumer('events', { concurrency: 4 })
   handle(messages: GameEvent[], ctx: BatchContext) {
     Collector.received.push({ group: ctx.group, messages, ctx });
+  }
+}
+
+@Injectable()
+class RawCollector {
+  static received: string[][] = [];
+
+  @BatchConsumer('events', { raw: true })
+  handle(messages: string[]) {
+    RawCollector.received.push(messages);
   }
 }
 
@@ -77,6 +87,31 @@ describe('FixedQueue (real redis-server)', () => {
     expect(sizes.every((s) => s <= 10)).toBe(true);
     expect(Collector.received.map((r) => r.messages.map((m) => m.seq)).flat()).toEqual(events(25).map((e) => e.seq));
     expect(Collector.received.every((r) => r.group === 'game-a' && r.ctx.queue === 'events')).toBe(true);
+  });
+
+  it('reloads its scripts transparently after SCRIPT FLUSH', async () => {
+    const { queue } = await start(uniquePrefix(), { batchSize: 5, maxWaitMs: 20 });
+    await queue.pushMany('g', events(5));
+    await pollUntil(() => delivered().length === 5, 'the first batch');
+    await flushScripts(redis);
+    await queue.pushMany('g', events(5, 5));
+    await pollUntil(() => delivered().length === 10, 'a batch pushed and claimed after the flush');
+    expect(delivered()).toEqual(events(10).map((e) => `g/${e.seq}`));
+  });
+
+  it('hands raw consumers the JSON text of each message, as pushed', async () => {
+    const prefix = uniquePrefix();
+    const { queue } = await start(prefix, { batchSize: 3, maxWaitMs: 20 }, { consumer: false });
+    const messages = [{ type: 'a,b]', seq: 1 }, { type: '{"x":[1,2]}', seq: 2 }, { type: 'é\n', seq: 3 }];
+    await queue.pushMany('g', messages);
+    const app = await createApp({
+      imports: [QueueModule.forRoot({ connection: connection(), prefix, idlePollMs: 200 }), QueueModule.registerFixedQueue({ name: 'events', shards: 4, batchSize: 3, maxWaitMs: 20 })],
+      providers: [RawCollector],
+    });
+    apps.push(app);
+    const batch = await pollUntil(() => RawCollector.received[0], 'the raw batch');
+    expect(batch).toEqual(messages.map((m) => JSON.stringify(m)));
+    expect(JSON.parse(`[${batch.join(',')}]`)).toEqual(messages);
   });
 
   it('delivers text with newlines, braces, colons and unicode exactly', async () => {

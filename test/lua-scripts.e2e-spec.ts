@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SCRIPT_NAMES } from '../libs/queue/src/redis/scripts';
-import { rawClient } from './support/testing';
+import { SCRIPT_NAMES, Scripts } from '../libs/queue/src/redis/scripts';
+import { pollUntil, rawClient, uniquePrefix } from './support/testing';
 
 describe('Lua scripts', () => {
   it.each(SCRIPT_NAMES)('%s compiles on the server', async (name) => {
@@ -9,6 +9,53 @@ describe('Lua scripts', () => {
     try {
       const lua = readFileSync(join(__dirname, '../libs/queue/src/redis/lua', `${name}.lua`), 'utf8');
       expect(await redis.script('LOAD', lua)).toMatch(/^[0-9a-f]{40}$/);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
+
+describe('Scripts.runAfterReads (reads and a script in one MULTI)', () => {
+  it('reads the lists as the script saw them, and reloads a flushed script inside the transaction', async () => {
+    const redis = rawClient();
+    const scripts = new Scripts(redis);
+    const prefix = uniquePrefix();
+    const keys = [`${prefix}:{q:0}:ready`, `${prefix}:{q:0}:stats`, `${prefix}:{q:0}:lens`, `${prefix}:{q:0}:g:a`];
+    try {
+      await scripts.run('fixed-push', keys, [100, 2, 0, 60_000, 'a', 3, '{"n":1}\n{"n":2}\n{"n":3}']);
+      await redis.script('FLUSH');
+      const { lists, result } = await scripts.runAfterReads<(string | number)[]>('fixed-take', keys, [2, 0, 0, 1, 'a', 2], [{ key: keys[3], count: 2 }]);
+      expect(lists).toEqual([[expect.stringMatching(/^\[\d{13},\{"n":1\}\]$/), expect.stringMatching(/^\[\d{13},\{"n":2\}\]$/)]]);
+      // Listed: 'a' (one message left, due after maxWait 0); then offset 0, expired 0, claimed 2.
+      expect(result.slice(2)).toEqual([1, 'a', 0, 0, 2]);
+      expect(await redis.lrange(keys[3], 0, -1)).toEqual([expect.stringContaining('{"n":3}')]);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('claims nothing from a read made only of expired entries, trims them all, and gives the fresh ones next', async () => {
+    const redis = rawClient();
+    const scripts = new Scripts(redis);
+    const prefix = uniquePrefix();
+    const keys = [`${prefix}:{q:0}:ready`, `${prefix}:{q:0}:stats`, `${prefix}:{q:0}:lens`, `${prefix}:{q:0}:g:a`];
+    const serverMs = async () => {
+      const [s, us] = await redis.time();
+      return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+    };
+    try {
+      await scripts.run('fixed-push', keys, [100, 2, 0, 60_000, 'a', 3, '1\n2\n3']);
+      const pushedAt = await serverMs();
+      await pollUntil(async () => (await serverMs()) > pushedAt + 60, 'the first entries to age past maxAgeMs');
+      await scripts.run('fixed-push', keys, [100, 2, 0, 60_000, 'a', 1, '4']);
+      const take = () => scripts.runAfterReads<(string | number)[]>('fixed-take', keys, [2, 50, 0, 1, 'a', 2], [{ key: keys[3], count: 2 }]);
+      const first = await take();
+      // Three expired (more than the two read): offset clamped to the read, nothing claimed.
+      expect(first.result.slice(-3)).toEqual([2, 3, 0]);
+      const second = await take();
+      expect(second.result.slice(-3)).toEqual([0, 0, 1]);
+      expect(second.lists[0]).toEqual([expect.stringMatching(/,4\]$/)]);
+      expect(await redis.hgetall(keys[1])).toMatchObject({ pushed: '4', expired: '3', delivered: '1', pending: '0' });
     } finally {
       redis.disconnect();
     }

@@ -57,10 +57,10 @@ export const delayQueueOf = <T>(app: INestApplicationContext, name: string) => a
 
 // Decorator options are fixed when a class is declared, so each scenario declares its own consumer class.
 
-export function batchConsumer<T>(queue: string, concurrency: number, sink: (messages: T[], ctx: BatchContext) => unknown): Type {
+export function batchConsumer<T>(queue: string, concurrency: number, sink: (messages: T[], ctx: BatchContext) => unknown, raw = false): Type {
   @Injectable()
   class BenchBatchConsumer {
-    @BatchConsumer(queue, { concurrency })
+    @BatchConsumer(queue, { concurrency, raw })
     handle(messages: T[], ctx: BatchContext) {
       return sink(messages, ctx);
     }

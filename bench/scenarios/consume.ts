@@ -7,6 +7,7 @@ import { Recorder, type MetricSpec } from '../harness/results';
 import type { BenchServer } from '../harness/servers';
 
 const BATCH = 128;
+const RAW = `${LIBRARY} raw`;
 const CAPACITY = 1000;
 const CONCURRENCY = 16;
 const DRAIN_TIMEOUT_MS = 120_000;
@@ -45,9 +46,11 @@ export const consumeScenario: Scenario = {
       { ...fill, total, batch: BATCH, concurrency: CONCURRENCY, payloadBytes: JSON.stringify(events[0]).length },
     )
       .contender(LIBRARY, `${LIBRARY} @BatchConsumer`)
+      .contender(RAW, `${LIBRARY} @BatchConsumer({ raw: true })`)
       .contender(SEED, 'seed: loop over every game, lrange/ltrim script')
       .ratio(`${LIBRARY} / seed`, THROUGHPUT, LIBRARY, SEED)
-      .check(`${LIBRARY} drain throughput`, THROUGHPUT, LIBRARY, { op: '>=', value: 1_000_000 });
+      .check(`${LIBRARY} drain throughput`, THROUGHPUT, LIBRARY, { op: '>=', value: 1_000_000 })
+      .check(`${LIBRARY} raw drain throughput`, THROUGHPUT, RAW, { op: '>=', value: 1_000_000 });
 
     /** Fills a fresh server, then times `drain` from its first line to the last message handled. */
     const measure = async (
@@ -80,15 +83,15 @@ export const consumeScenario: Scenario = {
       }
     };
 
-    const library = (fill: Fill, record: boolean) => {
+    const library = (fill: Fill, record: boolean, raw = false) => {
       const prefix = ctx.prefix('consume');
       return measure(
-        LIBRARY,
+        raw ? RAW : LIBRARY,
         fill,
         record,
         (server) => fillLibrary(server.url, prefix, fill, events),
         async (server, countdown) => {
-          const consumer = batchConsumer<GameEvent>('events', CONCURRENCY, (messages) => countdown.add(messages.length));
+          const consumer = batchConsumer<GameEvent>('events', CONCURRENCY, (messages) => countdown.add(messages.length), raw);
           const app = await libraryApp({ url: server.url, prefix, fixed: libraryQueue, consumers: [consumer] });
           return () => app.close();
         },
@@ -149,11 +152,12 @@ export const consumeScenario: Scenario = {
     const warmupFill: Fill = { groups: Math.max(1, Math.round(fill.groups / 10)), perGroup: fill.perGroup };
     await interleave(ctx, [
       { key: LIBRARY, round: (_, warmup) => library(warmup ? warmupFill : fill, !warmup) },
+      { key: RAW, round: (_, warmup) => library(warmup ? warmupFill : fill, !warmup, true) },
       { key: SEED, round: (_, warmup) => seed(warmup ? warmupFill : fill, !warmup) },
     ]);
     recorder.note(
       'Timed from creating the consumer (a Nest application context for the library, an ioredis client for the seed) to the last message handled; ' +
-        'the fill before it is not timed. Both parse every message from JSON.',
+        'the fill before it is not timed. The library and the seed parse every message from JSON; the raw consumer hands over the JSON text.',
     );
     return recorder.result();
   },

@@ -16,7 +16,7 @@ import { pollUntil } from '../support/testing';
 import { CapturedLogs, createLoggedApp, startRedis, watchUnhandledRejections, type RedisServer } from '../support/faults';
 
 /** What the README tells an operator to grant, besides the keys `~<prefix>:*` and channels `&<prefix>:*`. */
-const CLIENT_COMMANDS = ['evalsha', 'eval', 'llen', 'publish', 'subscribe', 'ping', 'info', 'quit'];
+const CLIENT_COMMANDS = ['evalsha', 'eval', 'multi', 'exec', 'lrange', 'llen', 'publish', 'subscribe', 'ping', 'info', 'quit'];
 const SCRIPT_COMMANDS = [
   'time', 'rpush', 'ltrim', 'lrange', 'lindex', 'llen', 'pexpire', 'zadd', 'zrem', 'zscore', 'zrange', 'zcard', 'zpopmin',
   'hget', 'hset', 'hdel', 'hexists', 'hincrby', 'hmget',

@@ -47,7 +47,7 @@ export class BatchConsumerWorker extends ShardedWorker {
   }
 
   protected async take(shard: number, limit: number): Promise<Taken> {
-    const outcome = await this.queue.store.take(shard, limit, this.candidates[shard]);
+    const outcome = await this.queue.store.take(shard, limit, this.candidates[shard], this.options.raw);
     this.candidates[shard] = outcome.due;
     const jobs = outcome.batches
       .filter((batch) => batch.messages.length > 0)

@@ -62,22 +62,21 @@ export class FixedQueueStore {
    * Claims up to `limit` batches from `candidates` (groups an earlier call listed as due; re-checked
    * here), and lists the groups due now as the candidates of the next call: one round trip per poll.
    */
-  async take(shard: number, limit: number, candidates: string[]): Promise<TakeOutcome> {
+  async take(shard: number, limit: number, candidates: string[], raw = false): Promise<TakeOutcome> {
     const { batchSize, maxAgeMs, maxWaitMs } = this.options;
     const keys = [this.keys.key(shard, 'ready'), this.keys.key(shard, 'stats'), this.keys.key(shard, 'lens')];
-    for (const group of candidates) keys.push(this.groupKey(shard, group));
-    const reply = await this.scripts.run<(number | string | string[])[]>('fixed-take', keys, [batchSize, maxAgeMs ?? 0, maxWaitMs, limit, ...candidates]);
-    const listedEnd = 3 + (reply[2] as number);
-    const batches: ClaimedBatch[] = [];
-    for (let i = listedEnd; i < reply.length; i += 3) {
-      batches.push({ group: reply[i] as string, expired: reply[i + 1] as number, messages: decodeEntries(reply[i + 2] as string[]) });
-    }
-    return {
-      serverNow: reply[0] as number,
-      nextDueAt: reply[1] === -1 ? Infinity : (reply[1] as number),
-      due: reply.slice(3, listedEnd) as string[],
-      batches,
-    };
+    const args: (string | number)[] = [batchSize, maxAgeMs ?? 0, maxWaitMs, limit];
+    if (candidates.length === 0) return decodeTake(await this.scripts.run('fixed-take', keys, args), [], batchSize, raw);
+    // With fewer candidates than room, each may give several batches.
+    const read = batchSize * Math.max(1, Math.floor(limit / candidates.length));
+    const reads = candidates.map((group) => {
+      const key = this.groupKey(shard, group);
+      keys.push(key);
+      args.push(group, read);
+      return { key, count: read };
+    });
+    const { lists, result } = await this.scripts.runAfterReads<TakeReply>('fixed-take', keys, args, reads);
+    return decodeTake(result, candidates.map((group, i) => ({ group, entries: lists[i] })), batchSize, raw);
   }
 
   async size(shard: number, group: string): Promise<number> {
@@ -107,15 +106,38 @@ export class FixedQueueStore {
   }
 }
 
+type TakeReply = (number | string)[];
+
+function decodeTake(reply: TakeReply, read: { group: string; entries: string[] }[], batchSize: number, raw: boolean): TakeOutcome {
+  const listedEnd = 3 + (reply[2] as number);
+  const batches: ClaimedBatch[] = [];
+  for (let i = 0; i < read.length; i++) {
+    const at = listedEnd + 3 * i;
+    const offset = reply[at] as number;
+    const end = offset + (reply[at + 2] as number);
+    const { group, entries } = read[i];
+    for (let from = offset; from < end; from += batchSize) {
+      batches.push({ group, expired: from === offset ? (reply[at + 1] as number) : 0, messages: decodeEntries(entries, from, Math.min(end, from + batchSize), raw) });
+    }
+  }
+  return {
+    serverNow: reply[0] as number,
+    nextDueAt: reply[1] === -1 ? Infinity : (reply[1] as number),
+    due: reply.slice(3, listedEnd) as string[],
+    batches,
+  };
+}
+
 /**
  * Entries are `[<server ms>,<json>]`; the message is what lies between the first comma and the last
  * bracket. Parsing each message alone measured faster than one JSON.parse of the joined batch.
  */
-function decodeEntries(entries: string[]): unknown[] {
-  const messages = new Array<unknown>(entries.length);
-  for (let i = 0; i < entries.length; i++) {
+function decodeEntries(entries: string[], from: number, to: number, raw: boolean): unknown[] {
+  const messages = new Array<unknown>(to - from);
+  for (let i = from; i < to; i++) {
     const entry = entries[i];
-    messages[i] = JSON.parse(entry.slice(entry.indexOf(',') + 1, -1));
+    const json = entry.slice(entry.indexOf(',') + 1, -1);
+    messages[i - from] = raw ? json : JSON.parse(json);
   }
   return messages;
 }

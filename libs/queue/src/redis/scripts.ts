@@ -30,8 +30,15 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
 type Evaluate = (script: string, numKeys: number, keys: string[], args: (string | number)[]) => Promise<unknown>;
 type Pipeline = Record<'evalsha' | 'eval', (script: string, numKeys: number, keys: string[], args: (string | number)[]) => Pipeline> & {
   wait(replicas: number, timeoutMs: number): Pipeline;
+  lrange(key: string, start: number, stop: number): Pipeline;
   exec(): Promise<[Error | null, unknown][] | null>;
 };
+
+/** The first `count` entries of a list, read just before a script runs. */
+export interface ListRead {
+  key: string;
+  count: number;
+}
 
 /** Acknowledgement asked of replicas before a write resolves (Redis WAIT). */
 export interface ReplicaWait {
@@ -120,6 +127,41 @@ export class Scripts {
       );
     }
     return result as T;
+  }
+
+  /**
+   * Reads the head of some lists and runs a script in one MULTI, so the script sees the lists exactly
+   * as they were read: it can tell the caller which of the entries it took without handing them
+   * through Lua (which costs Redis more than reading them).
+   */
+  async runAfterReads<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[], reads: ListRead[]): Promise<{ lists: string[][]; result: T }> {
+    let replies: [Error | null, unknown][];
+    try {
+      replies = await this.bounded(
+        this.redirected(async () => {
+          const sent = await this.transaction(script, keys, args, reads, 'evalsha');
+          return isNoScript(sent[reads.length][0]) ? this.transaction(script, keys, args, reads, 'eval') : sent;
+        }),
+      );
+    } catch (error) {
+      throw asConnectionError(error);
+    }
+    const lists: string[][] = [];
+    for (let i = 0; i <= reads.length; i++) {
+      const [error, value] = replies[i];
+      if (error) throw asConnectionError(error);
+      if (i < reads.length) lists.push(value as string[]);
+    }
+    return { lists, result: replies[reads.length][1] as T };
+  }
+
+  private async transaction(script: ScriptName, keys: string[], args: (string | number)[], reads: ListRead[], how: 'evalsha' | 'eval') {
+    const { lua, sha } = load(script);
+    const multi = this.client.multi() as unknown as Pipeline;
+    for (const { key, count } of reads) multi.lrange(key, 0, count - 1);
+    const replies = await multi[how](how === 'eval' ? lua : sha, keys.length, keys, args).exec();
+    if (!replies) throw new Error('the transaction was discarded');
+    return replies;
   }
 
   private async evaluate<T>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {

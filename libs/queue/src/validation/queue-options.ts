@@ -181,6 +181,9 @@ export class BatchConsumerOptionsRules {
   @Min(0)
   retryDelayMs = 100;
 
+  @IsBoolean()
+  raw = false;
+
   onFailed?: unknown;
 }
 

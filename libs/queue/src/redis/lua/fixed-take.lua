@@ -2,11 +2,16 @@
 -- taken them since they were listed), discarding messages older than maxAgeMs first, then lists the
 -- groups due now for the caller's next call. Listing and claiming share one round trip this way;
 -- keys are only ever those the caller declared (Cluster routing).
+-- The messages themselves are not read here: the caller sends this script in one MULTI after an
+-- LRANGE of each candidate's first `read` entries, so it sees the lists exactly as the script does,
+-- and the script says which of those entries it claimed. Moving 200-byte entries through Lua cost
+-- Redis 2.5 times what LRANGE alone does.
 -- KEYS[1] ready zset   KEYS[2] stats hash   KEYS[3] lens hash   KEYS[3+i] list of candidate group i
 -- ARGV[1] batchSize  ARGV[2] maxAgeMs (0: no limit)  ARGV[3] maxWaitMs  ARGV[4] limit
--- ARGV[4+i] name of candidate group i
--- Returns {now, next due time or -1, number of groups listed, group..., then per batch: group, expired, {entry...}}
--- where the next due time is `now` when any group is due.
+-- ARGV[3+2i] name of candidate group i, ARGV[4+2i] how many of its first entries the caller read
+-- Returns {now, next due time or -1, number of groups listed, group..., then per candidate: offset,
+-- expired, claimed}: the caller's read entries [offset, offset + claimed) are claimed, in batches of
+-- batchSize (only the first may be short). The next due time is `now` when any group is due.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local batch, maxAge, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -16,18 +21,18 @@ local cutoff = now - maxAge
 -- Entries are '[<13-digit ms>,<json>]'.
 local function stampOf(entry) return tonumber(string.sub(entry, 2, 14)) end
 
-local batches = {}
+local claims = {}
 local taken = 0
 local delivered, expiredTotal, pending = 0, 0, 0
 for k = 4, #KEYS do
-  if taken >= limit then break end
-  local key, group = KEYS[k], ARGV[k + 1]
+  local key, group, read = KEYS[k], ARGV[2 * k - 3], tonumber(ARGV[2 * k - 2])
+  local offset, expired, claimed = 0, 0, 0
   local due = redis.call('ZSCORE', KEYS[1], group)
-  if due and tonumber(due) <= now then
+  if taken < limit and due and tonumber(due) <= now then
     local known = tonumber(redis.call('HGET', KEYS[3], group) or '0')
     local len = redis.call('LLEN', key)
+    if read > len then read = len end
     -- The counters knew more than the list holds: the key expired (ttlMs) while it waited.
-    local expired = 0
     if known > len then expired = known - len end
     if maxAge > 0 and len > 0 and stampOf(redis.call('LINDEX', key, 0)) < cutoff then
       -- Entries are in time order: binary-search the first one young enough to deliver.
@@ -39,22 +44,20 @@ for k = 4, #KEYS do
       redis.call('LTRIM', key, lo, -1)
       expired = expired + lo
       len = len - lo
+      offset = lo
     end
     -- A group holding several batches gives several, while the caller has room for them.
+    local available = read - offset
     local first = true
-    while len > 0 and taken < limit and (first or len >= batch) do
-      local items = redis.call('LRANGE', key, 0, batch - 1)
-      redis.call('LTRIM', key, #items, -1)
-      len = len - #items
-      delivered = delivered + #items
+    while available - claimed > 0 and taken < limit and (first or available - claimed >= batch) do
+      claimed = claimed + math.min(batch, available - claimed)
       taken = taken + 1
-      batches[#batches + 1] = group
-      batches[#batches + 1] = first and expired or 0
-      -- The entries as they are: joining them here (table.concat) cost Redis more than the rest of
-      -- this script together; the client joins them instead.
-      batches[#batches + 1] = items
       first = false
     end
+    if claimed > 0 then redis.call('LTRIM', key, claimed, -1) end
+    if offset > read then offset = read end
+    len = len - claimed
+    delivered = delivered + claimed
     if len == 0 then
       redis.call('ZREM', KEYS[1], group)
       redis.call('HDEL', KEYS[3], group)
@@ -67,6 +70,9 @@ for k = 4, #KEYS do
     expiredTotal = expiredTotal + expired
     pending = pending + len - known
   end
+  claims[#claims + 1] = offset
+  claims[#claims + 1] = expired
+  claims[#claims + 1] = claimed
 end
 if pending ~= 0 then redis.call('HINCRBY', KEYS[2], 'pending', pending) end
 if delivered > 0 then redis.call('HINCRBY', KEYS[2], 'delivered', delivered) end
@@ -85,5 +91,5 @@ if #head > 0 then
 end
 local out = {now, nextDue, #listed}
 for i = 1, #listed do out[#out + 1] = listed[i] end
-for i = 1, #batches do out[#out + 1] = batches[i] end
+for i = 1, #claims do out[#out + 1] = claims[i] end
 return out
