@@ -19,14 +19,20 @@ local a = 5
 for k = 4, #KEYS do
   local key, group, n, joined = KEYS[k], ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
   a = a + 3
-  local entries = {}
-  local from = 1
-  for i = 1, n do
-    local stop = string.find(joined, '\n', from, true) or (#joined + 1)
-    entries[i] = stamp .. string.sub(joined, from, stop - 1) .. ']'
-    from = stop + 1
+  local len
+  if n == 1 then
+    -- Most visits bring one message (pushes spread over many groups): no split, no table.
+    len = redis.call('RPUSH', key, stamp .. joined .. ']')
+  else
+    local entries = {}
+    local from = 1
+    for i = 1, n do
+      local stop = string.find(joined, '\n', from, true) or (#joined + 1)
+      entries[i] = stamp .. string.sub(joined, from, stop - 1) .. ']'
+      from = stop + 1
+    end
+    len = redis.call('RPUSH', key, unpack(entries))
   end
-  local len = redis.call('RPUSH', key, unpack(entries))
   local before = len - n
   -- This loop runs per group per call and its commands are most of a push's cost in Redis, so it
   -- reads only what can have changed. A list that existed holds what the counters know; one that
