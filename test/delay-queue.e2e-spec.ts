@@ -1,4 +1,4 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { IsString } from 'class-validator';
 import {
   DelayConsumer,
@@ -11,7 +11,7 @@ import {
   QueueSchemaError,
   TaskStateError,
 } from 'nestjs-redis-queues';
-import { connection, createApp, deferred, flushScripts, keysMatching, pollUntil, type RawRedis, topologyClient, uniquePrefix } from './support/testing';
+import { connection, createApp, deferred, flushScripts, keysMatching, pollUntil, topologyClient, uniquePrefix, useApps } from './support/testing';
 
 class FeedTask {
   @IsString()
@@ -39,19 +39,9 @@ class Feeder {
 }
 
 describe('DelayQueue (real redis-server)', () => {
-  let redis: RawRedis;
-  const apps: INestApplication[] = [];
-
-  beforeAll(() => {
-    redis = topologyClient();
-  });
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
+  const { apps, redis } = useApps(topologyClient, () => {
     Feeder.fired = [];
     Feeder.behaviour = () => undefined;
-  });
-  afterAll(async () => {
-    await redis.quit();
   });
 
   async function start(prefix: string, queue: Partial<DelayQueueOptions> = {}, opts: { consumer?: boolean; idlePollMs?: number; shutdownTimeoutMs?: number } = {}) {

@@ -1,4 +1,4 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { IsInt, IsString, Min } from 'class-validator';
 import {
   BatchConsumer,
@@ -10,7 +10,7 @@ import {
   QueueModule,
   QueueSchemaError,
 } from 'nestjs-redis-queues';
-import { connection, createApp, flushScripts, keysMatching, pollUntil, type RawRedis, topologyClient, uniquePrefix } from './support/testing';
+import { connection, createApp, flushScripts, keysMatching, pollUntil, topologyClient, uniquePrefix, useApps } from './support/testing';
 
 class GameEvent {
   @IsString()
@@ -48,18 +48,8 @@ class RawCollector {
 }
 
 describe('FixedQueue (real redis-server)', () => {
-  let redis: RawRedis;
-  const apps: INestApplication[] = [];
-
-  beforeAll(() => {
-    redis = topologyClient();
-  });
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
+  const { apps, redis } = useApps(topologyClient, () => {
     Collector.received = [];
-  });
-  afterAll(async () => {
-    await redis.quit();
   });
 
   async function start(prefix: string, queue: Partial<FixedQueueOptions>, opts: { consumer?: boolean; consumers?: boolean } = {}) {

@@ -1,4 +1,4 @@
-import { Controller, Inject, Injectable, Module, type INestApplication } from '@nestjs/common';
+import { Controller, Injectable, Module } from '@nestjs/common';
 import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import IORedis from 'ioredis';
 import {
@@ -14,25 +14,15 @@ import {
   QueueModule,
   UnknownQueueError,
 } from 'nestjs-redis-queues';
-import { createApp, deferred, pollUntil, rawClient, redisUrl, uniquePrefix } from './support/testing';
+import { createApp, deferred, pollUntil, rawClient, redisUrl, uniquePrefix, useApps } from './support/testing';
 
 const fixed = (name = 'events') => QueueModule.registerFixedQueue({ name, shards: 2, batchSize: 4, capacity: 100, maxWaitMs: 20 });
 const delay = (name = 'tasks') => QueueModule.registerDelayQueue({ name, shards: 2 });
 
 describe('QueueModule', () => {
-  let redis: IORedis;
-  const apps: INestApplication[] = [];
   const seen: string[] = [];
-
-  beforeAll(() => {
-    redis = rawClient();
-  });
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
+  const { apps, redis } = useApps(rawClient, () => {
     seen.length = 0;
-  });
-  afterAll(async () => {
-    await redis.quit();
   });
 
   async function boot(...args: Parameters<typeof createApp>) {

@@ -88,7 +88,6 @@ describe('failover on a Redis Cluster (3 masters, 3 replicas)', () => {
       let failures = 0;
       let slowestFailureMs = 0;
       const failureKinds = new Set<string>();
-      let lastSuccess = 0;
       let running = true;
       let n = 0;
       const loop = async () => {
@@ -103,7 +102,6 @@ describe('failover on a Redis Cluster (3 masters, 3 replicas)', () => {
               await tasks.schedule({ i }, { id: `t-${i}`, delayMs: i % 500 });
               scheduled.push(`t-${i}`);
             }
-            lastSuccess = Date.now();
           } catch (error) {
             failures++;
             slowestFailureMs = Math.max(slowestFailureMs, Date.now() - started);

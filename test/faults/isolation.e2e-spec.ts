@@ -1,5 +1,4 @@
-import { Inject, Injectable, type INestApplication } from '@nestjs/common';
-import type IORedis from 'ioredis';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   BatchConsumer,
   type BatchContext,
@@ -12,7 +11,7 @@ import {
   QueueInputError,
   QueueModule,
 } from 'nestjs-redis-queues';
-import { createApp, pollUntil, rawClient, redisUrl, uniquePrefix } from '../support/testing';
+import { createApp, pollUntil, rawClient, redisUrl, uniquePrefix, useApps } from '../support/testing';
 import { delayQueueViolations, fixedQueueViolations } from '../support/invariants';
 
 /** Names that look like key syntax, separators or nothing at all. */
@@ -52,18 +51,7 @@ class Seen {
 }
 
 describe('hostile names and payloads; prefixes and queues kept apart', () => {
-  let redis: IORedis;
-  const apps: INestApplication[] = [];
-
-  beforeAll(() => {
-    redis = rawClient();
-  });
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
-  });
-  afterAll(async () => {
-    await redis.quit();
-  });
+  const { apps, redis } = useApps(rawClient);
 
   async function boot(prefix: string, label: string, shards = 4) {
     const app = await createApp({

@@ -1,6 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
 import fc from 'fast-check';
-import type IORedis from 'ioredis';
 import {
   DelayQueue,
   type DelayQueueOptions,
@@ -12,7 +11,7 @@ import {
   QueueError,
   QueueModule,
 } from 'nestjs-redis-queues';
-import { createApp, rawClient, redisUrl, uniquePrefix } from '../support/testing';
+import { createApp, rawClient, redisUrl, uniquePrefix, useApps } from '../support/testing';
 import { delayQueueViolations, fixedQueueViolations } from '../support/invariants';
 
 const RUNS = Number(process.env.FAULT_RUNS ?? 100);
@@ -85,18 +84,7 @@ async function outcome<T>(call: () => Promise<T> | T): Promise<{ ok: true; value
 }
 
 describe('public API under random input (property-based)', () => {
-  let redis: IORedis;
-  const apps: INestApplication[] = [];
-
-  beforeAll(() => {
-    redis = rawClient();
-  });
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
-  });
-  afterAll(async () => {
-    await redis.quit();
-  });
+  const { apps, redis } = useApps(rawClient);
 
   it('answers every call with a valid result or a typed error, and leaves Redis consistent', async () => {
     await fc.assert(
