@@ -1,18 +1,11 @@
 import { relative } from 'node:path';
+import { positiveEnv } from './harness/env';
 import { runBench, SCENARIOS } from './suite';
 
 const USAGE = `usage: npm run bench [-- <scenario>...]
 scenarios: ${SCENARIOS.map((s) => `\n  ${s.name.padEnd(8)} ${s.summary}`).join('')}
 environment: BENCH_SCALE (default 1) multiplies every size; BENCH_ROUNDS (default 3) measured rounds;
              REDIS_URL uses that server instead of fresh private ones`;
-
-function positive(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!(value > 0) || !Number.isFinite(value)) throw new Error(`${name} must be a positive number, got "${raw}"`);
-  return value;
-}
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
@@ -21,8 +14,8 @@ async function main(): Promise<void> {
     return;
   }
   const { markdown, jsonPath } = await runBench({
-    scale: positive('BENCH_SCALE', 1),
-    rounds: positive('BENCH_ROUNDS', 3),
+    scale: positiveEnv('BENCH_SCALE', 1),
+    rounds: positiveEnv('BENCH_ROUNDS', 3),
     only,
     redisUrl: process.env.REDIS_URL || undefined,
     // Progress goes to stderr so that stdout is the Markdown table alone.

@@ -2,6 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import type { DelayQueue, FixedQueue } from 'nestjs-redis-queues';
 import { batchConsumer, delayConsumer, delayQueueOf, fixedQueueOf, libraryApp } from './contenders/library';
 import { gameEvents, type GameEvent } from './contenders/payloads';
+import { positiveEnv } from './harness/env';
 import { collectGarbage, sleep } from './harness/load';
 import { Servers, infoNumber, type BenchServer } from './harness/servers';
 
@@ -12,8 +13,8 @@ import { Servers, infoNumber, type BenchServer } from './harness/servers';
  * Passes when throughput, Node heap and Redis memory stay flat and every message and task is accounted for.
  */
 
-const SECONDS = positive('SOAK_SECONDS', 60);
-const LOAD = positive('SOAK_LOAD', 0.8);
+const SECONDS = positiveEnv('SOAK_SECONDS', 60);
+const LOAD = positiveEnv('SOAK_LOAD', 0.8);
 const WINDOW_MS = 5_000;
 const CALIBRATION_START = 5_000;
 const STEP_MS = 2_000;
@@ -22,14 +23,6 @@ const GROUPS = 1_000;
 const TICK_MS = 10;
 /** Calls a paced producer may have unanswered; beyond it the tick is skipped and counted as falling behind. */
 const MAX_IN_FLIGHT = 20_000;
-
-function positive(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!(value > 0) || !Number.isFinite(value)) throw new Error(`${name} must be a positive number, got "${raw}"`);
-  return value;
-}
 
 class Counters {
   pushed = 0;
