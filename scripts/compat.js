@@ -21,11 +21,11 @@ const INSTALL_TIMEOUT_MS = 5 * 60_000;
 const BUILD_TIMEOUT_MS = 2 * 60_000;
 const RUN_TIMEOUT_MS = 60_000;
 
-// The applications must see nothing of the monorepo: no npm settings from the `npm run` that
-// started us (they name the repository as the project), no module search path.
-const cleanEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) && name !== 'NODE_PATH' && name !== 'INIT_CWD'),
-);
+// The applications must see nothing of the monorepo: none of the variables by which the `npm run`
+// that started us names the repository as the project, no module search path. The user's npm
+// settings (registry, cache, proxy...) stay.
+const PROJECT_VARIABLES = /^(npm_package_|npm_lifecycle_|npm_command$|npm_config_local_prefix$|npm_config_workspaces?$|INIT_CWD$|NODE_PATH$)/i;
+const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !PROJECT_VARIABLES.test(name)));
 
 const children = new Set();
 let work = null;
