@@ -129,6 +129,8 @@ async function main() {
   if (deps.status !== 0) return 1;
 
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'nrq-compat-'));
+  // Inside the repository, Node would find the monorepo's node_modules from the applications.
+  if (!path.relative(root, work).startsWith('..')) throw new Error(`the temporary directory ${work} is inside the repository: set TMPDIR elsewhere`);
   const tarball = await pack(work);
   console.log(`packed ${path.basename(tarball)} (${(fs.statSync(tarball).size / 1024).toFixed(1)} kB) in ${seconds(Date.now() - started)}`);
 
