@@ -1,0 +1,168 @@
+// A small Nest application that uses nestjs-redis-queues as an installed package and checks that
+// what it does arrives: compiled unchanged as CommonJS (Nest 11) and as an ES module (Nest 12) by
+// `npm run compat`. Exits 0 when every check passed, 1 with the reason otherwise.
+import 'reflect-metadata';
+import { Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
+import { IsInt, IsString, Min } from 'class-validator';
+import {
+  BatchConsumer,
+  type BatchContext,
+  DelayConsumer,
+  type DelayContext,
+  DelayQueue,
+  FixedQueue,
+  InjectDelayQueue,
+  InjectFixedQueue,
+  QueueInputError,
+  QueueModule,
+  QueueSchemaError,
+} from 'nestjs-redis-queues';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PREFIX = process.env.COMPAT_PREFIX ?? `compat-${process.pid}`;
+const TIMEOUT_MS = 20_000;
+
+class Score {
+  @IsString() player!: string;
+  @IsInt() @Min(0) points!: number;
+}
+
+class Reminder {
+  @IsString() text!: string;
+}
+
+interface Received<T, C> {
+  promise: Promise<{ items: T; ctx: C }>;
+  resolve(value: { items: T; ctx: C }): void;
+}
+
+function received<T, C>(): Received<T, C> {
+  let resolve!: Received<T, C>['resolve'];
+  const promise = new Promise<{ items: T; ctx: C }>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+@Injectable()
+class Consumers {
+  readonly batch = received<Score[], BatchContext>();
+  readonly digest = received<Score[], BatchContext>();
+  readonly task = received<Reminder, DelayContext>();
+
+  @BatchConsumer('scores')
+  onScores(scores: Score[], ctx: BatchContext): void {
+    this.batch.resolve({ items: scores, ctx });
+  }
+
+  // Scheduled mode goes through @nestjs/schedule, which the library loads from the application.
+  @BatchConsumer('digest', { cron: '* * * * * *', name: 'compat-digest' })
+  onDigest(scores: Score[], ctx: BatchContext): void {
+    this.digest.resolve({ items: scores, ctx });
+  }
+
+  @DelayConsumer('reminders')
+  onReminder(reminder: Reminder, ctx: DelayContext): void {
+    this.task.resolve({ items: reminder, ctx });
+  }
+}
+
+@Injectable()
+class Producer {
+  constructor(
+    @InjectFixedQueue('scores') readonly scores: FixedQueue<Score>,
+    @InjectFixedQueue('digest') readonly digest: FixedQueue<Score>,
+    @InjectDelayQueue('reminders') readonly reminders: DelayQueue<Reminder>,
+  ) {}
+}
+
+@Module({
+  imports: [
+    ScheduleModule.forRoot(),
+    QueueModule.forRoot({ connection: REDIS_URL, prefix: PREFIX }),
+    QueueModule.registerFixedQueue({ name: 'scores', capacity: 100, batchSize: 10, maxWaitMs: 100, schema: Score }),
+    QueueModule.registerFixedQueue({ name: 'digest', capacity: 100, batchSize: 10, maxWaitMs: 100 }),
+    QueueModule.registerDelayQueue({ name: 'reminders', visibilityTimeoutMs: 5_000, schema: Reminder }),
+  ],
+  providers: [Producer, Consumers],
+})
+class AppModule {}
+
+function check(condition: unknown, what: string, actual?: unknown): void {
+  if (!condition) throw new Error(`${what}${actual === undefined ? '' : ` (got ${JSON.stringify(actual)})`}`);
+}
+
+function within<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not happen within ${TIMEOUT_MS / 1000} s`)), TIMEOUT_MS);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+async function pollUntil<T>(probe: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+  const deadline = Date.now() + TIMEOUT_MS;
+  for (;;) {
+    const value = await probe();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${TIMEOUT_MS / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function run(producer: Producer, consumers: Consumers, scheduler: SchedulerRegistry): Promise<void> {
+  // Bad input: a typed error, thrown before anything is written.
+  let refused: unknown;
+  try {
+    await producer.scores.push('table-1', { player: 'ann', points: -1 });
+  } catch (error) {
+    refused = error;
+  }
+  check(refused instanceof QueueSchemaError && refused instanceof QueueInputError, 'an invalid score is refused with QueueSchemaError', String(refused));
+  check((await producer.scores.size('table-1')) === 0, 'a refused score writes nothing');
+
+  const sent: Score[] = [
+    { player: 'ann', points: 3 },
+    { player: 'bob', points: 5 },
+    { player: 'cat', points: 8 },
+  ];
+  await producer.scores.pushMany('table-1', sent);
+  const batch = await within(consumers.batch.promise, '@BatchConsumer receiving a batch');
+  check(batch.ctx.queue === 'scores' && batch.ctx.group === 'table-1', 'the batch is of queue scores, group table-1', batch.ctx);
+  check(JSON.stringify(batch.items) === JSON.stringify(sent), 'the batch holds the pushed scores in order', batch.items);
+  const stats = await producer.scores.stats();
+  check(stats.pushed === 3 && stats.delivered === 3 && stats.pending === 0, 'stats count 3 pushed and delivered, none pending', stats);
+
+  await producer.digest.push('daily', { player: 'dan', points: 1 });
+  const digest = await within(consumers.digest.promise, 'the cron @BatchConsumer draining its queue');
+  check(digest.ctx.group === 'daily' && digest.items.length === 1, 'the cron consumer got the digest message', digest);
+  // The library registers its cron job in the application's own SchedulerRegistry, not in a second copy.
+  check(scheduler.getCronJob('compat-digest'), 'the cron job is in the application\'s SchedulerRegistry');
+
+  // Scheduled far away, then moved to now-ish: only the move can make it fire in time.
+  await producer.reminders.schedule({ text: 'stretch' }, { id: 'reminder-1', delayMs: 3_600_000 });
+  const moved = await producer.reminders.reschedule('reminder-1', { delayMs: 200 });
+  check(moved?.id === 'reminder-1', 'reschedule finds the task', moved);
+  const task = await within(consumers.task.promise, '@DelayConsumer receiving the task');
+  check(task.ctx.id === 'reminder-1' && task.ctx.attempt === 1, 'the task is reminder-1, first attempt', task.ctx);
+  check(task.items.text === 'stretch', 'the task carries its payload', task.items);
+  check(task.ctx.firedAt >= task.ctx.runAt && task.ctx.runAt === moved!.runAt, 'the task fired at its new time, not before', task.ctx);
+  await pollUntil(() => producer.reminders.get('reminder-1'), (state) => state === null, 'the handled task being acknowledged');
+}
+
+async function main(): Promise<void> {
+  const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error', 'warn'] });
+  try {
+    await run(app.get(Producer), app.get(Consumers), app.get(SchedulerRegistry));
+  } finally {
+    await app.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(`compat check failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);
