@@ -22,3 +22,6 @@ export const missingScheduler = (queue: string, method: string): string =>
 
 export const requestScopedConsumer = (decorator: string, target: string): string =>
   `${decorator} on ${target} is ignored: request-scoped providers cannot consume queues. Make the provider a singleton`;
+
+export const unknownEvent = (event: string, known: readonly string[]): string =>
+  `"${event}" is not a queue event; listen to one of ${known.map((name) => `"${name}"`).join(', ')}`;

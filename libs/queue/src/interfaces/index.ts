@@ -4,3 +4,4 @@ export * from './delay-queue-options.interface';
 export * from './consumer-options.interface';
 export * from './batch-context.interface';
 export * from './delay-context.interface';
+export * from './queue-events.interface';

@@ -6,7 +6,8 @@
 -- ARGV[1] batchSize  ARGV[2] maxAgeMs (0: no limit)  ARGV[3] maxWaitMs  ARGV[4] limit
 -- ARGV[4+i] name of candidate group i
 -- Returns {now, next due time or -1, number of groups listed, group..., then per batch: group, expired, {entry...}}
--- where the next due time is `now` when any group is due.
+-- where the next due time is `now` when any group is due; a group whose messages all expired gives a
+-- batch with no entry.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local batch, maxAge, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -54,6 +55,12 @@ for k = 4, #KEYS do
       -- this script together; the client joins them instead.
       batches[#batches + 1] = items
       first = false
+    end
+    -- Every message was discarded for age: no batch, but the caller learns how many (no slot used).
+    if first and expired > 0 then
+      batches[#batches + 1] = group
+      batches[#batches + 1] = expired
+      batches[#batches + 1] = {}
     end
     if len == 0 then
       redis.call('ZREM', KEYS[1], group)
