@@ -25,3 +25,6 @@ export const requestScopedConsumer = (decorator: string, target: string): string
 
 export const unknownEvent = (event: string, known: readonly string[]): string =>
   `"${event}" is not a queue event; listen to one of ${known.map((name) => `"${name}"`).join(', ')}`;
+
+export const missingPeer = (feature: string, pkg: string): string =>
+  `${feature} needs the optional dependency ${pkg}, which is not installed: npm install ${pkg}`;

@@ -89,19 +89,21 @@ export class FixedQueueStore {
   }
 
   async stats(): Promise<FixedQueueStats> {
-    const total: FixedQueueStats = { groups: 0, pending: 0, pushed: 0, dropped: 0, expired: 0, delivered: 0 };
+    const total: FixedQueueStats = { groups: 0, pending: 0, pushed: 0, dropped: 0, expired: 0, delivered: 0, nextDueAt: null, lagMs: 0 };
     const shards = await Promise.all(
       Array.from({ length: this.options.shards }, (_, shard) =>
         this.scripts.run<number[]>('fixed-stats', [this.keys.key(shard, 'ready'), this.keys.key(shard, 'stats')], []),
       ),
     );
-    for (const [groups, pending, pushed, dropped, expired, delivered] of shards) {
+    for (const [groups, pending, pushed, dropped, expired, delivered, nextDue, now] of shards) {
       total.groups += groups;
       total.pending += pending;
       total.pushed += pushed;
       total.dropped += dropped;
       total.expired += expired;
       total.delivered += delivered;
+      if (nextDue >= 0 && (total.nextDueAt === null || nextDue < total.nextDueAt)) total.nextDueAt = nextDue;
+      if (nextDue >= 0) total.lagMs = Math.max(total.lagMs, now - nextDue);
     }
     return total;
   }

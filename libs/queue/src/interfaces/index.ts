@@ -5,3 +5,4 @@ export * from './consumer-options.interface';
 export * from './batch-context.interface';
 export * from './delay-context.interface';
 export * from './queue-events.interface';
+export * from './queue-metrics-options.interface';
