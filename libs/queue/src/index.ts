@@ -5,6 +5,7 @@ export { BatchConsumer, InjectFixedQueue, InjectDelayQueue, DelayConsumer, OnQue
 export { QueueEvents } from './events/queue-events';
 export { QueueMetricsModule } from './metrics/queue-metrics.module';
 export { QueueMetrics } from './metrics/queue-metrics';
+export { QueueHealthIndicator } from './health/queue-health.indicator';
 export { getFixedQueueToken, getDelayQueueToken } from './queue.constants';
 export * from './errors';
 export * from './interfaces';

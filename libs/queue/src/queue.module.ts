@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { FixedQueue } from './fixed-queue/fixed-queue';
 import { DelayQueue } from './delay-queue/delay-queue';
 import { QueueEvents } from './events/queue-events';
+import { QueueHealthIndicator } from './health/queue-health.indicator';
 import { getDelayQueueToken, getFixedQueueToken } from './queue.constants';
 import { QueueExplorer } from './queue.explorer';
 import { QueueMetadataAccessor } from './queue-metadata.accessor';
@@ -25,8 +26,9 @@ import type { DelayQueueOptions, FixedQueueOptions, QueueModuleOptions } from '.
     QueueMetadataAccessor,
     QueueExplorer,
     QueueEvents,
+    QueueHealthIndicator,
   ],
-  exports: [QueueSettings, RedisConnection, QueueRegistry, QueueEvents],
+  exports: [QueueSettings, RedisConnection, QueueRegistry, QueueEvents, QueueHealthIndicator],
 })
 export class QueueModule extends ConfigurableModuleClass {
   /** Registers a FixedQueue, injectable with `@InjectFixedQueue(name)`. */

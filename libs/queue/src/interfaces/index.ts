@@ -6,3 +6,4 @@ export * from './batch-context.interface';
 export * from './delay-context.interface';
 export * from './queue-events.interface';
 export * from './queue-metrics-options.interface';
+export * from './queue-health-options.interface';
