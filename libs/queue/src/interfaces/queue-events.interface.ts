@@ -69,21 +69,23 @@ interface TaskEvent {
 /** A due task was claimed by a consumer of this process and is about to run. */
 export type TaskFiredEvent = TaskEvent;
 
-/** A task's handler resolved and its acknowledgement was recorded. */
-export interface TaskCompletedEvent extends TaskEvent {
+interface TaskRunEvent extends TaskEvent {
   /** Time spent in the handler, ms. */
   durationMs: number;
 }
 
+/** A task's handler resolved and its acknowledgement was recorded. */
+export type TaskCompletedEvent = TaskRunEvent;
+
 /** A task's handler threw; the task will run again at `nextRunAt`. */
-export interface TaskFailedEvent extends TaskCompletedEvent {
+export interface TaskFailedEvent extends TaskRunEvent {
   error: unknown;
   /** When the retry is due, epoch ms (Redis time). */
   nextRunAt: number;
 }
 
 /** A task's handler threw on its last allowed attempt; the task is in the dead-letter set. */
-export interface TaskDeadEvent extends TaskCompletedEvent {
+export interface TaskDeadEvent extends TaskRunEvent {
   error: unknown;
   /** Redis server time it was dead-lettered, epoch ms. */
   diedAt: number;
