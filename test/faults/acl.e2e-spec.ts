@@ -18,7 +18,7 @@ import { CapturedLogs, createLoggedApp, startRedis, watchUnhandledRejections, ty
 /** What the README tells an operator to grant, besides the keys `~<prefix>:*` and channels `&<prefix>:*`. */
 const CLIENT_COMMANDS = ['evalsha', 'eval', 'multi', 'exec', 'lrange', 'llen', 'publish', 'subscribe', 'ping', 'info', 'quit'];
 const SCRIPT_COMMANDS = [
-  'time', 'rpush', 'ltrim', 'lrange', 'lindex', 'llen', 'pexpire', 'zadd', 'zrem', 'zscore', 'zrange', 'zcard', 'zpopmin',
+  'time', 'rpush', 'ltrim', 'lrange', 'lindex', 'llen', 'pexpire', 'zadd', 'zrem', 'zscore', 'zrange', 'zcard', 'zcount', 'zpopmin',
   'hget', 'hset', 'hdel', 'hexists', 'hincrby', 'hmget',
 ];
 

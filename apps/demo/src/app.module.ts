@@ -4,6 +4,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { QueueModule } from 'nestjs-redis-queues';
 import { clusterNodes, DemoConfig, resolveDemoConfig } from './demo.config';
 import { GamesModule } from './games/games.module';
+import { OpsModule } from './ops/ops.module';
 import { PetsModule } from './pets/pets.module';
 
 @Module({})
@@ -22,6 +23,7 @@ export class AppModule {
         QueueModule.forRoot({ connection: nodes ? { cluster: nodes } : config.redisUrl, prefix: config.prefix }),
         GamesModule.forRoot(config),
         PetsModule,
+        OpsModule.forRoot(),
       ],
       providers: [
         { provide: DemoConfig, useValue: config },

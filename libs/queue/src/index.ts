@@ -1,7 +1,11 @@
 export { QueueModule } from './queue.module';
 export { FixedQueue } from './fixed-queue/fixed-queue';
 export { DelayQueue, type DeadTask } from './delay-queue/delay-queue';
-export { BatchConsumer, InjectFixedQueue, InjectDelayQueue, DelayConsumer } from './decorators';
+export { BatchConsumer, InjectFixedQueue, InjectDelayQueue, DelayConsumer, OnQueueEvent } from './decorators';
+export { QueueEvents } from './events/queue-events';
+export { QueueMetricsModule } from './metrics/queue-metrics.module';
+export { QueueMetrics } from './metrics/queue-metrics';
+export { QueueHealthIndicator } from './health/queue-health.indicator';
 export { getFixedQueueToken, getDelayQueueToken } from './queue.constants';
 export * from './errors';
 export * from './interfaces';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { BATCH_CONSUMER_METADATA, DELAY_CONSUMER_METADATA } from './queue.constants';
-import type { BatchConsumerMetadata, DelayConsumerMetadata } from './decorators';
+import { BATCH_CONSUMER_METADATA, DELAY_CONSUMER_METADATA, QUEUE_EVENT_METADATA } from './queue.constants';
+import type { BatchConsumerMetadata, DelayConsumerMetadata, QueueEventHandlerMetadata } from './decorators';
 
 /** Reads consumer metadata from methods; tolerant of anything that is not a function. */
 @Injectable()
@@ -14,5 +14,9 @@ export class QueueMetadataAccessor {
 
   getDelayConsumer(target: unknown): DelayConsumerMetadata | undefined {
     return typeof target === 'function' ? this.reflector.get(DELAY_CONSUMER_METADATA, target) : undefined;
+  }
+
+  getQueueEventHandlers(target: unknown): QueueEventHandlerMetadata[] | undefined {
+    return typeof target === 'function' ? this.reflector.get(QUEUE_EVENT_METADATA, target) : undefined;
   }
 }

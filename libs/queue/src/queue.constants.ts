@@ -5,6 +5,7 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
 export const BATCH_CONSUMER_METADATA = 'nrq:batch_consumer';
 export const DELAY_CONSUMER_METADATA = 'nrq:delay_consumer';
+export const QUEUE_EVENT_METADATA = 'nrq:queue_event';
 
 const FIXED_QUEUE_TOKEN_PREFIX = 'nrq:fixed_queue:';
 const DELAY_QUEUE_TOKEN_PREFIX = 'nrq:delay_queue:';

@@ -13,7 +13,8 @@ import { describe } from './consumer/sharded-worker';
 import { BatchConsumerWorker, type BatchFailureHandler } from './fixed-queue/batch-consumer.worker';
 import { DelayConsumerWorker } from './delay-queue/delay-consumer.worker';
 import type { DelayQueue } from './delay-queue/delay-queue';
-import { missingScheduler, requestScopedConsumer } from './queue.messages';
+import { QUEUE_EVENT_NAMES, QueueEvents } from './events/queue-events';
+import { missingScheduler, requestScopedConsumer, unknownEvent } from './queue.messages';
 import { QueueMetadataAccessor } from './queue-metadata.accessor';
 import { QueueRegistry } from './queue.registry';
 import { QueueSettings } from './queue.settings';
@@ -24,7 +25,8 @@ import {
   DelayConsumerOptionsRules,
   resolveOptions,
 } from './validation/queue-options';
-import type { BatchConsumerMetadata, DelayConsumerMetadata } from './decorators';
+import type { BatchConsumerMetadata, DelayConsumerMetadata, QueueEventHandlerMetadata } from './decorators';
+import type { QueueEventName } from './interfaces';
 
 interface Found<M> {
   instance: Record<string, any>;
@@ -42,6 +44,7 @@ interface Stoppable {
 /**
  * Finds `@BatchConsumer` / `@DelayConsumer` methods on every provider and controller at start-up,
  * starts their workers once the application is bootstrapped, and stops them first on shutdown.
+ * `@OnQueueEvent` methods are subscribed to QueueEvents as they are found.
  */
 @Injectable()
 export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -50,6 +53,7 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
   private delayConsumers: Found<DelayConsumerMetadata>[] = [];
   private readonly workers: Stoppable[] = [];
   private readonly scheduled: (() => void)[] = [];
+  private phase: 'idle' | 'running' | 'stopped' = 'idle';
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -59,6 +63,7 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
     private readonly connection: RedisConnection,
     private readonly settings: QueueSettings,
     private readonly moduleRef: ModuleRef,
+    private readonly events: QueueEvents,
   ) {}
 
   onModuleInit(): void {
@@ -71,14 +76,16 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
       for (const method of this.scanner.getAllMethodNames(prototype)) {
         const batch = this.accessor.getBatchConsumer(prototype[method]);
         const delay = this.accessor.getDelayConsumer(prototype[method]);
-        if (!batch && !delay) continue;
+        const listeners = this.accessor.getQueueEventHandlers(prototype[method]);
+        if (!batch && !delay && !listeners) continue;
         const label = `${instance.constructor?.name ?? 'provider'}.${method}`;
         if (!wrapper.isDependencyTreeStatic()) {
-          this.logger.warn(requestScopedConsumer(batch ? '@BatchConsumer' : '@DelayConsumer', label));
+          this.logger.warn(requestScopedConsumer(batch ? '@BatchConsumer' : delay ? '@DelayConsumer' : '@OnQueueEvent', label));
           continue;
         }
         if (batch) this.batchConsumers.push({ instance, method, label, metadata: batch });
         if (delay) this.delayConsumers.push({ instance, method, label, metadata: delay });
+        for (const listener of listeners ?? []) this.listen(instance, method, label, listener);
       }
     }
   }
@@ -88,6 +95,7 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
     const batchWorkers = this.batchConsumers.map((found) => this.createBatchWorker(found));
     const delayWorkers = this.delayConsumers.map((found) => this.createDelayWorker(found));
     if (!this.settings.consumers) return;
+    this.phase = 'running';
     for (const worker of delayWorkers) {
       this.workers.push(worker);
       await worker.start();
@@ -103,6 +111,7 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    if (this.phase === 'running') this.phase = 'stopped';
     for (const cancel of this.scheduled.splice(0)) cancel();
     const timeout = this.settings.shutdownTimeoutMs;
     const results = await Promise.all(this.workers.map(async (worker) => [worker, await worker.stop(timeout)] as const));
@@ -110,6 +119,23 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
       if (!finished) this.logger.warn(`${worker.label}: ${worker.inFlight} handler(s) still running after ${timeout} ms (shutdownTimeoutMs)`);
     }
     this.workers.length = 0;
+  }
+
+  /**
+   * @internal The consumers of this process, for health checks: `running` from bootstrap until shutdown
+   * begins (a consumer's poll loop never ends by itself: it retries Redis errors with backoff).
+   */
+  consumers(): { queue: string; consumer: string; running: boolean }[] {
+    const found = [...this.batchConsumers, ...this.delayConsumers];
+    return found.map(({ metadata, label }) => ({ queue: metadata.queue, consumer: label, running: this.phase === 'running' }));
+  }
+
+  private listen(instance: Record<string, any>, method: string, label: string, { event, queue }: QueueEventHandlerMetadata): void {
+    if (!QUEUE_EVENT_NAMES.includes(event)) throw new QueueConfigError(`@OnQueueEvent on ${label}: ${unknownEvent(String(event), QUEUE_EVENT_NAMES)}`);
+    // A listener filtering on a queue that does not exist would never be called: say so at start-up.
+    const kind = kindOf(event);
+    if (queue !== undefined && kind) this.registry.get(kind, queue);
+    this.events.on(event, instance[method].bind(instance), { queue });
   }
 
   private createBatchWorker(found: Found<BatchConsumerMetadata>) {
@@ -133,7 +159,7 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
       options,
       this.connection,
       this.settings.idlePollMs,
-      this.logger,
+      new Logger(queueLogContext(metadata.queue)),
       label,
     );
     return { worker, options, found };
@@ -149,7 +175,7 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
       options.concurrency,
       this.connection,
       this.settings.idlePollMs,
-      this.logger,
+      new Logger(queueLogContext(metadata.queue)),
       label,
     );
   }
@@ -192,6 +218,17 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
       throw new QueueConfigError(missingScheduler(found.metadata.queue, found.label));
     }
   }
+}
+
+/** Events of one kind of queue; `consumer.error` comes from both. */
+function kindOf(event: QueueEventName): 'fixed' | 'delay' | undefined {
+  if (event.startsWith('task')) return 'delay';
+  return event === 'consumer.error' ? undefined : 'fixed';
+}
+
+/** The Logger context of a queue's consumers, so an operator can filter one queue's lines. */
+export function queueLogContext(queue: string): string {
+  return `nrq:${queue}`;
 }
 
 /**

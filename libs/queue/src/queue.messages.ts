@@ -22,3 +22,9 @@ export const missingScheduler = (queue: string, method: string): string =>
 
 export const requestScopedConsumer = (decorator: string, target: string): string =>
   `${decorator} on ${target} is ignored: request-scoped providers cannot consume queues. Make the provider a singleton`;
+
+export const unknownEvent = (event: string, known: readonly string[]): string =>
+  `"${event}" is not a queue event; listen to one of ${known.map((name) => `"${name}"`).join(', ')}`;
+
+export const missingPeer = (feature: string, pkg: string): string =>
+  `${feature} needs the optional dependency ${pkg}, which is not installed: npm install ${pkg}`;

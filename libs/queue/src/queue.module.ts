@@ -2,6 +2,8 @@ import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { FixedQueue } from './fixed-queue/fixed-queue';
 import { DelayQueue } from './delay-queue/delay-queue';
+import { QueueEvents } from './events/queue-events';
+import { QueueHealthIndicator } from './health/queue-health.indicator';
 import { getDelayQueueToken, getFixedQueueToken } from './queue.constants';
 import { QueueExplorer } from './queue.explorer';
 import { QueueMetadataAccessor } from './queue-metadata.accessor';
@@ -23,21 +25,23 @@ import type { DelayQueueOptions, FixedQueueOptions, QueueModuleOptions } from '.
     QueueRegistry,
     QueueMetadataAccessor,
     QueueExplorer,
+    QueueEvents,
+    QueueHealthIndicator,
   ],
-  exports: [QueueSettings, RedisConnection, QueueRegistry],
+  exports: [QueueSettings, RedisConnection, QueueRegistry, QueueEvents, QueueHealthIndicator],
 })
 export class QueueModule extends ConfigurableModuleClass {
   /** Registers a FixedQueue, injectable with `@InjectFixedQueue(name)`. */
   static registerFixedQueue(options: FixedQueueOptions): DynamicModule {
-    return queueModule(getFixedQueueToken(options?.name), (connection, settings, registry) =>
-      registry.register('fixed', options?.name, options, () => new FixedQueue(options, connection, settings)),
+    return queueModule(getFixedQueueToken(options?.name), (connection, settings, registry, events) =>
+      registry.register('fixed', options?.name, options, () => new FixedQueue(options, connection, settings, events)),
     );
   }
 
   /** Registers a DelayQueue, injectable with `@InjectDelayQueue(name)`. */
   static registerDelayQueue(options: DelayQueueOptions): DynamicModule {
-    return queueModule(getDelayQueueToken(options?.name), (connection, settings, registry) =>
-      registry.register('delay', options?.name, options, () => new DelayQueue(options, connection, settings)),
+    return queueModule(getDelayQueueToken(options?.name), (connection, settings, registry, events) =>
+      registry.register('delay', options?.name, options, () => new DelayQueue(options, connection, settings, events)),
     );
   }
 }
@@ -48,8 +52,8 @@ export class QueueFeatureModule {}
 
 function queueModule(
   token: string,
-  create: (connection: RedisConnection, settings: QueueSettings, registry: QueueRegistry) => unknown,
+  create: (connection: RedisConnection, settings: QueueSettings, registry: QueueRegistry, events: QueueEvents) => unknown,
 ): DynamicModule {
-  const provider: Provider = { provide: token, useFactory: create, inject: [RedisConnection, QueueSettings, QueueRegistry] };
+  const provider: Provider = { provide: token, useFactory: create, inject: [RedisConnection, QueueSettings, QueueRegistry, QueueEvents] };
   return { module: QueueFeatureModule, providers: [provider], exports: [token] };
 }

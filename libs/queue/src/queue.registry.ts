@@ -31,6 +31,11 @@ export class QueueRegistry {
     return queue;
   }
 
+  /** Every registered queue, in the order they were registered. */
+  all(): { kind: QueueKind; name: string; queue: unknown }[] {
+    return [...this.queues].map(([name, { kind, queue }]) => ({ kind, name, queue }));
+  }
+
   get<Q>(kind: QueueKind, name: string): Q {
     const entry = this.queues.get(name);
     if (!entry || entry.kind !== kind) {

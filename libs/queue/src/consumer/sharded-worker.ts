@@ -1,4 +1,6 @@
 import type { Logger } from '@nestjs/common';
+import type { QueueEvents } from '../events/queue-events';
+import type { ConsumerErrorEvent } from '../interfaces';
 import type { RedisConnection } from '../redis/redis-connection';
 import type { ServerClock } from './server-clock';
 import { ShardLoop, type PollOutcome } from './shard-loop';
@@ -12,6 +14,17 @@ export interface Taken {
 
 export function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A consumer's log line: `<Class.method>: <what happened> key=value ...`, with the same field names on
+ * every line (group, id, attempt, size, ...) and strings quoted, so lines can be filtered and parsed.
+ * The Logger's context names the queue.
+ */
+export function logLine(consumer: string, what: string, fields: Record<string, string | number> = {}): string {
+  let line = `${consumer}: ${what}`;
+  for (const [key, value] of Object.entries(fields)) line += ` ${key}=${typeof value === 'number' ? value : JSON.stringify(value)}`;
+  return line;
 }
 
 /** Resolves true when `work` settles in time, false on timeout. */
@@ -44,6 +57,7 @@ export abstract class ShardedWorker {
     concurrency: number,
     protected readonly logger: Logger,
     readonly label: string,
+    private readonly observed: { readonly name: string; readonly events: QueueEvents },
   ) {
     this.slots = new Slots(concurrency);
   }
@@ -97,6 +111,12 @@ export abstract class ShardedWorker {
   }
 
   protected pollFailed(error: unknown): void {
-    this.logger.warn(`${this.label} could not claim: ${describe(error)}; retrying`);
+    this.logger.warn(logLine(this.label, 'could not claim, retrying', { error: describe(error) }));
+    this.reportError('claim', error);
+  }
+
+  protected reportError(operation: ConsumerErrorEvent['operation'], error: unknown): void {
+    const { events, name } = this.observed;
+    if (events.has('consumer.error')) events.emit('consumer.error', { queue: name, consumer: this.label, operation, error });
   }
 }

@@ -1,3 +1,4 @@
 export * from './batch-consumer.decorator';
 export * from './delay-consumer.decorator';
 export * from './inject-queue.decorator';
+export * from './on-queue-event.decorator';

@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
-import { describe, ShardedWorker, type Taken } from '../consumer/sharded-worker';
+import { describe, logLine, ShardedWorker, type Taken } from '../consumer/sharded-worker';
 import type { RedisConnection } from '../redis/redis-connection';
-import type { DelayContext } from '../interfaces';
+import type { DelayContext, TaskFiredEvent } from '../interfaces';
 import type { DelayQueue } from './delay-queue';
 import type { ClaimedTask } from './delay-queue.store';
 
@@ -30,7 +30,7 @@ export class DelayConsumerWorker extends ShardedWorker {
     logger: Logger,
     label: string,
   ) {
-    super(queue.options.shards, queue.store.keys.wakeChannel, queue.clock, connection, idlePollMs, concurrency, logger, label);
+    super(queue.options.shards, queue.store.keys.wakeChannel, queue.clock, connection, idlePollMs, concurrency, logger, label, queue);
   }
 
   protected async take(shard: number, limit: number): Promise<Taken> {
@@ -47,7 +47,7 @@ export class DelayConsumerWorker extends ShardedWorker {
       [...this.running.values()].map(({ shard, id, token }) => this.queue.store.release(shard, id, token).catch(() => false)),
     );
     const count = released.filter(Boolean).length;
-    if (count > 0) this.logger.warn(`${this.label}: gave ${count} unfinished task(s) back to the queue for another worker`);
+    if (count > 0) this.logger.warn(logLine(this.label, 'gave unfinished tasks back to the queue for another worker', { count }));
     return false;
   }
 
@@ -56,12 +56,23 @@ export class DelayConsumerWorker extends ShardedWorker {
     const ctx: DelayContext = { queue: this.queue.name, id: task.id, attempt: task.attempt, runAt: task.runAt, firedAt };
     this.running.set(key, { shard, id: task.id, token: task.token });
     this.heartbeat ??= setInterval(() => this.beat(), Math.max(50, Math.floor(this.queue.options.visibilityTimeoutMs / 3)));
+    const { events } = this.queue;
+    if (events.has('task.fired')) events.emit('task.fired', this.describeTask(task, firedAt));
     let outcome: Promise<unknown>;
+    let operation: 'ack' | 'fail' = 'ack';
+    const started = performance.now();
     try {
       await this.handler(JSON.parse(task.json), ctx);
+      const durationMs = performance.now() - started;
       outcome = this.queue.acks.add(shard, { id: task.id, token: task.token });
+      if (events.has('task.completed')) {
+        outcome = outcome.then((completed) => {
+          if (completed) events.emit('task.completed', { ...this.describeTask(task, firedAt), durationMs });
+        });
+      }
     } catch (error) {
-      outcome = this.fail(shard, task, error);
+      operation = 'fail';
+      outcome = this.fail(shard, task, firedAt, performance.now() - started, error);
     } finally {
       this.running.delete(key);
       if (this.running.size === 0) this.stopHeartbeat();
@@ -71,7 +82,8 @@ export class DelayConsumerWorker extends ShardedWorker {
     outcome
       .catch((error) => {
         // The lease runs out and the task is delivered again: at-least-once holds without this write.
-        this.logger.warn(`${this.label}: could not record the outcome of task "${task.id}": ${describe(error)}`);
+        this.logger.warn(logLine(this.label, `could not record the task's ${operation}`, { id: task.id, attempt: task.attempt, error: describe(error) }));
+        this.reportError(operation, error);
       })
       .finally(() => this.recording.delete(outcome));
   }
@@ -91,9 +103,12 @@ export class DelayConsumerWorker extends ShardedWorker {
       this.queue.store.extend(shard, deliveries).then(
         (kept) =>
           kept.forEach((held, i) => {
-            if (!held) this.logger.warn(`${this.label}: lost the lease of task "${deliveries[i].id}" (replaced, cancelled or expired)`);
+            if (!held) this.logger.warn(logLine(this.label, 'lost the lease of a running task (replaced, cancelled or expired)', { id: deliveries[i].id }));
           }),
-        (error) => this.logger.warn(`${this.label}: could not extend leases: ${describe(error)}`),
+        (error) => {
+          this.logger.warn(logLine(this.label, 'could not extend leases', { count: deliveries.length, error: describe(error) }));
+          this.reportError('extend', error);
+        },
       );
     }
   }
@@ -103,14 +118,24 @@ export class DelayConsumerWorker extends ShardedWorker {
     this.heartbeat = undefined;
   }
 
-  private async fail(shard: number, task: ClaimedTask, error: unknown): Promise<void> {
+  private async fail(shard: number, task: ClaimedTask, firedAt: number, durationMs: number, error: unknown): Promise<void> {
     const text = (error instanceof Error ? error.stack ?? error.message : String(error)).slice(0, MAX_ERROR_LENGTH);
     const result = await this.queue.store.fail(shard, task.id, task.token, this.retryDelay(task.attempt), text);
-    if (result?.outcome === 'dead') {
-      this.logger.error(`${this.label}: task "${task.id}" failed attempt ${task.attempt} and is dead-lettered: ${describe(error)}`);
-    } else if (result) {
-      this.logger.warn(`${this.label}: task "${task.id}" failed attempt ${task.attempt}, retrying at ${new Date(result.at).toISOString()}: ${describe(error)}`);
+    // Null: the lease was lost meanwhile (the task was replaced, cancelled, or went to another worker).
+    if (!result) return;
+    const { events } = this.queue;
+    if (result.outcome === 'dead') {
+      this.logger.error(logLine(this.label, 'task failed its last attempt and is dead-lettered', { id: task.id, attempt: task.attempt, error: describe(error) }));
+      if (events.has('task.dead')) events.emit('task.dead', { ...this.describeTask(task, firedAt), durationMs, error, diedAt: result.at });
+    } else {
+      const nextRunAt = new Date(result.at).toISOString();
+      this.logger.warn(logLine(this.label, 'task failed, will retry', { id: task.id, attempt: task.attempt, nextRunAt, error: describe(error) }));
+      if (events.has('task.failed')) events.emit('task.failed', { ...this.describeTask(task, firedAt), durationMs, error, nextRunAt: result.at });
     }
+  }
+
+  private describeTask(task: ClaimedTask, firedAt: number): TaskFiredEvent {
+    return { queue: this.queue.name, id: task.id, attempt: task.attempt, runAt: task.runAt, firedAt, consumer: this.label };
   }
 
   private retryDelay(attempt: number): number {

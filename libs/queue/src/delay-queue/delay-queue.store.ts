@@ -183,14 +183,14 @@ export class DelayQueueStore {
 
   async stats(): Promise<DelayQueueStats> {
     const total: DelayQueueStats = {
-      scheduled: 0, active: 0, dead: 0, nextDueAt: null, scheduledTotal: 0, fired: 0, completed: 0, retried: 0, deadTotal: 0,
+      scheduled: 0, active: 0, dead: 0, nextDueAt: null, scheduledTotal: 0, fired: 0, completed: 0, retried: 0, deadTotal: 0, due: 0, lagMs: 0,
     };
     const shards = await Promise.all(
       Array.from({ length: this.options.shards }, (_, shard) =>
         this.scripts.run<number[]>('delay-stats', this.k(shard, 'due', 'active', 'dead', 'stats'), []),
       ),
     );
-    for (const [scheduled, active, dead, nextDue, scheduledTotal, fired, completed, retried, deadTotal] of shards) {
+    for (const [scheduled, active, dead, nextDue, scheduledTotal, fired, completed, retried, deadTotal, due, now] of shards) {
       total.scheduled += scheduled;
       total.active += active;
       total.dead += dead;
@@ -200,6 +200,8 @@ export class DelayQueueStore {
       total.completed += completed;
       total.retried += retried;
       total.deadTotal += deadTotal;
+      total.due += due;
+      if (nextDue >= 0) total.lagMs = Math.max(total.lagMs, now - nextDue);
     }
     return total;
   }

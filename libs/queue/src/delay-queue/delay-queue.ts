@@ -1,6 +1,7 @@
 import { OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { ServerClock } from '../consumer/server-clock';
+import type { QueueEvents } from '../events/queue-events';
 import { TaskStateError } from '../errors';
 import { QueueKeys, shardOf } from '../redis/keys';
 import { assertQueueMeta } from '../redis/queue-meta';
@@ -40,6 +41,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     options: DelayQueueOptions,
     private readonly connection: RedisConnection,
     private readonly settings: QueueSettings,
+    /** @internal */
+    readonly events: QueueEvents,
   ) {
     this.options = resolveOptions(DelayQueueOptionsRules, options, `delay queue "${options?.name}"`, delayQueueChecks);
     this.name = this.options.name;
@@ -148,6 +151,9 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     const { serverNow, head, results } = await this.store.schedule(shard, items);
     this.clock.observe(serverNow, sentAt);
     if (results.some((result) => result.created && result.runAt === head)) this.hint(shard, { runAt: head, serverNow, isHead: true });
+    if (this.events.has('tasks.scheduled')) {
+      this.events.emit('tasks.scheduled', { queue: this.name, count: results.filter((result) => result.created).length });
+    }
     return results;
   }
 

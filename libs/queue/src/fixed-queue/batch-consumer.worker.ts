@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import { setTimeout as delay } from 'node:timers/promises';
-import { describe, ShardedWorker, type Taken } from '../consumer/sharded-worker';
+import { describe, logLine, ShardedWorker, type Taken } from '../consumer/sharded-worker';
 import type { RedisConnection } from '../redis/redis-connection';
 import type { BatchConsumerOptionsRules } from '../validation/queue-options';
 import type { BatchContext } from '../interfaces';
@@ -29,7 +29,7 @@ export class BatchConsumerWorker extends ShardedWorker {
     logger: Logger,
     label: string,
   ) {
-    super(queue.options.shards, queue.store.keys.wakeChannel, queue.clock, connection, idlePollMs, options.concurrency, logger, label);
+    super(queue.options.shards, queue.store.keys.wakeChannel, queue.clock, connection, idlePollMs, options.concurrency, logger, label, queue);
     this.candidates = Array.from({ length: queue.options.shards }, () => []);
   }
 
@@ -49,6 +49,11 @@ export class BatchConsumerWorker extends ShardedWorker {
   protected async take(shard: number, limit: number): Promise<Taken> {
     const outcome = await this.queue.store.take(shard, limit, this.candidates[shard], this.options.raw);
     this.candidates[shard] = outcome.due;
+    if (this.queue.events.has('messages.expired')) {
+      for (const { group, expired } of outcome.batches) {
+        if (expired > 0) this.queue.events.emit('messages.expired', { queue: this.queue.name, group, count: expired });
+      }
+    }
     const jobs = outcome.batches
       .filter((batch) => batch.messages.length > 0)
       .map((batch) => () => this.handle(batch, outcome.serverNow));
@@ -72,28 +77,38 @@ export class BatchConsumerWorker extends ShardedWorker {
 
   private async handle(batch: ClaimedBatch, claimedAt: number): Promise<void> {
     const attempts = this.options.retries + 1;
+    const { events } = this.queue;
+    let durationMs = 0;
     for (let attempt = 1; ; attempt++) {
       const ctx: BatchContext = { queue: this.queue.name, group: batch.group, expired: batch.expired, claimedAt, attempt };
+      const started = performance.now();
       try {
         await this.handler(batch.messages, ctx);
+        durationMs += performance.now() - started;
+        if (events.has('batch.completed')) events.emit('batch.completed', this.describeBatch(batch, claimedAt, attempt, durationMs));
         return;
       } catch (error) {
+        durationMs += performance.now() - started;
         if (attempt < attempts) {
           await delay(this.options.retryDelayMs * 2 ** (attempt - 1));
           continue;
         }
-        this.logger.error(
-          `${this.label} failed a batch of ${batch.messages.length} from group "${batch.group}" after ${attempt} attempt(s): ${describe(error)}`,
-        );
+        const size = batch.messages.length;
+        this.logger.error(logLine(this.label, 'batch failed after its last attempt', { group: batch.group, size, attempts: attempt, error: describe(error) }));
+        if (events.has('batch.failed')) events.emit('batch.failed', { ...this.describeBatch(batch, claimedAt, attempt, durationMs), error });
         if (this.onFailed) {
           try {
             await this.onFailed(error, batch.messages, ctx);
           } catch (hookError) {
-            this.logger.error(`${this.label} onFailed hook threw: ${describe(hookError)}`);
+            this.logger.error(logLine(this.label, 'onFailed hook threw', { group: batch.group, size, error: describe(hookError) }));
           }
         }
         return;
       }
     }
+  }
+
+  private describeBatch(batch: ClaimedBatch, claimedAt: number, attempts: number, durationMs: number) {
+    return { queue: this.queue.name, group: batch.group, size: batch.messages.length, attempts, claimedAt, durationMs, consumer: this.label };
   }
 }

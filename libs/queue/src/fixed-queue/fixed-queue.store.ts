@@ -88,19 +88,21 @@ export class FixedQueueStore {
   }
 
   async stats(): Promise<FixedQueueStats> {
-    const total: FixedQueueStats = { groups: 0, pending: 0, pushed: 0, dropped: 0, expired: 0, delivered: 0 };
+    const total: FixedQueueStats = { groups: 0, pending: 0, pushed: 0, dropped: 0, expired: 0, delivered: 0, nextDueAt: null, lagMs: 0 };
     const shards = await Promise.all(
       Array.from({ length: this.options.shards }, (_, shard) =>
         this.scripts.run<number[]>('fixed-stats', [this.keys.key(shard, 'ready'), this.keys.key(shard, 'stats')], []),
       ),
     );
-    for (const [groups, pending, pushed, dropped, expired, delivered] of shards) {
+    for (const [groups, pending, pushed, dropped, expired, delivered, nextDue, now] of shards) {
       total.groups += groups;
       total.pending += pending;
       total.pushed += pushed;
       total.dropped += dropped;
       total.expired += expired;
       total.delivered += delivered;
+      if (nextDue >= 0 && (total.nextDueAt === null || nextDue < total.nextDueAt)) total.nextDueAt = nextDue;
+      if (nextDue >= 0) total.lagMs = Math.max(total.lagMs, now - nextDue);
     }
     return total;
   }
@@ -116,6 +118,8 @@ function decodeTake(reply: TakeReply, read: { group: string; entries: string[] }
     const offset = reply[at] as number;
     const end = offset + (reply[at + 2] as number);
     const { group, entries } = read[i];
+    // Every message was discarded for age: no batch to handle, but the caller learns how many.
+    if (end === offset && (reply[at + 1] as number) > 0) batches.push({ group, expired: reply[at + 1] as number, messages: [] });
     for (let from = offset; from < end; from += batchSize) {
       batches.push({ group, expired: from === offset ? (reply[at + 1] as number) : 0, messages: decodeEntries(entries, from, Math.min(end, from + batchSize), raw) });
     }

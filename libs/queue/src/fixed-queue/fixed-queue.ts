@@ -1,6 +1,7 @@
 import { OnModuleInit } from '@nestjs/common';
 import { QueueInputError } from '../errors';
 import { ServerClock } from '../consumer/server-clock';
+import type { QueueEvents } from '../events/queue-events';
 import { QueueKeys, shardOf } from '../redis/keys';
 import type { RedisConnection } from '../redis/redis-connection';
 import { assertQueueMeta } from '../redis/queue-meta';
@@ -8,7 +9,7 @@ import type { QueueSettings } from '../queue.settings';
 import { FixedQueueOptionsRules, fixedQueueChecks, resolveOptions } from '../validation/queue-options';
 import { assertName, PayloadCodec } from '../validation/payload';
 import type { FixedQueueOptions, FixedQueueStats, PushResult } from '../interfaces';
-import { FixedQueueStore, type PushOutcome } from './fixed-queue.store';
+import { FixedQueueStore, type GroupPush, type PushOutcome } from './fixed-queue.store';
 import { MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
 
 /**
@@ -32,6 +33,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
     options: FixedQueueOptions,
     private readonly connection: RedisConnection,
     settings: QueueSettings,
+    /** @internal */
+    readonly events: QueueEvents,
   ) {
     this.options = resolveOptions(FixedQueueOptionsRules, options, `fixed queue "${options?.name}"`, fixedQueueChecks);
     this.name = this.options.name;
@@ -40,9 +43,10 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
     this.coalescer = new PushCoalescer(
       this.store,
       (group) => shardOf(group, this.options.shards),
-      (shard, outcome, sentAt) => {
+      (shard, outcome, sentAt, groups) => {
         this.clock.observe(outcome.serverNow, sentAt);
         this.hint(shard, outcome);
+        if (events.has('messages.pushed') || events.has('messages.dropped')) this.report(outcome, groups);
       },
     );
     this.hinted = new Array<number>(this.options.shards).fill(-1);
@@ -85,6 +89,21 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
   /** Totals over every shard, read from counters the scripts keep: its cost does not grow with the groups. */
   stats(): Promise<FixedQueueStats> {
     return this.store.stats();
+  }
+
+  /** Once per script call, not per push: what a write stored and evicted. */
+  private report(outcome: PushOutcome, groups: GroupPush[]): void {
+    const dropEvents = this.events.has('messages.dropped');
+    let count = 0;
+    let dropped = 0;
+    for (let i = 0; i < groups.length; i++) {
+      count += groups[i].messages.length;
+      const evicted = outcome.evicted[i];
+      if (evicted === 0) continue;
+      dropped += evicted;
+      if (dropEvents) this.events.emit('messages.dropped', { queue: this.name, group: groups[i].group, count: evicted });
+    }
+    this.events.emit('messages.pushed', { queue: this.name, count, dropped });
   }
 
   /**

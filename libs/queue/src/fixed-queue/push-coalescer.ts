@@ -1,5 +1,5 @@
 import type { PushResult } from '../interfaces';
-import type { FixedQueueStore, PushOutcome } from './fixed-queue.store';
+import type { FixedQueueStore, GroupPush, PushOutcome } from './fixed-queue.store';
 
 /** Shared result of the common case, so a push that evicts nothing allocates no result. */
 const NOTHING_DROPPED: PushResult = Object.freeze({ dropped: 0 });
@@ -36,7 +36,7 @@ export class PushCoalescer {
   constructor(
     private readonly store: FixedQueueStore,
     private readonly shardOf: (group: string) => number,
-    private readonly onPushed: (shard: number, outcome: PushOutcome, sentAt: number) => void,
+    private readonly onPushed: (shard: number, outcome: PushOutcome, sentAt: number, groups: GroupPush[]) => void,
   ) {}
 
   add(group: string, messages: string | string[], bytes: number): Promise<PushResult> {
@@ -135,7 +135,7 @@ export class PushCoalescer {
         buffer.resolvers[r](dropped === 0 ? NOTHING_DROPPED : { dropped });
       }
     });
-    this.onPushed(shard, outcome, sentAt);
+    this.onPushed(shard, outcome, sentAt, groups);
   }
 }
 

@@ -74,4 +74,8 @@ export interface DelayQueueStats {
   completed: number;
   retried: number;
   deadTotal: number;
+  /** Scheduled tasks already due, waiting for a consumer. */
+  due: number;
+  /** How long the earliest scheduled task has been overdue, by Redis' clock; 0 when none is. */
+  lagMs: number;
 }

@@ -44,4 +44,8 @@ export interface FixedQueueStats {
   dropped: number;
   expired: number;
   delivered: number;
+  /** Earliest time a group holding messages is due (Redis time, epoch ms), or null when none holds any. */
+  nextDueAt: number | null;
+  /** How long the most overdue group has waited past its due time, by Redis' clock; 0 when none is overdue. */
+  lagMs: number;
 }

@@ -4,3 +4,6 @@ export * from './delay-queue-options.interface';
 export * from './consumer-options.interface';
 export * from './batch-context.interface';
 export * from './delay-context.interface';
+export * from './queue-events.interface';
+export * from './queue-metrics-options.interface';
+export * from './queue-health-options.interface';

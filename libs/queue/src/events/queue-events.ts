@@ -1,0 +1,75 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { QueueConfigError } from '../errors';
+import { unknownEvent } from '../queue.messages';
+import type { QueueEventListener, QueueEventListenerOptions, QueueEventMap, QueueEventName } from '../interfaces';
+
+/** Every event name, to refuse a misspelt one when a listener is added rather than never calling it. */
+export const QUEUE_EVENT_NAMES: readonly QueueEventName[] = [
+  'messages.pushed',
+  'messages.dropped',
+  'messages.expired',
+  'batch.completed',
+  'batch.failed',
+  'tasks.scheduled',
+  'task.fired',
+  'task.completed',
+  'task.failed',
+  'task.dead',
+  'consumer.error',
+];
+
+interface Subscription {
+  listener: (payload: any) => unknown;
+  queue?: string;
+}
+
+/**
+ * What the queues of this application do, as typed events: `events.on('task.dead', listener)`, or
+ * `@OnQueueEvent('task.dead')` on a provider method. Listeners are called synchronously where the
+ * event happens (keep them short, or hand the work on); one that throws or rejects is logged and never
+ * disturbs a producer or a consumer. Events tell what this process did: each process emits its own.
+ */
+@Injectable()
+export class QueueEvents {
+  private readonly logger = new Logger('QueueEvents');
+  /** Only events someone listens to have an entry, so "nobody listens" is one lookup on the hot path. */
+  private readonly subscriptions = new Map<QueueEventName, Subscription[]>();
+
+  /** Calls `listener` with each `event` (of `options.queue` only, when given). Returns the function that stops it. */
+  on<E extends QueueEventName>(event: E, listener: QueueEventListener<E>, options: QueueEventListenerOptions = {}): () => void {
+    if (!QUEUE_EVENT_NAMES.includes(event)) throw new QueueConfigError(unknownEvent(String(event), QUEUE_EVENT_NAMES));
+    if (typeof listener !== 'function') throw new QueueConfigError(`QueueEvents.on('${event}', listener): listener must be a function`);
+    const subscription: Subscription = { listener, queue: options.queue };
+    // Copy on write: an emit under way goes on over the listeners it started with.
+    this.subscriptions.set(event, [...(this.subscriptions.get(event) ?? []), subscription]);
+    return () => {
+      const rest = (this.subscriptions.get(event) ?? []).filter((entry) => entry !== subscription);
+      if (rest.length > 0) this.subscriptions.set(event, rest);
+      else this.subscriptions.delete(event);
+    };
+  }
+
+  /** @internal Emitters ask this before building a payload, so an event nobody listens to costs nothing. */
+  has(event: QueueEventName): boolean {
+    return this.subscriptions.has(event);
+  }
+
+  /** @internal */
+  emit<E extends QueueEventName>(event: E, payload: QueueEventMap[E]): void {
+    const subscriptions = this.subscriptions.get(event);
+    if (subscriptions === undefined) return;
+    for (const { listener, queue } of subscriptions) {
+      if (queue !== undefined && queue !== payload.queue) continue;
+      try {
+        const result = listener(payload);
+        if (result instanceof Promise) result.catch((error: unknown) => this.failed(event, error));
+      } catch (error) {
+        this.failed(event, error);
+      }
+    }
+  }
+
+  private failed(event: QueueEventName, error: unknown): void {
+    this.logger.error(`A listener of "${event}" threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  }
+}

@@ -1,0 +1,113 @@
+import { Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { describe } from '../consumer/sharded-worker';
+import type { DelayQueue } from '../delay-queue/delay-queue';
+import type { FixedQueue } from '../fixed-queue/fixed-queue';
+import { loadOptional } from '../optional-dependency';
+import { QueueExplorer } from '../queue.explorer';
+import { QueueRegistry } from '../queue.registry';
+import { QueueSettings } from '../queue.settings';
+import { RedisConnection } from '../redis/redis-connection';
+import type { DelayQueueStats, FixedQueueStats, QueueHealthDetails, QueueHealthOptions, QueueHealthResult } from '../interfaces';
+import { QueueInputError, UnknownQueueError } from '../errors';
+
+const DEFAULT_TIMEOUT_MS = 1000;
+
+/** The part of terminus' HealthIndicatorService (≥ 11) this uses. */
+interface HealthIndicators {
+  check(key: string): { up(data: object): unknown; down(data: object): unknown };
+}
+
+type Terminus = { HealthIndicatorService: new () => HealthIndicators };
+
+/**
+ * A health indicator for @nestjs/terminus (an optional dependency, loaded on the first check): up when
+ * Redis answers PING in time, this process' consumers are running, and each queue's backlog and lag
+ * are within the limits given; down with the reason otherwise.
+ *
+ * ```ts
+ * @Get('health') @HealthCheck()
+ * check() { return this.health.check([() => this.queues.isHealthy('queues', { maxLagMs: 30_000 })]); }
+ * ```
+ */
+@Injectable()
+export class QueueHealthIndicator {
+  private indicators?: HealthIndicators;
+
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly registry: QueueRegistry,
+    private readonly explorer: QueueExplorer,
+    private readonly settings: QueueSettings,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  async isHealthy<Key extends string>(key: Key, options: QueueHealthOptions = {}): Promise<QueueHealthResult<Key>> {
+    const indicator = this.terminus().check(key);
+    const queues = this.select(options.queues);
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new QueueInputError(`isHealthy: timeoutMs must be a positive number of ms, got ${timeoutMs}`);
+    const down = (data: object) => indicator.down(data) as QueueHealthResult<Key>;
+
+    try {
+      await deadline(this.connection.client.ping(), timeoutMs, 'PING');
+    } catch (error) {
+      return down({ redis: 'down', message: `Redis did not answer: ${describe(error)}` });
+    }
+    let stats: (FixedQueueStats | DelayQueueStats)[];
+    try {
+      stats = await deadline(Promise.all(queues.map(({ queue }) => queue.stats())), timeoutMs, 'the queues\' stats');
+    } catch (error) {
+      return down({ redis: 'down', message: `Redis did not answer: ${describe(error)}` });
+    }
+
+    const problems: string[] = [];
+    const checked = new Set(queues.map(({ name }) => name));
+    const consumers = this.explorer.consumers().filter((consumer) => checked.has(consumer.queue));
+    if (this.settings.consumers) {
+      const stopped = consumers.filter((consumer) => !consumer.running).map((consumer) => consumer.consumer);
+      if (stopped.length > 0) problems.push(`consumers not running: ${stopped.join(', ')}`);
+    }
+    const details: Record<string, QueueHealthDetails> = {};
+    queues.forEach(({ kind, name }, i) => {
+      const backlog = kind === 'fixed' ? (stats[i] as FixedQueueStats).pending : (stats[i] as DelayQueueStats).due;
+      const { lagMs } = stats[i];
+      details[name] = { kind, backlog, lagMs, consumers: consumers.filter((consumer) => consumer.queue === name && consumer.running).length };
+      if (options.maxBacklog !== undefined && backlog > options.maxBacklog) problems.push(`${name}: backlog ${backlog} > ${options.maxBacklog}`);
+      if (options.maxLagMs !== undefined && lagMs > options.maxLagMs) problems.push(`${name}: lag ${lagMs} ms > ${options.maxLagMs} ms`);
+    });
+    if (problems.length > 0) return down({ redis: 'up', queues: details, message: problems.join('; ') });
+    return indicator.up({ redis: 'up', queues: details }) as QueueHealthResult<Key>;
+  }
+
+  private select(names: string[] | undefined) {
+    const all = this.registry.all() as { kind: 'fixed' | 'delay'; name: string; queue: FixedQueue | DelayQueue }[];
+    if (names === undefined) return all;
+    return names.map((name) => {
+      const found = all.find((entry) => entry.name === name);
+      if (!found) throw new UnknownQueueError(`isHealthy: no queue named "${name}" is registered (registered: ${all.map((entry) => `"${entry.name}"`).join(', ')})`);
+      return found;
+    });
+  }
+
+  /** terminus' own service when TerminusModule is imported; otherwise one of ours (it holds no state we rely on). */
+  private terminus(): HealthIndicators {
+    if (this.indicators) return this.indicators;
+    const { HealthIndicatorService } = loadOptional<Terminus>('@nestjs/terminus', 'QueueHealthIndicator');
+    try {
+      this.indicators = this.moduleRef.get(HealthIndicatorService, { strict: false });
+    } catch {
+      this.indicators = new HealthIndicatorService();
+    }
+    return this.indicators;
+  }
+}
+
+/** Rejects when `work` has not settled within `ms`. */
+function deadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}

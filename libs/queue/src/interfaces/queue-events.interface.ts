@@ -1,0 +1,126 @@
+/** One write of pushes to one shard (pushes of one event-loop turn are written together). */
+export interface MessagesPushedEvent {
+  queue: string;
+  /** Messages stored by this write. */
+  count: number;
+  /** Older messages it evicted at capacity, over all its groups. */
+  dropped: number;
+}
+
+/** Older messages of a group evicted by a push at capacity (drop-oldest). */
+export interface MessagesDroppedEvent {
+  queue: string;
+  group: string;
+  count: number;
+}
+
+/**
+ * Messages of a group discarded without delivery, as a consumer learned when it claimed the group:
+ * older than `maxAgeMs`, or lost with a key that expired (`ttlMs`).
+ */
+export interface MessagesExpiredEvent {
+  queue: string;
+  group: string;
+  count: number;
+}
+
+interface BatchEvent {
+  queue: string;
+  group: string;
+  /** Messages in the batch. */
+  size: number;
+  /** Attempts the handler was given (`retries` + 1 at most). */
+  attempts: number;
+  /** Redis server time of the claim, epoch ms. */
+  claimedAt: number;
+  /** Time spent in the handler over every attempt (retry delays excluded), ms. */
+  durationMs: number;
+  /** `Class.method` of the consumer. */
+  consumer: string;
+}
+
+/** A `@BatchConsumer` handler resolved. */
+export type BatchCompletedEvent = BatchEvent;
+
+/** A `@BatchConsumer` handler still threw after its last retry; the batch is not delivered again. */
+export interface BatchFailedEvent extends BatchEvent {
+  error: unknown;
+}
+
+/** Tasks written by one `schedule` call to Redis (schedules of one event-loop turn are written together). */
+export interface TasksScheduledEvent {
+  queue: string;
+  count: number;
+}
+
+interface TaskEvent {
+  queue: string;
+  id: string;
+  /** Delivery number, from 1. */
+  attempt: number;
+  /** When this delivery was due, epoch ms (Redis time). */
+  runAt: number;
+  /** Redis server time of the claim, epoch ms: `firedAt - runAt` is the lateness. */
+  firedAt: number;
+  /** `Class.method` of the consumer. */
+  consumer: string;
+}
+
+/** A due task was claimed by a consumer of this process and is about to run. */
+export type TaskFiredEvent = TaskEvent;
+
+interface TaskRunEvent extends TaskEvent {
+  /** Time spent in the handler, ms. */
+  durationMs: number;
+}
+
+/** A task's handler resolved and its acknowledgement was recorded. */
+export type TaskCompletedEvent = TaskRunEvent;
+
+/** A task's handler threw; the task will run again at `nextRunAt`. */
+export interface TaskFailedEvent extends TaskRunEvent {
+  error: unknown;
+  /** When the retry is due, epoch ms (Redis time). */
+  nextRunAt: number;
+}
+
+/** A task's handler threw on its last allowed attempt; the task is in the dead-letter set. */
+export interface TaskDeadEvent extends TaskRunEvent {
+  error: unknown;
+  /** Redis server time it was dead-lettered, epoch ms. */
+  diedAt: number;
+}
+
+/** A consumer could not talk to Redis (a claim, an acknowledgement, a lease extension); it retries by itself. */
+export interface ConsumerErrorEvent {
+  queue: string;
+  /** `Class.method` of the consumer. */
+  consumer: string;
+  /** What it was doing: `claim`, `ack`, `fail` or `extend`. */
+  operation: 'claim' | 'ack' | 'fail' | 'extend';
+  error: unknown;
+}
+
+/** Every event `QueueEvents` emits, with its payload. */
+export interface QueueEventMap {
+  'messages.pushed': MessagesPushedEvent;
+  'messages.dropped': MessagesDroppedEvent;
+  'messages.expired': MessagesExpiredEvent;
+  'batch.completed': BatchCompletedEvent;
+  'batch.failed': BatchFailedEvent;
+  'tasks.scheduled': TasksScheduledEvent;
+  'task.fired': TaskFiredEvent;
+  'task.completed': TaskCompletedEvent;
+  'task.failed': TaskFailedEvent;
+  'task.dead': TaskDeadEvent;
+  'consumer.error': ConsumerErrorEvent;
+}
+
+export type QueueEventName = keyof QueueEventMap;
+
+export type QueueEventListener<E extends QueueEventName> = (payload: QueueEventMap[E]) => unknown;
+
+export interface QueueEventListenerOptions {
+  /** Only events of this queue. Default: every queue. */
+  queue?: string;
+}

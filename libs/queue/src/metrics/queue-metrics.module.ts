@@ -1,0 +1,26 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { QueueEvents } from '../events/queue-events';
+import { QueueRegistry } from '../queue.registry';
+import type { QueueMetricsOptions } from '../interfaces';
+import { QueueMetrics } from './queue-metrics';
+
+/**
+ * Prometheus metrics of every queue of the application (needs `prom-client`, an optional dependency,
+ * loaded only when this module is imported). Expose them with your usual `/metrics` endpoint.
+ */
+@Module({})
+export class QueueMetricsModule {
+  static register(options: QueueMetricsOptions = {}): DynamicModule {
+    return {
+      module: QueueMetricsModule,
+      providers: [
+        {
+          provide: QueueMetrics,
+          useFactory: (events: QueueEvents, registry: QueueRegistry) => new QueueMetrics(events, registry, options),
+          inject: [QueueEvents, QueueRegistry],
+        },
+      ],
+      exports: [QueueMetrics],
+    };
+  }
+}

@@ -1,0 +1,143 @@
+import { Controller, Get, Injectable, type INestApplication, Query } from '@nestjs/common';
+import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
+import {
+  BatchConsumer,
+  DelayConsumer,
+  type FixedQueue,
+  getFixedQueueToken,
+  QueueHealthIndicator,
+  QueueModule,
+  UnknownQueueError,
+} from 'nestjs-redis-queues';
+import { CapturedLogs, startRedis, type RedisServer } from './support/faults';
+import { createApp, pollUntil, uniquePrefix } from './support/testing';
+
+@Injectable()
+class Consumers {
+  @BatchConsumer('events')
+  async report() {}
+
+  @DelayConsumer('tasks')
+  async run() {}
+}
+
+@Controller('health')
+class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly queues: QueueHealthIndicator,
+  ) {}
+
+  @Get()
+  @HealthCheck()
+  check(@Query('queue') queue?: string) {
+    return this.health.check([() => this.queues.isHealthy('queues', { maxBacklog: 2, maxLagMs: 5_000, timeoutMs: 500, queues: queue ? [queue] : undefined })]);
+  }
+}
+
+describe('QueueHealthIndicator (@nestjs/terminus)', () => {
+  let server: RedisServer;
+  let app: INestApplication | undefined;
+
+  beforeAll(async () => {
+    server = await startRedis();
+  });
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  async function start(opts: { consumers?: boolean } = {}) {
+    app = await createApp(
+      {
+        imports: [
+          TerminusModule.forRoot({ logger: false }),
+          QueueModule.forRoot({ connection: server.url, prefix: uniquePrefix(), idlePollMs: 500, commandTimeoutMs: 1000, consumers: opts.consumers }),
+          QueueModule.registerFixedQueue({ name: 'events', shards: 2, maxWaitMs: 20 }),
+          QueueModule.registerFixedQueue({ name: 'idle', shards: 2, maxWaitMs: 60_000 }),
+          QueueModule.registerDelayQueue({ name: 'tasks', shards: 2 }),
+        ],
+        controllers: [HealthController],
+        providers: [Consumers],
+      },
+      new CapturedLogs(),
+    );
+    await app.listen(0, '127.0.0.1');
+    const base = await app.getUrl();
+    return {
+      idle: app.get<FixedQueue<number>>(getFixedQueueToken('idle')),
+      indicator: app.get(QueueHealthIndicator),
+      health: async (query = '') => {
+        const response = await fetch(`${base}/health${query}`);
+        return { status: response.status, body: (await response.json()) as any };
+      },
+    };
+  }
+
+  it('is up with every queue and its consumers, then down with the reason when a backlog passes its limit', async () => {
+    const { idle, health } = await start();
+    const up = await health();
+    expect(up.status).toBe(200);
+    expect(up.body.status).toBe('ok');
+    expect(up.body.details.queues).toEqual({
+      status: 'up',
+      redis: 'up',
+      queues: {
+        events: { kind: 'fixed', backlog: 0, lagMs: 0, consumers: 1 },
+        idle: { kind: 'fixed', backlog: 0, lagMs: 0, consumers: 0 },
+        tasks: { kind: 'delay', backlog: 0, lagMs: 0, consumers: 1 },
+      },
+    });
+
+    await idle.pushMany('g', [1, 2, 3]);
+    const down = await health();
+    expect(down.status).toBe(503);
+    expect(down.body.error.queues).toMatchObject({ status: 'down', redis: 'up', message: 'idle: backlog 3 > 2' });
+    // A check limited to other queues is not concerned.
+    expect((await health('?queue=events')).status).toBe(200);
+  });
+
+  it('is down when a queue waits past maxLagMs', async () => {
+    const { indicator } = await start({ consumers: false });
+    // 'events' has no consumer running here: its group is due after 20 ms and waits on.
+    await app!.get<FixedQueue<number>>(getFixedQueueToken('events')).push('g', 1);
+    const result = await pollUntil(async () => {
+      const checked = await indicator.isHealthy('q', { maxLagMs: 50 });
+      return checked.q.status === 'down' ? checked : undefined;
+    }, 'the lag to pass 50 ms');
+    expect(result.q.message).toMatch(/^events: lag \d+ ms > 50 ms$/);
+    expect(result.q.queues!.events.lagMs).toBeGreaterThan(50);
+  });
+
+  it('is down, within its timeout, when Redis does not answer', async () => {
+    const { health } = await start();
+    process.kill(server.pid, 'SIGSTOP'); // frozen, connected: only the timeout can tell
+    try {
+      const started = Date.now();
+      const down = await health();
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(down.status).toBe(503);
+      expect(down.body.error.queues).toEqual({ status: 'down', redis: 'down', message: 'Redis did not answer: PING took longer than 500 ms' });
+    } finally {
+      process.kill(server.pid, 'SIGCONT');
+    }
+    await pollUntil(async () => (await health()).status === 200, 'health back once Redis answers');
+  });
+
+  it('refuses a queue name that is not registered', async () => {
+    const { indicator } = await start();
+    await expect(indicator.isHealthy('q', { queues: ['evnets'] })).rejects.toThrow(UnknownQueueError);
+  });
+
+  // Last: the server does not come back.
+  it('is down when Redis is gone', async () => {
+    const { health } = await start();
+    await server.stop();
+    const down = await health();
+    expect(down.status).toBe(503);
+    expect(down.body.error.queues).toMatchObject({ status: 'down', redis: 'down', message: expect.stringMatching(/^Redis did not answer: /) });
+  });
+});

@@ -1,0 +1,140 @@
+import { Injectable, type INestApplication } from '@nestjs/common';
+import { Registry } from 'prom-client';
+import {
+  BatchConsumer,
+  DelayConsumer,
+  type DelayQueue,
+  type FixedQueue,
+  getDelayQueueToken,
+  getFixedQueueToken,
+  QueueMetricsModule,
+  QueueModule,
+} from 'nestjs-redis-queues';
+import { CapturedLogs } from './support/faults';
+import { createApp, pollUntil, redisUrl, uniquePrefix } from './support/testing';
+
+@Injectable()
+class Reporter {
+  @BatchConsumer('events')
+  async report() {}
+}
+
+@Injectable()
+class Worker {
+  @DelayConsumer('tasks', { concurrency: 4 })
+  async run(payload: { fail?: boolean }) {
+    if (payload.fail) throw new Error('cannot feed');
+  }
+}
+
+/** The samples of Prometheus' text format, by `name{labels}` as written. */
+function samples(text: string): Map<string, number> {
+  const found = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    found.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return found;
+}
+
+describe('QueueMetricsModule (prom-client)', () => {
+  const apps: INestApplication[] = [];
+
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+  });
+
+  async function start(prefix: string, registry: Registry, providers: any[] = [Reporter, Worker]) {
+    const app = await createApp(
+      {
+        imports: [
+          QueueModule.forRoot({ connection: redisUrl(), prefix, idlePollMs: 500 }),
+          QueueModule.registerFixedQueue({ name: 'events', shards: 2, capacity: 5, batchSize: 5, maxWaitMs: 20 }),
+          QueueModule.registerFixedQueue({ name: 'idle', shards: 2, maxWaitMs: 20 }),
+          QueueModule.registerDelayQueue({ name: 'tasks', shards: 2, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 50 } }),
+          QueueMetricsModule.register({ registry }),
+        ],
+        providers,
+      },
+      new CapturedLogs(),
+    );
+    apps.push(app);
+    return {
+      app,
+      events: app.get<FixedQueue<{ n: number }>>(getFixedQueueToken('events')),
+      idle: app.get<FixedQueue<{ n: number }>>(getFixedQueueToken('idle')),
+      tasks: app.get<DelayQueue<{ fail?: boolean }>>(getDelayQueueToken('tasks')),
+    };
+  }
+
+  it('counts a known workload, per queue, in Prometheus names and units', async () => {
+    const registry = new Registry();
+    const { events, tasks } = await start(uniquePrefix(), registry);
+    // 8 messages into a group of capacity 5 in one turn (3 dropped), 1 into another: 2 batches, 6 messages.
+    await Promise.all([...Array.from({ length: 8 }, (_, n) => events.push('full', { n })), events.push('calm', { n: 0 })]);
+    // One task succeeds; one fails, is retried once, and dies.
+    await Promise.all([tasks.schedule({}, { id: 'ok' }), tasks.schedule({ fail: true }, { id: 'doomed' })]);
+
+    const counted = async () => samples(await registry.metrics());
+    const metrics = await pollUntil(async () => {
+      const now = await counted();
+      const settled = now.get('nrq_tasks_dead_total{queue="tasks"}') === 1 && now.get('nrq_batches_total{queue="events",outcome="completed"}') === 2;
+      return settled ? now : undefined;
+    }, 'the workload to be counted');
+
+    expect(metrics.get('nrq_messages_pushed_total{queue="events"}')).toBe(9);
+    expect(metrics.get('nrq_messages_dropped_total{queue="events"}')).toBe(3);
+    expect(metrics.get('nrq_batch_size_messages_count{queue="events"}')).toBe(2);
+    expect(metrics.get('nrq_batch_size_messages_sum{queue="events"}')).toBe(6);
+    expect(metrics.get('nrq_batch_size_messages_bucket{le="4",queue="events"}')).toBe(1);
+    expect(metrics.get('nrq_batch_size_messages_bucket{le="8",queue="events"}')).toBe(2);
+    expect(metrics.get('nrq_tasks_scheduled_total{queue="tasks"}')).toBe(2);
+    expect(metrics.get('nrq_tasks_fired_total{queue="tasks"}')).toBe(3);
+    expect(metrics.get('nrq_tasks_completed_total{queue="tasks"}')).toBe(1);
+    expect(metrics.get('nrq_tasks_retried_total{queue="tasks"}')).toBe(1);
+    expect(metrics.get('nrq_task_lateness_seconds_count{queue="tasks"}')).toBe(3);
+    expect(metrics.get('nrq_task_lateness_seconds_bucket{le="+Inf",queue="tasks"}')).toBe(3);
+    expect(metrics.get('nrq_handler_duration_seconds_count{queue="tasks",outcome="completed"}')).toBe(1);
+    expect(metrics.get('nrq_handler_duration_seconds_count{queue="tasks",outcome="failed"}')).toBe(2);
+    expect(metrics.get('nrq_handler_duration_seconds_count{queue="events",outcome="completed"}')).toBe(2);
+    // Nothing of a queue that saw no such activity.
+    expect([...metrics.keys()].filter((key) => key.startsWith('nrq_messages_pushed_total'))).toEqual(['nrq_messages_pushed_total{queue="events"}']);
+  });
+
+  it('reads backlog gauges from Redis when scraped', async () => {
+    const registry = new Registry();
+    const { idle, tasks } = await start(uniquePrefix(), registry, []);
+    await Promise.all([idle.pushMany('a', [{ n: 1 }, { n: 2 }]), idle.push('b', { n: 3 })]);
+    await Promise.all([tasks.schedule({}, { id: 'later', delayMs: 3_600_000 }), tasks.schedule({}, { id: 'now' })]);
+
+    // No consumer: 'idle' is due after maxWaitMs (20 ms) and waits on; so does the due task.
+    const metrics = await pollUntil(async () => {
+      const now = samples(await registry.metrics());
+      const lagging = (now.get('nrq_oldest_due_lag_seconds{queue="idle"}') ?? 0) > 0 && (now.get('nrq_oldest_due_lag_seconds{queue="tasks"}') ?? 0) > 0;
+      return lagging ? now : undefined;
+    }, 'the lag to show');
+    expect(metrics.get('nrq_messages_pending{queue="idle"}')).toBe(3);
+    expect(metrics.get('nrq_groups{queue="idle"}')).toBe(2);
+    expect(metrics.get('nrq_messages_pending{queue="events"}')).toBe(0);
+    expect(metrics.get('nrq_tasks{queue="tasks",state="scheduled"}')).toBe(2);
+    expect(metrics.get('nrq_tasks{queue="tasks",state="active"}')).toBe(0);
+    expect(metrics.get('nrq_tasks_due{queue="tasks"}')).toBe(1);
+    expect(metrics.get('nrq_oldest_due_lag_seconds{queue="idle"}')).toBeLessThan(60);
+    expect(metrics.get('nrq_oldest_due_lag_seconds{queue="events"}')).toBe(0);
+    expect(await registry.getMetricsAsJSON()).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'nrq_tasks', type: 'gauge' }), expect.objectContaining({ name: 'nrq_task_lateness_seconds', type: 'histogram' })]),
+    );
+  });
+
+  it('takes its metrics out of the registry on close, so another application can register them', async () => {
+    const registry = new Registry();
+    const first = await start(uniquePrefix(), registry, []);
+    await first.app.close();
+    apps.splice(apps.indexOf(first.app), 1);
+    expect(registry.getSingleMetric('nrq_messages_pushed_total')).toBeUndefined();
+    const second = await start(uniquePrefix(), registry, []);
+    await second.events.push('g', { n: 1 });
+    expect(samples(await registry.metrics()).get('nrq_messages_pushed_total{queue="events"}')).toBe(1);
+  });
+});
