@@ -165,8 +165,9 @@ describe('FixedQueue (real redis-server)', () => {
     const { queue } = await start(prefix, { batchSize: 10, capacity: 100, maxWaitMs: 60_000, maxAgeMs: 300 }, { consumer: false });
     await queue.pushMany('g', events(4));
     await new Promise((resolve) => setTimeout(resolve, 400)); // age the first messages past maxAgeMs
-    await queue.pushMany('g', events(6, 4));
+    // The consumer first: however long it takes to start, the fresh messages are pushed after it.
     await start(prefix, { batchSize: 10, capacity: 100, maxWaitMs: 60_000, maxAgeMs: 300 });
+    await queue.pushMany('g', events(6, 4));
     const batch = await pollUntil(() => Collector.received[0], 'the full group');
     expect(batch.messages.map((m) => m.seq)).toEqual([4, 5, 6, 7, 8, 9]);
     expect(batch.ctx.expired).toBe(4);
