@@ -247,9 +247,12 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   }
 }
 
-/** QUIT lets replies still in flight arrive; a client that never connected is simply dropped. */
+/**
+ * QUIT lets replies still in flight arrive. A client that is not connected is dropped instead: QUIT
+ * would resolve at once and leave ioredis reconnecting in the background.
+ */
 async function close(client: RedisClient): Promise<void> {
-  if (client.status === 'wait' || client.status === 'end') {
+  if (client.status !== 'ready') {
     client.disconnect();
     return;
   }
