@@ -256,6 +256,16 @@ describe('DelayQueue (real redis-server)', () => {
     expect(ids()).toEqual(['before', 'after']);
   });
 
+  it('lists the next tasks to fall due, soonest first', async () => {
+    const { queue } = await start(uniquePrefix(), {}, { consumer: false });
+    const placed = await Promise.all([5, 1, 4, 2, 3].map((h) => queue.schedule({ petId: `p${h}` }, { id: `in-${h}h`, delayMs: h * 3_600_000 })));
+    const upcoming = await queue.upcoming(3);
+    expect(upcoming.map((t) => t.id)).toEqual(['in-1h', 'in-2h', 'in-3h']);
+    expect(upcoming.map((t) => t.runAt)).toEqual(['in-1h', 'in-2h', 'in-3h'].map((id) => placed.find((p) => p.id === id)!.runAt));
+    expect(await queue.upcoming()).toHaveLength(5);
+    for (const bad of [0, -1, 2.5, 5000]) await expect(queue.upcoming(bad)).rejects.toThrow(QueueInputError);
+  });
+
   it('rejects bad input with typed errors and writes nothing', async () => {
     const prefix = uniquePrefix();
     const { queue } = await start(prefix, { schema: FeedTask, maxPayloadBytes: 100 }, { consumer: false });

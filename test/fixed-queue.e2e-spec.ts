@@ -196,6 +196,23 @@ describe('FixedQueue (real redis-server)', () => {
     for (const r of Collector.received) expect(r.messages.length).toBeLessThanOrEqual(16);
   });
 
+  it('lists the hottest groups (heads of the ready index) with their sizes, largest first', async () => {
+    const { queue } = await start(uniquePrefix(), { batchSize: 5, capacity: 50, maxWaitMs: 60_000 }, { consumer: false });
+    await queue.pushMany('big', events(12));
+    await queue.pushMany('full', events(5));
+    await queue.pushMany('small', events(2));
+    const hottest = await queue.hottestGroups(2);
+    expect(hottest.map(({ group, size }) => ({ group, size }))).toEqual([
+      { group: 'big', size: 12 },
+      { group: 'full', size: 5 },
+    ]);
+    const serverNow = Number((await redis.time())[0]) * 1000;
+    // Full groups are due now; a partial one when its oldest message has waited maxWaitMs.
+    expect(hottest[0].dueAt).toBeLessThanOrEqual(serverNow + 1000);
+    expect((await queue.hottestGroups()).find((g) => g.group === 'small')?.dueAt).toBeGreaterThan(serverNow + 50_000);
+    for (const bad of [0, 1.5, 1001, Number.NaN, '3']) await expect(queue.hottestGroups(bad as number)).rejects.toThrow(QueueInputError);
+  });
+
   it('rejects bad input with typed errors and writes nothing', async () => {
     const prefix = uniquePrefix();
     const { queue } = await start(prefix, { schema: GameEvent, maxPayloadBytes: 200 }, { consumer: false });

@@ -8,9 +8,9 @@ import { assertQueueMeta } from '../redis/queue-meta';
 import type { RedisConnection } from '../redis/redis-connection';
 import type { QueueSettings } from '../queue.settings';
 import { DelayQueueOptionsRules, delayQueueChecks, resolveOptions } from '../validation/queue-options';
-import { assertName, PayloadCodec } from '../validation/payload';
+import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
 import { resolveDelta, resolveTime } from '../validation/time';
-import type { DelayQueueOptions, DelayQueueStats, ScheduledTask, ScheduleOptions, TaskInfo, TaskTime } from '../interfaces';
+import type { DelayQueueOptions, DelayQueueStats, ScheduledTask, ScheduleOptions, TaskInfo, TaskTime, UpcomingTask } from '../interfaces';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { DelayQueueStore, type Placement, type ScheduleItem, type ScheduleResult, type StoredTask } from './delay-queue.store';
 
@@ -114,6 +114,13 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     if (!placed) return null;
     this.hint(shard, placed);
     return { id, runAt: placed.runAt };
+  }
+
+  /** The next `limit` tasks to fall due (the heads of every shard's due index), soonest first. Costs O(shards × limit). */
+  async upcoming(limit = 20): Promise<UpcomingTask[]> {
+    assertLimit(limit, 1000);
+    const heads = await this.store.dueHeads(limit);
+    return heads.sort((a, b) => a.runAt - b.runAt).slice(0, limit);
   }
 
   stats(): Promise<DelayQueueStats> {

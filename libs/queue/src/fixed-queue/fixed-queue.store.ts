@@ -1,7 +1,7 @@
 import { asConnectionError, type Scripts } from '../redis/scripts';
 import type { QueueKeys } from '../redis/keys';
 import type { FixedQueueOptionsRules } from '../validation/queue-options';
-import type { FixedQueueStats } from '../interfaces';
+import type { FixedQueueStats, GroupSummary } from '../interfaces';
 
 export interface GroupPush {
   group: string;
@@ -82,6 +82,25 @@ export class FixedQueueStore {
   async size(shard: number, group: string): Promise<number> {
     try {
       return await this.scripts.client.llen(this.groupKey(shard, group));
+    } catch (error) {
+      throw asConnectionError(error);
+    }
+  }
+
+  /** The first `perShard` groups of each shard's ready index (the due-soonest: full groups are due now) with their sizes. */
+  async readyHeads(perShard: number): Promise<GroupSummary[]> {
+    try {
+      const shards = await Promise.all(
+        Array.from({ length: this.options.shards }, async (_, shard) => {
+          const heads = await this.scripts.client.zrange(this.keys.key(shard, 'ready'), 0, perShard - 1, 'WITHSCORES');
+          const groups: GroupSummary[] = [];
+          for (let i = 0; i < heads.length; i += 2) groups.push({ group: heads[i], size: 0, dueAt: Number(heads[i + 1]) });
+          const sizes = await Promise.all(groups.map(({ group }) => this.scripts.client.llen(this.groupKey(shard, group))));
+          sizes.forEach((size, i) => (groups[i].size = size));
+          return groups;
+        }),
+      );
+      return shards.flat();
     } catch (error) {
       throw asConnectionError(error);
     }

@@ -7,8 +7,8 @@ import type { RedisConnection } from '../redis/redis-connection';
 import { assertQueueMeta } from '../redis/queue-meta';
 import type { QueueSettings } from '../queue.settings';
 import { FixedQueueOptionsRules, fixedQueueChecks, resolveOptions } from '../validation/queue-options';
-import { assertName, PayloadCodec } from '../validation/payload';
-import type { FixedQueueOptions, FixedQueueStats, PushResult } from '../interfaces';
+import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
+import type { FixedQueueOptions, FixedQueueStats, GroupSummary, PushResult } from '../interfaces';
 import { FixedQueueStore, type GroupPush, type PushOutcome } from './fixed-queue.store';
 import { MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
 
@@ -89,6 +89,17 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
   /** Totals over every shard, read from counters the scripts keep: its cost does not grow with the groups. */
   stats(): Promise<FixedQueueStats> {
     return this.store.stats();
+  }
+
+  /**
+   * The groups most in need of a consumer: the heads of every shard's ready index (a full group is due
+   * now, the others by their oldest message), largest first. Costs O(shards × limit), whatever the
+   * number of groups: meant for dashboards, not for finding every group.
+   */
+  async hottestGroups(limit = 10): Promise<GroupSummary[]> {
+    assertLimit(limit, 1000);
+    const heads = await this.store.readyHeads(limit);
+    return heads.sort((a, b) => b.size - a.size || a.dueAt - b.dueAt).slice(0, limit);
   }
 
   /** Once per script call, not per push: what a write stored and evicted. */

@@ -79,3 +79,9 @@ export interface DelayQueueStats {
   /** How long the earliest scheduled task has been overdue, by Redis' clock; 0 when none is. */
   lagMs: number;
 }
+
+/** A task waiting for its time (see `DelayQueue.upcoming`). */
+export interface UpcomingTask {
+  id: string;
+  runAt: number;
+}

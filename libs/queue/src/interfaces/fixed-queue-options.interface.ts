@@ -49,3 +49,12 @@ export interface FixedQueueStats {
   /** How long the most overdue group has waited past its due time, by Redis' clock; 0 when none is overdue. */
   lagMs: number;
 }
+
+/** A group at the head of its shard's ready index (see `FixedQueue.hottestGroups`). */
+export interface GroupSummary {
+  group: string;
+  /** Messages it holds. */
+  size: number;
+  /** When it is (or was) due for a consumer, Redis time in ms: now for a full group. */
+  dueAt: number;
+}

@@ -72,3 +72,10 @@ export class PayloadCodec {
     }
   }
 }
+
+/** Checks a `limit` argument of a listing method: an integer from 1 to `max`. */
+export function assertLimit(value: unknown, max: number): asserts value is number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw new QueueInputError(`limit must be an integer from 1 to ${max}, got ${typeof value === 'number' ? value : typeof value}`);
+  }
+}
