@@ -9,3 +9,4 @@ export { QueueHealthIndicator } from './health/queue-health.indicator';
 export { getFixedQueueToken, getDelayQueueToken } from './queue.constants';
 export * from './errors';
 export * from './interfaces';
+export { QueueDashboardModule } from './dashboard/queue-dashboard.module';

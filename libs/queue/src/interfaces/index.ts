@@ -7,3 +7,4 @@ export * from './delay-context.interface';
 export * from './queue-events.interface';
 export * from './queue-metrics-options.interface';
 export * from './queue-health-options.interface';
+export * from './dashboard-options.interface';

@@ -1,0 +1,196 @@
+/**
+ * The dashboard's single page: plain HTML, CSS and JavaScript, no build step and nothing loaded from
+ * elsewhere. Kept in a TypeScript string rather than a file beside the code so that it ships inside
+ * the compiled library with no asset copying, in CommonJS and ES module applications alike.
+ * Every value from the queues (group names, task ids, errors) reaches the page through `textContent`
+ * or an SVG attribute set with `setAttribute`, never as markup.
+ */
+export const DASHBOARD_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Queues</title>
+<style>
+  :root { --fg: #1d2433; --muted: #6b7385; --line: #e3e6ee; --bg: #f6f7fb; --a: #2f6fdf; --b: #18a058; --c: #d9822b; --bad: #c0392b; }
+  * { box-sizing: border-box; }
+  body { margin: 0; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
+  header { display: flex; align-items: baseline; gap: 16px; padding: 14px 24px; background: #fff; border-bottom: 1px solid var(--line); }
+  header h1 { font-size: 18px; margin: 0; }
+  #status { color: var(--muted); }
+  main { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 16px; padding: 16px 24px; }
+  section { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; }
+  h2 { font-size: 15px; margin: 0 0 8px; } h2 small { color: var(--muted); font-weight: normal; margin-left: 6px; }
+  h3 { font-size: 12px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); margin: 14px 0 6px; }
+  .figures { display: grid; grid-template-columns: repeat(4, 1fr); gap: 8px; }
+  .figure b { display: block; font-size: 18px; font-variant-numeric: tabular-nums; }
+  .figure span { color: var(--muted); font-size: 12px; }
+  svg.chart { width: 100%; height: 90px; background: #fbfcfe; border: 1px solid var(--line); border-radius: 4px; }
+  .legend { font-size: 12px; color: var(--muted); } .legend i { display: inline-block; width: 10px; height: 3px; margin: 0 4px 2px 10px; }
+  table { width: 100%; border-collapse: collapse; font-size: 13px; }
+  td, th { text-align: left; padding: 3px 6px; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
+  th { color: var(--muted); font-weight: normal; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+  .empty { color: var(--muted); font-style: italic; }
+  button { font: inherit; font-size: 12px; padding: 2px 10px; border: 1px solid var(--a); color: var(--a); background: #fff; border-radius: 4px; cursor: pointer; }
+  button:disabled { opacity: .5; cursor: default; }
+  .error { color: var(--bad); }
+</style>
+</head>
+<body>
+<header><h1>Queues</h1><span id="status">connecting…</span></header>
+<main id="queues"></main>
+<script>
+(() => {
+  'use strict';
+  const BASE = location.pathname.replace(/\\/+$/, '');
+  const HISTORY = 60;
+  const history = new Map();
+  const SVG = 'http://www.w3.org/2000/svg';
+  const fmt = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 });
+
+  function el(tag, attrs, ...children) {
+    const node = tag.startsWith('svg:') ? document.createElementNS(SVG, tag.slice(4)) : document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, String(value));
+    for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    return node;
+  }
+  const ago = (ms) => (ms < 0 ? 'in ' : '') + duration(Math.abs(ms)) + (ms >= 0 ? ' ago' : '');
+  function duration(ms) {
+    if (ms < 1000) return Math.round(ms) + ' ms';
+    if (ms < 60000) return fmt.format(ms / 1000) + ' s';
+    if (ms < 3600000) return fmt.format(ms / 60000) + ' min';
+    return fmt.format(ms / 3600000) + ' h';
+  }
+  function figure(label, value, id) {
+    return el('div', { class: 'figure' }, el('b', { 'data-figure': id }, value), el('span', {}, label));
+  }
+  function rates(name, stats, time, counters) {
+    let points = history.get(name);
+    if (!points) history.set(name, (points = []));
+    points.push({ time, stats });
+    if (points.length > HISTORY + 1) points.shift();
+    const series = counters.map(() => []);
+    for (let i = 1; i < points.length; i++) {
+      const seconds = Math.max(0.001, (points[i].time - points[i - 1].time) / 1000);
+      counters.forEach((counter, c) => series[c].push(Math.max(0, (points[i].stats[counter] - points[i - 1].stats[counter]) / seconds)));
+    }
+    return series;
+  }
+  function chart(lines) {
+    const width = 500, height = 90;
+    const max = Math.max(1, ...lines.flatMap((line) => line.values));
+    const svg = el('svg:svg', { class: 'chart', viewBox: '0 0 ' + width + ' ' + height, preserveAspectRatio: 'none' });
+    for (const line of lines) {
+      const points = line.values.map((v, i) => (width * (i + HISTORY - line.values.length)) / HISTORY + ',' + (height - 4 - ((height - 8) * v) / max));
+      if (points.length > 1) svg.append(el('svg:polyline', { points: points.join(' '), fill: 'none', stroke: line.color, 'stroke-width': 2, 'vector-effect': 'non-scaling-stroke' }));
+    }
+    svg.append(el('svg:text', { x: 4, y: 12, 'font-size': 10, fill: '#6b7385' }, 'max ' + fmt.format(max)));
+    const legend = el('div', { class: 'legend' }, ...lines.flatMap((line) => [el('i', { style: 'background:' + line.color }), line.label]));
+    return el('div', {}, svg, legend);
+  }
+  function table(headers, rows, empty) {
+    if (rows.length === 0) return el('p', { class: 'empty' }, empty);
+    return el('table', {}, el('tr', {}, ...headers.map((h) => el('th', {}, h))), ...rows);
+  }
+
+  function fixedCard(queue, time) {
+    const s = queue.stats;
+    const [pushed, delivered] = rates(queue.name, s, time, ['pushed', 'delivered']);
+    const backlog = (history.get(queue.name) || []).slice(1).map((p) => p.stats.pending);
+    return el('section', { 'data-queue': queue.name },
+      el('h2', {}, queue.name, el('small', {}, 'FixedQueue')),
+      el('div', { class: 'figures' },
+        figure('pending messages', fmt.format(s.pending), 'pending'), figure('groups', fmt.format(s.groups), 'groups'),
+        figure('pushed', fmt.format(s.pushed), 'pushed'), figure('delivered', fmt.format(s.delivered), 'delivered'),
+        figure('pushed / s', fmt.format(pushed.at(-1) || 0), 'pushed-rate'), figure('delivered / s', fmt.format(delivered.at(-1) || 0), 'delivered-rate'),
+        figure('dropped', fmt.format(s.dropped), 'dropped'), figure('expired', fmt.format(s.expired), 'expired')),
+      el('h3', {}, 'throughput (messages / s)'),
+      chart([{ label: 'pushed', color: 'var(--a)', values: pushed }, { label: 'delivered', color: 'var(--b)', values: delivered }]),
+      el('h3', {}, 'backlog (messages)'), chart([{ label: 'pending', color: 'var(--c)', values: backlog }]),
+      el('h3', {}, 'hottest groups'),
+      table(['group', 'messages', 'due'], queue.hottest.map((g) =>
+        el('tr', { 'data-group': g.group }, el('td', {}, g.group), el('td', { class: 'num' }, fmt.format(g.size)), el('td', {}, ago(time - g.dueAt)))), 'no group holds messages'));
+  }
+
+  function timeline(tasks, time) {
+    const width = 500, height = 46;
+    const svg = el('svg:svg', { class: 'chart', viewBox: '0 0 ' + width + ' ' + height, style: 'height:46px' });
+    if (tasks.length === 0) return svg;
+    const span = Math.max(1000, tasks[tasks.length - 1].runAt - time);
+    for (const task of tasks) {
+      const x = 6 + ((width - 12) * Math.max(0, task.runAt - time)) / span;
+      svg.append(el('svg:circle', { cx: x, cy: 20, r: 4, fill: 'var(--a)', 'fill-opacity': 0.6 }, el('svg:title', {}, task.id + ' · ' + ago(time - task.runAt))));
+    }
+    svg.append(el('svg:text', { x: 4, y: 42, 'font-size': 10, fill: '#6b7385' }, 'now'));
+    svg.append(el('svg:text', { x: width - 4, y: 42, 'font-size': 10, fill: '#6b7385', 'text-anchor': 'end' }, '+' + duration(span)));
+    return svg;
+  }
+
+  function delayCard(queue, time) {
+    const s = queue.stats;
+    const [fired, completed] = rates(queue.name, s, time, ['fired', 'completed']);
+    const backlog = (history.get(queue.name) || []).slice(1).map((p) => p.stats.scheduled);
+    return el('section', { 'data-queue': queue.name },
+      el('h2', {}, queue.name, el('small', {}, 'DelayQueue')),
+      el('div', { class: 'figures' },
+        figure('scheduled', fmt.format(s.scheduled), 'scheduled'), figure('running', fmt.format(s.active), 'active'),
+        figure('due, waiting', fmt.format(s.due), 'due'), figure('dead', fmt.format(s.dead), 'dead'),
+        figure('fired', fmt.format(s.fired), 'fired'), figure('completed', fmt.format(s.completed), 'completed'),
+        figure('fired / s', fmt.format(fired.at(-1) || 0), 'fired-rate'), figure('lag', duration(s.lagMs), 'lag')),
+      el('h3', {}, 'throughput (tasks / s)'),
+      chart([{ label: 'fired', color: 'var(--a)', values: fired }, { label: 'completed', color: 'var(--b)', values: completed }]),
+      el('h3', {}, 'backlog (scheduled tasks)'), chart([{ label: 'scheduled', color: 'var(--c)', values: backlog }]),
+      el('h3', {}, 'upcoming'), timeline(queue.upcoming, time),
+      table(['task', 'due'], queue.upcoming.slice(0, 5).map((t) => el('tr', {}, el('td', {}, t.id), el('td', {}, ago(time - t.runAt)))), 'nothing scheduled'),
+      el('h3', {}, 'dead letters'),
+      table(['task', 'attempts', 'last error', 'died', ''], queue.dead.map((t) => {
+        const button = el('button', { type: 'button' }, 're-queue');
+        button.addEventListener('click', () => requeue(queue.name, t.id, button));
+        return el('tr', { 'data-dead-id': t.id }, el('td', {}, t.id), el('td', { class: 'num' }, t.attempts), el('td', {}, t.lastError || ''), el('td', {}, ago(time - t.diedAt)), el('td', {}, button));
+      }), 'no dead task'));
+  }
+
+  async function requeue(queue, id, button) {
+    button.disabled = true;
+    try {
+      const response = await fetch(BASE + '/api/delay/' + encodeURIComponent(queue) + '/requeue/' + encodeURIComponent(id), {
+        method: 'POST', headers: { 'x-requested-with': 'nrq-dashboard' },
+      });
+      if (!response.ok) throw new Error(response.status + ' ' + response.statusText);
+      setStatus('re-queued ' + id);
+      await refresh();
+    } catch (error) {
+      button.disabled = false;
+      setStatus('could not re-queue ' + id + ': ' + error.message, true);
+    }
+  }
+
+  function setStatus(text, bad) {
+    const status = document.getElementById('status');
+    status.textContent = text;
+    status.className = bad ? 'error' : '';
+  }
+
+  async function refresh() {
+    const response = await fetch(BASE + '/api', { headers: { accept: 'application/json' } });
+    if (!response.ok) throw new Error(response.status + ' ' + response.statusText);
+    const overview = await response.json();
+    const cards = overview.queues.map((q) => (q.kind === 'fixed' ? fixedCard(q, overview.time) : delayCard(q, overview.time)));
+    document.getElementById('queues').replaceChildren(...cards);
+    if (!/^re-queued/.test(document.getElementById('status').textContent)) setStatus('updated ' + new Date(overview.time).toLocaleTimeString());
+  }
+
+  async function loop() {
+    try {
+      await refresh();
+    } catch (error) {
+      setStatus('cannot reach the dashboard API: ' + error.message, true);
+    }
+    setTimeout(loop, 1000);
+  }
+  loop();
+})();
+</script>
+</body>
+</html>
+`;

@@ -1,0 +1,99 @@
+import {
+  type CanActivate,
+  Controller,
+  type DynamicModule,
+  type ExecutionContext,
+  ForbiddenException,
+  Get,
+  Header,
+  Headers,
+  HttpCode,
+  Module,
+  Param,
+  Post,
+  UseGuards,
+} from '@nestjs/common';
+import { QueueConfigError } from '../errors';
+import type { DashboardGuard, QueueDashboardOptions } from '../interfaces';
+import { DashboardService, type DashboardLimits } from './dashboard.service';
+import { DASHBOARD_PAGE } from './dashboard.page';
+
+/** Sent by the page's own re-queue calls: a cross-site form cannot set it, so a forged POST is refused. */
+const REQUESTED_WITH = 'nrq-dashboard';
+
+/** Adapts a function of the request to a guard. */
+class FunctionGuard implements CanActivate {
+  constructor(private readonly allow: (request: unknown) => boolean | Promise<boolean>) {}
+
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+    return this.allow(context.switchToHttp().getRequest());
+  }
+}
+
+function isGuardClass(guard: DashboardGuard): guard is new (...args: any[]) => CanActivate {
+  return typeof guard === 'function' && typeof guard.prototype?.canActivate === 'function';
+}
+
+function limit(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1 || value > 1000) {
+    throw new QueueConfigError(`Invalid options for QueueDashboardModule.register: ${name} must be an integer from 1 to 1000 (got ${value})`);
+  }
+  return value;
+}
+
+/**
+ * An opt-in page showing every queue of the application live: throughput and backlog, the hottest
+ * groups, upcoming tasks and dead letters with a re-queue button. Import it next to `QueueModule`:
+ * `QueueDashboardModule.register({ path: 'queues', guard: AdminGuard })`.
+ */
+@Module({})
+export class QueueDashboardModule {
+  static register(options: QueueDashboardOptions = {}): DynamicModule {
+    const path = (options.path ?? 'queues').replace(/^\/+|\/+$/g, '');
+    if (!/^[A-Za-z0-9._~\-/]*$/.test(path)) {
+      throw new QueueConfigError(`Invalid options for QueueDashboardModule.register: path must be a plain URL path (got "${options.path}")`);
+    }
+    const limits: DashboardLimits = {
+      hottestGroups: limit(options.hottestGroups, 10, 'hottestGroups'),
+      upcomingTasks: limit(options.upcomingTasks, 20, 'upcomingTasks'),
+      deadLetters: limit(options.deadLetters, 20, 'deadLetters'),
+    };
+
+    // The path is only known here, and Nest reads a controller's path from its decorator: one class per registration.
+    @Controller(path)
+    class QueueDashboardController {
+      constructor(private readonly dashboard: DashboardService) {}
+
+      @Get()
+      @Header('Content-Type', 'text/html; charset=utf-8')
+      @Header('Content-Security-Policy', "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'")
+      @Header('X-Content-Type-Options', 'nosniff')
+      page(): string {
+        return DASHBOARD_PAGE;
+      }
+
+      @Get('api')
+      @Header('Cache-Control', 'no-store')
+      overview() {
+        return this.dashboard.overview(limits);
+      }
+
+      @Post('api/delay/:queue/requeue/:id')
+      @HttpCode(200)
+      requeue(@Param('queue') queue: string, @Param('id') id: string, @Headers('x-requested-with') requestedWith?: string) {
+        if (requestedWith !== REQUESTED_WITH) throw new ForbiddenException(`Re-queueing needs the header X-Requested-With: ${REQUESTED_WITH}`);
+        return this.dashboard.requeue(queue, id);
+      }
+    }
+
+    const { guard } = options;
+    if (guard) UseGuards(isGuardClass(guard) || typeof guard !== 'function' ? guard : new FunctionGuard(guard))(QueueDashboardController);
+
+    return {
+      module: QueueDashboardModule,
+      controllers: [QueueDashboardController],
+      providers: [DashboardService],
+    };
+  }
+}

@@ -1,0 +1,21 @@
+import type { CanActivate, Type } from '@nestjs/common';
+
+/** Decides whether a request may see (and act on) the dashboard. */
+export type DashboardGuard = Type<CanActivate> | CanActivate | ((request: any) => boolean | Promise<boolean>);
+
+export interface QueueDashboardOptions {
+  /** Where the page is served; its JSON API lives below it (`<path>/api`). Default `queues`. */
+  path?: string;
+  /**
+   * Protects every route of the dashboard, the page as well as the API (a guard class, a guard
+   * instance, or a function of the request). Without one, anyone who reaches the application can see
+   * queue names, group names, task ids and errors, and re-queue dead tasks.
+   */
+  guard?: DashboardGuard;
+  /** Groups listed per FixedQueue. Default 10. */
+  hottestGroups?: number;
+  /** Upcoming tasks listed per DelayQueue. Default 20. */
+  upcomingTasks?: number;
+  /** Dead letters listed per DelayQueue. Default 20. */
+  deadLetters?: number;
+}
