@@ -35,6 +35,6 @@ describe('demo: /metrics and /health', () => {
     const body = (await response.json()) as any;
     expect(response.status).toBe(200);
     expect(body.details.queues).toMatchObject({ status: 'up', redis: 'up' });
-    expect(Object.keys(body.details.queues.queues).sort()).toEqual(['game-digest', 'game-events', 'pet-feeding']);
+    expect(Object.keys(body.details.queues.queues).sort()).toEqual(['game-digest', 'game-events', 'pet-feeding', 'vet-checks']);
   });
 });

@@ -1,7 +1,7 @@
 import { type DynamicModule, Module, ValidationPipe } from '@nestjs/common';
 import { APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
-import { QueueModule } from 'nestjs-redis-queues';
+import { QueueDashboardModule, QueueModule } from 'nestjs-redis-queues';
 import { clusterNodes, DemoConfig, resolveDemoConfig } from './demo.config';
 import { GamesModule } from './games/games.module';
 import { OpsModule } from './ops/ops.module';
@@ -24,6 +24,8 @@ export class AppModule {
         GamesModule.forRoot(config),
         PetsModule,
         OpsModule.forRoot(),
+        // A demo on loopback: no guard. An application exposed to others passes one (README: Dashboard).
+        QueueDashboardModule.register({ path: 'queues' }),
       ],
       providers: [
         { provide: DemoConfig, useValue: config },

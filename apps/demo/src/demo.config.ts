@@ -60,6 +60,14 @@ export class DemoConfig {
   @IsBoolean()
   petStory = true;
 
+  /**
+   * The vet is closed for this long (real time) after start-up: the story's check-ups fail until then
+   * and end up dead-lettered, for the dashboard's re-queue button. 0: open from the start.
+   */
+  @Min(0)
+  @IsInt()
+  vetClosedMs = 30_000;
+
   /** Port of the stand-in upstream reporting service; 0 picks a free one. */
   @Min(0)
   @Max(65_535)
@@ -99,6 +107,7 @@ const ENV: Record<keyof DemoConfig, [name: string, parse: Parse]> = {
   digestIntervalMs: ['DEMO_DIGEST_EVERY_S', seconds],
   summaryIntervalMs: ['DEMO_SUMMARY_EVERY_S', seconds],
   petStory: ['DEMO_PET_STORY', flag],
+  vetClosedMs: ['DEMO_VET_CLOSED_S', seconds],
   upstreamPort: ['DEMO_UPSTREAM_PORT', numeric],
   durationS: ['DEMO_DURATION_S', numeric],
 };

@@ -4,13 +4,14 @@ import { DemoConfig } from '../demo.config';
 import { DemoClock } from './demo-clock';
 import type { MealTask } from './dto/pet.dto';
 import { PetStore } from './pet.store';
-import { HOUR_MS, hungryTaskId, PET_FEEDING } from './pets.constants';
+import { HOUR_MS, hungryTaskId, PET_FEEDING, VET_CHECKS, vetCheckId } from './pets.constants';
 import { PetsService } from './pets.service';
+import type { VetCheck } from './vet.consumer';
 
 /**
  * Plays a short story at start-up, so the demo shows every feeding rule without a single request:
  * rex eats a plain 4-hour meal, luna's meal gets an acceleration card an hour in, and milo holds an
- * auto-feed card, so he eats twice.
+ * auto-feed card, so he eats twice. rex and luna also have a check-up at the vet, who opens late.
  */
 @Injectable()
 export class PetStory implements OnApplicationBootstrap, OnModuleDestroy {
@@ -23,6 +24,7 @@ export class PetStory implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly store: PetStore,
     private readonly clock: DemoClock,
     @InjectDelayQueue(PET_FEEDING) private readonly feeding: DelayQueue<MealTask>,
+    @InjectDelayQueue(VET_CHECKS) private readonly vet: DelayQueue<VetCheck>,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -42,6 +44,8 @@ export class PetStory implements OnApplicationBootstrap, OnModuleDestroy {
     for (const id of cast) await this.pets.feed(id);
     await this.pets.holdAutoFeed('milo');
     this.later(HOUR_MS, () => this.pets.accelerate('luna'));
+    // rex and luna see the vet an hour in: while the vet is still closed, these end in the dead letters.
+    for (const id of ['rex', 'luna']) await this.vet.schedule({ petId: id }, { id: vetCheckId(id), delayMs: this.clock.real(HOUR_MS) });
   }
 
   private later(demoMs: number, step: () => Promise<unknown>): void {

@@ -8,3 +8,8 @@ export const ACCELERATION_MS = 2 * HOUR_MS;
 
 /** One task per pet, addressable by the pet, so that a card can move it. */
 export const hungryTaskId = (petId: string): string => `hungry:${petId}`;
+
+export const VET_CHECKS = 'vet-checks';
+
+/** One check-up per pet. */
+export const vetCheckId = (petId: string): string => `vet:${petId}`;

@@ -5,14 +5,19 @@ import { MealTask } from './dto/pet.dto';
 import { FeedingConsumer } from './feeding.consumer';
 import { PetStory } from './pet-story';
 import { PetStore } from './pet.store';
-import { PET_FEEDING } from './pets.constants';
+import { PET_FEEDING, VET_CHECKS } from './pets.constants';
 import { PetsController } from './pets.controller';
 import { PetsService } from './pets.service';
+import { VetConsumer } from './vet.consumer';
 
 /** Pets: meals as delayed tasks that cards move. */
 @Module({
-  imports: [QueueModule.registerDelayQueue({ name: PET_FEEDING, schema: MealTask })],
+  imports: [
+    QueueModule.registerDelayQueue({ name: PET_FEEDING, schema: MealTask }),
+    // Fails fast while the vet is closed, so the dashboard soon has dead letters to show.
+    QueueModule.registerDelayQueue({ name: VET_CHECKS, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 500 } }),
+  ],
   controllers: [PetsController],
-  providers: [DemoClock, PetStore, PetsService, FeedingConsumer, PetStory],
+  providers: [DemoClock, PetStore, PetsService, FeedingConsumer, VetConsumer, PetStory],
 })
 export class PetsModule {}
