@@ -256,6 +256,19 @@ describe('DelayQueue (real redis-server)', () => {
     expect(ids()).toEqual(['before', 'after']);
   });
 
+  it('retries a failed task at its backoff time even when the poller would sleep much longer', async () => {
+    const { queue } = await start(uniquePrefix(), { shards: 1, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 100 } }, { idlePollMs: 30_000 });
+    Feeder.behaviour = (_task, ctx) => {
+      if (ctx.attempt === 1) throw new Error('not yet');
+    };
+    await queue.schedule({ petId: 'a' }, { id: 'retried' });
+    await pollUntil(() => Feeder.fired.length === 2, 'the second attempt', 5_000);
+    const [first, second] = Feeder.fired;
+    expect(second.ctx.attempt).toBe(2);
+    expect(second.at - first.at).toBeGreaterThanOrEqual(90);
+    expect(second.at - first.at).toBeLessThan(2_000);
+  });
+
   it('lists the next tasks to fall due, soonest first', async () => {
     const { queue } = await start(uniquePrefix(), {}, { consumer: false });
     const placed = await Promise.all([5, 1, 4, 2, 3].map((h) => queue.schedule({ petId: `p${h}` }, { id: `in-${h}h`, delayMs: h * 3_600_000 })));

@@ -92,6 +92,11 @@ export abstract class ShardedWorker {
     return polled && waitOrTimeout(this.slots.whenIdle(), Math.max(0, deadline - Date.now()));
   }
 
+  /** Work this process put back in a shard falls due then (server ms): poll it by then. */
+  protected dueAt(shard: number, serverTime: number): void {
+    this.loops[shard]?.hint(serverTime);
+  }
+
   protected async pollShard(shard: number): Promise<PollOutcome> {
     // Half the slots at most: two polls in flight let Redis work on one while this process decodes the other.
     const reserved = await this.slots.acquire(Math.ceil(this.slots.size / 2));

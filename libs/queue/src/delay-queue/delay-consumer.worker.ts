@@ -128,6 +128,8 @@ export class DelayConsumerWorker extends ShardedWorker {
       this.logger.error(logLine(this.label, 'task failed its last attempt and is dead-lettered', { id: task.id, attempt: task.attempt, error: describe(error) }));
       if (events.has('task.dead')) events.emit('task.dead', { ...this.describeTask(task, firedAt), durationMs, error, diedAt: result.at });
     } else {
+      // The retry is due in this shard after the poller computed its sleep (up to idlePollMs): wake it then.
+      this.dueAt(shard, result.at);
       const nextRunAt = new Date(result.at).toISOString();
       this.logger.warn(logLine(this.label, 'task failed, will retry', { id: task.id, attempt: task.attempt, nextRunAt, error: describe(error) }));
       if (events.has('task.failed')) events.emit('task.failed', { ...this.describeTask(task, firedAt), durationMs, error, nextRunAt: result.at });
