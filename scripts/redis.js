@@ -257,6 +257,7 @@ function serveUntilSignalled(start, line, name) {
 }
 
 module.exports = {
+  ensureExecutable,
   findRedisServer,
   findRedisCli,
   ensureRedisServer,

@@ -29,7 +29,8 @@ export const DASHBOARD_PAGE = `<!doctype html>
   .legend { font-size: 12px; color: var(--muted); } .legend i { display: inline-block; width: 10px; height: 3px; margin: 0 4px 2px 10px; }
   table { width: 100%; border-collapse: collapse; font-size: 13px; }
   td, th { text-align: left; padding: 3px 6px; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
-  th { color: var(--muted); font-weight: normal; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+  th { color: var(--muted); font-weight: normal; white-space: nowrap; }
+  td.num { text-align: right; font-variant-numeric: tabular-nums; } td.tight { white-space: nowrap; width: 1%; }
   .empty { color: var(--muted); font-style: italic; }
   button { font: inherit; font-size: 12px; padding: 2px 10px; border: 1px solid var(--a); color: var(--a); background: #fff; border-radius: 4px; cursor: pointer; }
   button:disabled { opacity: .5; cursor: default; }
@@ -109,7 +110,7 @@ export const DASHBOARD_PAGE = `<!doctype html>
       el('h3', {}, 'backlog (messages)'), chart([{ label: 'pending', color: 'var(--c)', values: backlog }]),
       el('h3', {}, 'hottest groups'),
       table(['group', 'messages', 'due'], queue.hottest.map((g) =>
-        el('tr', { 'data-group': g.group }, el('td', {}, g.group), el('td', { class: 'num' }, fmt.format(g.size)), el('td', {}, ago(time - g.dueAt)))), 'no group holds messages'));
+        el('tr', { 'data-group': g.group }, el('td', {}, g.group), el('td', { class: 'num tight' }, fmt.format(g.size)), el('td', { class: 'tight' }, ago(time - g.dueAt)))), 'no group holds messages'));
   }
 
   function timeline(tasks, time) {
@@ -146,7 +147,9 @@ export const DASHBOARD_PAGE = `<!doctype html>
       table(['task', 'attempts', 'last error', 'died', ''], queue.dead.map((t) => {
         const button = el('button', { type: 'button' }, 're-queue');
         button.addEventListener('click', () => requeue(queue.name, t.id, button));
-        return el('tr', { 'data-dead-id': t.id }, el('td', {}, t.id), el('td', { class: 'num' }, t.attempts), el('td', {}, t.lastError || ''), el('td', {}, ago(time - t.diedAt)), el('td', {}, button));
+        // The error's first line; the whole text (a stack, often) on hover.
+        const error = el('td', { title: t.lastError || '' }, (t.lastError || '').split('\\n')[0]);
+        return el('tr', { 'data-dead-id': t.id }, el('td', {}, t.id), el('td', { class: 'num tight' }, t.attempts), error, el('td', { class: 'tight' }, ago(time - t.diedAt)), el('td', { class: 'tight' }, button));
       }), 'no dead task'));
   }
 
