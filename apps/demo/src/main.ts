@@ -25,6 +25,7 @@ async function main(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => exitIfStuck(logger));
   const api = await app.getUrl();
   logger.log(`API on ${api}: try  curl -s ${api}/games/stats?top=5  or  curl -s ${api}/pets/milo`);
+  logger.log(`dashboard of every queue: ${api}/queues`);
   logger.log(`upstream reporting service (stand-in) on ${app.get(ReportSink).url}/reports`);
   if (config.durationS !== undefined) {
     setTimeout(() => {

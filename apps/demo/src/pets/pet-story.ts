@@ -46,6 +46,12 @@ export class PetStory implements OnApplicationBootstrap, OnModuleDestroy {
     this.later(HOUR_MS, () => this.pets.accelerate('luna'));
     // rex and luna see the vet an hour in: while the vet is still closed, these end in the dead letters.
     for (const id of ['rex', 'luna']) await this.vet.schedule({ petId: id }, { id: vetCheckId(id), delayMs: this.clock.real(HOUR_MS) });
+    if (this.config.vetClosedMs > 0) {
+      this.logger.log(
+        `story: rex and luna see the vet in an hour, but the vet opens ${this.config.vetClosedMs / 1000} s from now: their check-ups will fail ` +
+          'and be dead-lettered; re-queue them on the dashboard (/queues) once it is open',
+      );
+    }
   }
 
   private later(demoMs: number, step: () => Promise<unknown>): void {
