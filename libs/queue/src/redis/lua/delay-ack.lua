@@ -2,25 +2,33 @@
 -- whose lease ran out and whose task was delivered again (or replaced) must not delete the newer one.
 -- KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash  KEYS[4] stats hash  KEYS[5] errors hash
 -- ARGV: per delivery: id, token.  Returns per delivery 1 when completed, 0 when it was stale.
-local out = {}
-local completed = 0
-for a = 1, #ARGV, 2 do
-  local id = ARGV[a]
-  local data = redis.call('HGET', KEYS[3], id)
+local ids = {}
+for a = 1, #ARGV, 2 do ids[#ids + 1] = ARGV[a] end
+-- Batch commands rather than one set per delivery: the calls from Lua into Redis cost more than
+-- the work they do.
+local datas = redis.call('HMGET', KEYS[3], unpack(ids))
+local out, done, retried, seen = {}, {}, {}, {}
+for i, id in ipairs(ids) do
+  local data = datas[i]
   local attempts, token
   if data then attempts, token = string.match(data, '^(%d+):(%d+):') end
-  if token == ARGV[a + 1] then
-    -- Token still ours: the task is active or, if its lease ran out, waits in due for a redelivery
-    -- that has not happened yet; either way this delivery did the work.
-    if redis.call('ZREM', KEYS[2], id) == 0 then redis.call('ZREM', KEYS[1], id) end
-    redis.call('HDEL', KEYS[3], id)
+  if token == ARGV[2 * i] and not seen[id] then
+    seen[id] = true
+    done[#done + 1] = id
     -- Only a task that failed before has an error recorded.
-    if tonumber(attempts) > 1 then redis.call('HDEL', KEYS[5], id) end
-    completed = completed + 1
+    if tonumber(attempts) > 1 then retried[#retried + 1] = id end
     out[#out + 1] = 1
   else
     out[#out + 1] = 0
   end
 end
-if completed > 0 then redis.call('HINCRBY', KEYS[4], 'completed', completed) end
+if #done > 0 then
+  -- Token still ours: the task is active or, if its lease ran out, waits in due for a redelivery
+  -- that has not happened yet; either way this delivery did the work.
+  redis.call('ZREM', KEYS[2], unpack(done))
+  redis.call('ZREM', KEYS[1], unpack(done))
+  redis.call('HDEL', KEYS[3], unpack(done))
+  if #retried > 0 then redis.call('HDEL', KEYS[5], unpack(retried)) end
+  redis.call('HINCRBY', KEYS[4], 'completed', #done)
+end
 return out
