@@ -61,3 +61,34 @@ describe('Scripts.runAfterReads (reads and a script in one MULTI)', () => {
     }
   });
 });
+
+describe('scripts with the largest batches the library sends', () => {
+  it('fixed-push takes 4,000 groups in one call, and delay-claim / delay-ack 3,000 tasks', async () => {
+    const redis = rawClient();
+    const scripts = new Scripts(redis);
+    const prefix = uniquePrefix();
+    const key = (kind: string) => `${prefix}:{q:0}:${kind}`;
+    try {
+      const groups = Array.from({ length: 4000 }, (_, i) => `g${i}`);
+      const pushed = await scripts.run<number[]>(
+        'fixed-push',
+        [key('ready'), key('stats'), key('lens'), ...groups.map((g) => key(`g:${g}`))],
+        [1000, 128, 1000, 60_000, ...groups.flatMap((g) => [g, 1, '{"n":1}'])],
+      );
+      expect(pushed).toHaveLength(2 + 4000);
+      expect(await redis.hlen(key('lens'))).toBe(4000);
+
+      const delayKeys = ['due', 'active', 'data', 'dead', 'stats', 'errors'].map((kind) => `${prefix}:{d:0}:${kind}`);
+      const ids = Array.from({ length: 3000 }, (_, i) => `t${i}`);
+      await scripts.run('delay-schedule', delayKeys, ids.flatMap((id) => [id, '{}', 'in', 0, '1']));
+      const claimed = await scripts.run<(string | number)[]>('delay-claim', delayKeys, [3000, 30_000, 5, 100]);
+      expect((claimed.length - 2) / 5).toBe(3000);
+      const deliveries = ids.flatMap((id, i) => [id, String(claimed[2 + 5 * i + 2])]);
+      const acked = await scripts.run<number[]>('delay-ack', [delayKeys[0], delayKeys[1], delayKeys[2], delayKeys[4], delayKeys[5]], deliveries);
+      expect(acked.filter((ok) => ok === 1)).toHaveLength(3000);
+      expect(await redis.hlen(delayKeys[2])).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});

@@ -2,11 +2,21 @@
 -- whose lease ran out and whose task was delivered again (or replaced) must not delete the newer one.
 -- KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash  KEYS[4] stats hash  KEYS[5] errors hash
 -- ARGV: per delivery: id, token.  Returns per delivery 1 when completed, 0 when it was stale.
+-- Redis' Lua unpacks a few thousand values at most: long argument lists go in slices of 1,000
+-- (an even number, so that pairs stay together).
+local function sliced(command, key, list)
+  local replies = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then for j = 1, #reply do replies[#replies + 1] = reply[j] end end
+  end
+  return replies
+end
 local ids = {}
 for a = 1, #ARGV, 2 do ids[#ids + 1] = ARGV[a] end
 -- Batch commands rather than one set per delivery: the calls from Lua into Redis cost more than
 -- the work they do.
-local datas = redis.call('HMGET', KEYS[3], unpack(ids))
+local datas = sliced('HMGET', KEYS[3], ids)
 local out, done, retried, seen = {}, {}, {}, {}
 for i, id in ipairs(ids) do
   local data = datas[i]
@@ -25,10 +35,10 @@ end
 if #done > 0 then
   -- Token still ours: the task is active or, if its lease ran out, waits in due for a redelivery
   -- that has not happened yet; either way this delivery did the work.
-  redis.call('ZREM', KEYS[2], unpack(done))
-  redis.call('ZREM', KEYS[1], unpack(done))
-  redis.call('HDEL', KEYS[3], unpack(done))
-  if #retried > 0 then redis.call('HDEL', KEYS[5], unpack(retried)) end
+  sliced('ZREM', KEYS[2], done)
+  sliced('ZREM', KEYS[1], done)
+  sliced('HDEL', KEYS[3], done)
+  if #retried > 0 then sliced('HDEL', KEYS[5], retried) end
   redis.call('HINCRBY', KEYS[4], 'completed', #done)
 end
 return out

@@ -5,6 +5,16 @@
 -- KEYS[6] errors hash
 -- ARGV[1] limit  ARGV[2] lease ms  ARGV[3] maxAttempts  ARGV[4] dead-letter capacity
 -- Returns {now, next due or lease end or -1, id, attempt, token, runAt, json, ...}
+-- Redis' Lua unpacks a few thousand values at most: long argument lists go in slices of 1,000
+-- (an even number, so that pairs stay together).
+local function sliced(command, key, list)
+  local replies = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then for j = 1, #reply do replies[#replies + 1] = reply[j] end end
+  end
+  return replies
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local limit, lease = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -47,8 +57,8 @@ if limit > 0 and #dueHead > 0 and tonumber(dueHead[2]) <= now then
   -- cost more than the work they do (measured: most of a claim's time).
   local ids = {}
   for i = 1, #due, 2 do ids[#ids + 1] = due[i] end
-  redis.call('ZREM', KEYS[1], unpack(ids))
-  local datas = redis.call('HMGET', KEYS[3], unpack(ids))
+  sliced('ZREM', KEYS[1], ids)
+  local datas = sliced('HMGET', KEYS[3], ids)
   local rewritten, leased = {}, {}
   -- One fencing token per claim call: each call delivers a task at most once, so it still tells deliveries apart.
   local token = redis.call('HINCRBY', KEYS[5], 'seq', 1)
@@ -71,8 +81,8 @@ if limit > 0 and #dueHead > 0 and tonumber(dueHead[2]) <= now then
     end
   end
   if claimed > 0 then
-    redis.call('HSET', KEYS[3], unpack(rewritten))
-    redis.call('ZADD', KEYS[2], unpack(leased))
+    sliced('HSET', KEYS[3], rewritten)
+    sliced('ZADD', KEYS[2], leased)
     redis.call('HINCRBY', KEYS[5], 'fired', claimed)
   end
   if claimed < limit then dueHead = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES') end

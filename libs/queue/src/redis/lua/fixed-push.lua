@@ -6,6 +6,16 @@
 -- then per group: name, count, its messages joined by '\n' (JSON text never holds a raw newline):
 -- one argument per group rather than per message halves the producer's cost of sending them.
 -- Returns {now, earliest due time made earlier by this call or -1, dropped of group 1, ...}
+-- Redis' Lua unpacks a few thousand values at most: long argument lists go in slices of 1,000
+-- (an even number, so that pairs stay together).
+local function sliced(command, key, list)
+  local replies = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then for j = 1, #reply do replies[#replies + 1] = reply[j] end end
+  end
+  return replies
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local capacity, batch = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -15,6 +25,7 @@ local stamp = '[' .. now .. ','
 local out = {now, -1}
 local pushed, dropped, expired, pending = 0, 0, 0, 0
 local wake = -1
+local lens, fresh = {}, {}
 local a = 5
 for k = 4, #KEYS do
   local key, group, n, joined = KEYS[k], ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
@@ -34,23 +45,19 @@ for k = 4, #KEYS do
     len = redis.call('RPUSH', key, unpack(entries))
   end
   local before = len - n
-  -- This loop runs per group per call and its commands are most of a push's cost in Redis, so it
-  -- reads only what can have changed. A list that existed holds what the counters know; one that
-  -- did not may have expired (ttlMs) with messages the counters still count.
-  local known = before
-  if before == 0 then
-    known = tonumber(redis.call('HGET', KEYS[3], group) or '0')
-    expired = expired + known
-  end
   local evicted = 0
   if len > capacity then
     evicted = len - capacity
     redis.call('LTRIM', key, evicted, -1)
     len = capacity
   end
-  redis.call('HSET', KEYS[3], group, len)
   redis.call('PEXPIRE', key, ttl)
-  pending = pending + len - known
+  lens[#lens + 1] = group
+  lens[#lens + 1] = len
+  -- A list that existed holds what the counters know; one that did not may have expired (ttlMs) with
+  -- messages the counters still count: those are read below, for all new lists at once.
+  if before == 0 then fresh[#fresh + 1] = group end
+  pending = pending + len - before
   pushed = pushed + n
   dropped = dropped + evicted
   -- A non-empty list always has its ready entry (a claim removes it only with the last message), so
@@ -62,6 +69,18 @@ for k = 4, #KEYS do
   end
   out[#out + 1] = evicted
 end
+-- This loop runs per group per call and Lua's calls into Redis are most of a push's cost there, so the
+-- known lengths are read and written with one command each for the whole call. A group comes once per
+-- call, so reading after the pushes still reads what the counters knew before them.
+if #fresh > 0 then
+  local known = sliced('HMGET', KEYS[3], fresh)
+  for i = 1, #fresh do
+    local lost = tonumber(known[i] or '0')
+    expired = expired + lost
+    pending = pending - lost
+  end
+end
+sliced('HSET', KEYS[3], lens)
 out[2] = wake
 redis.call('HINCRBY', KEYS[2], 'pushed', pushed)
 redis.call('HINCRBY', KEYS[2], 'pending', pending)
