@@ -68,8 +68,22 @@ describe('QueueDashboardModule', () => {
     const page = await fetch(`${base}/ops/queues`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
-    expect(await page.text()).toContain('<title>Queues</title>');
+    const policy = page.headers.get('content-security-policy');
+    expect(policy).toContain("script-src 'self'");
+    expect(policy).toContain("frame-ancestors 'none'");
+    expect(policy).not.toContain('unsafe-inline');
+    const html = await page.text();
+    expect(html).toContain('<title>Queues</title>');
+    // No inline script: the page loads its script and styles from beside itself.
+    expect(html).not.toMatch(/<script>/);
+    expect(html).toContain('<script src="/ops/queues/dashboard.js"></script>');
+    for (const [asset, type] of [['dashboard.js', 'text/javascript'], ['dashboard.css', 'text/css']]) {
+      const response = await fetch(`${base}/ops/queues/${asset}`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toContain(type);
+    }
+    // The path the page was reached by is written into it escaped.
+    expect(await (await fetch(`${base}/ops/queues/?a="><script>`)).text()).toContain('<script src="/ops/queues/dashboard.js"></script>');
 
     const overview: any = await (await fetch(`${base}/ops/queues/api`)).json();
     expect(overview.queues.map((q: { name: string; kind: string }) => [q.name, q.kind])).toEqual([

@@ -18,6 +18,7 @@ describe('the dashboard in a real browser, while the demo runs', () => {
   let browser: Browser;
   let page: Page;
   let startedAt: number;
+  const problems: string[] = [];
 
   beforeAll(async () => {
     startedAt = Date.now();
@@ -34,6 +35,11 @@ describe('the dashboard in a real browser, while the demo runs', () => {
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
     page = await browser.newPage({ viewport: { width: 1280, height: 1500 } });
+    // Script errors and Content-Security-Policy refusals both end up here (the favicon's 404 aside).
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !message.location().url.endsWith('/favicon.ico')) problems.push(message.text());
+    });
     await page.goto(`${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/queues`);
   });
 
@@ -82,5 +88,6 @@ describe('the dashboard in a real browser, while the demo runs', () => {
 
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard.png'), fullPage: true });
+    expect(problems).toEqual([]);
   });
 });

@@ -1,47 +1,56 @@
 /**
- * The dashboard's single page: plain HTML, CSS and JavaScript, no build step and nothing loaded from
- * elsewhere. Kept in a TypeScript string rather than a file beside the code so that it ships inside
- * the compiled library with no asset copying, in CommonJS and ES module applications alike.
- * Every value from the queues (group names, task ids, errors) reaches the page through `textContent`
- * or an SVG attribute set with `setAttribute`, never as markup.
+ * The dashboard's page: plain HTML, CSS and JavaScript, no build step and nothing loaded from
+ * elsewhere. Kept in TypeScript strings rather than files beside the code so that they ship inside the
+ * compiled library with no asset copying, in CommonJS and ES module applications alike. The script and
+ * the styles are served as files of their own, so the page's Content-Security-Policy can refuse every
+ * inline script. Every value from the queues (group names, task ids, errors) reaches the page through
+ * `textContent` or an SVG attribute set with `setAttribute`, never as markup.
  */
-export const DASHBOARD_PAGE = `<!doctype html>
+
+/** The page; `base` is where it is served, HTML-escaped by the caller. */
+export const dashboardPage = (base: string): string => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Queues</title>
-<style>
-  :root { --fg: #1d2433; --muted: #6b7385; --line: #e3e6ee; --bg: #f6f7fb; --a: #2f6fdf; --b: #18a058; --c: #d9822b; --bad: #c0392b; }
-  * { box-sizing: border-box; }
-  body { margin: 0; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
-  header { display: flex; align-items: baseline; gap: 16px; padding: 14px 24px; background: #fff; border-bottom: 1px solid var(--line); }
-  header h1 { font-size: 18px; margin: 0; }
-  #status { color: var(--muted); }
-  main { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 16px; padding: 16px 24px; }
-  section { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; }
-  h2 { font-size: 15px; margin: 0 0 8px; } h2 small { color: var(--muted); font-weight: normal; margin-left: 6px; }
-  h3 { font-size: 12px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); margin: 14px 0 6px; }
-  .figures { display: grid; grid-template-columns: repeat(4, 1fr); gap: 8px; }
-  .figure b { display: block; font-size: 18px; font-variant-numeric: tabular-nums; }
-  .figure span { color: var(--muted); font-size: 12px; }
-  svg.chart { width: 100%; height: 90px; background: #fbfcfe; border: 1px solid var(--line); border-radius: 4px; }
-  .legend { font-size: 12px; color: var(--muted); } .legend i { display: inline-block; width: 10px; height: 3px; margin: 0 4px 2px 10px; }
-  table { width: 100%; border-collapse: collapse; font-size: 13px; }
-  td, th { text-align: left; padding: 3px 6px; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
-  th { color: var(--muted); font-weight: normal; white-space: nowrap; }
-  td.num { text-align: right; font-variant-numeric: tabular-nums; } td.tight { white-space: nowrap; width: 1%; }
-  .empty { color: var(--muted); font-style: italic; }
-  button { font: inherit; font-size: 12px; padding: 2px 10px; border: 1px solid var(--a); color: var(--a); background: #fff; border-radius: 4px; cursor: pointer; }
-  button:disabled { opacity: .5; cursor: default; }
-  .error { color: var(--bad); }
-</style>
+<link rel="stylesheet" href="${base}/dashboard.css">
 </head>
 <body>
 <header><h1>Queues</h1><span id="status">connecting…</span></header>
 <main id="queues"></main>
-<script>
-(() => {
+<script src="${base}/dashboard.js"></script>
+</body>
+</html>
+`;
+
+export const DASHBOARD_CSS = `:root { --fg: #1d2433; --muted: #6b7385; --line: #e3e6ee; --bg: #f6f7fb; --a: #2f6fdf; --b: #18a058; --c: #d9822b; --bad: #c0392b; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
+header { display: flex; align-items: baseline; gap: 16px; padding: 14px 24px; background: #fff; border-bottom: 1px solid var(--line); }
+header h1 { font-size: 18px; margin: 0; }
+#status { color: var(--muted); }
+main { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 16px; padding: 16px 24px; }
+section { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; }
+h2 { font-size: 15px; margin: 0 0 8px; } h2 small { color: var(--muted); font-weight: normal; margin-left: 6px; }
+h3 { font-size: 12px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); margin: 14px 0 6px; }
+.figures { display: grid; grid-template-columns: repeat(4, 1fr); gap: 8px; }
+.figure b { display: block; font-size: 18px; font-variant-numeric: tabular-nums; }
+.figure span { color: var(--muted); font-size: 12px; }
+svg.chart { width: 100%; height: 90px; background: #fbfcfe; border: 1px solid var(--line); border-radius: 4px; }
+svg.timeline { height: 46px; }
+.legend { font-size: 12px; color: var(--muted); } .legend i { display: inline-block; width: 10px; height: 3px; margin: 0 4px 2px 10px; }
+table { width: 100%; border-collapse: collapse; font-size: 13px; }
+td, th { text-align: left; padding: 3px 6px; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
+th { color: var(--muted); font-weight: normal; white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; } td.tight { white-space: nowrap; width: 1%; }
+.empty { color: var(--muted); font-style: italic; }
+button { font: inherit; font-size: 12px; padding: 2px 10px; border: 1px solid var(--a); color: var(--a); background: #fff; border-radius: 4px; cursor: pointer; }
+button:disabled { opacity: .5; cursor: default; }
+.error { color: var(--bad); }
+`;
+
+export const DASHBOARD_JS = `(() => {
   'use strict';
   const BASE = location.pathname.replace(/\\/+$/, '');
   const HISTORY = 60;
@@ -51,7 +60,8 @@ export const DASHBOARD_PAGE = `<!doctype html>
 
   function el(tag, attrs, ...children) {
     const node = tag.startsWith('svg:') ? document.createElementNS(SVG, tag.slice(4)) : document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, String(value));
+    // Styles through the CSSOM: the Content-Security-Policy refuses style attributes.
+    for (const [key, value] of Object.entries(attrs || {})) key === 'style' ? (node.style.cssText = value) : node.setAttribute(key, String(value));
     for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
     return node;
   }
@@ -115,7 +125,7 @@ export const DASHBOARD_PAGE = `<!doctype html>
 
   function timeline(tasks, time) {
     const width = 500, height = 46;
-    const svg = el('svg:svg', { class: 'chart', viewBox: '0 0 ' + width + ' ' + height, style: 'height:46px' });
+    const svg = el('svg:svg', { class: 'chart timeline', viewBox: '0 0 ' + width + ' ' + height });
     if (tasks.length === 0) return svg;
     const span = Math.max(1000, tasks[tasks.length - 1].runAt - time);
     for (const task of tasks) {
@@ -193,7 +203,4 @@ export const DASHBOARD_PAGE = `<!doctype html>
   }
   loop();
 })();
-</script>
-</body>
-</html>
 `;

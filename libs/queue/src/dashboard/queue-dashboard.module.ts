@@ -11,15 +11,23 @@ import {
   Module,
   Param,
   Post,
+  Req,
   UseGuards,
 } from '@nestjs/common';
 import { QueueConfigError } from '../errors';
 import type { DashboardGuard, QueueDashboardOptions } from '../interfaces';
 import { DashboardService, type DashboardLimits } from './dashboard.service';
-import { DASHBOARD_PAGE } from './dashboard.page';
+import { DASHBOARD_CSS, DASHBOARD_JS, dashboardPage } from './dashboard.page';
 
 /** Sent by the page's own re-queue calls: a cross-site form cannot set it, so a forged POST is refused. */
 const REQUESTED_WITH = 'nrq-dashboard';
+
+/** The page may run only its own script and styles, and talk only to its own API. */
+const PAGE_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** Adapts a function of the request to a guard. */
 class FunctionGuard implements CanActivate {
@@ -67,10 +75,26 @@ export class QueueDashboardModule {
 
       @Get()
       @Header('Content-Type', 'text/html; charset=utf-8')
-      @Header('Content-Security-Policy', "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'")
+      @Header('Content-Security-Policy', PAGE_POLICY)
       @Header('X-Content-Type-Options', 'nosniff')
-      page(): string {
-        return DASHBOARD_PAGE;
+      page(@Req() request: { originalUrl?: string; url?: string }): string {
+        // Where the page was reached (global prefix and all), for its script and styles.
+        const reached = (request.originalUrl ?? request.url ?? `/${path}`).split('?')[0].replace(/\/+$/, '');
+        return dashboardPage(escapeHtml(reached));
+      }
+
+      @Get('dashboard.js')
+      @Header('Content-Type', 'text/javascript; charset=utf-8')
+      @Header('X-Content-Type-Options', 'nosniff')
+      script(): string {
+        return DASHBOARD_JS;
+      }
+
+      @Get('dashboard.css')
+      @Header('Content-Type', 'text/css; charset=utf-8')
+      @Header('X-Content-Type-Options', 'nosniff')
+      styles(): string {
+        return DASHBOARD_CSS;
       }
 
       @Get('api')
