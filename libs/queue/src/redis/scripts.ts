@@ -77,6 +77,8 @@ function load(script: ScriptName): Loaded {
  * are known to its router. Failures to reach Redis become QueueConnectionError.
  */
 export class Scripts {
+  private corked = false;
+
   constructor(
     readonly client: RedisClient,
     /**
@@ -157,11 +159,28 @@ export class Scripts {
 
   private async transaction(script: ScriptName, keys: string[], args: (string | number)[], reads: ListRead[], how: 'evalsha' | 'eval') {
     const { lua, sha } = load(script);
+    this.corkForThisTick();
     const multi = this.client.multi() as unknown as Pipeline;
     for (const { key, count } of reads) multi.lrange(key, 0, count - 1);
     const replies = await multi[how](how === 'eval' ? lua : sha, keys.length, keys, args).exec();
     if (!replies) throw new Error('the transaction was discarded');
     return replies;
+  }
+
+  /**
+   * Unlike single commands (auto-pipelined), each transaction is a socket write of its own, and the
+   * shard pollers often send theirs in the same tick; a write costs more than its bytes, so the
+   * socket holds them until the tick ends and sends them as one.
+   */
+  private corkForThisTick(): void {
+    const stream = (this.client as { stream?: { cork(): void; uncork(): void } }).stream;
+    if (!stream || this.corked) return;
+    this.corked = true;
+    stream.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      stream.uncork();
+    });
   }
 
   private async evaluate<T>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
