@@ -278,6 +278,7 @@ describe('DelayQueue (real redis-server)', () => {
     expect(upcoming.map((t) => t.runAt)).toEqual(['in-1h', 'in-2h', 'in-3h'].map((id) => placed.find((p) => p.id === id)!.runAt));
     expect(await queue.upcoming()).toHaveLength(5);
     for (const bad of [0, -1, 2.5, 5000]) await expect(queue.upcoming(bad)).rejects.toThrow(QueueInputError);
+    for (const bad of [0, 1.5, 20_000]) await expect(queue.deadLetters(bad)).rejects.toThrow(QueueInputError);
   });
 
   it('rejects bad input with typed errors and writes nothing', async () => {

@@ -42,9 +42,7 @@ export class DashboardService {
         const [stats, upcoming, dead] = await Promise.all([delay.stats(), delay.upcoming(limits.upcomingTasks), delay.deadLetters(limits.deadLetters)]);
         // Payloads stay out: a dashboard needs to know which task died and why, not its data.
         const local = (serverTime: number) => delay.clock.toLocal(serverTime);
-        const summaries = dead
-          .slice(0, limits.deadLetters)
-          .map(({ id, attempts, diedAt, lastError }) => ({ id, attempts, diedAt: local(diedAt), ...(lastError ? { lastError } : {}) }));
+        const summaries = dead.map(({ id, attempts, diedAt, lastError }) => ({ id, attempts, diedAt: local(diedAt), ...(lastError ? { lastError } : {}) }));
         return { kind, name, stats, upcoming: upcoming.map((task) => ({ ...task, runAt: local(task.runAt) })), dead: summaries };
       }),
     );

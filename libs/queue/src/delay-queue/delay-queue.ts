@@ -96,12 +96,14 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     return task && this.toInfo(id, task);
   }
 
-  /** The most recent dead-lettered tasks (at most `limit` per shard, newest first). */
+  /** The `limit` most recently dead-lettered tasks (1 to 10,000), newest first. */
   async deadLetters(limit = 100): Promise<DeadTask<T>[]> {
+    assertLimit(limit, 10_000);
     const shards = await Promise.all(Array.from({ length: this.options.shards }, (_, shard) => this.store.dead(shard, limit)));
     return shards
       .flat()
       .sort((a, b) => b.diedAt - a.diedAt)
+      .slice(0, limit)
       .map((task) => ({ ...this.toInfo(task.id, task), diedAt: task.diedAt }));
   }
 
