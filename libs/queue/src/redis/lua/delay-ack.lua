@@ -3,7 +3,8 @@
 -- KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash  KEYS[4] stats hash  KEYS[5] errors hash
 -- ARGV: per delivery: id, token.  Returns per delivery 1 when completed, 0 when it was stale.
 -- Redis' Lua unpacks a few thousand values at most: long argument lists go in slices of 1,000
--- (an even number, so that pairs stay together).
+-- (an even number, so that pairs stay together). Scripts cannot share code in Redis: fixed-push,
+-- delay-claim and delay-ack each carry this helper.
 local function sliced(command, key, list)
   local replies = {}
   for i = 1, #list, 1000 do

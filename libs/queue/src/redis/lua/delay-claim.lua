@@ -6,7 +6,8 @@
 -- ARGV[1] limit  ARGV[2] lease ms  ARGV[3] maxAttempts  ARGV[4] dead-letter capacity
 -- Returns {now, next due or lease end or -1, id, attempt, token, runAt, json, ...}
 -- Redis' Lua unpacks a few thousand values at most: long argument lists go in slices of 1,000
--- (an even number, so that pairs stay together).
+-- (an even number, so that pairs stay together). Scripts cannot share code in Redis: fixed-push,
+-- delay-claim and delay-ack each carry this helper.
 local function sliced(command, key, list)
   local replies = {}
   for i = 1, #list, 1000 do

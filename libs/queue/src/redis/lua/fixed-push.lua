@@ -7,7 +7,8 @@
 -- one argument per group rather than per message halves the producer's cost of sending them.
 -- Returns {now, earliest due time made earlier by this call or -1, dropped of group 1, ...}
 -- Redis' Lua unpacks a few thousand values at most: long argument lists go in slices of 1,000
--- (an even number, so that pairs stay together).
+-- (an even number, so that pairs stay together). Scripts cannot share code in Redis: fixed-push,
+-- delay-claim and delay-ack each carry this helper.
 local function sliced(command, key, list)
   local replies = {}
   for i = 1, #list, 1000 do
