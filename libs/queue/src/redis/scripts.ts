@@ -34,6 +34,15 @@ type Pipeline = Record<'evalsha' | 'eval', (script: string, numKeys: number, key
   exec(): Promise<[Error | null, unknown][] | null>;
 };
 
+/** Where a script goes among the commands sent with it (`Scripts.runAmong`). */
+interface Among {
+  transaction: boolean;
+  /** Index of the script's reply. */
+  at: number;
+  before?: (pipeline: Pipeline) => void;
+  after?: (pipeline: Pipeline) => void;
+}
+
 /** The first `count` entries of a list, read just before a script runs. */
 export interface ListRead {
   key: string;
@@ -104,20 +113,11 @@ export class Scripts {
    * the writes of the connection it is sent on.
    */
   async runReplicated<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[], wait: ReplicaWait): Promise<T> {
-    let replies: [Error | null, unknown][];
-    try {
-      replies = await this.bounded(
-        this.redirected(async () => {
-          let sent = await this.pipelined(script, keys, args, wait, 'evalsha');
-          if (isNoScript(sent[0][0])) sent = await this.pipelined(script, keys, args, wait, 'eval');
-          if (sent[0][0] && REDIRECT.test(sent[0][0].message)) throw sent[0][0];
-          return sent;
-        }),
-      );
-    } catch (error) {
-      throw asConnectionError(error);
-    }
-    const [[error, result], [waitError, acknowledged]] = replies;
+    const [[error, result], [waitError, acknowledged]] = await this.runAmong(script, keys, args, {
+      transaction: false,
+      at: 0,
+      after: (pipeline) => pipeline.wait(wait.replicas, wait.timeoutMs),
+    });
     if (error) throw asConnectionError(error);
     if (waitError) throw asConnectionError(waitError);
     if ((acknowledged as number) < wait.replicas) {
@@ -137,40 +137,52 @@ export class Scripts {
    * through Lua (which costs Redis more than reading them).
    */
   async runAfterReads<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[], reads: ListRead[]): Promise<{ lists: string[][]; result: T }> {
-    let replies: [Error | null, unknown][];
+    const replies = await this.runAmong(script, keys, args, {
+      transaction: true,
+      at: reads.length,
+      before: (multi) => {
+        for (const { key, count } of reads) multi.lrange(key, 0, count - 1);
+      },
+    });
+    for (const [error] of replies) if (error) throw asConnectionError(error);
+    return { lists: replies.slice(0, reads.length).map(([, value]) => value as string[]), result: replies[reads.length][1] as T };
+  }
+
+  /**
+   * Sends a script among other commands, in one pipeline or MULTI (`at`: the script's place in it),
+   * loading the script on NOSCRIPT and following a redirection of it. Each reply comes with its error.
+   */
+  private async runAmong(script: ScriptName, keys: string[], args: (string | number)[], among: Among): Promise<[Error | null, unknown][]> {
     try {
-      replies = await this.bounded(
+      return await this.bounded(
         this.redirected(async () => {
-          const sent = await this.transaction(script, keys, args, reads, 'evalsha');
-          return isNoScript(sent[reads.length][0]) ? this.transaction(script, keys, args, reads, 'eval') : sent;
+          let sent = await this.send(script, keys, args, among, 'evalsha');
+          if (isNoScript(sent[among.at][0])) sent = await this.send(script, keys, args, among, 'eval');
+          if (isRedirect(sent[among.at][0])) throw sent[among.at][0];
+          return sent;
         }),
       );
     } catch (error) {
       throw asConnectionError(error);
     }
-    const lists: string[][] = [];
-    for (let i = 0; i <= reads.length; i++) {
-      const [error, value] = replies[i];
-      if (error) throw asConnectionError(error);
-      if (i < reads.length) lists.push(value as string[]);
-    }
-    return { lists, result: replies[reads.length][1] as T };
   }
 
-  private async transaction(script: ScriptName, keys: string[], args: (string | number)[], reads: ListRead[], how: 'evalsha' | 'eval') {
+  private async send(script: ScriptName, keys: string[], args: (string | number)[], among: Among, how: 'evalsha' | 'eval') {
     const { lua, sha } = load(script);
     this.corkForThisTick();
-    const multi = this.client.multi() as unknown as Pipeline;
-    for (const { key, count } of reads) multi.lrange(key, 0, count - 1);
-    const replies = await multi[how](how === 'eval' ? lua : sha, keys.length, keys, args).exec();
-    if (!replies) throw new Error('the transaction was discarded');
+    const pipeline = (among.transaction ? this.client.multi() : this.client.pipeline()) as unknown as Pipeline;
+    among.before?.(pipeline);
+    pipeline[how](how === 'eval' ? lua : sha, keys.length, keys, args);
+    among.after?.(pipeline);
+    const replies = await pipeline.exec();
+    if (!replies) throw new Error(`the ${among.transaction ? 'transaction' : 'pipeline'} was discarded`);
     return replies;
   }
 
   /**
-   * Unlike single commands (auto-pipelined), each transaction is a socket write of its own, and the
-   * shard pollers often send theirs in the same tick; a write costs more than its bytes, so the
-   * socket holds them until the tick ends and sends them as one.
+   * Unlike single commands (auto-pipelined), each pipeline or transaction is a socket write of its
+   * own, and the shard pollers often send theirs in the same tick; a write costs more than its bytes,
+   * so the socket holds them until the tick ends and sends them as one.
    */
   private corkForThisTick(): void {
     const stream = (this.client as { stream?: { cork(): void; uncork(): void } }).stream;
@@ -193,14 +205,6 @@ export class Scripts {
       if (!isNoScript(error)) throw error;
       return (await client.eval(lua, keys.length, keys, args)) as T;
     }
-  }
-
-  private async pipelined(script: ScriptName, keys: string[], args: (string | number)[], wait: ReplicaWait, how: 'evalsha' | 'eval') {
-    const { lua, sha } = load(script);
-    const pipeline = (this.client.pipeline() as unknown as Pipeline)[how](how === 'eval' ? lua : sha, keys.length, keys, args);
-    const replies = await pipeline.wait(wait.replicas, wait.timeoutMs).exec();
-    if (!replies) throw new Error('the pipeline was discarded');
-    return replies;
   }
 
   /**
