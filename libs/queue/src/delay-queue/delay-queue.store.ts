@@ -1,4 +1,4 @@
-import { asConnectionError, type ScriptName, type Scripts } from '../redis/scripts';
+import type { ScriptName, Scripts } from '../redis/scripts';
 import type { QueueKeys } from '../redis/keys';
 import type { ResolvedTime } from '../validation/time';
 import type { DelayQueueOptionsRules } from '../validation/queue-options';
@@ -183,16 +183,14 @@ export class DelayQueueStore {
 
   /** The first `perShard` tasks of each shard's due index, with their times. */
   async dueHeads(perShard: number): Promise<UpcomingTask[]> {
-    try {
-      const shards = await Promise.all(
-        Array.from({ length: this.options.shards }, (_, shard) => this.scripts.client.zrange(this.keys.key(shard, 'due'), 0, perShard - 1, 'WITHSCORES')),
-      );
-      const tasks: UpcomingTask[] = [];
-      for (const heads of shards) for (let i = 0; i < heads.length; i += 2) tasks.push({ id: heads[i], runAt: Number(heads[i + 1]) });
-      return tasks;
-    } catch (error) {
-      throw asConnectionError(error);
-    }
+    const shards = await Promise.all(
+      Array.from({ length: this.options.shards }, (_, shard) =>
+        this.scripts.call((client) => client.zrange(this.keys.key(shard, 'due'), 0, perShard - 1, 'WITHSCORES')),
+      ),
+    );
+    const tasks: UpcomingTask[] = [];
+    for (const heads of shards) for (let i = 0; i < heads.length; i += 2) tasks.push({ id: heads[i], runAt: Number(heads[i + 1]) });
+    return tasks;
   }
 
   async stats(): Promise<DelayQueueStats> {

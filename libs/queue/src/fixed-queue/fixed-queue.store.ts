@@ -1,4 +1,4 @@
-import { asConnectionError, type Scripts } from '../redis/scripts';
+import type { Scripts } from '../redis/scripts';
 import type { QueueKeys } from '../redis/keys';
 import type { FixedQueueOptionsRules } from '../validation/queue-options';
 import type { FixedQueueStats, GroupSummary } from '../interfaces';
@@ -79,31 +79,24 @@ export class FixedQueueStore {
     return decodeTake(result, candidates.map((group, i) => ({ group, entries: lists[i] })), batchSize, raw);
   }
 
-  async size(shard: number, group: string): Promise<number> {
-    try {
-      return await this.scripts.client.llen(this.groupKey(shard, group));
-    } catch (error) {
-      throw asConnectionError(error);
-    }
+  size(shard: number, group: string): Promise<number> {
+    return this.scripts.call((client) => client.llen(this.groupKey(shard, group)));
   }
 
   /** The first `perShard` groups of each shard's ready index (the due-soonest: full groups are due now) with their sizes. */
   async readyHeads(perShard: number): Promise<GroupSummary[]> {
-    try {
-      const shards = await Promise.all(
-        Array.from({ length: this.options.shards }, async (_, shard) => {
-          const heads = await this.scripts.client.zrange(this.keys.key(shard, 'ready'), 0, perShard - 1, 'WITHSCORES');
-          const groups: GroupSummary[] = [];
-          for (let i = 0; i < heads.length; i += 2) groups.push({ group: heads[i], size: 0, dueAt: Number(heads[i + 1]) });
-          const sizes = await Promise.all(groups.map(({ group }) => this.scripts.client.llen(this.groupKey(shard, group))));
-          sizes.forEach((size, i) => (groups[i].size = size));
-          return groups;
-        }),
-      );
-      return shards.flat();
-    } catch (error) {
-      throw asConnectionError(error);
-    }
+    const shards = await Promise.all(
+      Array.from({ length: this.options.shards }, async (_, shard) => {
+        const heads = await this.scripts.call((client) => client.zrange(this.keys.key(shard, 'ready'), 0, perShard - 1, 'WITHSCORES'));
+        return Promise.all(
+          Array.from({ length: heads.length / 2 }, async (_, i): Promise<GroupSummary> => {
+            const group = heads[2 * i];
+            return { group, size: await this.size(shard, group), dueAt: Number(heads[2 * i + 1]) };
+          }),
+        );
+      }),
+    );
+    return shards.flat();
   }
 
   async stats(): Promise<FixedQueueStats> {

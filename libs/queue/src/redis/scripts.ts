@@ -107,6 +107,15 @@ export class Scripts {
     }
   }
 
+  /** Plain commands (reads for `size()` and the dashboards), failing the way scripts do. */
+  async call<T>(command: (client: RedisClient) => Promise<T>): Promise<T> {
+    try {
+      return await this.bounded(command(this.client));
+    } catch (error) {
+      throw asConnectionError(error);
+    }
+  }
+
   /**
    * Runs a write, then WAITs on the same connection until `wait.replicas` replicas acknowledged it.
    * A pipeline, not two calls: in a Cluster it goes to the node that owns the keys, and WAIT counts
@@ -244,7 +253,7 @@ function isNoScript(error: unknown): boolean {
 }
 
 /** Redis' refusals (NOPERM, WRONGTYPE, ...) pass as they are; not reaching Redis becomes QueueConnectionError. */
-export function asConnectionError(error: unknown): unknown {
+function asConnectionError(error: unknown): unknown {
   if (error instanceof QueueConnectionError || !(error instanceof Error)) return error;
   if (error instanceof ReplyError && !UNAVAILABLE.test(error.message)) return error;
   return new QueueConnectionError(`Redis did not answer (${error.message}); the call may or may not have been applied`, { cause: error });
