@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { describe } from '../consumer/sharded-worker';
+import { deadline } from '../deadline';
 import type { DelayQueue } from '../delay-queue/delay-queue';
 import type { FixedQueue } from '../fixed-queue/fixed-queue';
 import { loadOptional } from '../optional-dependency';
@@ -49,14 +50,10 @@ export class QueueHealthIndicator {
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new QueueInputError(`isHealthy: timeoutMs must be a positive number of ms, got ${timeoutMs}`);
     const down = (data: object) => indicator.down(data) as QueueHealthResult<Key>;
 
-    try {
-      await deadline(this.connection.client.ping(), timeoutMs, 'PING');
-    } catch (error) {
-      return down({ redis: 'down', message: `Redis did not answer: ${describe(error)}` });
-    }
     let stats: (FixedQueueStats | DelayQueueStats)[];
     try {
-      stats = await deadline(Promise.all(queues.map(({ queue }) => queue.stats())), timeoutMs, 'the queues\' stats');
+      await deadline(this.connection.client.ping(), timeoutMs, `PING took longer than ${timeoutMs} ms`);
+      stats = await deadline(Promise.all(queues.map(({ queue }) => queue.stats())), timeoutMs, `the queues' stats took longer than ${timeoutMs} ms`);
     } catch (error) {
       return down({ redis: 'down', message: `Redis did not answer: ${describe(error)}` });
     }
@@ -101,13 +98,4 @@ export class QueueHealthIndicator {
     }
     return this.indicators;
   }
-}
-
-/** Rejects when `work` has not settled within `ms`. */
-function deadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster, ReplyError, type Redis } from 'ioredis';
+import { deadline } from '../deadline';
 import { QueueConnectionError, QueueReplicationError } from '../errors';
 
 export type RedisClient = Redis | Cluster;
@@ -236,11 +237,7 @@ export class Scripts {
 
   private bounded<T>(call: Promise<T>): Promise<T> {
     if (this.deadlineMs === undefined || !(this.client instanceof Cluster)) return call;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no reply within ${this.deadlineMs} ms`)), this.deadlineMs);
-    });
-    return Promise.race([call, deadline]).finally(() => clearTimeout(timer));
+    return deadline(call, this.deadlineMs, `no reply within ${this.deadlineMs} ms`);
   }
 }
 
