@@ -5,6 +5,7 @@ import { gameEvents, type GameEvent } from './contenders/payloads';
 import { positiveEnv } from './harness/env';
 import { collectGarbage, sleep } from './harness/load';
 import { Servers, infoNumber, type BenchServer } from './harness/servers';
+import { median, quantile } from './harness/stats';
 
 /**
  * `npm run soak`: one application producing and consuming both queues at a steady rate for a while
@@ -102,7 +103,7 @@ async function calibrate(counters: Counters, push: () => Promise<unknown>, sched
     const pushed = counters.pushed - before.pushed;
     const kept =
       counters.delivered - before.delivered >= 0.9 * pushed &&
-      percentile(counters.lateness, 99) <= 500 &&
+      p99(counters.lateness) <= 500 &&
       pushed >= 0.95 * rate * (STEP_MS / 1000) &&
       counters.skippedTicks === before.skippedTicks;
     console.error(`  ${fmt(rate)} pushes/s: ${kept ? 'kept up' : 'fell behind'}`);
@@ -114,13 +115,8 @@ async function calibrate(counters: Counters, push: () => Promise<unknown>, sched
   return { pushRate: sustained, scheduleRate: sustained / PUSHES_PER_SCHEDULE };
 }
 
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-const median = (values: number[]) => percentile(values, 50);
+/** p99 of a window's samples; 0 for a window without any. */
+const p99 = (values: number[]) => (values.length === 0 ? 0 : quantile([...values].sort((a, b) => a - b), 0.99));
 const mb = (bytes: number) => bytes / 1024 / 1024;
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -229,7 +225,7 @@ async function takeSample(
     delivered: (counters.delivered - last.delivered) / seconds,
     scheduled: (counters.scheduled - last.scheduled) / seconds,
     fired: (counters.fired - last.fired) / seconds,
-    latenessP99: percentile(lateness, 99),
+    latenessP99: p99(lateness),
     heapMb: mb(memory.heapUsed),
     rssMb: mb(memory.rss),
     redisMb: mb(infoNumber(info, 'used_memory')),
