@@ -44,16 +44,17 @@ export function topologyClient(): RawRedis {
   return topology === 'cluster' ? new Cluster(clusterNodes()) : rawClient();
 }
 
-/** KEYS on every master: in a Cluster each node answers for its own slots only. */
+/** The servers holding data: in a Cluster each master answers for its own slots only. */
+const masters = (redis: RawRedis): IORedis[] => (redis instanceof Cluster ? redis.nodes('master') : [redis]);
+
+/** KEYS on every master. */
 export async function keysMatching(redis: RawRedis, pattern: string): Promise<string[]> {
-  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
-  return (await Promise.all(nodes.map((node) => node.keys(pattern)))).flat().sort();
+  return (await Promise.all(masters(redis).map((node) => node.keys(pattern)))).flat().sort();
 }
 
 /** SCRIPT FLUSH on every master, as a restarted server (or a failover to a fresh node) would. */
 export async function flushScripts(redis: RawRedis): Promise<void> {
-  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
-  await Promise.all(nodes.map((node) => node.script('FLUSH')));
+  await Promise.all(masters(redis).map((node) => node.script('FLUSH')));
 }
 
 /**
