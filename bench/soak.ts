@@ -178,7 +178,7 @@ async function main(): Promise<void> {
       last = { pushed: counters.pushed, delivered: counters.delivered, scheduled: counters.scheduled, fired: counters.fired, at: performance.now() };
       console.error(
         `${fmt(sample.at / 1000, 0).padStart(4)} s  push ${fmt(sample.pushed)}/s  deliver ${fmt(sample.delivered)}/s  schedule ${fmt(sample.scheduled)}/s  ` +
-          `fire ${fmt(sample.fired)}/s  p99 ${sample.latenessP99} ms  heap ${fmt(sample.heapMb, 1)} MB  redis ${fmt(sample.redisMb, 1)} MB`,
+          `fire ${fmt(sample.fired)}/s  p99 ${fmt(sample.latenessP99)} ms  heap ${fmt(sample.heapMb, 1)} MB  redis ${fmt(sample.redisMb, 1)} MB`,
       );
     }
     await Promise.all([pushing.stop(), scheduling.stop()]);
@@ -302,7 +302,7 @@ function markdown(samples: Sample[], report: Verdict[], calibration: { pushRate:
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...samples.map(
       (s) =>
-        `| ${fmt(s.at / 1000)} | ${fmt(s.pushed)} | ${fmt(s.delivered)} | ${fmt(s.scheduled)} | ${fmt(s.fired)} | ${s.latenessP99} | ${fmt(s.backlog)} | ` +
+        `| ${fmt(s.at / 1000)} | ${fmt(s.pushed)} | ${fmt(s.delivered)} | ${fmt(s.scheduled)} | ${fmt(s.fired)} | ${fmt(s.latenessP99)} | ${fmt(s.backlog)} | ` +
         `${fmt(s.pendingTasks)} | ${fmt(s.heapMb, 1)} | ${fmt(s.rssMb, 1)} | ${fmt(s.redisMb, 1)} |`,
     ),
     '',
