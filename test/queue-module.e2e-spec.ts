@@ -14,6 +14,7 @@ import {
   QueueModule,
   UnknownQueueError,
 } from 'nestjs-redis-queues';
+import { startRedis } from './support/faults';
 import { createApp, deferred, pollUntil, rawClient, redisUrl, uniquePrefix, useApps } from './support/testing';
 
 const fixed = (name = 'events') => QueueModule.registerFixedQueue({ name, shards: 2, batchSize: 4, capacity: 100, maxWaitMs: 20 });
@@ -235,26 +236,34 @@ describe('QueueModule', () => {
       @DelayConsumer('tasks')
       tasks() {}
     }
-    const monitor = rawClient();
+    // A server of its own: MONITOR then sees this app alone, and ioredis' MONITOR connection cannot
+    // receive other tests' command lines before it has switched to monitoring (its queue state error).
+    const server = await startRedis();
+    const monitor = new IORedis(server.url);
     const commands: string[] = [];
-    const monitoring = await monitor.monitor();
-    monitoring.on('monitor', (_time: string, args: string[], source: string) => {
-      // Commands run inside a script are logged too (source "lua"): count only what the app sends.
-      if (source !== 'lua' && args.some((a) => a.includes(prefix))) commands.push(args[0]);
-    });
-    await boot({
-      imports: [QueueModule.forRoot({ connection: redisUrl(), prefix, idlePollMs: 250 }), fixed(), delay()],
-      providers: [Idle],
-    });
-    const from = commands.length;
-    await new Promise((resolve) => setTimeout(resolve, 1000)); // a measurement window, not a synchronisation
-    const sent = commands.length - from;
-    monitoring.disconnect();
-    monitor.disconnect();
-    // 4 shards polled every 250 ms: about 16 scripts in the second, plus each shard's first poll and the
-    // wake-up channels' SUBSCRIBEs when they land in the window; a busy loop would send thousands.
-    expect(sent).toBeGreaterThan(4);
-    expect(sent).toBeLessThanOrEqual(4 * 5 + 4 + 4);
+    try {
+      const monitoring = await monitor.monitor();
+      monitoring.on('monitor', (_time: string, args: string[], source: string) => {
+        // Commands run inside a script are logged too (source "lua"): count only what the app sends.
+        if (source !== 'lua' && args.some((a) => a.includes(prefix))) commands.push(args[0]);
+      });
+      await boot({
+        imports: [QueueModule.forRoot({ connection: server.url, prefix, idlePollMs: 250 }), fixed(), delay()],
+        providers: [Idle],
+      });
+      const from = commands.length;
+      await new Promise((resolve) => setTimeout(resolve, 1000)); // a measurement window, not a synchronisation
+      const sent = commands.length - from;
+      monitoring.disconnect();
+      // 4 shards polled every 250 ms: about 16 scripts in the second, plus each shard's first poll and the
+      // wake-up channels' SUBSCRIBEs when they land in the window; a busy loop would send thousands.
+      expect(sent).toBeGreaterThan(4);
+      expect(sent).toBeLessThanOrEqual(4 * 5 + 4 + 4);
+    } finally {
+      monitor.disconnect();
+      await Promise.all(apps.splice(0).map((app) => app.close()));
+      await server.stop();
+    }
   });
 
   it('fails start-up clearly on an unknown queue, a missing scheduler and bad module options', async () => {
