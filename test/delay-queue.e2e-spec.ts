@@ -281,6 +281,16 @@ describe('DelayQueue (real redis-server)', () => {
     for (const bad of [0, 1.5, 20_000]) await expect(queue.deadLetters(bad)).rejects.toThrow(QueueInputError);
   });
 
+  it('refuses a queue whose tasks are stored in an earlier layout, rather than misreading them', async () => {
+    const prefix = uniquePrefix();
+    // As 0.1.0 left it: no layout recorded, attempts and token inside each task's data.
+    await redis.hset(`${prefix}:{feeding}:meta`, 'kind', 'delay', 'shards', '4');
+    await redis.hset(`${prefix}:{feeding:0}:data`, 'old', '0:0:0:{"petId":"a"}');
+    await redis.zadd(`${prefix}:{feeding:0}:due`, 0, 'old');
+    await expect(start(prefix)).rejects.toThrow(/storage layout 1, written by another version .* reads layout 2/);
+    expect(Feeder.fired).toEqual([]);
+  });
+
   it('rejects bad input with typed errors and writes nothing', async () => {
     const prefix = uniquePrefix();
     const { queue } = await start(prefix, { schema: FeedTask, maxPayloadBytes: 100 }, { consumer: false });

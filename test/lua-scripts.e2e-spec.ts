@@ -78,15 +78,16 @@ describe('scripts with the largest batches the library sends', () => {
       expect(pushed).toHaveLength(2 + 4000);
       expect(await redis.hlen(key('lens'))).toBe(4000);
 
-      const delayKeys = ['due', 'active', 'data', 'dead', 'stats', 'errors'].map((kind) => `${prefix}:{d:0}:${kind}`);
+      const delayKeys = ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'].map((kind) => `${prefix}:{d:0}:${kind}`);
       const ids = Array.from({ length: 3000 }, (_, i) => `t${i}`);
       await scripts.run('delay-schedule', delayKeys, ids.flatMap((id) => [id, '{}', 'in', 0, '1']));
       const claimed = await scripts.run<(string | number)[]>('delay-claim', delayKeys, [3000, 30_000, 5, 100]);
       expect((claimed.length - 2) / 5).toBe(3000);
       const deliveries = ids.flatMap((id, i) => [id, String(claimed[2 + 5 * i + 2])]);
-      const acked = await scripts.run<number[]>('delay-ack', [delayKeys[0], delayKeys[1], delayKeys[2], delayKeys[4], delayKeys[5]], deliveries);
+      const acked = await scripts.run<number[]>('delay-ack', [delayKeys[0], delayKeys[1], delayKeys[2], delayKeys[4], delayKeys[5], delayKeys[6]], deliveries);
       expect(acked.filter((ok) => ok === 1)).toHaveLength(3000);
       expect(await redis.hlen(delayKeys[2])).toBe(0);
+      expect(await redis.hlen(delayKeys[6])).toBe(0);
     } finally {
       redis.disconnect();
     }

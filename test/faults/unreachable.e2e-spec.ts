@@ -117,7 +117,7 @@ describe('Redis unreachable', () => {
     try {
       const metas = await raw.keys('*:meta');
       const recorded = await Promise.all(metas.map((key) => raw.hgetall(key)));
-      expect(recorded).toEqual(expect.arrayContaining([{ kind: 'fixed', shards: '2' }, { kind: 'delay', shards: '2' }]));
+      expect(recorded).toEqual(expect.arrayContaining([{ kind: 'fixed', shards: '2', layout: '1' }, { kind: 'delay', shards: '2', layout: '2' }]));
     } finally {
       raw.disconnect();
     }

@@ -80,30 +80,38 @@ export interface DelayQueueShape {
   shards: number;
 }
 
-/** Every task is in exactly one of due/active/dead and has well-formed data; nothing dangles. */
+/**
+ * Every task is in exactly one of due/active/dead and its payload is JSON; a task that was delivered
+ * (active or dead always were) has a well-formed runs entry; nothing dangles.
+ */
 export async function delayQueueViolations(redis: IORedis, { prefix, name, shards }: DelayQueueShape): Promise<string[]> {
   const problems: string[] = [];
   for (let shard = 0; shard < shards; shard++) {
     const tag = `${prefix}:{${name}:${shard}}`;
-    const [due, active, dead, data, errors] = await Promise.all([
+    const [due, active, dead, data, errors, runs] = await Promise.all([
       redis.zrange(`${tag}:due`, 0, -1),
       redis.zrange(`${tag}:active`, 0, -1),
       redis.zrange(`${tag}:dead`, 0, -1),
       redis.hgetall(`${tag}:data`),
       redis.hkeys(`${tag}:errors`),
+      redis.hgetall(`${tag}:runs`),
     ]);
     const where = new Map<string, string[]>();
     for (const [set, ids] of [['due', due], ['active', active], ['dead', dead]] as const) {
       for (const id of ids) {
         where.set(id, [...(where.get(id) ?? []), set]);
         if (!(id in data)) problems.push(`shard ${shard}: ${set} holds ${JSON.stringify(id)}, which has no data`);
+        if (set !== 'due' && !(id in runs)) problems.push(`shard ${shard}: ${set} holds ${JSON.stringify(id)}, which has no runs entry`);
       }
     }
     for (const [id, value] of Object.entries(data)) {
       const sets = where.get(id) ?? [];
       if (sets.length !== 1) problems.push(`shard ${shard}: task ${JSON.stringify(id)} is in ${sets.length ? sets.join(' and ') : 'no set'}`);
-      const match = /^(\d+):(\d+):(\d+):(.*)$/s.exec(value);
-      if (!match || !isJson(match[4])) problems.push(`shard ${shard}: malformed data of ${JSON.stringify(id)}: ${JSON.stringify(value.slice(0, 80))}`);
+      if (!isJson(value)) problems.push(`shard ${shard}: the payload of ${JSON.stringify(id)} is not JSON: ${JSON.stringify(value.slice(0, 80))}`);
+    }
+    for (const [id, run] of Object.entries(runs)) {
+      if (!(id in data)) problems.push(`shard ${shard}: a runs entry is kept for ${JSON.stringify(id)}, which has no data`);
+      if (!/^[1-9]\d*:\d+:\d+$/.test(run)) problems.push(`shard ${shard}: malformed runs entry of ${JSON.stringify(id)}: ${JSON.stringify(run)}`);
     }
     for (const id of errors) {
       if (!(id in data)) problems.push(`shard ${shard}: an error is kept for ${JSON.stringify(id)}, which has no data`);

@@ -10,11 +10,20 @@ export const unknownQueue = (kind: QueueKind, name: string, known: string[]): st
 export const duplicateQueue = (name: string): string =>
   `A queue named "${name}" is registered twice with different options; queue names must be unique within an application`;
 
-export const metaMismatch = (name: string, stored: { kind: string; shards: number }, kind: QueueKind, shards: number): string =>
+export const metaMismatch = (
+  name: string,
+  stored: { kind: string; shards: number; layout: number },
+  kind: QueueKind,
+  shards: number,
+  layout: number,
+): string =>
   stored.kind !== kind
     ? `Queue "${name}" already exists in Redis as a ${stored.kind} queue; it cannot be registered as a ${kind} queue`
-    : `Queue "${name}" was created with ${stored.shards} shards but is configured with ${shards}; ` +
-      `changing the shard count would strand its data. Keep shards: ${stored.shards}, or drain and delete the queue first`;
+    : stored.shards !== shards
+      ? `Queue "${name}" was created with ${stored.shards} shards but is configured with ${shards}; ` +
+        `changing the shard count would strand its data. Keep shards: ${stored.shards}, or drain and delete the queue first`
+      : `Queue "${name}" holds data in storage layout ${stored.layout}, written by another version of nestjs-redis-queues; ` +
+        `this version reads layout ${layout} (see the CHANGELOG). Drain it with the version that wrote it and delete its keys, or use a new queue name`;
 
 export const missingScheduler = (queue: string, method: string): string =>
   `@BatchConsumer('${queue}') on ${method} asks for a cron or interval schedule, ` +

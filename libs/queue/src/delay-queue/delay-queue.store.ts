@@ -47,13 +47,6 @@ export interface StoredTask {
   lastError?: string;
 }
 
-/** Task data is `<attempts>:<token>:<runAt>:<json>` (see delay-schedule.lua). */
-function parseData(data: string): { attempts: number; json: string } {
-  const first = data.indexOf(':');
-  const third = data.indexOf(':', data.indexOf(':', first + 1) + 1);
-  return { attempts: Number(data.slice(0, first)), json: data.slice(third + 1) };
-}
-
 /** The Redis side of a DelayQueue: key names, script arguments and reply decoding, nothing else. */
 export class DelayQueueStore {
   constructor(
@@ -76,7 +69,7 @@ export class DelayQueueStore {
   async schedule(shard: number, tasks: ScheduleItem[]): Promise<{ serverNow: number; head: number; results: ScheduleResult[] }> {
     const args: (string | number)[] = [];
     for (const { id, json, time, replace } of tasks) args.push(id, json, time[0], time[1], replace ? '1' : '0');
-    const reply = await this.write<(number | string)[]>('delay-schedule', this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors'), args);
+    const reply = await this.write<(number | string)[]>('delay-schedule', this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'), args);
     const results: ScheduleResult[] = [];
     for (let i = 2; i < reply.length; i += 3) {
       results.push({ created: reply[i] === 1, runAt: reply[i + 1] as number, ...(reply[i + 2] ? { state: reply[i + 2] as TaskState } : {}) });
@@ -95,25 +88,25 @@ export class DelayQueueStore {
   }
 
   async cancel(shard: number, id: string): Promise<boolean> {
-    return (await this.write<number>('delay-cancel', this.k(shard, 'due', 'active', 'data', 'dead', 'errors'), [id])) === 1;
+    return (await this.write<number>('delay-cancel', this.k(shard, 'due', 'active', 'data', 'dead', 'errors', 'runs'), [id])) === 1;
   }
 
   async get(shard: number, id: string): Promise<StoredTask | null> {
-    const reply = await this.scripts.run<[TaskState, number, string, string | null] | []>(
+    const reply = await this.scripts.run<[TaskState, number, string, number, string | null] | []>(
       'delay-get',
-      this.k(shard, 'due', 'active', 'data', 'dead', 'errors'),
+      this.k(shard, 'due', 'active', 'data', 'dead', 'errors', 'runs'),
       [id],
     );
     if (reply.length === 0) return null;
-    const [state, runAt, data, lastError] = reply;
-    return { state, runAt, ...parseData(data), ...(lastError ? { lastError } : {}) };
+    const [state, runAt, json, attempts, lastError] = reply;
+    return { state, runAt, attempts, json, ...(lastError ? { lastError } : {}) };
   }
 
   async claim(shard: number, limit: number): Promise<ClaimOutcome> {
     const { visibilityTimeoutMs, maxAttempts, deadLetter } = this.options;
     const reply = await this.scripts.run<(string | number)[]>(
       'delay-claim',
-      this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors'),
+      this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'),
       [limit, visibilityTimeoutMs, maxAttempts, deadLetter.capacity],
     );
     const tasks: ClaimedTask[] = [];
@@ -133,14 +126,14 @@ export class DelayQueueStore {
   async ack(shard: number, deliveries: { id: string; token: string }[]): Promise<boolean[]> {
     const args: string[] = [];
     for (const { id, token } of deliveries) args.push(id, token);
-    const reply = await this.scripts.run<number[]>('delay-ack', this.k(shard, 'due', 'active', 'data', 'stats', 'errors'), args);
+    const reply = await this.scripts.run<number[]>('delay-ack', this.k(shard, 'due', 'active', 'data', 'stats', 'errors', 'runs'), args);
     return reply.map((completed) => completed === 1);
   }
 
   async fail(shard: number, id: string, token: string, retryDelayMs: number, error: string) {
     const reply = await this.scripts.run<[number, ('retry' | 'dead')?, number?]>(
       'delay-fail',
-      this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors'),
+      this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'),
       [id, token, this.options.maxAttempts, retryDelayMs, this.options.deadLetter.capacity, error],
     );
     return reply[0] === 1 ? { outcome: reply[1]!, at: reply[2]! } : null;
@@ -150,32 +143,33 @@ export class DelayQueueStore {
   async extend(shard: number, deliveries: { id: string; token: string }[]): Promise<boolean[]> {
     const args: (string | number)[] = [this.options.visibilityTimeoutMs];
     for (const { id, token } of deliveries) args.push(id, token);
-    const reply = await this.scripts.run<number[]>('delay-extend', this.k(shard, 'active', 'data'), args);
+    const reply = await this.scripts.run<number[]>('delay-extend', this.k(shard, 'active', 'runs'), args);
     return reply.map((kept) => kept === 1);
   }
 
   async release(shard: number, id: string, token: string): Promise<boolean> {
-    return (await this.scripts.run<number>('delay-release', this.k(shard, 'due', 'active', 'data'), [id, token])) === 1;
+    return (await this.scripts.run<number>('delay-release', this.k(shard, 'due', 'active', 'runs'), [id, token])) === 1;
   }
 
   async requeue(shard: number, id: string, [mode, ms]: ResolvedTime): Promise<Placement | null> {
-    const reply = await this.write<number[]>('delay-requeue', this.k(shard, 'due', 'dead', 'data', 'errors'), [id, mode, ms]);
+    const reply = await this.write<number[]>('delay-requeue', this.k(shard, 'due', 'dead', 'errors', 'runs'), [id, mode, ms]);
     return reply[0] === 1 ? { runAt: reply[1], serverNow: reply[2], isHead: reply[3] === 1 } : null;
   }
 
   async dead(shard: number, limit: number) {
-    const reply = await this.scripts.run<(string | number | null)[]>('delay-dead', this.k(shard, 'dead', 'data', 'errors'), [limit]);
+    const reply = await this.scripts.run<(string | number | null)[]>('delay-dead', this.k(shard, 'dead', 'data', 'errors', 'runs'), [limit]);
     const tasks: (StoredTask & { id: string; diedAt: number })[] = [];
-    for (let i = 0; i < reply.length; i += 4) {
-      const data = reply[i + 2] as string;
-      const last = data.split(':', 3)[2];
+    for (let i = 0; i < reply.length; i += 5) {
+      // '<attempts>:<token>:<runAt>' of the last delivery.
+      const [attempts, , runAt] = (reply[i + 3] as string).split(':');
       tasks.push({
         id: reply[i] as string,
         diedAt: reply[i + 1] as number,
         state: 'dead',
-        runAt: Number(last),
-        ...parseData(data),
-        ...(reply[i + 3] ? { lastError: reply[i + 3] as string } : {}),
+        runAt: Number(runAt),
+        attempts: Number(attempts),
+        json: reply[i + 2] as string,
+        ...(reply[i + 4] ? { lastError: reply[i + 4] as string } : {}),
       });
     }
     return tasks;

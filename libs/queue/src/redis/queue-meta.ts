@@ -4,10 +4,25 @@ import type { QueueKind } from '../queue.registry';
 import type { QueueKeys } from './keys';
 import type { Scripts } from './scripts';
 
-/** Records the queue's kind and shard count in Redis, or fails if they differ from what is stored. */
+/**
+ * How each kind of queue stores its data. Raised when a change would make data written by an
+ * earlier version unreadable (delay 2: attempts and tokens apart from the payload).
+ */
+export const LAYOUTS: Readonly<Record<QueueKind, number>> = { fixed: 1, delay: 2 };
+
+/** The `queue-meta` script's arguments for a queue. */
+export const metaArgs = (kind: QueueKind, shards: number): (string | number)[] => [kind, shards, LAYOUTS[kind]];
+
+/** What is wrong with a queue's stored kind, shards and layout (the script's reply), or undefined. */
+export function metaProblem(name: string, [kind, shards, layout]: [string, string, string], wanted: QueueKind, wantedShards: number): string | undefined {
+  const stored = { kind, shards: Number(shards), layout: Number(layout) };
+  if (stored.kind === wanted && stored.shards === wantedShards && stored.layout === LAYOUTS[wanted]) return undefined;
+  return metaMismatch(name, stored, wanted, wantedShards, LAYOUTS[wanted]);
+}
+
+/** Records the queue's kind, shard count and layout in Redis, or fails if they differ from what is stored. */
 export async function assertQueueMeta(scripts: Scripts, keys: QueueKeys, name: string, kind: QueueKind, shards: number): Promise<void> {
-  const [storedKind, storedShards] = await scripts.run<[string, string]>('queue-meta', [keys.meta], [kind, shards]);
-  if (storedKind !== kind || Number(storedShards) !== shards) {
-    throw new QueueConfigError(metaMismatch(name, { kind: storedKind, shards: Number(storedShards) }, kind, shards));
-  }
+  const stored = await scripts.run<[string, string, string]>('queue-meta', [keys.meta], metaArgs(kind, shards));
+  const problem = metaProblem(name, stored, kind, shards);
+  if (problem) throw new QueueConfigError(problem);
 }

@@ -1,10 +1,11 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import IORedis, { Cluster, ReplyError, type RedisOptions } from 'ioredis';
 import { MODULE_OPTIONS_TOKEN } from '../queue.module-definition';
-import { metaMismatch } from '../queue.messages';
 import { QueueSettings } from '../queue.settings';
 import type { ClusterConnection, QueueConnection, QueueModuleOptions } from '../interfaces';
+import { metaProblem } from './queue-meta';
 import { Scripts, type RedisClient, type ScriptName } from './scripts';
+import type { QueueKind } from '../queue.registry';
 
 function isClient(value: unknown): value is RedisClient {
   return value instanceof IORedis || value instanceof Cluster;
@@ -62,7 +63,7 @@ function describeTarget(connection: QueueConnection): string {
 }
 
 /**
- * The script a queue runs first, at start-up (`queue-meta`: its kind and shard count), is where a
+ * The script a queue runs first, at start-up (`queue-meta`: its kind, shard count and layout), is where a
  * misconfigured ACL user or an unreachable Redis shows up, so its failures are explained here. With
  * `startup: 'continue'`, the check that cannot run while Redis is away is let through and run for real
  * once Redis answers; a mismatch is then logged, since failing start-up is what that mode was asked
@@ -109,10 +110,8 @@ class StartupScripts extends Scripts {
       const [kind, shards] = args;
       const name = /\{(.*)\}:meta$/.exec(keys[0])?.[1] ?? keys[0];
       try {
-        const [storedKind, storedShards] = await super.run<[string, string]>('queue-meta', keys, args);
-        if (storedKind !== kind || Number(storedShards) !== shards) {
-          this.logger.error(metaMismatch(name, { kind: storedKind, shards: Number(storedShards) }, kind as 'fixed' | 'delay', Number(shards)));
-        }
+        const problem = metaProblem(name, await super.run<[string, string, string]>('queue-meta', keys, args), kind as QueueKind, Number(shards));
+        if (problem) this.logger.error(problem);
       } catch (error) {
         this.logger.error(`Could not check queue "${name}" against Redis after it came back: ${(error as Error).message}`);
       }

@@ -2,7 +2,7 @@
 -- (or the dead-letter set when out of attempts), then moves due tasks to active with a lease and a
 -- fresh fencing token. Claim and move are one step, so a task is never held by nobody.
 -- KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash  KEYS[4] dead zset  KEYS[5] stats hash
--- KEYS[6] errors hash
+-- KEYS[6] errors hash  KEYS[7] runs hash (id -> '<attempts>:<fencing token>:<run at>' of its latest delivery)
 -- ARGV[1] limit  ARGV[2] lease ms  ARGV[3] maxAttempts  ARGV[4] dead-letter capacity
 -- Returns {now, next due or lease end or -1, id, attempt, token, runAt, json, ...}
 -- Redis' Lua unpacks a few thousand values at most: long argument lists go in slices of 1,000
@@ -30,6 +30,7 @@ local function bury(id)
     for i = 1, #oldest, 2 do
       redis.call('HDEL', KEYS[3], oldest[i])
       redis.call('HDEL', KEYS[6], oldest[i])
+      redis.call('HDEL', KEYS[7], oldest[i])
     end
   end
 end
@@ -40,7 +41,7 @@ if #leaseHead > 0 and tonumber(leaseHead[2]) <= now then
   local stalled = redis.call('ZRANGE', KEYS[2], '-inf', now, 'BYSCORE', 'LIMIT', 0, 1000)
   for _, id in ipairs(stalled) do
     redis.call('ZREM', KEYS[2], id)
-    local attempts = tonumber(string.match(redis.call('HGET', KEYS[3], id) or '0:', '^(%d+):'))
+    local attempts = tonumber(string.match(redis.call('HGET', KEYS[7], id) or '0:', '^(%d+):'))
     if attempts >= maxAttempts then bury(id) else
       redis.call('ZADD', KEYS[1], now, id)
       redis.call('HINCRBY', KEYS[5], 'retried', 1)
@@ -59,18 +60,20 @@ if limit > 0 and #dueHead > 0 and tonumber(dueHead[2]) <= now then
   local ids = {}
   for i = 1, #due, 2 do ids[#ids + 1] = due[i] end
   sliced('ZREM', KEYS[1], ids)
-  local datas = sliced('HMGET', KEYS[3], ids)
-  local rewritten, leased = {}, {}
+  local jsons = sliced('HMGET', KEYS[3], ids)
+  -- Attempts and tokens live apart from the payload, so a claim never copies or rewrites the payload.
+  local runs = sliced('HMGET', KEYS[7], ids)
+  local started, leased = {}, {}
   -- One fencing token per claim call: each call delivers a task at most once, so it still tells deliveries apart.
   local token = redis.call('HINCRBY', KEYS[5], 'seq', 1)
   for i, id in ipairs(ids) do
-    local data = datas[i]
-    if data then
+    local json = jsons[i]
+    if json then
       local runAt = due[2 * i]
-      local attempts, _, _, json = string.match(data, '^(%d+):(%d+):(%d+):(.*)$')
-      local attempt = tonumber(attempts) + 1
-      rewritten[#rewritten + 1] = id
-      rewritten[#rewritten + 1] = attempt .. ':' .. token .. ':' .. runAt .. ':' .. json
+      local attempt = 1
+      if runs[i] then attempt = tonumber(string.match(runs[i], '^(%d+):')) + 1 end
+      started[#started + 1] = id
+      started[#started + 1] = attempt .. ':' .. token .. ':' .. runAt
       leased[#leased + 1] = now + lease
       leased[#leased + 1] = id
       out[#out + 1] = id
@@ -82,7 +85,7 @@ if limit > 0 and #dueHead > 0 and tonumber(dueHead[2]) <= now then
     end
   end
   if claimed > 0 then
-    sliced('HSET', KEYS[3], rewritten)
+    sliced('HSET', KEYS[7], started)
     sliced('ZADD', KEYS[2], leased)
     redis.call('HINCRBY', KEYS[5], 'fired', claimed)
   end
