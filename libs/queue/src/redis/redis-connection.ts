@@ -17,9 +17,10 @@ function isReply(error: unknown): boolean {
 }
 
 function createClient(connection: Exclude<QueueConnection, RedisClient>, settings: QueueSettings): RedisClient {
-  // Auto-pipelining batches the commands of one event-loop tick into one write: concurrent producers
-  // and shard pollers share round trips without any code of ours. Lazy: an application that fails to
-  // start before its first command leaves no socket open.
+  // Auto-pipelining batches the commands of one event-loop tick into one write: reads, acknowledgements
+  // and other small calls share round trips without any code of ours (pushes, task writes and claims
+  // gather themselves and leave at once: Scripts.runNow). Lazy: an application that fails to start
+  // before its first command leaves no socket open.
   const shared = { enableAutoPipelining: true, lazyConnect: true };
   // ioredis' own defaults queue calls without limit while Redis is away and resend unanswered ones
   // after a reconnect. A timeout bounds every call, queued or sent. No retries per request: a call
