@@ -2,8 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { isDeepStrictEqual } from 'node:util';
 import { QueueConfigError, UnknownQueueError } from './errors';
 import { duplicateQueue, unknownQueue } from './queue.messages';
+import type { DelayQueue } from './delay-queue/delay-queue';
+import type { FixedQueue } from './fixed-queue/fixed-queue';
 
 export type QueueKind = 'fixed' | 'delay';
+
+export type RegisteredQueue = { kind: 'fixed'; name: string; queue: FixedQueue } | { kind: 'delay'; name: string; queue: DelayQueue };
 
 interface Entry {
   kind: QueueKind;
@@ -32,8 +36,8 @@ export class QueueRegistry {
   }
 
   /** Every registered queue, in the order they were registered. */
-  all(): { kind: QueueKind; name: string; queue: unknown }[] {
-    return [...this.queues].map(([name, { kind, queue }]) => ({ kind, name, queue }));
+  all(): RegisteredQueue[] {
+    return [...this.queues].map(([name, { kind, queue }]) => ({ kind, name, queue }) as RegisteredQueue);
   }
 
   get<Q>(kind: QueueKind, name: string): Q {

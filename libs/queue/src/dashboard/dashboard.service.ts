@@ -1,6 +1,6 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
 import type { DelayQueue } from '../delay-queue/delay-queue';
-import type { FixedQueue } from '../fixed-queue/fixed-queue';
+import { UnknownQueueError } from '../errors';
 import type { DelayQueueStats, FixedQueueStats, GroupSummary, UpcomingTask } from '../interfaces';
 import { QueueRegistry } from '../queue.registry';
 
@@ -32,26 +32,32 @@ export class DashboardService {
 
   async overview(limits: DashboardLimits): Promise<{ time: number; queues: QueueOverview[] }> {
     const queues = await Promise.all(
-      this.registry.all().map(async ({ kind, name, queue }): Promise<QueueOverview> => {
-        if (kind === 'fixed') {
-          const fixed = queue as FixedQueue;
+      this.registry.all().map(async (entry): Promise<QueueOverview> => {
+        const { name } = entry;
+        if (entry.kind === 'fixed') {
+          const fixed = entry.queue;
           const [stats, hottest] = await Promise.all([fixed.stats(), fixed.hottestGroups(limits.hottestGroups)]);
-          return { kind, name, stats, hottest: hottest.map((group) => ({ ...group, dueAt: fixed.clock.toLocal(group.dueAt) })) };
+          return { kind: 'fixed', name, stats, hottest: hottest.map((group) => ({ ...group, dueAt: fixed.clock.toLocal(group.dueAt) })) };
         }
-        const delay = queue as DelayQueue;
+        const delay = entry.queue;
         const [stats, upcoming, dead] = await Promise.all([delay.stats(), delay.upcoming(limits.upcomingTasks), delay.deadLetters(limits.deadLetters)]);
         // Payloads stay out: a dashboard needs to know which task died and why, not its data.
         const local = (serverTime: number) => delay.clock.toLocal(serverTime);
         const summaries = dead.map(({ id, attempts, diedAt, lastError }) => ({ id, attempts, diedAt: local(diedAt), ...(lastError ? { lastError } : {}) }));
-        return { kind, name, stats, upcoming: upcoming.map((task) => ({ ...task, runAt: local(task.runAt) })), dead: summaries };
+        return { kind: 'delay', name, stats, upcoming: upcoming.map((task) => ({ ...task, runAt: local(task.runAt) })), dead: summaries };
       }),
     );
     return { time: Date.now(), queues: queues.sort((a, b) => a.name.localeCompare(b.name)) };
   }
 
   async requeue(queueName: string, id: string): Promise<{ requeued: boolean }> {
-    const entry = this.registry.all().find((q) => q.kind === 'delay' && q.name === queueName);
-    if (!entry) throw new NotFoundException(`No DelayQueue named "${queueName}"`);
-    return { requeued: (await (entry.queue as DelayQueue).requeue(id)) !== null };
+    let queue: DelayQueue;
+    try {
+      queue = this.registry.get<DelayQueue>('delay', queueName);
+    } catch (error) {
+      if (error instanceof UnknownQueueError) throw new NotFoundException(error.message);
+      throw error;
+    }
+    return { requeued: (await queue.requeue(id)) !== null };
   }
 }

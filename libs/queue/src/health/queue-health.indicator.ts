@@ -2,8 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { describe } from '../consumer/sharded-worker';
 import { deadline } from '../deadline';
-import type { DelayQueue } from '../delay-queue/delay-queue';
-import type { FixedQueue } from '../fixed-queue/fixed-queue';
 import { loadOptional } from '../optional-dependency';
 import { QueueExplorer } from '../queue.explorer';
 import { QueueRegistry } from '../queue.registry';
@@ -78,7 +76,7 @@ export class QueueHealthIndicator {
   }
 
   private select(names: string[] | undefined) {
-    const all = this.registry.all() as { kind: 'fixed' | 'delay'; name: string; queue: FixedQueue | DelayQueue }[];
+    const all = this.registry.all();
     if (names === undefined) return all;
     return names.map((name) => {
       const found = all.find((entry) => entry.name === name);

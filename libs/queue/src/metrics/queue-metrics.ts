@@ -1,8 +1,6 @@
 import { Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { Counter, Gauge, Histogram } from 'prom-client';
-import type { DelayQueue } from '../delay-queue/delay-queue';
 import type { QueueEvents } from '../events/queue-events';
-import type { FixedQueue } from '../fixed-queue/fixed-queue';
 import { loadOptional } from '../optional-dependency';
 import type { QueueKind, QueueRegistry } from '../queue.registry';
 import type { DelayQueueStats, FixedQueueStats, QueueEventListener, QueueEventName, QueueMetricsOptions } from '../interfaces';
@@ -181,7 +179,7 @@ export class QueueMetrics implements OnModuleDestroy {
       const queues = Promise.all(
         this.queues.all().map(async ({ kind, name, queue }): Promise<Snapshot> => {
           try {
-            return { kind, name, stats: await (queue as FixedQueue | DelayQueue).stats() };
+            return { kind, name, stats: await queue.stats() };
           } catch (error) {
             this.logger.warn(`Could not read the stats of queue "${name}" for a scrape: ${error instanceof Error ? error.message : String(error)}`);
             return { kind, name };
