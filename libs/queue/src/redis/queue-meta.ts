@@ -8,10 +8,7 @@ import type { Scripts } from './scripts';
  * How each kind of queue stores its data. Raised when a change would make data written by an
  * earlier version unreadable (delay 2: attempts and tokens apart from the payload).
  */
-export const LAYOUTS: Readonly<Record<QueueKind, number>> = { fixed: 1, delay: 2 };
-
-/** The `queue-meta` script's arguments for a queue. */
-export const metaArgs = (kind: QueueKind, shards: number): (string | number)[] => [kind, shards, LAYOUTS[kind]];
+const LAYOUTS: Readonly<Record<QueueKind, number>> = { fixed: 1, delay: 2 };
 
 /** What is wrong with a queue's stored kind, shards and layout (the script's reply), or undefined. */
 export function metaProblem(name: string, [kind, shards, layout]: [string, string, string], wanted: QueueKind, wantedShards: number): string | undefined {
@@ -22,7 +19,7 @@ export function metaProblem(name: string, [kind, shards, layout]: [string, strin
 
 /** Records the queue's kind, shard count and layout in Redis, or fails if they differ from what is stored. */
 export async function assertQueueMeta(scripts: Scripts, keys: QueueKeys, name: string, kind: QueueKind, shards: number): Promise<void> {
-  const stored = await scripts.run<[string, string, string]>('queue-meta', [keys.meta], metaArgs(kind, shards));
+  const stored = await scripts.run<[string, string, string]>('queue-meta', [keys.meta], [kind, shards, LAYOUTS[kind]]);
   const problem = metaProblem(name, stored, kind, shards);
   if (problem) throw new QueueConfigError(problem);
 }
