@@ -51,7 +51,13 @@ interface Sample {
 }
 
 /** Issues `perSecond` calls of `call`, spread over ticks, never more than MAX_IN_FLIGHT unanswered. */
-function paced(perSecond: number, counters: Counters, call: () => Promise<unknown>, onDone: () => void, onFail: () => void) {
+function paced(
+  perSecond: number,
+  counters: Counters,
+  call: () => Promise<unknown>,
+  onDone: () => void,
+  onFail: () => void,
+) {
   let issued = 0;
   let inFlight = 0;
   const started = performance.now();
@@ -96,8 +102,20 @@ async function calibrate(counters: Counters, push: () => Promise<unknown>, sched
   for (;;) {
     const before = { ...counters };
     counters.lateness = [];
-    const pushing = paced(rate, counters, push, () => counters.pushed++, () => counters.pushFailed++);
-    const scheduling = paced(rate / PUSHES_PER_SCHEDULE, counters, schedule, () => counters.scheduled++, () => counters.scheduleFailed++);
+    const pushing = paced(
+      rate,
+      counters,
+      push,
+      () => counters.pushed++,
+      () => counters.pushFailed++,
+    );
+    const scheduling = paced(
+      rate / PUSHES_PER_SCHEDULE,
+      counters,
+      schedule,
+      () => counters.scheduled++,
+      () => counters.scheduleFailed++,
+    );
     await sleep(STEP_MS);
     await Promise.all([pushing.stop(), scheduling.stop()]);
     const pushed = counters.pushed - before.pushed;
@@ -116,9 +134,16 @@ async function calibrate(counters: Counters, push: () => Promise<unknown>, sched
 }
 
 /** p99 of a window's samples; 0 for a window without any. */
-const p99 = (values: number[]) => (values.length === 0 ? 0 : quantile([...values].sort((a, b) => a - b), 0.99));
+const p99 = (values: number[]) =>
+  values.length === 0
+    ? 0
+    : quantile(
+        [...values].sort((a, b) => a - b),
+        0.99,
+      );
 const mb = (bytes: number) => bytes / 1024 / 1024;
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function main(): Promise<void> {
   const servers = new Servers(process.env.REDIS_URL || undefined, 'soak');
@@ -165,8 +190,20 @@ async function main(): Promise<void> {
     Object.assign(counters, new Counters());
     const statsBefore = await fixed.stats();
     const tasksBefore = await delay.stats();
-    const pushing = paced(pushTarget, counters, push, () => counters.pushed++, () => counters.pushFailed++);
-    const scheduling = paced(scheduleTarget, counters, schedule, () => counters.scheduled++, () => counters.scheduleFailed++);
+    const pushing = paced(
+      pushTarget,
+      counters,
+      push,
+      () => counters.pushed++,
+      () => counters.pushFailed++,
+    );
+    const scheduling = paced(
+      scheduleTarget,
+      counters,
+      schedule,
+      () => counters.scheduled++,
+      () => counters.scheduleFailed++,
+    );
     const samples: Sample[] = [];
     const startedAt = performance.now();
     let last = { pushed: 0, delivered: 0, scheduled: 0, fired: 0, at: performance.now() };
@@ -175,7 +212,13 @@ async function main(): Promise<void> {
       await sleep(Math.min(WINDOW_MS, end - performance.now()));
       const sample = await takeSample(server, fixed, delay, counters, last, startedAt);
       samples.push(sample);
-      last = { pushed: counters.pushed, delivered: counters.delivered, scheduled: counters.scheduled, fired: counters.fired, at: performance.now() };
+      last = {
+        pushed: counters.pushed,
+        delivered: counters.delivered,
+        scheduled: counters.scheduled,
+        fired: counters.fired,
+        at: performance.now(),
+      };
       console.error(
         `${fmt(sample.at / 1000, 0).padStart(4)} s  push ${fmt(sample.pushed)}/s  deliver ${fmt(sample.delivered)}/s  schedule ${fmt(sample.scheduled)}/s  ` +
           `fire ${fmt(sample.fired)}/s  p99 ${fmt(sample.latenessP99)} ms  heap ${fmt(sample.heapMb, 1)} MB  redis ${fmt(sample.redisMb, 1)} MB`,
@@ -186,7 +229,10 @@ async function main(): Promise<void> {
     // Batches claimed just before the queue read empty may still be in their handlers: wait for their counts.
     const accounted = async () => {
       const stats = await fixed.stats();
-      return counters.delivered + stats.dropped - statsBefore.dropped + stats.expired - statsBefore.expired >= counters.pushed;
+      return (
+        counters.delivered + stats.dropped - statsBefore.dropped + stats.expired - statsBefore.expired >=
+        counters.pushed
+      );
     };
     const settleBy = performance.now() + 10_000;
     while (!(await accounted()) && performance.now() < settleBy) await sleep(50);
@@ -235,7 +281,11 @@ async function takeSample(
 }
 
 /** Waits until both queues are empty (or `timeoutMs`); true when they are. */
-async function drain(fixed: FixedQueue<GameEvent>, delay: DelayQueue<{ n: number }>, timeoutMs: number): Promise<boolean> {
+async function drain(
+  fixed: FixedQueue<GameEvent>,
+  delay: DelayQueue<{ n: number }>,
+  timeoutMs: number,
+): Promise<boolean> {
   const deadline = performance.now() + timeoutMs;
   while (performance.now() < deadline) {
     const [stats, tasks] = await Promise.all([fixed.stats(), delay.stats()]);
@@ -251,7 +301,12 @@ interface Verdict {
   ok: boolean;
 }
 
-function verdicts(samples: Sample[], counters: Counters, drained: boolean, redis: { dropped: number; expired: number; completed: number }): Verdict[] {
+function verdicts(
+  samples: Sample[],
+  counters: Counters,
+  drained: boolean,
+  redis: { dropped: number; expired: number; completed: number },
+): Verdict[] {
   // The first window includes the ramp from an empty queue; flatness is judged on the rest.
   const steady = samples.length > 3 ? samples.slice(1) : samples;
   const half = Math.floor(steady.length / 2);
@@ -285,12 +340,24 @@ function verdicts(samples: Sample[], counters: Counters, drained: boolean, redis
       figure: `${fmt(counters.fired)} = ${fmt(counters.scheduled)} (completed ${fmt(redis.completed)})`,
       ok: counters.fired === counters.scheduled && redis.completed === counters.scheduled,
     },
-    { what: 'calls that failed', figure: `${counters.pushFailed} pushes, ${counters.scheduleFailed} schedules`, ok: counters.pushFailed + counters.scheduleFailed === 0 },
-    { what: 'producer ticks skipped (too many calls unanswered)', figure: String(counters.skippedTicks), ok: counters.skippedTicks === 0 },
+    {
+      what: 'calls that failed',
+      figure: `${counters.pushFailed} pushes, ${counters.scheduleFailed} schedules`,
+      ok: counters.pushFailed + counters.scheduleFailed === 0,
+    },
+    {
+      what: 'producer ticks skipped (too many calls unanswered)',
+      figure: String(counters.skippedTicks),
+      ok: counters.skippedTicks === 0,
+    },
   ];
 }
 
-function markdown(samples: Sample[], report: Verdict[], calibration: { pushRate: number; scheduleRate: number; pushTarget: number; scheduleTarget: number }): string {
+function markdown(
+  samples: Sample[],
+  report: Verdict[],
+  calibration: { pushRate: number; scheduleRate: number; pushTarget: number; scheduleTarget: number },
+): string {
   const lines = [
     `## Soak: ${SECONDS} s at ${LOAD * 100}% of the calibrated rates`,
     '',

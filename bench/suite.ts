@@ -52,7 +52,9 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchOutcome
   const only = options.only ?? [];
   const unknown = only.filter((name) => !SCENARIOS.some((s) => s.name === name));
   if (unknown.length > 0) {
-    throw new Error(`unknown scenario(s) ${unknown.join(', ')}; choose from ${SCENARIOS.map((s) => s.name).join(', ')}`);
+    throw new Error(
+      `unknown scenario(s) ${unknown.join(', ')}; choose from ${SCENARIOS.map((s) => s.name).join(', ')}`,
+    );
   }
   const selected = only.length > 0 ? SCENARIOS.filter((s) => only.includes(s.name)) : SCENARIOS;
   const log = options.log ?? (() => undefined);

@@ -11,9 +11,13 @@ const lib = path.join(__dirname, '..', 'libs', 'queue');
 const dist = path.join(lib, 'dist');
 
 fs.rmSync(dist, { recursive: true, force: true });
-const tsc = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(lib, 'tsconfig.lib.json')], {
-  stdio: 'inherit',
-});
+const tsc = spawnSync(
+  process.execPath,
+  [require.resolve('typescript/bin/tsc'), '-p', path.join(lib, 'tsconfig.lib.json')],
+  {
+    stdio: 'inherit',
+  },
+);
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
 // tsc emits only JavaScript; the Lua scripts are read from disk at run time, so they ship beside it.

@@ -4,14 +4,25 @@
 
 const { execFile } = require('node:child_process');
 const { setTimeout: sleep } = require('node:timers/promises');
-const { ensureRedisCli, ensureRedisServer, freePort, redisCommand, serveUntilSignalled, startRedis } = require('./redis');
+const {
+  ensureRedisCli,
+  ensureRedisServer,
+  freePort,
+  redisCommand,
+  serveUntilSignalled,
+  startRedis,
+} = require('./redis');
 
 const HOST = '127.0.0.1';
 const READY_TIMEOUT_MS = 30_000;
 const MAX_PORT = 65535;
 const BUS_PORT_OFFSET = 10_000; // a node's cluster bus listens on its port + 10000
 
-const isFree = (port) => freePort(port).then(() => true, () => false);
+const isFree = (port) =>
+  freePort(port).then(
+    () => true,
+    () => false,
+  );
 
 /** Picks `count` ports whose cluster bus ports (port + 10000) are free too. */
 async function pickClusterPorts(count) {
@@ -42,9 +53,16 @@ function redisCli(cli, args, timeoutMs) {
 async function waitForCluster(servers, masters, replicas, deadline) {
   const settled = async ({ port }) => {
     const [info, nodes, replication] = await Promise.all(
-      [['CLUSTER', 'INFO'], ['CLUSTER', 'NODES'], ['INFO', 'replication']].map((args) => redisCommand(port, args)),
+      [
+        ['CLUSTER', 'INFO'],
+        ['CLUSTER', 'NODES'],
+        ['INFO', 'replication'],
+      ].map((args) => redisCommand(port, args)),
     );
-    const flags = nodes.split('\n').filter(Boolean).map((line) => line.split(' ')[2]);
+    const flags = nodes
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split(' ')[2]);
     return (
       info.includes('cluster_state:ok') &&
       flags.filter((f) => /\bmaster\b/.test(f)).length === masters &&
@@ -53,7 +71,10 @@ async function waitForCluster(servers, masters, replicas, deadline) {
     );
   };
   while (!(await Promise.all(servers.map((server) => settled(server).catch(() => false)))).every(Boolean)) {
-    if (Date.now() > deadline) throw new Error(`cluster did not settle (cluster_state:ok, replicas in sync) within ${READY_TIMEOUT_MS / 1000} s`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `cluster did not settle (cluster_state:ok, replicas in sync) within ${READY_TIMEOUT_MS / 1000} s`,
+      );
     await sleep(100);
   }
 }
@@ -68,7 +89,14 @@ async function startCluster({ masters = 3, replicasPerMaster = 1, basePort } = {
   const cli = ensureRedisCli();
   const count = masters * (1 + replicasPerMaster);
   const ports = basePort ? Array.from({ length: count }, (_, i) => basePort + i) : await pickClusterPorts(count);
-  const extraArgs = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000'];
+  const extraArgs = [
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    'nodes.conf',
+    '--cluster-node-timeout',
+    '2000',
+  ];
 
   const started = await Promise.allSettled(ports.map((port) => startRedis({ port, extraArgs })));
   const servers = started.filter((r) => r.status === 'fulfilled').map((r) => r.value);
@@ -82,7 +110,14 @@ async function startCluster({ masters = 3, replicasPerMaster = 1, basePort } = {
     const deadline = Date.now() + READY_TIMEOUT_MS;
     await redisCli(
       cli,
-      ['--cluster', 'create', ...ports.map((port) => `${HOST}:${port}`), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'],
+      [
+        '--cluster',
+        'create',
+        ...ports.map((port) => `${HOST}:${port}`),
+        '--cluster-replicas',
+        String(replicasPerMaster),
+        '--cluster-yes',
+      ],
       READY_TIMEOUT_MS,
     );
     await waitForCluster(servers, masters, count - masters, deadline);

@@ -24,14 +24,19 @@ const RUN_TIMEOUT_MS = 60_000;
 // The applications must see nothing of the monorepo: none of the variables by which the `npm run`
 // that started us names the repository as the project, no module search path. The user's npm
 // settings (registry, cache, proxy...) stay.
-const PROJECT_VARIABLES = /^(npm_package_|npm_lifecycle_|npm_command$|npm_config_local_prefix$|npm_config_workspaces?$|INIT_CWD$|NODE_PATH$)/i;
+const PROJECT_VARIABLES =
+  /^(npm_package_|npm_lifecycle_|npm_command$|npm_config_local_prefix$|npm_config_workspaces?$|INIT_CWD$|NODE_PATH$)/i;
 const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !PROJECT_VARIABLES.test(name)));
 
 const children = new Set();
 let work = null;
 process.on('exit', () => {
   for (const child of children) {
-    try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
   }
   if (work) fs.rmSync(work, { recursive: true, force: true });
 });
@@ -50,7 +55,11 @@ function run(command, args, { cwd, env = cleanEnv, timeoutMs }) {
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
     }, timeoutMs);
     const line = [command, ...args].map((a) => path.basename(a)).join(' ');
     child.once('error', (error) => {
@@ -62,7 +71,11 @@ function run(command, args, { cwd, env = cleanEnv, timeoutMs }) {
       clearTimeout(timer);
       children.delete(child);
       if (code === 0) return resolve(output);
-      const why = timedOut ? `timed out after ${seconds(timeoutMs)}` : signal ? `killed by ${signal}` : `exit code ${code}`;
+      const why = timedOut
+        ? `timed out after ${seconds(timeoutMs)}`
+        : signal
+          ? `killed by ${signal}`
+          : `exit code ${code}`;
       reject(Object.assign(new Error(`${line} failed (${why})`), { output }));
     });
   });
@@ -104,17 +117,27 @@ async function checkApp({ name, kind }, tarball, redisUrl) {
     fs.writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 
     await step('install', () =>
-      run('npm', ['install', '--no-audit', '--no-fund', '--loglevel', 'warn'], { cwd: dir, timeoutMs: INSTALL_TIMEOUT_MS }));
+      run('npm', ['install', '--no-audit', '--no-fund', '--loglevel', 'warn'], {
+        cwd: dir,
+        timeoutMs: INSTALL_TIMEOUT_MS,
+      }),
+    );
     const library = path.join(dir, 'node_modules', 'nestjs-redis-queues');
-    if (fs.lstatSync(library).isSymbolicLink()) throw new Error('nestjs-redis-queues was linked, not installed from the tarball');
+    if (fs.lstatSync(library).isSymbolicLink())
+      throw new Error('nestjs-redis-queues was linked, not installed from the tarball');
     await step('build', () =>
-      run(process.execPath, [path.join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], { cwd: dir, timeoutMs: BUILD_TIMEOUT_MS }));
+      run(process.execPath, [path.join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], {
+        cwd: dir,
+        timeoutMs: BUILD_TIMEOUT_MS,
+      }),
+    );
     await step('run', () =>
       run(process.execPath, [path.join(dir, 'dist', 'main.js')], {
         cwd: dir,
         env: { ...cleanEnv, REDIS_URL: redisUrl, COMPAT_PREFIX: `compat-${name}` },
         timeoutMs: RUN_TIMEOUT_MS,
-      }));
+      }),
+    );
     const versions = `@nestjs/core ${installedVersion(dir, '@nestjs/core')}, @nestjs/schedule ${installedVersion(dir, '@nestjs/schedule')}`;
     return { name, kind, ok: true, versions, times };
   } catch (error) {
@@ -130,9 +153,12 @@ async function main() {
 
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'nrq-compat-'));
   // Inside the repository, Node would find the monorepo's node_modules from the applications.
-  if (!path.relative(root, work).startsWith('..')) throw new Error(`the temporary directory ${work} is inside the repository: set TMPDIR elsewhere`);
+  if (!path.relative(root, work).startsWith('..'))
+    throw new Error(`the temporary directory ${work} is inside the repository: set TMPDIR elsewhere`);
   const tarball = await pack(work);
-  console.log(`packed ${path.basename(tarball)} (${(fs.statSync(tarball).size / 1024).toFixed(1)} kB) in ${seconds(Date.now() - started)}`);
+  console.log(
+    `packed ${path.basename(tarball)} (${(fs.statSync(tarball).size / 1024).toFixed(1)} kB) in ${seconds(Date.now() - started)}`,
+  );
 
   const redis = await startRedis();
   let results;
@@ -143,16 +169,27 @@ async function main() {
   }
 
   for (const { name, kind, ok, versions, error, times } of results) {
-    const timing = Object.entries(times).map(([label, ms]) => `${label} ${seconds(ms)}`).join(', ');
+    const timing = Object.entries(times)
+      .map(([label, ms]) => `${label} ${seconds(ms)}`)
+      .join(', ');
     if (ok) {
       console.log(`ok   ${name} (${kind}; ${versions}): ${timing}`);
     } else {
       console.error(`FAIL ${name} (${kind}): ${error.message}${timing ? ` [${timing}]` : ''}`);
       const output = (error.output || '').trim();
-      if (output) console.error(output.split('\n').slice(-40).map((line) => `  ${name} | ${line}`).join('\n'));
+      if (output)
+        console.error(
+          output
+            .split('\n')
+            .slice(-40)
+            .map((line) => `  ${name} | ${line}`)
+            .join('\n'),
+        );
     }
   }
-  console.log(`compat: ${results.filter((r) => r.ok).length}/${results.length} applications passed in ${seconds(Date.now() - started)}`);
+  console.log(
+    `compat: ${results.filter((r) => r.ok).length}/${results.length} applications passed in ${seconds(Date.now() - started)}`,
+  );
   return results.every((r) => r.ok) ? 0 : 1;
 }
 

@@ -37,7 +37,8 @@ function installDependencies() {
     env: process.env,
   });
   if (npm.error) throw new Error(`cannot run npm install: ${npm.error.message}`);
-  if (npm.status !== 0) throw new Error(`npm install failed (${npm.signal ? `signal ${npm.signal}` : `exit code ${npm.status}`})`);
+  if (npm.status !== 0)
+    throw new Error(`npm install failed (${npm.signal ? `signal ${npm.signal}` : `exit code ${npm.status}`})`);
 }
 
 try {

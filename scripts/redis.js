@@ -92,16 +92,20 @@ function redisCommand(port, args, { host = HOST, timeoutMs = 1_000 } = {}) {
       if (eol < 0) return;
       const head = buffer.toString('utf8', 1, eol);
       switch (String.fromCharCode(buffer[0])) {
-        case '+': return finish(null, head);
-        case '-': return finish(new Error(head));
-        case ':': return finish(null, Number(head));
+        case '+':
+          return finish(null, head);
+        case '-':
+          return finish(new Error(head));
+        case ':':
+          return finish(null, Number(head));
         case '$': {
           const length = Number(head);
           if (length < 0) return finish(null, null);
           if (buffer.length < eol + 2 + length + 2) return undefined; // wait for the rest
           return finish(null, buffer.toString('utf8', eol + 2, eol + 2 + length));
         }
-        default: return finish(new Error(`unsupported reply type ${JSON.stringify(buffer.toString('utf8', 0, 1))}`));
+        default:
+          return finish(new Error(`unsupported reply type ${JSON.stringify(buffer.toString('utf8', 0, 1))}`));
       }
     });
     socket.write(`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(String(a))}\r\n${a}\r\n`).join('')}`);
@@ -113,7 +117,11 @@ function redisCommand(port, args, { host = HOST, timeoutMs = 1_000 } = {}) {
 const running = new Map(); // ChildProcess -> temp dir to remove (or null)
 process.on('exit', () => {
   for (const [child, dir] of running) {
-    try { child.kill('SIGKILL'); } catch { /* already gone */ }
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      /* already gone */
+    }
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   }
 });
@@ -152,9 +160,22 @@ async function startRedis({ port, appendonly = false, extraArgs = [], dir } = {}
 
 async function launch(bin, port, dir, ownsDir, appendonly, extraArgs) {
   const args = [
-    '--port', String(port), '--bind', HOST, '--dir', dir,
-    '--save', '', '--appendonly', appendonly ? 'yes' : 'no',
-    '--protected-mode', 'no', '--daemonize', 'no', '--logfile', '',
+    '--port',
+    String(port),
+    '--bind',
+    HOST,
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    appendonly ? 'yes' : 'no',
+    '--protected-mode',
+    'no',
+    '--daemonize',
+    'no',
+    '--logfile',
+    '',
     ...extraArgs,
   ];
   // Its own process group: a terminal's Ctrl-C goes to the app, which shuts down while Redis still
@@ -177,13 +198,20 @@ async function launch(bin, port, dir, ownsDir, appendonly, extraArgs) {
   exited.then(() => running.delete(child));
 
   let exit = null;
-  exited.then((info) => { exit = info; });
+  exited.then((info) => {
+    exit = info;
+  });
   const deadline = Date.now() + READY_TIMEOUT_MS;
   // Another server may already own a port we were given: only a PONG from our own child counts.
   const ours = () =>
-    redisCommand(port, ['INFO', 'server'], { timeoutMs: 500 }).then((info) => info.includes(`process_id:${child.pid}\r\n`));
+    redisCommand(port, ['INFO', 'server'], { timeoutMs: 500 }).then((info) =>
+      info.includes(`process_id:${child.pid}\r\n`),
+    );
   for (;;) {
-    const pong = await redisCommand(port, ['PING'], { timeoutMs: 500 }).then((r) => r === 'PONG', () => false);
+    const pong = await redisCommand(port, ['PING'], { timeoutMs: 500 }).then(
+      (r) => r === 'PONG',
+      () => false,
+    );
     if (pong && !exit && (await ours().catch(() => false))) break;
     if (exit) {
       // 'exit' can precede the last output; 'close' comes once the pipes are drained.
@@ -194,7 +222,9 @@ async function launch(bin, port, dir, ownsDir, appendonly, extraArgs) {
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       await exited;
-      throw new Error(`redis-server on ${HOST}:${port} did not answer PING within ${READY_TIMEOUT_MS / 1000} s${lastOutput()}`);
+      throw new Error(
+        `redis-server on ${HOST}:${port} did not answer PING within ${READY_TIMEOUT_MS / 1000} s${lastOutput()}`,
+      );
     }
     await sleep(50);
   }
@@ -234,20 +264,25 @@ function serveUntilSignalled(start, line, name) {
         if (shuttingDown) return;
         shuttingDown = true;
         clearInterval(keepAlive);
-        handle.stop().then(() => process.exit(code), (err) => {
-          console.error(err.message);
-          process.exit(1);
-        });
+        handle.stop().then(
+          () => process.exit(code),
+          (err) => {
+            console.error(err.message);
+            process.exit(1);
+          },
+        );
       };
       process.once('SIGINT', () => shutdown(0));
       process.once('SIGTERM', () => shutdown(0));
       // Ctrl-C in a terminal reaches the server too (same process group), so give our own
       // SIGINT handler a moment to win before calling the server's exit unexpected.
-      handle.exited?.then(() => setTimeout(() => {
-        if (shuttingDown) return;
-        console.error(`${name} exited unexpectedly`);
-        shutdown(1);
-      }, 200));
+      handle.exited?.then(() =>
+        setTimeout(() => {
+          if (shuttingDown) return;
+          console.error(`${name} exited unexpectedly`);
+          shutdown(1);
+        }, 200),
+      );
     },
     (err) => {
       console.error(err.message);
@@ -269,5 +304,9 @@ module.exports = {
 };
 
 if (require.main === module) {
-  serveUntilSignalled(() => startRedis(), (redis) => `REDIS_URL=${redis.url}`, 'redis-server');
+  serveUntilSignalled(
+    () => startRedis(),
+    (redis) => `REDIS_URL=${redis.url}`,
+    'redis-server',
+  );
 }

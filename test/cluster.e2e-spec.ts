@@ -71,7 +71,11 @@ describe('on a Redis Cluster (3 masters, 3 replicas)', () => {
     const tasks = app.get<DelayQueue>(getDelayQueueToken('tasks'));
     await Promise.all(Array.from({ length: 2000 }, (_, n) => events.push(`game-${n % 100}`, { n })));
     await Promise.all(Array.from({ length: 500 }, (_, i) => tasks.schedule({ i }, { id: `t${i}`, delayMs: i % 300 })));
-    await pollUntil(() => Consumers.messages.length === 2000 && Consumers.tasks.length === 500, 'every message and task', 20_000);
+    await pollUntil(
+      () => Consumers.messages.length === 2000 && Consumers.tasks.length === 500,
+      'every message and task',
+      20_000,
+    );
     expect(new Set(Consumers.messages).size).toBe(2000);
     expect(new Set(Consumers.tasks).size).toBe(500);
     expect(await events.stats()).toMatchObject({ pushed: 2000, delivered: 2000, pending: 0 });

@@ -77,13 +77,18 @@ describe('QueueDashboardModule', () => {
     // No inline script: the page loads its script and styles from beside itself.
     expect(html).not.toMatch(/<script>/);
     expect(html).toContain('<script src="/ops/queues/dashboard.js"></script>');
-    for (const [asset, type] of [['dashboard.js', 'text/javascript'], ['dashboard.css', 'text/css']]) {
+    for (const [asset, type] of [
+      ['dashboard.js', 'text/javascript'],
+      ['dashboard.css', 'text/css'],
+    ]) {
       const response = await fetch(`${base}/ops/queues/${asset}`);
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toContain(type);
     }
     // The path the page was reached by is written into it escaped.
-    expect(await (await fetch(`${base}/ops/queues/?a="><script>`)).text()).toContain('<script src="/ops/queues/dashboard.js"></script>');
+    expect(await (await fetch(`${base}/ops/queues/?a="><script>`)).text()).toContain(
+      '<script src="/ops/queues/dashboard.js"></script>',
+    );
 
     const overview: any = await (await fetch(`${base}/ops/queues/api`)).json();
     expect(overview.queues.map((q: { name: string; kind: string }) => [q.name, q.kind])).toEqual([
@@ -97,7 +102,14 @@ describe('QueueDashboardModule', () => {
       ['quiet', 1],
     ]);
     expect(delay.upcoming.map((t: { id: string }) => t.id)).toEqual(['later']);
-    expect(delay.dead).toEqual([{ id: 'soon', attempts: 1, diedAt: expect.any(Number), lastError: expect.stringContaining('the vet is <b>closed</b>') }]);
+    expect(delay.dead).toEqual([
+      {
+        id: 'soon',
+        attempts: 1,
+        diedAt: expect.any(Number),
+        lastError: expect.stringContaining('the vet is <b>closed</b>'),
+      },
+    ]);
     expect(JSON.stringify(overview)).not.toContain('secret');
   });
 
@@ -112,18 +124,32 @@ describe('QueueDashboardModule', () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ requeued: true });
     expect((await tasks.get('dies'))?.attempts).toBeLessThanOrEqual(1);
-    const unknown = await fetch(`${base}/queues/api/delay/nope/requeue/dies`, { method: 'POST', headers: { 'x-requested-with': 'nrq-dashboard' } });
+    const unknown = await fetch(`${base}/queues/api/delay/nope/requeue/dies`, {
+      method: 'POST',
+      headers: { 'x-requested-with': 'nrq-dashboard' },
+    });
     expect(unknown.status).toBe(404);
   });
 
   it('puts every route behind the guard the application supplies: a class, an instance or a function', async () => {
-    for (const guard of [HeaderGuard, new HeaderGuard(), (request: { headers: Record<string, string> }) => request.headers['x-admin'] === 'yes']) {
+    for (const guard of [
+      HeaderGuard,
+      new HeaderGuard(),
+      (request: { headers: Record<string, string> }) => request.headers['x-admin'] === 'yes',
+    ]) {
       const { base, app } = await serve({ guard });
       for (const path of ['/queues', '/queues/api']) {
         expect((await fetch(`${base}${path}`)).status).toBe(403);
         expect((await fetch(`${base}${path}`, { headers: { 'x-admin': 'yes' } })).status).toBe(200);
       }
-      expect((await fetch(`${base}/queues/api/delay/tasks/requeue/x`, { method: 'POST', headers: { 'x-requested-with': 'nrq-dashboard' } })).status).toBe(403);
+      expect(
+        (
+          await fetch(`${base}/queues/api/delay/tasks/requeue/x`, {
+            method: 'POST',
+            headers: { 'x-requested-with': 'nrq-dashboard' },
+          })
+        ).status,
+      ).toBe(403);
       await app.close();
       apps.splice(apps.indexOf(app), 1);
     }

@@ -11,7 +11,17 @@ import {
   QueueSchemaError,
   TaskStateError,
 } from 'nestjs-redis-queues';
-import { connection, createApp, deferred, flushScripts, keysMatching, pollUntil, topologyClient, uniquePrefix, useApps } from './support/testing';
+import {
+  connection,
+  createApp,
+  deferred,
+  flushScripts,
+  keysMatching,
+  pollUntil,
+  topologyClient,
+  uniquePrefix,
+  useApps,
+} from './support/testing';
 
 class FeedTask {
   @IsString()
@@ -44,10 +54,19 @@ describe('DelayQueue (real redis-server)', () => {
     Feeder.behaviour = () => undefined;
   });
 
-  async function start(prefix: string, queue: Partial<DelayQueueOptions> = {}, opts: { consumer?: boolean; idlePollMs?: number; shutdownTimeoutMs?: number } = {}) {
+  async function start(
+    prefix: string,
+    queue: Partial<DelayQueueOptions> = {},
+    opts: { consumer?: boolean; idlePollMs?: number; shutdownTimeoutMs?: number } = {},
+  ) {
     const app = await createApp({
       imports: [
-        QueueModule.forRoot({ connection: connection(), prefix, idlePollMs: opts.idlePollMs ?? 500, shutdownTimeoutMs: opts.shutdownTimeoutMs }),
+        QueueModule.forRoot({
+          connection: connection(),
+          prefix,
+          idlePollMs: opts.idlePollMs ?? 500,
+          shutdownTimeoutMs: opts.shutdownTimeoutMs,
+        }),
         QueueModule.registerDelayQueue({ name: 'feeding', shards: 4, visibilityTimeoutMs: 1000, ...queue }),
       ],
       providers: opts.consumer === false ? [] : [Feeder],
@@ -61,7 +80,9 @@ describe('DelayQueue (real redis-server)', () => {
   it('fires tasks no earlier than their time, in time order', async () => {
     const { queue } = await start(uniquePrefix());
     const delays = [400, 100, 300, 200, 0];
-    const scheduled = await Promise.all(delays.map((delayMs, i) => queue.schedule({ petId: `p${i}` }, { id: `t${i}`, delayMs })));
+    const scheduled = await Promise.all(
+      delays.map((delayMs, i) => queue.schedule({ petId: `p${i}` }, { id: `t${i}`, delayMs })),
+    );
     await pollUntil(() => Feeder.fired.length === 5, 'five tasks fired');
     expect(ids()).toEqual(['t4', 't1', 't3', 't2', 't0']);
     for (const fired of Feeder.fired) {
@@ -82,7 +103,13 @@ describe('DelayQueue (real redis-server)', () => {
     expect(shifted).toEqual({ id: 'a', runAt: a.runAt - 2 * 3600_000 });
     const at = Date.UTC(2031, 5, 1);
     expect(await queue.reschedule('a', { runAt: new Date(at) })).toEqual({ id: 'a', runAt: at });
-    expect(await queue.get('a')).toEqual({ id: 'a', state: 'scheduled', runAt: at, attempts: 0, payload: { petId: 'a' } });
+    expect(await queue.get('a')).toEqual({
+      id: 'a',
+      state: 'scheduled',
+      runAt: at,
+      attempts: 0,
+      payload: { petId: 'a' },
+    });
     expect(await queue.cancel('a')).toBe(true);
     expect(await queue.cancel('a')).toBe(false);
     expect(await queue.get('a')).toBeNull();
@@ -143,7 +170,9 @@ describe('DelayQueue (real redis-server)', () => {
     expect(Feeder.fired[0].ctx.attempt).toBe(2);
     expect(Feeder.fired[0].ctx.firedAt - claimed.serverNow).toBeGreaterThanOrEqual(300);
     // The dead worker's late ack carries the first token: the running delivery stays.
-    expect(await queue.store.ack(queue.shard('hung'), [{ id: 'hung', token: claimed.tasks[0].token }])).toEqual([false]);
+    expect(await queue.store.ack(queue.shard('hung'), [{ id: 'hung', token: claimed.tasks[0].token }])).toEqual([
+      false,
+    ]);
     expect(await queue.get('hung')).toMatchObject({ state: 'active', attempts: 2 });
     second.resolve();
     await pollUntil(async () => (await queue.get('hung')) === null, 'the ack of the second delivery');
@@ -186,7 +215,10 @@ describe('DelayQueue (real redis-server)', () => {
     await queue.schedule({ petId: 'a' }, { id: 'doomed' });
     await pollUntil(async () => (await queue.get('doomed'))?.state === 'dead', 'the dead letter');
     expect(Feeder.fired.map((f) => f.ctx.attempt)).toEqual([1, 2, 3]);
-    const gaps = [Feeder.fired[1].ctx.runAt - Feeder.fired[0].ctx.firedAt, Feeder.fired[2].ctx.runAt - Feeder.fired[1].ctx.firedAt];
+    const gaps = [
+      Feeder.fired[1].ctx.runAt - Feeder.fired[0].ctx.firedAt,
+      Feeder.fired[2].ctx.runAt - Feeder.fired[1].ctx.firedAt,
+    ];
     expect(gaps[0]).toBeGreaterThanOrEqual(100);
     expect(gaps[1]).toBeGreaterThanOrEqual(200);
     const dead = await queue.deadLetters();
@@ -209,7 +241,10 @@ describe('DelayQueue (real redis-server)', () => {
     await start(prefix, { shards: 8 });
     const total = 10_000;
     const scheduling: Promise<unknown>[] = [];
-    for (let i = 0; i < total; i++) scheduling.push(queue.schedule({ petId: `p${i}` }, { id: `task-${i}`, delayMs: Math.floor(Math.random() * 1500) }));
+    for (let i = 0; i < total; i++)
+      scheduling.push(
+        queue.schedule({ petId: `p${i}` }, { id: `task-${i}`, delayMs: Math.floor(Math.random() * 1500) }),
+      );
     await Promise.all(scheduling);
     await pollUntil(() => Feeder.fired.length >= total, `${total} deliveries`, 30_000, 50);
     await pollUntil(async () => (await queue.stats()).completed === total, 'all acks', 10_000, 50);
@@ -235,7 +270,11 @@ describe('DelayQueue (real redis-server)', () => {
     Feeder.behaviour = () => new Promise((resolve) => setTimeout(resolve, 20));
     const first = await start(prefix, { visibilityTimeoutMs: 60_000 }, { shutdownTimeoutMs: 30 });
     const total = 500;
-    await Promise.all(Array.from({ length: total }, (_, i) => first.queue.schedule({ petId: `p${i}` }, { id: `t${i}`, delayMs: i % 300 })));
+    await Promise.all(
+      Array.from({ length: total }, (_, i) =>
+        first.queue.schedule({ petId: `p${i}` }, { id: `t${i}`, delayMs: i % 300 }),
+      ),
+    );
     await pollUntil(() => Feeder.fired.length > 50, 'some deliveries');
     await first.app.close();
     apps.splice(apps.indexOf(first.app), 1);
@@ -258,7 +297,11 @@ describe('DelayQueue (real redis-server)', () => {
 
   it('retries a failed task at its backoff time even when the poller would sleep much longer', async () => {
     // Long lease and idle poll: nothing but the retry itself may wake the poller.
-    const { queue } = await start(uniquePrefix(), { maxAttempts: 2, visibilityTimeoutMs: 30_000, backoff: { type: 'fixed', delayMs: 100 } }, { idlePollMs: 30_000 });
+    const { queue } = await start(
+      uniquePrefix(),
+      { maxAttempts: 2, visibilityTimeoutMs: 30_000, backoff: { type: 'fixed', delayMs: 100 } },
+      { idlePollMs: 30_000 },
+    );
     Feeder.behaviour = (_task, ctx) => {
       if (ctx.attempt === 1) throw new Error('not yet');
     };
@@ -272,10 +315,14 @@ describe('DelayQueue (real redis-server)', () => {
 
   it('lists the next tasks to fall due, soonest first', async () => {
     const { queue } = await start(uniquePrefix(), {}, { consumer: false });
-    const placed = await Promise.all([5, 1, 4, 2, 3].map((h) => queue.schedule({ petId: `p${h}` }, { id: `in-${h}h`, delayMs: h * 3_600_000 })));
+    const placed = await Promise.all(
+      [5, 1, 4, 2, 3].map((h) => queue.schedule({ petId: `p${h}` }, { id: `in-${h}h`, delayMs: h * 3_600_000 })),
+    );
     const upcoming = await queue.upcoming(3);
     expect(upcoming.map((t) => t.id)).toEqual(['in-1h', 'in-2h', 'in-3h']);
-    expect(upcoming.map((t) => t.runAt)).toEqual(['in-1h', 'in-2h', 'in-3h'].map((id) => placed.find((p) => p.id === id)!.runAt));
+    expect(upcoming.map((t) => t.runAt)).toEqual(
+      ['in-1h', 'in-2h', 'in-3h'].map((id) => placed.find((p) => p.id === id)!.runAt),
+    );
     expect(await queue.upcoming()).toHaveLength(5);
     for (const bad of [0, -1, 2.5, 5000]) await expect(queue.upcoming(bad)).rejects.toThrow(QueueInputError);
     for (const bad of [0, 1.5, 20_000]) await expect(queue.deadLetters(bad)).rejects.toThrow(QueueInputError);
@@ -295,7 +342,9 @@ describe('DelayQueue (real redis-server)', () => {
     const prefix = uniquePrefix();
     const { queue } = await start(prefix, { schema: FeedTask, maxPayloadBytes: 100 }, { consumer: false });
     await expect(queue.schedule({ petId: 'a' }, { delayMs: Number.NaN })).rejects.toThrow(QueueInputError);
-    await expect(queue.schedule({ petId: 'a' }, { runAt: 'soonish' })).rejects.toThrow(/cannot be parsed|can be parsed/);
+    await expect(queue.schedule({ petId: 'a' }, { runAt: 'soonish' })).rejects.toThrow(
+      /cannot be parsed|can be parsed/,
+    );
     await expect(queue.schedule({ petId: 'a' }, { id: '' })).rejects.toThrow(/id must not be empty/);
     await expect(queue.schedule({ petId: 'a' }, { id: 'x'.repeat(600) })).rejects.toThrow(/limit is 512/);
     await expect(queue.schedule({ petId: 5 } as never)).rejects.toThrow(QueueSchemaError);

@@ -8,7 +8,15 @@ describe('demo: /metrics and /health', () => {
 
   beforeAll(async () => {
     app = await startDemo(
-      { redisUrl: redisUrl(), prefix: uniquePrefix('demo'), port: 0, eventsPerSecond: 500, games: 20, summaryIntervalMs: 0, petStory: false },
+      {
+        redisUrl: redisUrl(),
+        prefix: uniquePrefix('demo'),
+        port: 0,
+        eventsPerSecond: 500,
+        games: 20,
+        summaryIntervalMs: 0,
+        petStory: false,
+      },
       ['error'],
     );
     api = await app.getUrl();
@@ -17,11 +25,13 @@ describe('demo: /metrics and /health', () => {
     await app.close();
   });
 
-  it('serves the queues\' metrics in Prometheus\' text format, as the simulator pushes', async () => {
+  it("serves the queues' metrics in Prometheus' text format, as the simulator pushes", async () => {
     const pushed = await pollUntil(async () => {
       const response = await fetch(`${api}/metrics`);
       expect(response.headers.get('content-type')).toMatch(/^text\/plain;.*version=0\.0\.4/);
-      const line = (await response.text()).split('\n').find((l) => l.startsWith('nrq_messages_pushed_total{queue="game-events"}'));
+      const line = (await response.text())
+        .split('\n')
+        .find((l) => l.startsWith('nrq_messages_pushed_total{queue="game-events"}'));
       return line && Number(line.split(' ')[1]) > 0 ? line : undefined;
     }, 'pushes counted');
     expect(pushed).toMatch(/^nrq_messages_pushed_total\{queue="game-events"\} \d+$/);
@@ -35,6 +45,11 @@ describe('demo: /metrics and /health', () => {
     const body = (await response.json()) as any;
     expect(response.status).toBe(200);
     expect(body.details.queues).toMatchObject({ status: 'up', redis: 'up' });
-    expect(Object.keys(body.details.queues.queues).sort()).toEqual(['game-digest', 'game-events', 'pet-feeding', 'vet-checks']);
+    expect(Object.keys(body.details.queues.queues).sort()).toEqual([
+      'game-digest',
+      'game-events',
+      'pet-feeding',
+      'vet-checks',
+    ]);
   });
 });

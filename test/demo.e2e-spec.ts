@@ -28,13 +28,27 @@ interface Demo {
 async function boot(overrides: Partial<DemoConfig>): Promise<Demo> {
   const prefix = uniquePrefix('demo');
   const app = await startDemo(
-    { redisUrl: redisUrl(), prefix, port: 0, timeScale: SCALE, summaryIntervalMs: 0, petStory: false, digestIntervalMs: 300, ...overrides },
+    {
+      redisUrl: redisUrl(),
+      prefix,
+      port: 0,
+      timeScale: SCALE,
+      summaryIntervalMs: 0,
+      petStory: false,
+      digestIntervalMs: 300,
+      ...overrides,
+    },
     ['error', 'warn'],
   );
   return { app, prefix, api: await app.getUrl(), upstream: app.get(ReportSink).url };
 }
 
-async function call<T = any>(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+async function call<T = any>(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
   const response = await fetch(`${base}${path}`, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -127,12 +141,24 @@ describe('demo app (real redis-server)', () => {
     describe('games', () => {
       it('reports a burst in exact batches of 128, then the rest after a second', async () => {
         const game = 'com.test.burst';
-        expect(await post(`/games/${game}/events`, events(300))).toEqual({ status: 202, body: { accepted: 300, dropped: 0 } });
+        expect(await post(`/games/${game}/events`, events(300))).toEqual({
+          status: 202,
+          body: { accepted: 300, dropped: 0 },
+        });
         await pollUntil(async () => (await statsOf(demo, game))?.reported === 300, 'the burst reported');
         const { batches } = await reports(demo, game);
         expect(batches.map((batch) => batch.count).sort((a, b) => a - b)).toEqual([44, 128, 128]);
         expect(batches.every((batch) => batch.kind === 'live' && batch.games.length === 1)).toBe(true);
-        expect(await statsOf(demo, game)).toEqual({ game, received: 300, pending: 0, reported: 300, batches: 3, dropped: 0, expired: 0, failed: 0 });
+        expect(await statsOf(demo, game)).toEqual({
+          game,
+          received: 300,
+          pending: 0,
+          reported: 300,
+          batches: 3,
+          dropped: 0,
+          expired: 0,
+          failed: 0,
+        });
       });
 
       it('counts events older than 3 minutes as expired and never reports them', async () => {
@@ -163,10 +189,15 @@ describe('demo app (real redis-server)', () => {
         const game = 'com.test.flood';
         const base = Date.now() - 10_000;
         const flood = Array.from({ length: 1500 }, (_, i) => ({ type: 'level_up', userId: 'u', ts: base + i }));
-        expect(await post(`/games/${game}/events`, flood)).toEqual({ status: 202, body: { accepted: 1500, dropped: 500 } });
+        expect(await post(`/games/${game}/events`, flood)).toEqual({
+          status: 202,
+          body: { accepted: 1500, dropped: 500 },
+        });
         await pollUntil(async () => (await statsOf(demo, game))?.reported === 1000, 'the kept events reported');
         const { batches } = await reports(demo, game);
-        expect(batches.map((batch) => batch.count).sort((a, b) => a - b)).toEqual([104, 128, 128, 128, 128, 128, 128, 128]);
+        expect(batches.map((batch) => batch.count).sort((a, b) => a - b)).toEqual([
+          104, 128, 128, 128, 128, 128, 128, 128,
+        ]);
         expect(Math.min(...batches.map((batch) => batch.oldestTs))).toBe(base + 500);
         expect(Math.max(...batches.map((batch) => batch.newestTs))).toBe(base + 1499);
         expect(await statsOf(demo, game)).toMatchObject({ received: 1500, reported: 1000, dropped: 500, pending: 0 });
@@ -187,9 +218,15 @@ describe('demo app (real redis-server)', () => {
         const single = await post(`/games/${game}/events`, { userId: 'u1', ts: -5, cheat: true });
         expect(single.status).toBe(400);
         expect(single.body.message).toEqual(
-          expect.arrayContaining(['property cheat should not exist', expect.stringMatching(/^type must be/), 'ts must not be less than 0']),
+          expect.arrayContaining([
+            'property cheat should not exist',
+            expect.stringMatching(/^type must be/),
+            'ts must not be less than 0',
+          ]),
         );
-        expect((await post(`/games/${game}/events`, [])).body.message).toEqual(['send 1 to 2000 events per request, got 0']);
+        expect((await post(`/games/${game}/events`, [])).body.message).toEqual([
+          'send 1 to 2000 events per request, got 0',
+        ]);
         expect((await post(`/games/${game}/events`, events(2001))).status).toBe(400);
         expect((await post(`/games/${game}/events`, [good, 7])).body.message).toEqual(['[1] must be an event object']);
         const badGame = await post(`/games/${encodeURIComponent('no spaces!')}/events`, good);
@@ -259,12 +296,22 @@ describe('demo app (real redis-server)', () => {
         expect((await post('/pets/milo/cards/auto-feed')).status).toBe(409);
 
         const second = await until('milo', 'auto-fed', (view) => view.meal === 2);
-        expect(second).toMatchObject({ state: 'eating', fedBy: 'auto-feed', cards: { autoFeed: 0 }, history: { meals: 2, autoFed: 1 } });
+        expect(second).toMatchObject({
+          state: 'eating',
+          fedBy: 'auto-feed',
+          cards: { autoFeed: 0 },
+          history: { meals: 2, autoFed: 1 },
+        });
         expect(ms(second.mealStartedAt) - start).toBeGreaterThanOrEqual(MEAL);
         expect(ms(second.mealEndsAt) - ms(second.mealStartedAt)).toBe(MEAL);
 
         const hungry = await until('milo', 'hungry', (view) => view.state === 'hungry');
-        expect(hungry).toMatchObject({ meal: 2, mealEndsAt: null, cards: { autoFeed: 0 }, history: { meals: 2, autoFed: 1 } });
+        expect(hungry).toMatchObject({
+          meal: 2,
+          mealEndsAt: null,
+          cards: { autoFeed: 0 },
+          history: { meals: 2, autoFed: 1 },
+        });
         expect(ms(hungry.hungrySince) - ms(second.mealStartedAt)).toBeGreaterThanOrEqual(MEAL);
         expect(await feeding.get('hungry:milo')).toBeNull();
       });
@@ -272,7 +319,10 @@ describe('demo app (real redis-server)', () => {
       it('changes nothing when a meal-end task is delivered again', async () => {
         const consumer = demo.app.get(FeedingConsumer);
         const deliver = (meal: number) =>
-          consumer.onMealEnd({ petId: 'oscar', meal }, { queue: PET_FEEDING, id: 'hungry:oscar', attempt: 2, runAt: 0, firedAt: 0 });
+          consumer.onMealEnd(
+            { petId: 'oscar', meal },
+            { queue: PET_FEEDING, id: 'hungry:oscar', attempt: 2, runAt: 0, firedAt: 0 },
+          );
         const stable = ({ mealEndsIn: _, ...view }: PetView) => view;
         await post('/pets/oscar/feed');
         await post('/pets/oscar/cards/auto-feed');

@@ -64,14 +64,29 @@ describe('QueueEvents', () => {
     Alerts.seen = [];
   });
 
-  async function start(prefix: string, opts: { providers?: any[]; url?: string; logs?: CapturedLogs; maxAgeMs?: number } = {}) {
+  async function start(
+    prefix: string,
+    opts: { providers?: any[]; url?: string; logs?: CapturedLogs; maxAgeMs?: number } = {},
+  ) {
     const app = await createApp(
       {
         imports: [
           QueueModule.forRoot({ connection: opts.url ?? redisUrl(), prefix, idlePollMs: 500, commandTimeoutMs: 1000 }),
-          QueueModule.registerFixedQueue({ name: 'events', shards: 2, capacity: 5, batchSize: 5, maxWaitMs: 50, maxAgeMs: opts.maxAgeMs }),
+          QueueModule.registerFixedQueue({
+            name: 'events',
+            shards: 2,
+            capacity: 5,
+            batchSize: 5,
+            maxWaitMs: 50,
+            maxAgeMs: opts.maxAgeMs,
+          }),
           QueueModule.registerFixedQueue({ name: 'other', shards: 1, batchSize: 5, maxWaitMs: 50 }),
-          QueueModule.registerDelayQueue({ name: 'tasks', shards: 2, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 50 } }),
+          QueueModule.registerDelayQueue({
+            name: 'tasks',
+            shards: 2,
+            maxAttempts: 2,
+            backoff: { type: 'fixed', delayMs: 50 },
+          }),
         ],
         providers: opts.providers ?? [Reporter, Worker, Alerts],
       },
@@ -98,7 +113,10 @@ describe('QueueEvents', () => {
     const { fixed, other, seen, record } = await start(prefix, { providers: [] });
     record('messages.pushed', 'messages.dropped');
     // Capacity 5: a group given 8 messages in one turn drops its 3 oldest.
-    await Promise.all([...Array.from({ length: 8 }, (_, n) => fixed.push('full', { n })), fixed.push('calm', { n: 0 })]);
+    await Promise.all([
+      ...Array.from({ length: 8 }, (_, n) => fixed.push('full', { n })),
+      fixed.push('calm', { n: 0 }),
+    ]);
     const pushed = seen['messages.pushed']!;
     expect(pushed.reduce((sum, e) => sum + e.count, 0)).toBe(9);
     expect(pushed.reduce((sum, e) => sum + e.dropped, 0)).toBe(3);
@@ -111,9 +129,15 @@ describe('QueueEvents', () => {
     await other.push('o', { n: 1 });
     const consumer = await start(prefix);
     consumer.record('batch.completed', 'batch.failed');
-    await pollUntil(() => (consumer.seen['batch.completed']?.length ?? 0) >= 2 && consumer.seen['batch.failed']?.length === 1, 'batches handled');
+    await pollUntil(
+      () => (consumer.seen['batch.completed']?.length ?? 0) >= 2 && consumer.seen['batch.failed']?.length === 1,
+      'batches handled',
+    );
     const completed = consumer.seen['batch.completed']!.filter((e) => e.queue === 'events');
-    expect(completed.map((e) => [e.group, e.size]).sort()).toEqual([['calm', 1], ['full', 5]]);
+    expect(completed.map((e) => [e.group, e.size]).sort()).toEqual([
+      ['calm', 1],
+      ['full', 5],
+    ]);
     for (const e of completed) {
       expect(e).toMatchObject({ attempts: 1, consumer: 'Reporter.report' });
       expect(e.durationMs).toBeGreaterThanOrEqual(0);
@@ -138,7 +162,10 @@ describe('QueueEvents', () => {
     consumer.record('messages.expired', 'batch.completed');
     // 'mixed' has a young message behind its old ones: one batch, of the young one only.
     await consumer.fixed.push('mixed', { n: 3 });
-    await pollUntil(() => consumer.seen['messages.expired']?.length === 2 && consumer.seen['batch.completed']?.length === 1, 'the claims');
+    await pollUntil(
+      () => consumer.seen['messages.expired']?.length === 2 && consumer.seen['batch.completed']?.length === 1,
+      'the claims',
+    );
     expect(consumer.seen['messages.expired']!.sort((a, b) => a.group.localeCompare(b.group))).toEqual([
       { queue: 'events', group: 'mixed', count: 1 },
       { queue: 'events', group: 'old', count: 2 },
@@ -149,8 +176,14 @@ describe('QueueEvents', () => {
   it('tells scheduled, fired, completed, retried and dead tasks', async () => {
     const { tasks, seen, record } = await start(uniquePrefix());
     record('tasks.scheduled', 'task.fired', 'task.completed', 'task.failed', 'task.dead');
-    const [ok] = await Promise.all([tasks.schedule({}, { id: 'ok' }), tasks.schedule({ fail: true }, { id: 'doomed' })]);
-    await pollUntil(() => seen['task.dead']?.length === 1 && seen['task.completed']?.length === 1, 'the tasks to settle');
+    const [ok] = await Promise.all([
+      tasks.schedule({}, { id: 'ok' }),
+      tasks.schedule({ fail: true }, { id: 'doomed' }),
+    ]);
+    await pollUntil(
+      () => seen['task.dead']?.length === 1 && seen['task.completed']?.length === 1,
+      'the tasks to settle',
+    );
 
     expect(seen['tasks.scheduled']!.reduce((sum, e) => sum + e.count, 0)).toBe(2);
     const completed = seen['task.completed']![0];
@@ -205,7 +238,12 @@ describe('QueueEvents', () => {
       const { seen, record } = await start(uniquePrefix(), { url: server.url, logs: new CapturedLogs() });
       record('consumer.error');
       await server.stop();
-      await pollUntil(() => seen['consumer.error']?.some((e) => e.queue === 'tasks') && seen['consumer.error']?.some((e) => e.queue === 'events'), 'claim errors of both queues');
+      await pollUntil(
+        () =>
+          seen['consumer.error']?.some((e) => e.queue === 'tasks') &&
+          seen['consumer.error']?.some((e) => e.queue === 'events'),
+        'claim errors of both queues',
+      );
       const [error] = seen['consumer.error']!;
       expect(error).toMatchObject({ operation: 'claim' });
       expect(['Reporter.report', 'Worker.run']).toContain(error.consumer);
@@ -218,7 +256,9 @@ describe('QueueEvents', () => {
   it('refuses an unknown event name, and a listener filtering on a queue that is not registered', async () => {
     const events = new QueueEvents();
     expect(() => events.on('task.exploded' as QueueEventName, () => undefined)).toThrow(QueueConfigError);
-    expect(() => events.on('task.exploded' as QueueEventName, () => undefined)).toThrow(/"task.exploded" is not a queue event; listen to one of "messages.pushed"/);
+    expect(() => events.on('task.exploded' as QueueEventName, () => undefined)).toThrow(
+      /"task.exploded" is not a queue event; listen to one of "messages.pushed"/,
+    );
 
     @Injectable()
     class Misdirected {

@@ -10,7 +10,16 @@ import {
   QueueModule,
   QueueSchemaError,
 } from 'nestjs-redis-queues';
-import { connection, createApp, flushScripts, keysMatching, pollUntil, topologyClient, uniquePrefix, useApps } from './support/testing';
+import {
+  connection,
+  createApp,
+  flushScripts,
+  keysMatching,
+  pollUntil,
+  topologyClient,
+  uniquePrefix,
+  useApps,
+} from './support/testing';
 
 class GameEvent {
   @IsString()
@@ -52,7 +61,11 @@ describe('FixedQueue (real redis-server)', () => {
     Collector.received = [];
   });
 
-  async function start(prefix: string, queue: Partial<FixedQueueOptions>, opts: { consumer?: boolean; consumers?: boolean } = {}) {
+  async function start(
+    prefix: string,
+    queue: Partial<FixedQueueOptions>,
+    opts: { consumer?: boolean; consumers?: boolean } = {},
+  ) {
     const app = await createApp({
       imports: [
         QueueModule.forRoot({ connection: connection(), prefix, consumers: opts.consumers ?? true, idlePollMs: 200 }),
@@ -92,10 +105,17 @@ describe('FixedQueue (real redis-server)', () => {
   it('hands raw consumers the JSON text of each message, as pushed', async () => {
     const prefix = uniquePrefix();
     const { queue } = await start(prefix, { batchSize: 3, maxWaitMs: 20 }, { consumer: false });
-    const messages = [{ type: 'a,b]', seq: 1 }, { type: '{"x":[1,2]}', seq: 2 }, { type: 'é\n', seq: 3 }];
+    const messages = [
+      { type: 'a,b]', seq: 1 },
+      { type: '{"x":[1,2]}', seq: 2 },
+      { type: 'é\n', seq: 3 },
+    ];
     await queue.pushMany('g', messages);
     const app = await createApp({
-      imports: [QueueModule.forRoot({ connection: connection(), prefix, idlePollMs: 200 }), QueueModule.registerFixedQueue({ name: 'events', shards: 4, batchSize: 3, maxWaitMs: 20 })],
+      imports: [
+        QueueModule.forRoot({ connection: connection(), prefix, idlePollMs: 200 }),
+        QueueModule.registerFixedQueue({ name: 'events', shards: 4, batchSize: 3, maxWaitMs: 20 }),
+      ],
       providers: [RawCollector],
     });
     apps.push(app);
@@ -129,7 +149,9 @@ describe('FixedQueue (real redis-server)', () => {
   it('keeps drop-oldest exact under concurrent pushes from several clients', async () => {
     const prefix = uniquePrefix();
     const capacity = 50;
-    const producers = await Promise.all([0, 1, 2].map(() => start(prefix, { batchSize: 10, capacity, maxWaitMs: 60_000 }, { consumer: false })));
+    const producers = await Promise.all(
+      [0, 1, 2].map(() => start(prefix, { batchSize: 10, capacity, maxWaitMs: 60_000 }, { consumer: false })),
+    );
     const results = await Promise.all(
       producers.flatMap(({ queue }, p) => events(200, p * 1000).map((e) => queue.push('hot', e))),
     );
@@ -162,7 +184,11 @@ describe('FixedQueue (real redis-server)', () => {
 
   it('discards messages older than maxAgeMs and reports them as expired', async () => {
     const prefix = uniquePrefix();
-    const { queue } = await start(prefix, { batchSize: 10, capacity: 100, maxWaitMs: 60_000, maxAgeMs: 300 }, { consumer: false });
+    const { queue } = await start(
+      prefix,
+      { batchSize: 10, capacity: 100, maxWaitMs: 60_000, maxAgeMs: 300 },
+      { consumer: false },
+    );
     await queue.pushMany('g', events(4));
     await new Promise((resolve) => setTimeout(resolve, 400)); // age the first messages past maxAgeMs
     // The consumer first: however long it takes to start, the fresh messages are pushed after it.
@@ -176,7 +202,11 @@ describe('FixedQueue (real redis-server)', () => {
 
   it('lets an idle group expire after ttlMs and keeps the counters right', async () => {
     const prefix = uniquePrefix();
-    const { queue } = await start(prefix, { batchSize: 10, capacity: 100, maxWaitMs: 500, ttlMs: 1000 }, { consumer: false });
+    const { queue } = await start(
+      prefix,
+      { batchSize: 10, capacity: 100, maxWaitMs: 500, ttlMs: 1000 },
+      { consumer: false },
+    );
     await queue.pushMany('idle', events(3));
     await pollUntil(async () => (await queue.size('idle')) === 0, 'the idle group to expire', 5000, 50);
     await queue.pushMany('idle', events(2));
@@ -197,7 +227,11 @@ describe('FixedQueue (real redis-server)', () => {
   });
 
   it('lists the hottest groups (heads of the ready index) with their sizes, largest first', async () => {
-    const { queue } = await start(uniquePrefix(), { batchSize: 5, capacity: 50, maxWaitMs: 60_000 }, { consumer: false });
+    const { queue } = await start(
+      uniquePrefix(),
+      { batchSize: 5, capacity: 50, maxWaitMs: 60_000 },
+      { consumer: false },
+    );
     await queue.pushMany('big', events(12));
     await queue.pushMany('full', events(5));
     await queue.pushMany('small', events(2));
@@ -210,7 +244,8 @@ describe('FixedQueue (real redis-server)', () => {
     // Full groups are due now; a partial one when its oldest message has waited maxWaitMs.
     expect(hottest[0].dueAt).toBeLessThanOrEqual(serverNow + 1000);
     expect((await queue.hottestGroups()).find((g) => g.group === 'small')?.dueAt).toBeGreaterThan(serverNow + 50_000);
-    for (const bad of [0, 1.5, 1001, Number.NaN, '3']) await expect(queue.hottestGroups(bad as number)).rejects.toThrow(QueueInputError);
+    for (const bad of [0, 1.5, 1001, Number.NaN, '3'])
+      await expect(queue.hottestGroups(bad as number)).rejects.toThrow(QueueInputError);
   });
 
   it('rejects bad input with typed errors and writes nothing', async () => {
@@ -224,17 +259,26 @@ describe('FixedQueue (real redis-server)', () => {
     expect(() => queue.push('g', { type: 'x', seq: 1n } as never)).toThrow(QueueInputError);
     expect(() => queue.push('g', cyclic as never)).toThrow(/not JSON-serialisable/);
     expect(() => queue.push('g', { type: 'x'.repeat(300), seq: 1 })).toThrow(/limit \(maxPayloadBytes\) is 200/);
-    expect(() => queue.pushMany('g', [{ type: 'ok', seq: 1 }, { type: 'bad', seq: 1.5 }])).toThrow(QueueSchemaError);
+    expect(() =>
+      queue.pushMany('g', [
+        { type: 'ok', seq: 1 },
+        { type: 'bad', seq: 1.5 },
+      ]),
+    ).toThrow(QueueSchemaError);
     try {
       queue.push('g', { type: 7, seq: 'x' } as never);
     } catch (error) {
-      expect((error as QueueSchemaError).violations).toEqual(expect.arrayContaining([expect.stringMatching(/^type/), expect.stringMatching(/^seq/)]));
+      expect((error as QueueSchemaError).violations).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^type/), expect.stringMatching(/^seq/)]),
+      );
     }
     expect(await keysMatching(redis, `${prefix}:*`)).toEqual([`${prefix}:{events}:meta`]);
   });
 
   it('fails start-up on invalid options, naming the rule', async () => {
-    await expect(start(uniquePrefix(), { capacity: 10, batchSize: 128 })).rejects.toThrow(/capacity must be ≥ batchSize/);
+    await expect(start(uniquePrefix(), { capacity: 10, batchSize: 128 })).rejects.toThrow(
+      /capacity must be ≥ batchSize/,
+    );
     await expect(start(uniquePrefix(), { shards: 0 })).rejects.toThrow(/shards must not be less than 1/);
     await expect(start(uniquePrefix(), { name: 'bad name' } as never)).rejects.toThrow(/name must be 1-100 characters/);
   });
@@ -242,7 +286,9 @@ describe('FixedQueue (real redis-server)', () => {
   it('refuses a shard count different from the one stored', async () => {
     const prefix = uniquePrefix();
     await start(prefix, { shards: 4 }, { consumer: false });
-    await expect(start(prefix, { shards: 8 }, { consumer: false })).rejects.toThrow(/created with 4 shards but is configured with 8/);
+    await expect(start(prefix, { shards: 8 }, { consumer: false })).rejects.toThrow(
+      /created with 4 shards but is configured with 8/,
+    );
   });
 
   it('loses no claimed batch when the app closes under load', async () => {
@@ -259,7 +305,10 @@ describe('FixedQueue (real redis-server)', () => {
     const options = { name: 'events', shards: 4, batchSize: 10, capacity: 1000, maxWaitMs: 10 };
     const make = (consume: boolean) =>
       createApp({
-        imports: [QueueModule.forRoot({ connection: connection(), prefix, idlePollMs: 200 }), QueueModule.registerFixedQueue(options)],
+        imports: [
+          QueueModule.forRoot({ connection: connection(), prefix, idlePollMs: 200 }),
+          QueueModule.registerFixedQueue(options),
+        ],
         providers: consume ? [Slow] : [],
       });
     const producer = await make(false);

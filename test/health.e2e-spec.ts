@@ -31,7 +31,15 @@ class HealthController {
   @Get()
   @HealthCheck()
   check(@Query('queue') queue?: string) {
-    return this.health.check([() => this.queues.isHealthy('queues', { maxBacklog: 2, maxLagMs: 5_000, timeoutMs: 500, queues: queue ? [queue] : undefined })]);
+    return this.health.check([
+      () =>
+        this.queues.isHealthy('queues', {
+          maxBacklog: 2,
+          maxLagMs: 5_000,
+          timeoutMs: 500,
+          queues: queue ? [queue] : undefined,
+        }),
+    ]);
   }
 }
 
@@ -55,7 +63,13 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
       {
         imports: [
           TerminusModule.forRoot({ logger: false }),
-          QueueModule.forRoot({ connection: server.url, prefix: uniquePrefix(), idlePollMs: 500, commandTimeoutMs: 1000, consumers: opts.consumers }),
+          QueueModule.forRoot({
+            connection: server.url,
+            prefix: uniquePrefix(),
+            idlePollMs: 500,
+            commandTimeoutMs: 1000,
+            consumers: opts.consumers,
+          }),
           QueueModule.registerFixedQueue({ name: 'events', shards: 2, maxWaitMs: 20 }),
           QueueModule.registerFixedQueue({ name: 'idle', shards: 2, maxWaitMs: 60_000 }),
           QueueModule.registerDelayQueue({ name: 'tasks', shards: 2 }),
@@ -120,7 +134,11 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
       const down = await health();
       expect(Date.now() - started).toBeLessThan(2_000);
       expect(down.status).toBe(503);
-      expect(down.body.error.queues).toEqual({ status: 'down', redis: 'down', message: 'Redis did not answer: PING took longer than 500 ms' });
+      expect(down.body.error.queues).toEqual({
+        status: 'down',
+        redis: 'down',
+        message: 'Redis did not answer: PING took longer than 500 ms',
+      });
     } finally {
       process.kill(server.pid, 'SIGCONT');
     }
@@ -138,6 +156,10 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
     await server.stop();
     const down = await health();
     expect(down.status).toBe(503);
-    expect(down.body.error.queues).toMatchObject({ status: 'down', redis: 'down', message: expect.stringMatching(/^Redis did not answer: /) });
+    expect(down.body.error.queues).toMatchObject({
+      status: 'down',
+      redis: 'down',
+      message: expect.stringMatching(/^Redis did not answer: /),
+    });
   });
 });

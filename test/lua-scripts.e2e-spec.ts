@@ -24,8 +24,15 @@ describe('Scripts.runAfterReads (reads and a script in one MULTI)', () => {
     try {
       await scripts.run('fixed-push', keys, [100, 2, 0, 60_000, 'a', 3, '{"n":1}\n{"n":2}\n{"n":3}']);
       await redis.script('FLUSH');
-      const { lists, result } = await scripts.runAfterReads<(string | number)[]>('fixed-take', keys, [2, 0, 0, 1, 'a', 2], [{ key: keys[3], count: 2 }]);
-      expect(lists).toEqual([[expect.stringMatching(/^\[\d{13},\{"n":1\}\]$/), expect.stringMatching(/^\[\d{13},\{"n":2\}\]$/)]]);
+      const { lists, result } = await scripts.runAfterReads<(string | number)[]>(
+        'fixed-take',
+        keys,
+        [2, 0, 0, 1, 'a', 2],
+        [{ key: keys[3], count: 2 }],
+      );
+      expect(lists).toEqual([
+        [expect.stringMatching(/^\[\d{13},\{"n":1\}\]$/), expect.stringMatching(/^\[\d{13},\{"n":2\}\]$/)],
+      ]);
       // Listed: 'a' (one message left, due after maxWait 0); then offset 0, expired 0, claimed 2.
       expect(result.slice(2)).toEqual([1, 'a', 0, 0, 2]);
       expect(await redis.lrange(keys[3], 0, -1)).toEqual([expect.stringContaining('{"n":3}')]);
@@ -48,7 +55,13 @@ describe('Scripts.runAfterReads (reads and a script in one MULTI)', () => {
       const pushedAt = await serverMs();
       await pollUntil(async () => (await serverMs()) > pushedAt + 60, 'the first entries to age past maxAgeMs');
       await scripts.run('fixed-push', keys, [100, 2, 0, 60_000, 'a', 1, '4']);
-      const take = () => scripts.runAfterReads<(string | number)[]>('fixed-take', keys, [2, 50, 0, 1, 'a', 2], [{ key: keys[3], count: 2 }]);
+      const take = () =>
+        scripts.runAfterReads<(string | number)[]>(
+          'fixed-take',
+          keys,
+          [2, 50, 0, 1, 'a', 2],
+          [{ key: keys[3], count: 2 }],
+        );
       const first = await take();
       // Three expired (more than the two read): offset clamped to the read, nothing claimed.
       expect(first.result.slice(-3)).toEqual([2, 3, 0]);
@@ -78,13 +91,23 @@ describe('scripts with the largest batches the library sends', () => {
       expect(pushed).toHaveLength(2 + 4000);
       expect(await redis.hlen(key('lens'))).toBe(4000);
 
-      const delayKeys = ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'].map((kind) => `${prefix}:{d:0}:${kind}`);
+      const delayKeys = ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'].map(
+        (kind) => `${prefix}:{d:0}:${kind}`,
+      );
       const ids = Array.from({ length: 3000 }, (_, i) => `t${i}`);
-      await scripts.run('delay-schedule', delayKeys, ids.flatMap((id) => [id, '{}', 'in', 0, '1']));
+      await scripts.run(
+        'delay-schedule',
+        delayKeys,
+        ids.flatMap((id) => [id, '{}', 'in', 0, '1']),
+      );
       const claimed = await scripts.run<(string | number)[]>('delay-claim', delayKeys, [3000, 30_000, 5, 100]);
       expect((claimed.length - 2) / 5).toBe(3000);
       const deliveries = ids.flatMap((id, i) => [id, String(claimed[2 + 5 * i + 2])]);
-      const acked = await scripts.run<number[]>('delay-ack', [delayKeys[0], delayKeys[1], delayKeys[2], delayKeys[4], delayKeys[5], delayKeys[6]], deliveries);
+      const acked = await scripts.run<number[]>(
+        'delay-ack',
+        [delayKeys[0], delayKeys[1], delayKeys[2], delayKeys[4], delayKeys[5], delayKeys[6]],
+        deliveries,
+      );
       expect(acked.filter((ok) => ok === 1)).toHaveLength(3000);
       expect(await redis.hlen(delayKeys[2])).toBe(0);
       expect(await redis.hlen(delayKeys[6])).toBe(0);

@@ -52,7 +52,12 @@ describe('QueueMetricsModule (prom-client)', () => {
           QueueModule.forRoot({ connection: redisUrl(), prefix, idlePollMs: 500 }),
           QueueModule.registerFixedQueue({ name: 'events', shards: 2, capacity: 5, batchSize: 5, maxWaitMs: 20 }),
           QueueModule.registerFixedQueue({ name: 'idle', shards: 2, maxWaitMs: 20 }),
-          QueueModule.registerDelayQueue({ name: 'tasks', shards: 2, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 50 } }),
+          QueueModule.registerDelayQueue({
+            name: 'tasks',
+            shards: 2,
+            maxAttempts: 2,
+            backoff: { type: 'fixed', delayMs: 50 },
+          }),
           QueueMetricsModule.register({ registry }),
         ],
         providers,
@@ -72,14 +77,19 @@ describe('QueueMetricsModule (prom-client)', () => {
     const registry = new Registry();
     const { events, tasks } = await start(uniquePrefix(), registry);
     // 8 messages into a group of capacity 5 in one turn (3 dropped), 1 into another: 2 batches, 6 messages.
-    await Promise.all([...Array.from({ length: 8 }, (_, n) => events.push('full', { n })), events.push('calm', { n: 0 })]);
+    await Promise.all([
+      ...Array.from({ length: 8 }, (_, n) => events.push('full', { n })),
+      events.push('calm', { n: 0 }),
+    ]);
     // One task succeeds; one fails, is retried once, and dies.
     await Promise.all([tasks.schedule({}, { id: 'ok' }), tasks.schedule({ fail: true }, { id: 'doomed' })]);
 
     const counted = async () => samples(await registry.metrics());
     const metrics = await pollUntil(async () => {
       const now = await counted();
-      const settled = now.get('nrq_tasks_dead_total{queue="tasks"}') === 1 && now.get('nrq_batches_total{queue="events",outcome="completed"}') === 2;
+      const settled =
+        now.get('nrq_tasks_dead_total{queue="tasks"}') === 1 &&
+        now.get('nrq_batches_total{queue="events",outcome="completed"}') === 2;
       return settled ? now : undefined;
     }, 'the workload to be counted');
 
@@ -99,7 +109,9 @@ describe('QueueMetricsModule (prom-client)', () => {
     expect(metrics.get('nrq_handler_duration_seconds_count{queue="tasks",outcome="failed"}')).toBe(2);
     expect(metrics.get('nrq_handler_duration_seconds_count{queue="events",outcome="completed"}')).toBe(2);
     // Nothing of a queue that saw no such activity.
-    expect([...metrics.keys()].filter((key) => key.startsWith('nrq_messages_pushed_total'))).toEqual(['nrq_messages_pushed_total{queue="events"}']);
+    expect([...metrics.keys()].filter((key) => key.startsWith('nrq_messages_pushed_total'))).toEqual([
+      'nrq_messages_pushed_total{queue="events"}',
+    ]);
   });
 
   it('reads backlog gauges from Redis when scraped', async () => {
@@ -111,7 +123,9 @@ describe('QueueMetricsModule (prom-client)', () => {
     // No consumer: 'idle' is due after maxWaitMs (20 ms) and waits on; so does the due task.
     const metrics = await pollUntil(async () => {
       const now = samples(await registry.metrics());
-      const lagging = (now.get('nrq_oldest_due_lag_seconds{queue="idle"}') ?? 0) > 0 && (now.get('nrq_oldest_due_lag_seconds{queue="tasks"}') ?? 0) > 0;
+      const lagging =
+        (now.get('nrq_oldest_due_lag_seconds{queue="idle"}') ?? 0) > 0 &&
+        (now.get('nrq_oldest_due_lag_seconds{queue="tasks"}') ?? 0) > 0;
       return lagging ? now : undefined;
     }, 'the lag to show');
     expect(metrics.get('nrq_messages_pending{queue="idle"}')).toBe(3);
@@ -123,7 +137,10 @@ describe('QueueMetricsModule (prom-client)', () => {
     expect(metrics.get('nrq_oldest_due_lag_seconds{queue="idle"}')).toBeLessThan(60);
     expect(metrics.get('nrq_oldest_due_lag_seconds{queue="events"}')).toBe(0);
     expect(await registry.getMetricsAsJSON()).toEqual(
-      expect.arrayContaining([expect.objectContaining({ name: 'nrq_tasks', type: 'gauge' }), expect.objectContaining({ name: 'nrq_task_lateness_seconds', type: 'histogram' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'nrq_tasks', type: 'gauge' }),
+        expect.objectContaining({ name: 'nrq_task_lateness_seconds', type: 'histogram' }),
+      ]),
     );
   });
 

@@ -62,8 +62,10 @@ describe('optional dependencies', () => {
       expect(child.stderr).toBe('');
       expect(JSON.parse(child.stdout)).toEqual({
         pushed: { dropped: 0 },
-        health: 'QueueConfigError: QueueHealthIndicator needs the optional dependency @nestjs/terminus, which is not installed: npm install @nestjs/terminus',
-        metrics: 'QueueConfigError: QueueMetricsModule needs the optional dependency prom-client, which is not installed: npm install prom-client',
+        health:
+          'QueueConfigError: QueueHealthIndicator needs the optional dependency @nestjs/terminus, which is not installed: npm install @nestjs/terminus',
+        metrics:
+          'QueueConfigError: QueueMetricsModule needs the optional dependency prom-client, which is not installed: npm install prom-client',
       });
     } finally {
       library.remove();

@@ -17,7 +17,8 @@ import {
 import { startRedis } from './support/faults';
 import { createApp, deferred, pollUntil, rawClient, redisUrl, uniquePrefix, useApps } from './support/testing';
 
-const fixed = (name = 'events') => QueueModule.registerFixedQueue({ name, shards: 2, batchSize: 4, capacity: 100, maxWaitMs: 20 });
+const fixed = (name = 'events') =>
+  QueueModule.registerFixedQueue({ name, shards: 2, batchSize: 4, capacity: 100, maxWaitMs: 20 });
 const delay = (name = 'tasks') => QueueModule.registerDelayQueue({ name, shards: 2 });
 
 describe('QueueModule', () => {
@@ -34,7 +35,10 @@ describe('QueueModule', () => {
 
   it('configures itself through forRootAsync with injected dependencies', async () => {
     const prefix = uniquePrefix();
-    @Module({ providers: [{ provide: 'REDIS_SETTINGS', useValue: { url: redisUrl(), prefix } }], exports: ['REDIS_SETTINGS'] })
+    @Module({
+      providers: [{ provide: 'REDIS_SETTINGS', useValue: { url: redisUrl(), prefix } }],
+      exports: ['REDIS_SETTINGS'],
+    })
     class SettingsModule {}
     @Injectable()
     class Producer {
@@ -45,7 +49,10 @@ describe('QueueModule', () => {
         QueueModule.forRootAsync({
           imports: [SettingsModule],
           inject: ['REDIS_SETTINGS'],
-          useFactory: (settings: { url: string; prefix: string }) => ({ connection: settings.url, prefix: settings.prefix }),
+          useFactory: (settings: { url: string; prefix: string }) => ({
+            connection: settings.url,
+            prefix: settings.prefix,
+          }),
         }),
         fixed(),
       ],
@@ -55,14 +62,19 @@ describe('QueueModule', () => {
     const keys = await redis.keys(`${prefix}:*`);
     // Every key of a shard carries the shard's hash tag, behind the prefix.
     expect(keys.sort()).toEqual(
-      expect.arrayContaining([`${prefix}:{events}:meta`, expect.stringMatching(new RegExp(`^${prefix}:\\{events:[01]\\}:g:g1$`))]),
+      expect.arrayContaining([
+        `${prefix}:{events}:meta`,
+        expect.stringMatching(new RegExp(`^${prefix}:\\{events:[01]\\}:g:g1$`)),
+      ]),
     );
     for (const key of keys) expect(key).toMatch(new RegExp(`^${prefix}:\\{events(:\\d+)?\\}:`));
   });
 
   it('uses an existing client and never closes it', async () => {
     const client = new IORedis(redisUrl());
-    const app = await createApp({ imports: [QueueModule.forRoot({ connection: client, prefix: uniquePrefix() }), delay()] });
+    const app = await createApp({
+      imports: [QueueModule.forRoot({ connection: client, prefix: uniquePrefix() }), delay()],
+    });
     const tasks = app.get<DelayQueue>('nrq:delay_queue:tasks');
     await tasks.schedule({ a: 1 }, { id: 'x', delayMs: 60_000 });
     await app.close();
@@ -100,7 +112,12 @@ describe('QueueModule', () => {
       ) {}
     }
     const app = await boot({
-      imports: [QueueModule.forRoot({ connection: redisUrl(), prefix: uniquePrefix() }), fixed(), delay(), delay('other-tasks')],
+      imports: [
+        QueueModule.forRoot({ connection: redisUrl(), prefix: uniquePrefix() }),
+        fixed(),
+        delay(),
+        delay('other-tasks'),
+      ],
       providers: [
         Producer,
         { provide: 'value', useValue: new ValueConsumer() },
@@ -147,7 +164,14 @@ describe('QueueModule', () => {
     expect(registry.getCronJobs().has('nrq:cron-events:CronDigest.digest')).toBe(true);
 
     const events = app.get<FixedQueue<{ n: number }>>('nrq:fixed_queue:events');
-    await Promise.all(Array.from({ length: 10 }, (_, g) => events.pushMany(`g${g}`, Array.from({ length: 9 }, (__, n) => ({ n })))));
+    await Promise.all(
+      Array.from({ length: 10 }, (_, g) =>
+        events.pushMany(
+          `g${g}`,
+          Array.from({ length: 9 }, (__, n) => ({ n })),
+        ),
+      ),
+    );
     // 10 groups × 9 messages, batches of 4: every message arrives through scheduled drains only.
     await pollUntil(() => seen.reduce((sum, s) => sum + Number(s.split(':')[1]), 0) === 90, 'the drained groups', 5000);
     expect(seen.every((s) => Number(s.split(':')[1]) <= 4)).toBe(true);
@@ -288,13 +312,16 @@ describe('QueueModule', () => {
       createApp({ imports: [QueueModule.forRoot({ connection: redisUrl() }), fixed()], providers: [Cron] }),
     ).rejects.toThrow(/ScheduleModule.forRoot\(\)/);
 
-    await expect(createApp({ imports: [QueueModule.forRoot({ connection: redisUrl(), prefix: 'has space' })] })).rejects.toThrow(
-      QueueConfigError,
-    );
+    await expect(
+      createApp({ imports: [QueueModule.forRoot({ connection: redisUrl(), prefix: 'has space' })] }),
+    ).rejects.toThrow(QueueConfigError);
     await expect(createApp({ imports: [QueueModule.forRoot({} as never)] })).rejects.toThrow(/connection is required/);
     await expect(
       createApp({
-        imports: [QueueModule.forRoot({ connection: redisUrl() }), QueueModule.registerDelayQueue({ name: 'x', backoff: { type: 'linear' } } as never)],
+        imports: [
+          QueueModule.forRoot({ connection: redisUrl() }),
+          QueueModule.registerDelayQueue({ name: 'x', backoff: { type: 'linear' } } as never),
+        ],
       }),
     ).rejects.toThrow(/backoff.type must be one of the following values/);
   });
@@ -304,7 +331,9 @@ describe('QueueModule', () => {
     class FeatureA {}
     @Module({ imports: [fixed()] })
     class FeatureB {}
-    const app = await boot({ imports: [QueueModule.forRoot({ connection: redisUrl(), prefix: uniquePrefix() }), FeatureA, FeatureB] });
+    const app = await boot({
+      imports: [QueueModule.forRoot({ connection: redisUrl(), prefix: uniquePrefix() }), FeatureA, FeatureB],
+    });
     expect(app).toBeDefined();
     await expect(
       createApp({

@@ -26,8 +26,18 @@ export function bullQueue(url: string, prefix: string, name: string): Queue {
   });
 }
 
-export async function bullWorker<T>(url: string, prefix: string, name: string, concurrency: number, handle: (job: Job<T>) => unknown): Promise<Worker<T>> {
-  const worker = new Worker<T>(name, async (job) => handle(job), { connection: bullConnection(url), prefix, concurrency });
+export async function bullWorker<T>(
+  url: string,
+  prefix: string,
+  name: string,
+  concurrency: number,
+  handle: (job: Job<T>) => unknown,
+): Promise<Worker<T>> {
+  const worker = new Worker<T>(name, async (job) => handle(job), {
+    connection: bullConnection(url),
+    prefix,
+    concurrency,
+  });
   await worker.waitUntilReady();
   return worker;
 }

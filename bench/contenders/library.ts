@@ -52,12 +52,19 @@ export async function libraryApp(options: LibraryAppOptions): Promise<INestAppli
   );
 }
 
-export const fixedQueueOf = <T>(app: INestApplicationContext, name: string) => app.get<FixedQueue<T>>(getFixedQueueToken(name));
-export const delayQueueOf = <T>(app: INestApplicationContext, name: string) => app.get<DelayQueue<T>>(getDelayQueueToken(name));
+export const fixedQueueOf = <T>(app: INestApplicationContext, name: string) =>
+  app.get<FixedQueue<T>>(getFixedQueueToken(name));
+export const delayQueueOf = <T>(app: INestApplicationContext, name: string) =>
+  app.get<DelayQueue<T>>(getDelayQueueToken(name));
 
 // Decorator options are fixed when a class is declared, so each scenario declares its own consumer class.
 
-export function batchConsumer<T>(queue: string, concurrency: number, sink: (messages: T[], ctx: BatchContext) => unknown, raw = false): Type {
+export function batchConsumer<T>(
+  queue: string,
+  concurrency: number,
+  sink: (messages: T[], ctx: BatchContext) => unknown,
+  raw = false,
+): Type {
   @Injectable()
   class BenchBatchConsumer {
     @BatchConsumer(queue, { concurrency, raw })
@@ -68,7 +75,11 @@ export function batchConsumer<T>(queue: string, concurrency: number, sink: (mess
   return BenchBatchConsumer;
 }
 
-export function delayConsumer<T>(queue: string, concurrency: number, sink: (payload: T, ctx: DelayContext) => unknown): Type {
+export function delayConsumer<T>(
+  queue: string,
+  concurrency: number,
+  sink: (payload: T, ctx: DelayContext) => unknown,
+): Type {
   @Injectable()
   class BenchDelayConsumer {
     @DelayConsumer(queue, { concurrency })

@@ -14,7 +14,11 @@ export function collectGarbage(): void {
 export const now = (): number => performance.now();
 
 /** Runs `task(i)` for every i below `total`, keeping `inFlight` of them running at once. */
-export async function inParallel(total: number, inFlight: number, task: (i: number) => Promise<unknown>): Promise<void> {
+export async function inParallel(
+  total: number,
+  inFlight: number,
+  task: (i: number) => Promise<unknown>,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < total) await task(next++);
@@ -51,7 +55,10 @@ export class Countdown {
   async within(timeoutMs: number, what: string): Promise<number> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: only ${this.counted} of ${this.total} after ${timeoutMs} ms`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`${what}: only ${this.counted} of ${this.total} after ${timeoutMs} ms`)),
+        timeoutMs,
+      );
     });
     try {
       return await Promise.race([this.done, timeout]);

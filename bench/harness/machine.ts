@@ -18,7 +18,11 @@ export interface Machine {
 
 function commit(): string | undefined {
   try {
-    return execFileSync('git', ['describe', '--always', '--dirty'], { cwd: repoRoot(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('git', ['describe', '--always', '--dirty'], {
+      cwd: repoRoot(),
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     return undefined;
   }

@@ -35,7 +35,9 @@ const cell = (s: Spread | undefined, unit: Unit) =>
 
 const ratioText = (value: number) => `${significant(value)}×`;
 const targetText = (target: Target | undefined, ratio: boolean, unit?: Unit) =>
-  target ? `${target.op === '>=' ? '≥' : '≤'} ${ratio ? ratioText(target.value) : `${formatValue(target.value, unit!)} ${unit}`}` : '';
+  target
+    ? `${target.op === '>=' ? '≥' : '≤'} ${ratio ? ratioText(target.value) : `${formatValue(target.value, unit!)} ${unit}`}`
+    : '';
 const metText = (met: boolean | undefined) => (met === undefined ? '' : met ? 'met' : '**missed**');
 
 function metricRow(metric: MetricResult, contenders: ScenarioResult['contenders']): string {
@@ -52,11 +54,15 @@ export function scenarioMarkdown(result: ScenarioResult): string {
     lines.push('', '| ratio / figure | median (min–max) | target | |', '|---|---:|---|---|');
     for (const ratio of result.ratios) {
       const { min, median, max } = ratio.spread;
-      lines.push(`| ${ratio.label} | ${ratioText(median)} (${ratioText(min)}–${ratioText(max)}) | ${targetText(ratio.target, true)} | ${metText(ratio.met)} |`);
+      lines.push(
+        `| ${ratio.label} | ${ratioText(median)} (${ratioText(min)}–${ratioText(max)}) | ${targetText(ratio.target, true)} | ${metText(ratio.met)} |`,
+      );
     }
     for (const check of result.checks) {
       const unit = result.metrics.find((m) => m.label === check.metric)!.unit;
-      lines.push(`| ${check.label} | ${formatValue(check.value, unit)} ${unit} | ${targetText(check.target, false, unit)} | ${metText(check.met)} |`);
+      lines.push(
+        `| ${check.label} | ${formatValue(check.value, unit)} ${unit} | ${targetText(check.target, false, unit)} | ${metText(check.met)} |`,
+      );
     }
   }
   for (const note of result.notes) lines.push('', `- ${note}`);

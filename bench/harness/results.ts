@@ -134,7 +134,16 @@ export class Recorder {
         .filter(Number.isFinite);
       if (paired.length === 0) continue;
       const s = spread(paired);
-      ratios.push({ label, metric: metric.label, of, to, rounds: paired, spread: s, target, met: target && meets(s.median, target) });
+      ratios.push({
+        label,
+        metric: metric.label,
+        of,
+        to,
+        rounds: paired,
+        spread: s,
+        target,
+        met: target && meets(s.median, target),
+      });
     }
     const checks: ScenarioResult['checks'] = [];
     for (const { label, metric, contender, target } of this.checkSpecs) {

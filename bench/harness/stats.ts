@@ -5,7 +5,10 @@ export interface Spread {
 }
 
 export function median(values: readonly number[]): number {
-  return quantile([...values].sort((a, b) => a - b), 0.5);
+  return quantile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 export function spread(values: readonly number[]): Spread {

@@ -73,7 +73,8 @@ export const consumeScenario: Scenario = {
         const nodeCpu = cpuMs(cpu);
         const redisCpu = (await server.cpuMs()) - redisBefore;
         await close();
-        if (countdown.count !== total) throw new Error(`${contender} delivered ${countdown.count} of ${total} messages`);
+        if (countdown.count !== total)
+          throw new Error(`${contender} delivered ${countdown.count} of ${total} messages`);
         if (!record) return;
         recorder.record(THROUGHPUT, contender, (total / (drained - started)) * 1000);
         recorder.record(NODE_CPU, contender, (nodeCpu * 100_000) / total);
@@ -91,7 +92,12 @@ export const consumeScenario: Scenario = {
         record,
         (server) => fillLibrary(server.url, prefix, fill, events),
         async (server, countdown) => {
-          const consumer = batchConsumer<GameEvent>('events', CONCURRENCY, (messages) => countdown.add(messages.length), raw);
+          const consumer = batchConsumer<GameEvent>(
+            'events',
+            CONCURRENCY,
+            (messages) => countdown.add(messages.length),
+            raw,
+          );
           const app = await libraryApp({ url: server.url, prefix, fixed: libraryQueue, consumers: [consumer] });
           return () => app.close();
         },

@@ -48,9 +48,16 @@ export const libraryContender: DelayContender = {
     // The counter lives in Redis and may already count earlier rounds on the same queue.
     const before = (await queue.stats()).completed;
     return {
-      schedule: (tasks) => inParallel(tasks.length, IN_FLIGHT, (i) => queue.schedule(tasks[i].payload, { id: tasks[i].id, runAt: tasks[i].payload.due })),
+      schedule: (tasks) =>
+        inParallel(tasks.length, IN_FLIGHT, (i) =>
+          queue.schedule(tasks[i].payload, { id: tasks[i].id, runAt: tasks[i].payload.due }),
+        ),
       settled: (total) =>
-        until(async () => (await queue.stats()).completed - before >= total, SETTLE_TIMEOUT_MS, `${LIBRARY}: ${total} tasks acknowledged`),
+        until(
+          async () => (await queue.stats()).completed - before >= total,
+          SETTLE_TIMEOUT_MS,
+          `${LIBRARY}: ${total} tasks acknowledged`,
+        ),
       close: () => app.close(),
     };
   },
@@ -99,7 +106,10 @@ export async function until(probe: () => boolean | Promise<boolean>, timeoutMs: 
 }
 
 export const plan = (count: number, label: string, due: (i: number) => number): Planned[] =>
-  Array.from({ length: count }, (_, i) => ({ id: `${label}-${i}`, payload: { pet: `pet-${i}`, meal: 'kibble', due: due(i) } }));
+  Array.from({ length: count }, (_, i) => ({
+    id: `${label}-${i}`,
+    payload: { pet: `pet-${i}`, meal: 'kibble', due: due(i) },
+  }));
 
 // Summed inside Redis: one call per SCAN page instead of one round trip per key (BullMQ has a key per job).
 const SUM_MEMORY_USAGE = `local total = 0
@@ -155,7 +165,12 @@ export interface FireOptions {
  * Starts a consumer, schedules tasks due from `leadMs` ahead, optionally measures the memory they take
  * while pending, and measures them firing. The server should hold nothing else that falls due.
  */
-export async function fire(server: BenchServer, prefix: string, contender: DelayContender, options: FireOptions): Promise<FireOutcome> {
+export async function fire(
+  server: BenchServer,
+  prefix: string,
+  contender: DelayContender,
+  options: FireOptions,
+): Promise<FireOutcome> {
   const { count } = options;
   const lateness = new Float64Array(count);
   const countdown = new Countdown(count);
@@ -176,7 +191,10 @@ export async function fire(server: BenchServer, prefix: string, contender: Delay
     const scheduleRate = (count / (now() - started)) * 1000;
     const scheduleCpuMs = cpuMs(cpu);
     const memory = options.memory
-      ? { info: ((await server.dataBytes()) - bytesBefore) / count, keys: ((await keyBytes(server, prefix)) - keysBefore) / count }
+      ? {
+          info: ((await server.dataBytes()) - bytesBefore) / count,
+          keys: ((await keyBytes(server, prefix)) - keysBefore) / count,
+        }
       : undefined;
     const overran = Date.now() > first;
     cpu = process.cpuUsage();
@@ -185,16 +203,34 @@ export async function fire(server: BenchServer, prefix: string, contender: Delay
     await consumer.settled(count);
     const fireCpuMs = cpuMs(cpu);
     const rssMB = rss.stop();
-    if (countdown.count !== count) throw new Error(`${contender.key}: ${countdown.count} deliveries for ${count} tasks`);
-    return { scheduleRate, scheduleCpuMs, memory, fireRate: (count / Math.max(1, lastEntry - first)) * 1000, lateness, overran, fireCpuMs, rssMB };
+    if (countdown.count !== count)
+      throw new Error(`${contender.key}: ${countdown.count} deliveries for ${count} tasks`);
+    return {
+      scheduleRate,
+      scheduleCpuMs,
+      memory,
+      fireRate: (count / Math.max(1, lastEntry - first)) * 1000,
+      lateness,
+      overran,
+      fireCpuMs,
+      rssMB,
+    };
   } finally {
     await consumer.close();
   }
 }
 
 const SCHEDULE: MetricSpec = { label: 'schedule throughput', unit: 'task/s', better: 'higher' };
-const MEMORY_INFO: MetricSpec = { label: 'Redis memory per pending task, INFO used_memory Δ', unit: 'B', better: 'lower' };
-const MEMORY_KEYS: MetricSpec = { label: 'Redis memory per pending task, MEMORY USAGE of its keys', unit: 'B', better: 'lower' };
+const MEMORY_INFO: MetricSpec = {
+  label: 'Redis memory per pending task, INFO used_memory Δ',
+  unit: 'B',
+  better: 'lower',
+};
+const MEMORY_KEYS: MetricSpec = {
+  label: 'Redis memory per pending task, MEMORY USAGE of its keys',
+  unit: 'B',
+  better: 'lower',
+};
 const SCHEDULE_CPU: MetricSpec = { label: 'Node CPU per 1k scheduled', unit: 'CPU ms', better: 'lower' };
 const FIRE: MetricSpec = { label: 'fire throughput', unit: 'task/s', better: 'higher' };
 const LATE_P50: MetricSpec = { label: 'burst lateness p50', unit: 'ms', better: 'lower' };
@@ -234,8 +270,14 @@ export const delayScenario: Scenario = {
       .ratio(`${LIBRARY} / ${BULLMQ}: fire throughput`, FIRE, LIBRARY, BULLMQ, { op: '>=', value: 3 })
       .ratio(`${LIBRARY} / ${BULLMQ}: burst lateness p99`, LATE_P99, LIBRARY, BULLMQ, { op: '<=', value: 0.5 })
       .ratio(`${LIBRARY} / ${BULLMQ}: steady lateness p99`, STEADY_P99, LIBRARY, BULLMQ, { op: '<=', value: 0.5 })
-      .ratio(`${LIBRARY} / ${BULLMQ}: memory per pending task (INFO)`, MEMORY_INFO, LIBRARY, BULLMQ, { op: '<=', value: 1 / 3 })
-      .ratio(`${LIBRARY} / ${BULLMQ}: memory per pending task (MEMORY USAGE)`, MEMORY_KEYS, LIBRARY, BULLMQ, { op: '<=', value: 1 / 3 })
+      .ratio(`${LIBRARY} / ${BULLMQ}: memory per pending task (INFO)`, MEMORY_INFO, LIBRARY, BULLMQ, {
+        op: '<=',
+        value: 1 / 3,
+      })
+      .ratio(`${LIBRARY} / ${BULLMQ}: memory per pending task (MEMORY USAGE)`, MEMORY_KEYS, LIBRARY, BULLMQ, {
+        op: '<=',
+        value: 1 / 3,
+      })
       .check(`${LIBRARY} steady lateness p99`, STEADY_P99, LIBRARY, { op: '<=', value: 10 });
 
     /** Schedule rate seen in the contender's previous round, to size the next lead; the warm-up starts from a low guess. */
@@ -243,15 +285,20 @@ export const delayScenario: Scenario = {
     const round = async (contender: DelayContender, warmup: boolean) => {
       const count = warmup ? Math.max(1, Math.round(tasks / 10)) : tasks;
       const rate = lastRate.get(contender.key) ?? 5000;
-      const burst = await onFreshServer(ctx, (server) => fire(server, ctx.prefix('burst'), contender, {
-        count,
-        leadMs: leadFor(count, rate, true),
-        offset: (i) => Math.floor((i * spreadMs) / count),
-        memory: true,
-      }));
+      const burst = await onFreshServer(ctx, (server) =>
+        fire(server, ctx.prefix('burst'), contender, {
+          count,
+          leadMs: leadFor(count, rate, true),
+          offset: (i) => Math.floor((i * spreadMs) / count),
+          memory: true,
+        }),
+      );
       lastRate.set(contender.key, burst.scheduleRate);
       if (warmup) return;
-      if (burst.overran) recorder.note(`${contender.key}: in a round, scheduling the burst outlasted its lead; that round's lateness includes it.`);
+      if (burst.overran)
+        recorder.note(
+          `${contender.key}: in a round, scheduling the burst outlasted its lead; that round's lateness includes it.`,
+        );
       const late = latency(burst.lateness);
       recorder.record(SCHEDULE, contender.key, burst.scheduleRate);
       recorder.record(SCHEDULE_CPU, contender.key, (burst.scheduleCpuMs * 1000) / count);
@@ -272,7 +319,10 @@ export const delayScenario: Scenario = {
           offset: (i) => Math.floor((i * 1000) / steadyRate),
         }),
       );
-      if (steady.overran) recorder.note(`${contender.key}: in a round, scheduling the steady run outlasted its lead; that round's lateness includes it.`);
+      if (steady.overran)
+        recorder.note(
+          `${contender.key}: in a round, scheduling the steady run outlasted its lead; that round's lateness includes it.`,
+        );
       const steadyLate = latency(steady.lateness);
       recorder.record(STEADY_P50, contender.key, steadyLate.p50);
       recorder.record(STEADY_P99, contender.key, steadyLate.p99);
@@ -281,7 +331,10 @@ export const delayScenario: Scenario = {
 
     await interleave(
       ctx,
-      [libraryContender, bullContender].map((contender) => ({ key: contender.key, round: (_: number, warmup: boolean) => round(contender, warmup) })),
+      [libraryContender, bullContender].map((contender) => ({
+        key: contender.key,
+        round: (_: number, warmup: boolean) => round(contender, warmup),
+      })),
     );
     recorder.note(
       'Lateness is measured alike for both: Date.now() at handler entry minus the intended due time, on one machine clock. ' +

@@ -28,10 +28,14 @@ const label = (n: number, what: string) => `${n.toLocaleString('en')} ${what}`;
  * Times `stats` one call after another: at the client (round trips included), and inside Redis from
  * INFO commandstats, which nothing else touches meanwhile (the server's only client is idle).
  */
-async function timeStats(server: BenchServer, stats: () => Promise<unknown>): Promise<{ clientMs: number; redisUs: number }> {
+async function timeStats(
+  server: BenchServer,
+  stats: () => Promise<unknown>,
+): Promise<{ clientMs: number; redisUs: number }> {
   const scripts = async () => {
     let usec = 0;
-    for (const [name, stat] of commandStats(await server.info('commandstats'))) if (name.startsWith('eval')) usec += stat.usec;
+    for (const [name, stat] of commandStats(await server.info('commandstats')))
+      if (name.startsWith('eval')) usec += stat.usec;
     return usec;
   };
   await stats();
@@ -53,7 +57,13 @@ interface Sized {
 }
 
 /** Opens a fresh server per size, fills each, runs `round` on every size in turn for each round, closes them. */
-async function bySize(ctx: BenchContext, recorder: Recorder, sizes: { key: string; fill(sized: Omit<Sized, 'key'>): Promise<void> }[], round: (sized: Sized) => Promise<void>, open: (server: BenchServer, prefix: string) => Promise<INestApplicationContext>) {
+async function bySize(
+  ctx: BenchContext,
+  recorder: Recorder,
+  sizes: { key: string; fill(sized: Omit<Sized, 'key'>): Promise<void> }[],
+  round: (sized: Sized) => Promise<void>,
+  open: (server: BenchServer, prefix: string) => Promise<INestApplicationContext>,
+) {
   const opened: Sized[] = [];
   try {
     for (const size of sizes) {
@@ -98,7 +108,10 @@ async function fixedGrowth(ctx: BenchContext) {
   recorder
     .ratio(`consume throughput, ${largest} / ${smallest}`, CONSUME, largest, smallest, { op: '>=', value: 0.8 })
     .ratio(`stats() in Redis, ${largest} / ${smallest}`, STATS_REDIS, largest, smallest, { op: '<=', value: 1.5 })
-    .ratio(`stats() at the client, ${largest} / ${smallest}`, STATS_CLIENT, largest, smallest, { op: '<=', value: 1.5 });
+    .ratio(`stats() at the client, ${largest} / ${smallest}`, STATS_CLIENT, largest, smallest, {
+      op: '<=',
+      value: 1.5,
+    });
 
   const tiny = { n: 0 };
   await bySize(
@@ -156,7 +169,10 @@ async function delayGrowth(ctx: BenchContext) {
     .ratio(`schedule throughput, ${largest} / ${smallest}`, SCHEDULE, largest, smallest, { op: '>=', value: 0.8 })
     .ratio(`fire throughput, ${largest} / ${smallest}`, FIRE, largest, smallest, { op: '>=', value: 0.8 })
     .ratio(`stats() in Redis, ${largest} / ${smallest}`, STATS_REDIS, largest, smallest, { op: '<=', value: 1.5 })
-    .ratio(`stats() at the client, ${largest} / ${smallest}`, STATS_CLIENT, largest, smallest, { op: '<=', value: 1.5 });
+    .ratio(`stats() at the client, ${largest} / ${smallest}`, STATS_CLIENT, largest, smallest, {
+      op: '<=',
+      value: 1.5,
+    });
 
   const lastRate = new Map<string, number>();
   await bySize(
@@ -169,7 +185,9 @@ async function delayGrowth(ctx: BenchContext) {
         const far = Date.now() + 86_400_000;
         const pending = plan(n, 'pending', (t) => far + t);
         const started = now();
-        await inParallel(n, 2000, (t) => queue.schedule(pending[t].payload, { id: pending[t].id, runAt: pending[t].payload.due }));
+        await inParallel(n, 2000, (t) =>
+          queue.schedule(pending[t].payload, { id: pending[t].id, runAt: pending[t].payload.due }),
+        );
         lastRate.set(keys[i], (n / (now() - started)) * 1000);
       },
     })),
@@ -184,7 +202,8 @@ async function delayGrowth(ctx: BenchContext) {
         offset: (t) => Math.floor((t * spreadMs) / batch),
       });
       lastRate.set(key, outcome.scheduleRate);
-      if (outcome.overran) recorder.note(`${key}: in a round, scheduling outlasted its lead; that round's fire throughput includes it.`);
+      if (outcome.overran)
+        recorder.note(`${key}: in a round, scheduling outlasted its lead; that round's fire throughput includes it.`);
       recorder.record(SCHEDULE, key, outcome.scheduleRate);
       recorder.record(FIRE, key, outcome.fireRate);
     },

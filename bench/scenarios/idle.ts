@@ -12,7 +12,11 @@ const WORKER = `${BULLMQ} Worker`;
 /** Start-up commands (script loads, subscriptions, version checks) are not idle cost. */
 const SETTLE_MS = 1500;
 
-const COMMANDS: MetricSpec = { label: 'commands/s, INFO commandstats (inside scripts too)', unit: 'cmd/s', better: 'lower' };
+const COMMANDS: MetricSpec = {
+  label: 'commands/s, INFO commandstats (inside scripts too)',
+  unit: 'cmd/s',
+  better: 'lower',
+};
 const REQUESTS: MetricSpec = { label: 'requests/s from the client (MONITOR)', unit: 'cmd/s', better: 'lower' };
 
 interface IdleContender {
@@ -25,14 +29,24 @@ const contenders: IdleContender[] = [
   {
     key: FIXED,
     async start(server, prefix) {
-      const app = await libraryApp({ url: server.url, prefix, fixed: { name: 'events' }, consumers: [batchConsumer('events', 16, () => undefined)] });
+      const app = await libraryApp({
+        url: server.url,
+        prefix,
+        fixed: { name: 'events' },
+        consumers: [batchConsumer('events', 16, () => undefined)],
+      });
       return () => app.close();
     },
   },
   {
     key: DELAY,
     async start(server, prefix) {
-      const app = await libraryApp({ url: server.url, prefix, delay: { name: 'feeding' }, consumers: [delayConsumer('feeding', 64, () => undefined)] });
+      const app = await libraryApp({
+        url: server.url,
+        prefix,
+        delay: { name: 'feeding' },
+        consumers: [delayConsumer('feeding', 64, () => undefined)],
+      });
       return () => app.close();
     },
   },
@@ -102,10 +116,14 @@ export const idleScenario: Scenario = {
   summary: 'Redis commands per second sent by one idle consumer of each kind, each alone on its server',
   async run(ctx: BenchContext) {
     const windowMs = Math.max(1000, Math.round(10_000 * Math.min(1, ctx.scale)));
-    const recorder = new Recorder('idle', `Idle cost: commands per second over ${windowMs / 1000} s windows, one idle consumer per server, default options`, {
-      windowMs,
-      settleMs: SETTLE_MS,
-    });
+    const recorder = new Recorder(
+      'idle',
+      `Idle cost: commands per second over ${windowMs / 1000} s windows, one idle consumer per server, default options`,
+      {
+        windowMs,
+        settleMs: SETTLE_MS,
+      },
+    );
     for (const { key } of contenders) recorder.contender(key, key);
     recorder
       .ratio(`${FIXED} / ${WORKER}: commands/s`, COMMANDS, FIXED, WORKER)

@@ -37,7 +37,16 @@ export const pushScenario: Scenario = {
     const recorder = new Recorder(
       'push',
       `FixedQueue push: ${GROUPS.toLocaleString('en')} groups, ${json.length}-byte JSON, capacity ${CAPACITY.toLocaleString('en')}, from one process with N pushes in flight`,
-      { messages, rawMessages, groups: GROUPS, capacity: CAPACITY, inFlight: IN_FLIGHT, payloadBytes: json.length, rawPipeline: 32, rawClients: 50 },
+      {
+        messages,
+        rawMessages,
+        groups: GROUPS,
+        capacity: CAPACITY,
+        inFlight: IN_FLIGHT,
+        payloadBytes: json.length,
+        rawPipeline: 32,
+        rawClients: 50,
+      },
     );
     const key = (contender: string, inFlight: number) => `${contender} N=${inFlight}`;
     for (const inFlight of IN_FLIGHT) {
@@ -46,14 +55,31 @@ export const pushScenario: Scenario = {
     }
     recorder.contender(RAW, RAW);
     for (const inFlight of IN_FLIGHT) {
-      recorder.ratio(`${LIBRARY} / seed, N=${inFlight.toLocaleString('en')}`, THROUGHPUT, key(LIBRARY, inFlight), key(SEED, inFlight), { op: '>=', value: 5 });
+      recorder.ratio(
+        `${LIBRARY} / seed, N=${inFlight.toLocaleString('en')}`,
+        THROUGHPUT,
+        key(LIBRARY, inFlight),
+        key(SEED, inFlight),
+        { op: '>=', value: 5 },
+      );
     }
     for (const inFlight of IN_FLIGHT) {
-      recorder.ratio(`${LIBRARY}, N=${inFlight.toLocaleString('en')} / raw RPUSH`, THROUGHPUT, key(LIBRARY, inFlight), RAW, { op: '>=', value: 0.3 });
+      recorder.ratio(
+        `${LIBRARY}, N=${inFlight.toLocaleString('en')} / raw RPUSH`,
+        THROUGHPUT,
+        key(LIBRARY, inFlight),
+        RAW,
+        { op: '>=', value: 0.3 },
+      );
     }
 
     /** Runs a driver for `count` messages on a fresh server and records what it cost. */
-    const measure = async (contender: string, count: number, record: boolean, open: (server: BenchServer) => Promise<Driver>) => {
+    const measure = async (
+      contender: string,
+      count: number,
+      record: boolean,
+      open: (server: BenchServer) => Promise<Driver>,
+    ) => {
       const server = await ctx.servers.open();
       try {
         const driver = await open(server);
@@ -74,56 +100,76 @@ export const pushScenario: Scenario = {
       }
     };
 
-    const library = (count: number, inFlight: number) => async (server: BenchServer): Promise<Driver> => {
-      const app = await libraryApp({
-        url: server.url,
-        prefix: ctx.prefix('push'),
-        fixed: { name: 'events', capacity: CAPACITY, batchSize: 128, ttlMs: TTL_MS },
+    const library =
+      (count: number, inFlight: number) =>
+      async (server: BenchServer): Promise<Driver> => {
+        const app = await libraryApp({
+          url: server.url,
+          prefix: ctx.prefix('push'),
+          fixed: { name: 'events', capacity: CAPACITY, batchSize: 128, ttlMs: TTL_MS },
+        });
+        const queue = fixedQueueOf(app, 'events');
+        return {
+          start: () => inParallel(count, inFlight, (i) => queue.push(group(i), events[i % GROUPS])),
+          close: () => app.close(),
+        };
+      };
+
+    const seed =
+      (count: number, inFlight: number) =>
+      async (server: BenchServer): Promise<Driver> => {
+        const client = seedClient(server.url);
+        const prefix = ctx.prefix('seed');
+        await client.ping();
+        return {
+          start: () =>
+            inParallel(count, inFlight, (i) =>
+              client.seedPush(`${prefix}:${group(i)}`, JSON.stringify(events[i % GROUPS]), CAPACITY, TTL_MS / 1000),
+            ),
+          close: async () => void (await client.quit()),
+        };
+      };
+
+    const raw =
+      (count: number) =>
+      async (server: BenchServer): Promise<Driver> => ({
+        start: async () => {
+          await redisBenchmark(binary!, server.url, [
+            '-c',
+            '50',
+            '-P',
+            '32',
+            '-n',
+            String(count),
+            '-r',
+            String(GROUPS),
+            'RPUSH',
+            `${ctx.prefix('raw')}:g:__rand_int__`,
+            json,
+          ]);
+        },
+        close: async () => undefined,
       });
-      const queue = fixedQueueOf(app, 'events');
-      return {
-        start: () => inParallel(count, inFlight, (i) => queue.push(group(i), events[i % GROUPS])),
-        close: () => app.close(),
-      };
-    };
-
-    const seed = (count: number, inFlight: number) => async (server: BenchServer): Promise<Driver> => {
-      const client = seedClient(server.url);
-      const prefix = ctx.prefix('seed');
-      await client.ping();
-      return {
-        start: () =>
-          inParallel(count, inFlight, (i) =>
-            client.seedPush(`${prefix}:${group(i)}`, JSON.stringify(events[i % GROUPS]), CAPACITY, TTL_MS / 1000),
-          ),
-        close: async () => void (await client.quit()),
-      };
-    };
-
-    const raw = (count: number) => async (server: BenchServer): Promise<Driver> => ({
-      start: async () => {
-        await redisBenchmark(binary!, server.url, [
-          '-c', '50', '-P', '32', '-n', String(count), '-r', String(GROUPS), 'RPUSH', `${ctx.prefix('raw')}:g:__rand_int__`, json,
-        ]);
-      },
-      close: async () => undefined,
-    });
 
     const size = (count: number, warmup: boolean) => (warmup ? Math.max(1, Math.round(count / 10)) : count);
     const contenders = IN_FLIGHT.flatMap((inFlight) => [
       {
         key: key(LIBRARY, inFlight),
-        round: (_: number, w: boolean) => measure(key(LIBRARY, inFlight), size(messages, w), !w, library(size(messages, w), inFlight)),
+        round: (_: number, w: boolean) =>
+          measure(key(LIBRARY, inFlight), size(messages, w), !w, library(size(messages, w), inFlight)),
       },
       {
         key: key(SEED, inFlight),
-        round: (_: number, w: boolean) => measure(key(SEED, inFlight), size(messages, w), !w, seed(size(messages, w), inFlight)),
+        round: (_: number, w: boolean) =>
+          measure(key(SEED, inFlight), size(messages, w), !w, seed(size(messages, w), inFlight)),
       },
     ]);
     if (binary) {
       contenders.push({ key: RAW, round: (_: number, w: boolean) => measure(RAW, rawMessages, !w, raw(rawMessages)) });
     } else {
-      recorder.note('redis-benchmark was not found, so the raw RPUSH limit is missing (Debian ships it in redis-tools).');
+      recorder.note(
+        'redis-benchmark was not found, so the raw RPUSH limit is missing (Debian ships it in redis-tools).',
+      );
     }
     await interleave(ctx, contenders);
     recorder.note(

@@ -118,7 +118,11 @@ async function run(producer: Producer, consumers: Consumers, scheduler: Schedule
   } catch (error) {
     refused = error;
   }
-  check(refused instanceof QueueSchemaError && refused instanceof QueueInputError, 'an invalid score is refused with QueueSchemaError', String(refused));
+  check(
+    refused instanceof QueueSchemaError && refused instanceof QueueInputError,
+    'an invalid score is refused with QueueSchemaError',
+    String(refused),
+  );
   check((await producer.scores.size('table-1')) === 0, 'a refused score writes nothing');
 
   const sent: Score[] = [
@@ -128,16 +132,28 @@ async function run(producer: Producer, consumers: Consumers, scheduler: Schedule
   ];
   await producer.scores.pushMany('table-1', sent);
   const batch = await within(consumers.batch.promise, '@BatchConsumer receiving a batch');
-  check(batch.ctx.queue === 'scores' && batch.ctx.group === 'table-1', 'the batch is of queue scores, group table-1', batch.ctx);
-  check(JSON.stringify(batch.items) === JSON.stringify(sent), 'the batch holds the pushed scores in order', batch.items);
+  check(
+    batch.ctx.queue === 'scores' && batch.ctx.group === 'table-1',
+    'the batch is of queue scores, group table-1',
+    batch.ctx,
+  );
+  check(
+    JSON.stringify(batch.items) === JSON.stringify(sent),
+    'the batch holds the pushed scores in order',
+    batch.items,
+  );
   const stats = await producer.scores.stats();
-  check(stats.pushed === 3 && stats.delivered === 3 && stats.pending === 0, 'stats count 3 pushed and delivered, none pending', stats);
+  check(
+    stats.pushed === 3 && stats.delivered === 3 && stats.pending === 0,
+    'stats count 3 pushed and delivered, none pending',
+    stats,
+  );
 
   await producer.digest.push('daily', { player: 'dan', points: 1 });
   const digest = await within(consumers.digest.promise, 'the cron @BatchConsumer draining its queue');
   check(digest.ctx.group === 'daily' && digest.items.length === 1, 'the cron consumer got the digest message', digest);
   // The library registers its cron job in the application's own SchedulerRegistry, not in a second copy.
-  check(scheduler.getCronJob('compat-digest'), 'the cron job is in the application\'s SchedulerRegistry');
+  check(scheduler.getCronJob('compat-digest'), "the cron job is in the application's SchedulerRegistry");
 
   // Scheduled far away, then moved to now-ish: only the move can make it fire in time.
   await producer.reminders.schedule({ text: 'stretch' }, { id: 'reminder-1', delayMs: 3_600_000 });
@@ -146,8 +162,16 @@ async function run(producer: Producer, consumers: Consumers, scheduler: Schedule
   const task = await within(consumers.task.promise, '@DelayConsumer receiving the task');
   check(task.ctx.id === 'reminder-1' && task.ctx.attempt === 1, 'the task is reminder-1, first attempt', task.ctx);
   check(task.items.text === 'stretch', 'the task carries its payload', task.items);
-  check(task.ctx.firedAt >= task.ctx.runAt && task.ctx.runAt === moved!.runAt, 'the task fired at its new time, not before', task.ctx);
-  await pollUntil(() => producer.reminders.get('reminder-1'), (state) => state === null, 'the handled task being acknowledged');
+  check(
+    task.ctx.firedAt >= task.ctx.runAt && task.ctx.runAt === moved!.runAt,
+    'the task fired at its new time, not before',
+    task.ctx,
+  );
+  await pollUntil(
+    () => producer.reminders.get('reminder-1'),
+    (state) => state === null,
+    'the handled task being acknowledged',
+  );
 }
 
 async function main(): Promise<void> {

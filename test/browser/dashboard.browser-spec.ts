@@ -23,7 +23,15 @@ describe('the dashboard in a real browser, while the demo runs', () => {
   beforeAll(async () => {
     startedAt = Date.now();
     app = await startDemo(
-      { redisUrl: redisUrl(), prefix: uniquePrefix('dash'), port: 0, timeScale: TIME_SCALE, summaryIntervalMs: 0, vetClosedMs: VET_CLOSED_MS, eventsPerSecond: 2000 },
+      {
+        redisUrl: redisUrl(),
+        prefix: uniquePrefix('dash'),
+        port: 0,
+        timeScale: TIME_SCALE,
+        summaryIntervalMs: 0,
+        vetClosedMs: VET_CLOSED_MS,
+        eventsPerSecond: 2000,
+      },
       false,
     );
     // While the vet is still closed: a check-up under a hostile id, to die beside the story's.
@@ -32,7 +40,15 @@ describe('the dashboard in a real browser, while the demo runs', () => {
     browser = await chromium.launch({
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     page = await browser.newPage({ viewport: { width: 1280, height: 1500 } });
     // Script errors and Content-Security-Policy refusals both end up here (the favicon's 404 aside).
@@ -48,8 +64,10 @@ describe('the dashboard in a real browser, while the demo runs', () => {
     await app?.close();
   });
 
-  const figure = (queue: string, name: string) => page.locator(`section[data-queue="${queue}"] [data-figure="${name}"]`);
-  const number = async (queue: string, name: string) => Number((await figure(queue, name).textContent())?.replace(/,/g, ''));
+  const figure = (queue: string, name: string) =>
+    page.locator(`section[data-queue="${queue}"] [data-figure="${name}"]`);
+  const number = async (queue: string, name: string) =>
+    Number((await figure(queue, name).textContent())?.replace(/,/g, ''));
 
   it('shows every queue, with counters that move as the demo runs', async () => {
     await page.locator('section[data-queue="game-events"]').waitFor();
@@ -60,7 +78,10 @@ describe('the dashboard in a real browser, while the demo runs', () => {
       'vet-checksDelayQueue',
     ]);
     const before = await number('game-events', 'pushed');
-    await pollUntil(async () => (await number('game-events', 'pushed')) > before, 'the pushed counter to move on the page');
+    await pollUntil(
+      async () => (await number('game-events', 'pushed')) > before,
+      'the pushed counter to move on the page',
+    );
     await pollUntil(async () => (await number('game-events', 'delivered-rate')) > 0, 'a delivery rate on the page');
     expect(await page.locator('section[data-queue="game-events"] tr[data-group]').count()).toBeGreaterThan(0);
     // A chart draws a line once two refreshes have given it a rate.
@@ -75,7 +96,10 @@ describe('the dashboard in a real browser, while the demo runs', () => {
     await hostile.waitFor({ timeout: 20_000 });
     expect(await hostile.locator('td').first().textContent()).toBe(HOSTILE_ID);
     // Evaluated in the page (a string: this file is compiled without the DOM's types).
-    expect(await page.evaluate('({ xss: window.__xss, images: document.images.length })')).toEqual({ xss: undefined, images: 0 });
+    expect(await page.evaluate('({ xss: window.__xss, images: document.images.length })')).toEqual({
+      xss: undefined,
+      images: 0,
+    });
 
     // The vet opens VET_CLOSED_MS after start-up: a check-up re-queued from then on succeeds.
     await pollUntil(() => Date.now() > startedAt + VET_CLOSED_MS + 500, 'the vet to open', 30_000, 100);
@@ -84,7 +108,10 @@ describe('the dashboard in a real browser, while the demo runs', () => {
     await rex.getByRole('button', { name: 're-queue' }).click();
     await page.locator('#status', { hasText: 're-queued vet:rex' }).waitFor();
     await rex.waitFor({ state: 'detached' });
-    await pollUntil(async () => (await vet.get('vet:rex')) === null && (await vet.stats()).completed > completedBefore, 'the re-queued check-up to succeed');
+    await pollUntil(
+      async () => (await vet.get('vet:rex')) === null && (await vet.stats()).completed > completedBefore,
+      'the re-queued check-up to succeed',
+    );
 
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard.png'), fullPage: true });

@@ -13,13 +13,49 @@ import {
   QueueModule,
 } from 'nestjs-redis-queues';
 import { pollUntil } from '../support/testing';
-import { CapturedLogs, createLoggedApp, startRedis, watchUnhandledRejections, type RedisServer } from '../support/faults';
+import {
+  CapturedLogs,
+  createLoggedApp,
+  startRedis,
+  watchUnhandledRejections,
+  type RedisServer,
+} from '../support/faults';
 
 /** What the README tells an operator to grant, besides the keys `~<prefix>:*` and channels `&<prefix>:*`. */
-const CLIENT_COMMANDS = ['evalsha', 'eval', 'multi', 'exec', 'lrange', 'llen', 'publish', 'subscribe', 'ping', 'info', 'quit'];
+const CLIENT_COMMANDS = [
+  'evalsha',
+  'eval',
+  'multi',
+  'exec',
+  'lrange',
+  'llen',
+  'publish',
+  'subscribe',
+  'ping',
+  'info',
+  'quit',
+];
 const SCRIPT_COMMANDS = [
-  'time', 'rpush', 'ltrim', 'lrange', 'lindex', 'llen', 'pexpire', 'zadd', 'zrem', 'zscore', 'zrange', 'zcard', 'zcount', 'zpopmin',
-  'hget', 'hset', 'hdel', 'hexists', 'hincrby', 'hmget',
+  'time',
+  'rpush',
+  'ltrim',
+  'lrange',
+  'lindex',
+  'llen',
+  'pexpire',
+  'zadd',
+  'zrem',
+  'zscore',
+  'zrange',
+  'zcard',
+  'zcount',
+  'zpopmin',
+  'hget',
+  'hset',
+  'hdel',
+  'hexists',
+  'hincrby',
+  'hmget',
 ];
 
 @Injectable()
@@ -70,27 +106,40 @@ describe('a Redis ACL user restricted to its prefix', () => {
         imports: [
           QueueModule.forRoot({ connection: url, prefix, idlePollMs: 200 }),
           QueueModule.registerFixedQueue({ name: 'events', shards: 2, batchSize: 4, maxWaitMs: 20 }),
-          QueueModule.registerDelayQueue({ name: 'tasks', shards: 2, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 10 } }),
+          QueueModule.registerDelayQueue({
+            name: 'tasks',
+            shards: 2,
+            maxAttempts: 2,
+            backoff: { type: 'fixed', delayMs: 10 },
+          }),
         ],
         providers: [Consumers],
       },
       logs,
     );
     apps.push(app);
-    return { events: app.get<FixedQueue<string>>(getFixedQueueToken('events')), tasks: app.get<DelayQueue>(getDelayQueueToken('tasks')) };
+    return {
+      events: app.get<FixedQueue<string>>(getFixedQueueToken('events')),
+      tasks: app.get<DelayQueue>(getDelayQueueToken('tasks')),
+    };
   }
 
   it('grants, in the documented list, every command the scripts call', () => {
     const dir = join(__dirname, '../../libs/queue/src/redis/lua');
     const called = new Set<string>();
     for (const file of readdirSync(dir)) {
-      for (const [, command] of readFileSync(join(dir, file), 'utf8').matchAll(/redis\.call\('([A-Za-z]+)'/g)) called.add(command.toLowerCase());
+      for (const [, command] of readFileSync(join(dir, file), 'utf8').matchAll(/redis\.call\('([A-Za-z]+)'/g))
+        called.add(command.toLowerCase());
     }
     expect([...called].filter((command) => !SCRIPT_COMMANDS.includes(command))).toEqual([]);
   });
 
   it('works with only the documented commands, keys and channels, and Redis denies it nothing', async () => {
-    const url = await user('queues', ['~acl:*', '&acl:*', ...[...CLIENT_COMMANDS, ...SCRIPT_COMMANDS].map((c) => `+${c}`)]);
+    const url = await user('queues', [
+      '~acl:*',
+      '&acl:*',
+      ...[...CLIENT_COMMANDS, ...SCRIPT_COMMANDS].map((c) => `+${c}`),
+    ]);
     const { events, tasks } = await boot(url, 'acl');
     await events.pushMany('g', ['a', 'b', 'c', 'd', 'e']);
     expect(await events.size('g')).toBeGreaterThanOrEqual(0);
@@ -119,7 +168,11 @@ describe('a Redis ACL user restricted to its prefix', () => {
   });
 
   it('refuses to start, naming the key pattern, when the user may not touch the keys', async () => {
-    const url = await user('other-keys', ['~elsewhere:*', '&acl:*', ...[...CLIENT_COMMANDS, ...SCRIPT_COMMANDS].map((c) => `+${c}`)]);
+    const url = await user('other-keys', [
+      '~elsewhere:*',
+      '&acl:*',
+      ...[...CLIENT_COMMANDS, ...SCRIPT_COMMANDS].map((c) => `+${c}`),
+    ]);
     await expect(boot(url, 'acl')).rejects.toThrow(/NOPERM.*~acl:\*/);
   });
 
@@ -131,7 +184,10 @@ describe('a Redis ACL user restricted to its prefix', () => {
   it('refuses a wrong password with a clear start-up error', async () => {
     await user('queues', ['~acl:*', '&acl:*', '+@all']);
     const url = `redis://queues:wrong@127.0.0.1:${server.port}`;
-    const error = await boot(url, 'acl').then(() => undefined, (e: Error) => e);
+    const error = await boot(url, 'acl').then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(error?.message).toMatch(/Redis at redis:\/\/queues:\*\*\*@\S+ refused the connection \(WRONGPASS/);
     expect(error?.message).not.toContain('wrong@');
   });

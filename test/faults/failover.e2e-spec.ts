@@ -52,8 +52,19 @@ describe('failover on a Redis Cluster (3 masters, 3 replicas)', () => {
     cluster = await startCluster();
     app = await createApp({
       imports: [
-        QueueModule.forRoot({ connection: { cluster: cluster.masters }, prefix, idlePollMs: 500, commandTimeoutMs: 2000 }),
-        QueueModule.registerFixedQueue({ name: 'events', shards: SHARDS, batchSize: 64, maxWaitMs: 20, capacity: 100_000 }),
+        QueueModule.forRoot({
+          connection: { cluster: cluster.masters },
+          prefix,
+          idlePollMs: 500,
+          commandTimeoutMs: 2000,
+        }),
+        QueueModule.registerFixedQueue({
+          name: 'events',
+          shards: SHARDS,
+          batchSize: 64,
+          maxWaitMs: 20,
+          capacity: 100_000,
+        }),
         QueueModule.registerDelayQueue({ name: 'tasks', shards: SHARDS, visibilityTimeoutMs: 1000 }),
       ],
       providers: [Consumers],
@@ -73,7 +84,8 @@ describe('failover on a Redis Cluster (3 masters, 3 replicas)', () => {
     try {
       await admin.ping();
       // The master owning shard 0 of the task queue: the shards it holds are the ones that may lose writes.
-      const ownerOf = async (shard: number) => admin.slots[Number(await admin.cluster('KEYSLOT', `${prefix}:{tasks:${shard}}:due`))][0];
+      const ownerOf = async (shard: number) =>
+        admin.slots[Number(await admin.cluster('KEYSLOT', `${prefix}:{tasks:${shard}}:due`))][0];
       const victim = await ownerOf(0);
       const exposed = new Set<number>();
       for (let shard = 0; shard < SHARDS; shard++) if ((await ownerOf(shard)) === victim) exposed.add(shard);
@@ -121,11 +133,15 @@ describe('failover on a Redis Cluster (3 masters, 3 replicas)', () => {
       // Served again once writes to the shards of the killed master succeed, through its promoted replica.
       const afterKill = { pushed: pushed.length, scheduled: scheduled.length };
       const eventShard = (m: string) => shardOf(`g${Number(m.slice(2)) % 32}`);
-      await pollUntil(() => {
-        const taskShards = new Set(scheduled.slice(afterKill.scheduled).map(shardOf));
-        const eventShards = new Set(pushed.slice(afterKill.pushed).map(eventShard));
-        return [...exposed].every((s) => taskShards.has(s)) && [...exposedEvents].every((s) => eventShards.has(s));
-      }, 'writes to the failed-over shards to succeed', 30_000);
+      await pollUntil(
+        () => {
+          const taskShards = new Set(scheduled.slice(afterKill.scheduled).map(shardOf));
+          const eventShards = new Set(pushed.slice(afterKill.pushed).map(eventShard));
+          return [...exposed].every((s) => taskShards.has(s)) && [...exposedEvents].every((s) => eventShards.has(s));
+        },
+        'writes to the failed-over shards to succeed',
+        30_000,
+      );
       const recoveredMs = Date.now() - killedAt;
       running = false;
       await producers;
@@ -133,13 +149,19 @@ describe('failover on a Redis Cluster (3 masters, 3 replicas)', () => {
       // Every task and message acknowledged on a surviving master is delivered; on the failed-over one, some
       // acknowledged just before the kill may be lost (replication is asynchronous): counted, not hidden.
       await pollUntil(
-        () => scheduled.every((id) => Consumers.tasks.has(id) || exposed.has(shardOf(id))) && pushed.every((m) => Consumers.messages.has(m) || exposedEvents.has(eventShard(m))),
+        () =>
+          scheduled.every((id) => Consumers.tasks.has(id) || exposed.has(shardOf(id))) &&
+          pushed.every((m) => Consumers.messages.has(m) || exposedEvents.has(eventShard(m))),
         'everything on surviving masters to be delivered',
         30_000,
       );
       // Everything acknowledged after the failover is delivered, wherever it lives.
       const lateTasks = scheduled.slice(afterKill.scheduled);
-      await pollUntil(() => lateTasks.every((id) => Consumers.tasks.has(id)), 'tasks scheduled after the failover', 30_000);
+      await pollUntil(
+        () => lateTasks.every((id) => Consumers.tasks.has(id)),
+        'tasks scheduled after the failover',
+        30_000,
+      );
       const lostTasks = scheduled.filter((id) => !Consumers.tasks.has(id)).length;
       const lostMessages = pushed.filter((m) => !Consumers.messages.has(m)).length;
       process.stdout.write(

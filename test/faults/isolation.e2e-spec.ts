@@ -93,7 +93,12 @@ describe('hostile names and payloads; prefixes and queues kept apart', () => {
       await q1.pushMany(name, [PAYLOAD, name]);
       await t1.schedule({ ...PAYLOAD, name }, { id: name });
     }
-    await pollUntil(() => seen.tasks.length === HOSTILE.length && seen.batches.reduce((n, b) => n + b.messages.length, 0) === 2 * HOSTILE.length, 'every message and task');
+    await pollUntil(
+      () =>
+        seen.tasks.length === HOSTILE.length &&
+        seen.batches.reduce((n, b) => n + b.messages.length, 0) === 2 * HOSTILE.length,
+      'every message and task',
+    );
     for (const name of HOSTILE) {
       expect(seen.batches.filter((b) => b.group === name).flatMap((b) => b.messages)).toEqual([PAYLOAD, name]);
       expect(seen.tasks.filter((t) => t.id === name).map((t) => t.payload)).toEqual([{ ...PAYLOAD, name }]);
@@ -142,7 +147,10 @@ describe('hostile names and payloads; prefixes and queues kept apart', () => {
       await app.t1.schedule({ from: app.seen.label }, { id: 'same-id' });
       await app.t2.schedule({ from: app.seen.label }, { id: 'later', delayMs: 3_600_000 });
     }
-    await pollUntil(() => [a, b].every((app) => app.seen.tasks.length === 1 && app.seen.batches.length === 1), 'both applications to consume');
+    await pollUntil(
+      () => [a, b].every((app) => app.seen.tasks.length === 1 && app.seen.batches.length === 1),
+      'both applications to consume',
+    );
     for (const app of [a, b]) {
       expect(app.seen.batches).toEqual([{ group: 'same-group', messages: [app.seen.label, app.seen.label] }]);
       expect(app.seen.tasks).toEqual([{ id: 'same-id', payload: { from: app.seen.label } }]);

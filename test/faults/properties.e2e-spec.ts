@@ -18,7 +18,22 @@ const RUNS = Number(process.env.FAULT_RUNS ?? 100);
 
 /** Names that stress keys and parsing, mixed with arbitrary ones (empty and oversized included). */
 const name = fc.oneof(
-  fc.constantFrom('a', '{x}', '}{', 'a:b', 'g:1:data', ' ', '*', '\u0000', 'x\u0000y', 'üñí©ødé', '🦄', 'x'.repeat(512), 'x'.repeat(513), ''),
+  fc.constantFrom(
+    'a',
+    '{x}',
+    '}{',
+    'a:b',
+    'g:1:data',
+    ' ',
+    '*',
+    '\u0000',
+    'x\u0000y',
+    'üñí©ødé',
+    '🦄',
+    'x'.repeat(512),
+    'x'.repeat(513),
+    '',
+  ),
   fc.string({ maxLength: 20 }),
   fc.string({ unit: 'grapheme', maxLength: 8 }),
 );
@@ -52,14 +67,24 @@ const op = (names: number) => {
     fc.record({ kind: fc.constant('push' as const), group: pick, message: payload }),
     fc.record({ kind: fc.constant('pushMany' as const), group: pick, messages: fc.array(payload, { maxLength: 40 }) }),
     fc.record({ kind: fc.constant('size' as const), group: pick }),
-    fc.record({ kind: fc.constant('schedule' as const), id: fc.option(pick), payload, time, replace: fc.option(fc.boolean()) }),
+    fc.record({
+      kind: fc.constant('schedule' as const),
+      id: fc.option(pick),
+      payload,
+      time,
+      replace: fc.option(fc.boolean()),
+    }),
     fc.record({ kind: fc.constant('reschedule' as const), id: pick, time }),
     fc.record({ kind: fc.constant('shift' as const), id: pick, delta: ms }),
     fc.record({ kind: fc.constant('cancel' as const), id: pick }),
     fc.record({ kind: fc.constant('get' as const), id: pick }),
     fc.record({ kind: fc.constant('requeue' as const), id: pick, time: fc.option(time) }),
     // Internal, as consumers do it: moves tasks to active, then acknowledges or fails them.
-    fc.record({ kind: fc.constant('claim' as const), limit: fc.integer({ min: 1, max: 5 }), outcome: fc.constantFrom('ack', 'fail', 'none') }),
+    fc.record({
+      kind: fc.constant('claim' as const),
+      limit: fc.integer({ min: 1, max: 5 }),
+      outcome: fc.constantFrom('ack', 'fail', 'none'),
+    }),
   );
 };
 
@@ -71,14 +96,17 @@ const scenario = fc
     shards: fc.integer({ min: 1, max: 4 }),
     maxAttempts: fc.integer({ min: 1, max: 3 }),
   })
-  .chain((shape) => fc.record({ shape: fc.constant(shape), ops: fc.array(op(shape.names.length), { minLength: 10, maxLength: 60 }) }));
+  .chain((shape) =>
+    fc.record({ shape: fc.constant(shape), ops: fc.array(op(shape.names.length), { minLength: 10, maxLength: 60 }) }),
+  );
 
 /** A call either succeeds or throws one of the library's errors: never a TypeError, a Redis error or a hang. */
 async function outcome<T>(call: () => Promise<T> | T): Promise<{ ok: true; value: T } | { ok: false }> {
   try {
     return { ok: true, value: await call() };
   } catch (error) {
-    if (!(error instanceof QueueError)) throw new Error(`not a QueueError: ${(error as Error)?.stack ?? String(error)}`);
+    if (!(error instanceof QueueError))
+      throw new Error(`not a QueueError: ${(error as Error)?.stack ?? String(error)}`);
     return { ok: false };
   }
 }
@@ -95,8 +123,19 @@ describe('public API under random input (property-based)', () => {
         const app = await createApp({
           imports: [
             QueueModule.forRoot({ connection: redisUrl(), prefix, consumers: false }),
-            QueueModule.registerFixedQueue({ name: 'f', capacity, batchSize, shards: shape.shards, maxPayloadBytes: 2048 }),
-            QueueModule.registerDelayQueue({ name: 'd', shards: shape.shards, maxAttempts: shape.maxAttempts, maxPayloadBytes: 2048 }),
+            QueueModule.registerFixedQueue({
+              name: 'f',
+              capacity,
+              batchSize,
+              shards: shape.shards,
+              maxPayloadBytes: 2048,
+            }),
+            QueueModule.registerDelayQueue({
+              name: 'd',
+              shards: shape.shards,
+              maxAttempts: shape.maxAttempts,
+              maxPayloadBytes: 2048,
+            }),
           ],
         });
         apps.push(app);
@@ -111,7 +150,9 @@ describe('public API under random input (property-based)', () => {
           if (o.kind === 'push' || o.kind === 'pushMany') {
             const group = shape.names[o.group];
             const messages = o.kind === 'push' ? [o.message] : o.messages;
-            const r = await outcome(() => (o.kind === 'push' ? fixed.push(group, o.message) : fixed.pushMany(group, o.messages)));
+            const r = await outcome(() =>
+              o.kind === 'push' ? fixed.push(group, o.message) : fixed.pushMany(group, o.messages),
+            );
             if (r.ok) {
               const total = (lengths.get(group) ?? 0) + messages.length;
               expect(r.value).toEqual({ dropped: Math.max(0, total - capacity) });
@@ -123,7 +164,13 @@ describe('public API under random input (property-based)', () => {
             if (r.ok) expect(r.value).toBe(lengths.get(group) ?? 0);
           } else if (o.kind === 'schedule') {
             const id = o.id === null ? undefined : shape.names[o.id];
-            const r = await outcome(() => delay.schedule(o.payload, { ...(o.time as object), ...(id !== undefined ? { id } : {}), ...(o.replace !== null ? { replace: o.replace } : {}) }));
+            const r = await outcome(() =>
+              delay.schedule(o.payload, {
+                ...(o.time as object),
+                ...(id !== undefined ? { id } : {}),
+                ...(o.replace !== null ? { replace: o.replace } : {}),
+              }),
+            );
             if (r.ok) {
               expect(Number.isSafeInteger(r.value.runAt) && r.value.runAt >= 0).toBe(true);
               if (id !== undefined) expect(r.value.id).toBe(id);
@@ -139,7 +186,9 @@ describe('public API under random input (property-based)', () => {
             }
           } else if (o.kind === 'reschedule' || o.kind === 'shift') {
             const id = shape.names[o.id];
-            const r = await outcome(() => (o.kind === 'shift' ? delay.shift(id, o.delta as number) : delay.reschedule(id, o.time as never)));
+            const r = await outcome(() =>
+              o.kind === 'shift' ? delay.shift(id, o.delta as number) : delay.reschedule(id, o.time as never),
+            );
             const before = known.get(id);
             if (r.ok && before !== undefined && !claimed.has(id)) {
               if (before === null) expect(r.value).toBeNull();
@@ -164,7 +213,8 @@ describe('public API under random input (property-based)', () => {
             const before = known.get(id);
             if (r.ok && before !== undefined && !claimed.has(id)) {
               if (before === null) expect(r.value).toBeNull();
-              else expect(r.value).toMatchObject({ id, state: 'scheduled', runAt: before.runAt, payload: before.payload });
+              else
+                expect(r.value).toMatchObject({ id, state: 'scheduled', runAt: before.runAt, payload: before.payload });
             }
             if (r.ok && r.value) expect(['scheduled', 'active', 'dead']).toContain(r.value.state);
           } else if (o.kind === 'requeue') {
@@ -205,7 +255,10 @@ describe('public API under random input (property-based)', () => {
         { weight: 6, arbitrary: fc.integer({ min, max }) },
         { weight: 1, arbitrary: fc.constantFrom<unknown>(NaN, 1.5, '8', null, true, {}, [], -1, 0, 2 ** 31) },
       );
-    const queueName = fc.oneof({ weight: 4, arbitrary: fc.stringMatching(/^[A-Za-z0-9._-]{1,20}$/) }, { weight: 1, arbitrary: name });
+    const queueName = fc.oneof(
+      { weight: 4, arbitrary: fc.stringMatching(/^[A-Za-z0-9._-]{1,20}$/) },
+      { weight: 1, arbitrary: name },
+    );
     const fixedOptions = fc.record({
       name: queueName,
       capacity: option(1, 2000),
@@ -220,7 +273,13 @@ describe('public API under random input (property-based)', () => {
       visibilityTimeoutMs: option(100, 60_000),
       maxAttempts: option(1, 1000),
       shards: option(1, 64),
-      backoff: fc.option(fc.record({ type: fc.constantFrom('fixed', 'exponential', 'linear'), delayMs: option(0, 5000), maxDelayMs: option(0, 100_000) })),
+      backoff: fc.option(
+        fc.record({
+          type: fc.constantFrom('fixed', 'exponential', 'linear'),
+          delayMs: option(0, 5000),
+          maxDelayMs: option(0, 100_000),
+        }),
+      ),
     });
     await fc.assert(
       fc.asyncProperty(fixedOptions, delayOptions, async (f, d) => {

@@ -24,7 +24,10 @@ describe('waitForReplicas: writes resolve once replicas hold them (Redis WAIT)',
     primary = await startRedis();
     replica = await startRedis({ extraArgs: ['--replicaof', '127.0.0.1', String(primary.port)] });
     onReplica = new IORedis(replica.url);
-    await pollUntil(async () => /master_link_status:up/.test(await onReplica.info('replication')), 'the replica to sync');
+    await pollUntil(
+      async () => /master_link_status:up/.test(await onReplica.info('replication')),
+      'the replica to sync',
+    );
     app = await createApp({
       imports: [
         QueueModule.forRoot({ connection: primary.url, prefix, consumers: false }),
@@ -49,7 +52,9 @@ describe('waitForReplicas: writes resolve once replicas hold them (Redis WAIT)',
     await tasks.shift('hungry:rex', -1000);
     // No polling: acknowledged means already on the replica.
     const replicaKeys = await onReplica.keys(`${prefix}:*`);
-    const lengths = await Promise.all(replicaKeys.filter((key) => key.includes(':g:')).map((key) => onReplica.llen(key)));
+    const lengths = await Promise.all(
+      replicaKeys.filter((key) => key.includes(':g:')).map((key) => onReplica.llen(key)),
+    );
     expect(lengths.sort()).toEqual([1, 2]);
     const due = replicaKeys.filter((key) => key.endsWith(':due'));
     const scores = await Promise.all(due.map((key) => onReplica.zscore(key, 'hungry:rex')));
@@ -67,7 +72,9 @@ describe('waitForReplicas: writes resolve once replicas hold them (Redis WAIT)',
       const error = await events.push('lonely', { n: 1 }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(QueueReplicationError);
       expect(error).toMatchObject({ acknowledged: 0, required: 1 });
-      expect((error as Error).message).toMatch(/applied on the primary, but 0 of 1 replicas acknowledged it within 300 ms/);
+      expect((error as Error).message).toMatch(
+        /applied on the primary, but 0 of 1 replicas acknowledged it within 300 ms/,
+      );
       expect(Date.now() - started).toBeGreaterThanOrEqual(250);
       expect(await events.size('lonely')).toBe(1);
     } finally {

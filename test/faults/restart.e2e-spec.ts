@@ -123,10 +123,16 @@ describe('redis-server killed and restarted', () => {
     const prefix = uniquePrefix();
     const { events, tasks } = await boot(server.url, prefix, [TaskLog]);
     // Far-future tasks stay put through the restart: get() must find them unchanged.
-    const later = await Promise.all(Array.from({ length: 50 }, (_, i) => tasks.schedule({ n: -i }, { id: `later-${i}`, delayMs: 3_600_000 + i })));
+    const later = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => tasks.schedule({ n: -i }, { id: `later-${i}`, delayMs: 3_600_000 + i })),
+    );
 
     const producers = load(events, tasks, 32);
-    await pollUntil(() => producers.pushed.length > 3_000 && producers.scheduled.size > 1_000, 'load to build up', 20_000);
+    await pollUntil(
+      () => producers.pushed.length > 3_000 && producers.scheduled.size > 1_000,
+      'load to build up',
+      20_000,
+    );
     await server.kill('SIGKILL');
     const killedAt = Date.now();
     const resolvedBeforeKill = { pushed: producers.pushed.length, scheduled: producers.scheduled.size };
@@ -141,15 +147,20 @@ describe('redis-server killed and restarted', () => {
     await pollUntil(() => producers.pushed.length > afterRestart + 1_000, 'load after the restart');
     await producers.stop();
 
-    for (const task of later) expect(await tasks.get(task.id)).toMatchObject({ state: 'scheduled', runAt: task.runAt, attempts: 0 });
+    for (const task of later)
+      expect(await tasks.get(task.id)).toMatchObject({ state: 'scheduled', runAt: task.runAt, attempts: 0 });
     const pushed = new Set(producers.pushed);
     expect((await events.stats()).pending).toBeGreaterThanOrEqual(pushed.size);
 
     // Every task scheduled and acknowledged, before or after the kill, fires at least once.
-    await pollUntil(() => {
-      const fired = new Set(TaskLog.fired.map((f) => f.id));
-      return [...producers.scheduled.keys()].every((id) => fired.has(id));
-    }, 'every scheduled task to fire', 20_000);
+    await pollUntil(
+      () => {
+        const fired = new Set(TaskLog.fired.map((f) => f.id));
+        return [...producers.scheduled.keys()].every((id) => fired.has(id));
+      },
+      'every scheduled task to fire',
+      20_000,
+    );
 
     // Another application drains the FixedQueue: every acknowledged push is there, none twice.
     await boot(server.url, prefix, [EventLog]);
@@ -182,7 +193,15 @@ describe('redis-server killed and restarted', () => {
       const push = readFileSync(join(__dirname, '../../libs/queue/src/redis/lua/fixed-push.lua'), 'utf8');
       const sha = createHash('sha1').update(push).digest('hex');
       expect(await raw.script('EXISTS', sha)).toEqual([0]);
-      await pollUntil(() => events.push('g', 'after').then(() => true, () => false), 'a push after the restart', 10_000);
+      await pollUntil(
+        () =>
+          events.push('g', 'after').then(
+            () => true,
+            () => false,
+          ),
+        'a push after the restart',
+        10_000,
+      );
       expect(await raw.script('EXISTS', sha)).toEqual([1]);
       // The wake-up channels are subscribed again, so idle consumers (polling once a minute here) hear of new work.
       const channels = [`${prefix}:tasks:wake`, `${prefix}:events:wake`];
@@ -194,7 +213,11 @@ describe('redis-server killed and restarted', () => {
       raw.disconnect();
     }
     await tasks.schedule({ n: 2 }, { id: 'after' });
-    await pollUntil(() => TaskLog.fired.some((f) => f.id === 'after') && EventLog.delivered.includes('after'), 'both consumers after the restart', 10_000);
+    await pollUntil(
+      () => TaskLog.fired.some((f) => f.id === 'after') && EventLog.delivered.includes('after'),
+      'both consumers after the restart',
+      10_000,
+    );
     expect(await tasks.get('before')).toBeNull();
   });
 });

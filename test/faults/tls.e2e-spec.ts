@@ -43,7 +43,18 @@ describe('TLS: connection options reach ioredis as they are', () => {
     tlsPort = await freePort();
     // The plain port stays open only for the start-up check of the test helper; the queues use TLS.
     server = await startRedis({
-      extraArgs: ['--tls-port', String(tlsPort), '--tls-cert-file', join(TLS_DIR, 'cert.pem'), '--tls-key-file', join(TLS_DIR, 'key.pem'), '--tls-ca-cert-file', join(TLS_DIR, 'cert.pem'), '--tls-auth-clients', 'no'],
+      extraArgs: [
+        '--tls-port',
+        String(tlsPort),
+        '--tls-cert-file',
+        join(TLS_DIR, 'cert.pem'),
+        '--tls-key-file',
+        join(TLS_DIR, 'key.pem'),
+        '--tls-ca-cert-file',
+        join(TLS_DIR, 'cert.pem'),
+        '--tls-auth-clients',
+        'no',
+      ],
     });
   });
 
@@ -55,7 +66,11 @@ describe('TLS: connection options reach ioredis as they are', () => {
   it('pushes, consumes, schedules and fires over TLS with ioredis tls options', async () => {
     const app = await createApp({
       imports: [
-        QueueModule.forRoot({ connection: { host: '127.0.0.1', port: tlsPort, tls: { ca } }, prefix: uniquePrefix(), idlePollMs: 200 }),
+        QueueModule.forRoot({
+          connection: { host: '127.0.0.1', port: tlsPort, tls: { ca } },
+          prefix: uniquePrefix(),
+          idlePollMs: 200,
+        }),
         QueueModule.registerFixedQueue({ name: 'events', shards: 2, batchSize: 2, maxWaitMs: 20 }),
         QueueModule.registerDelayQueue({ name: 'tasks', shards: 2 }),
       ],
@@ -69,7 +84,14 @@ describe('TLS: connection options reach ioredis as they are', () => {
     expect(Consumers.tasks).toEqual(['over-tls']);
     // The same options without `tls` do not get through: the port speaks TLS only.
     const plain = createApp({
-      imports: [QueueModule.forRoot({ connection: { host: '127.0.0.1', port: tlsPort }, prefix: uniquePrefix(), commandTimeoutMs: 1000 }), QueueModule.registerFixedQueue({ name: 'events' })],
+      imports: [
+        QueueModule.forRoot({
+          connection: { host: '127.0.0.1', port: tlsPort },
+          prefix: uniquePrefix(),
+          commandTimeoutMs: 1000,
+        }),
+        QueueModule.registerFixedQueue({ name: 'events' }),
+      ],
     });
     await expect(plain).rejects.toThrow(/Cannot reach Redis at 127\.0\.0\.1:\d+/);
   });
@@ -77,11 +99,17 @@ describe('TLS: connection options reach ioredis as they are', () => {
   it('takes rediss:// URLs to TLS, verifying the certificate by default', async () => {
     const start = createApp({
       imports: [
-        QueueModule.forRoot({ connection: `rediss://127.0.0.1:${tlsPort}`, prefix: uniquePrefix(), commandTimeoutMs: 2000 }),
+        QueueModule.forRoot({
+          connection: `rediss://127.0.0.1:${tlsPort}`,
+          prefix: uniquePrefix(),
+          commandTimeoutMs: 2000,
+        }),
         QueueModule.registerFixedQueue({ name: 'events' }),
       ],
     });
     // Node's default CAs do not know the test certificate: the handshake itself is refused.
-    await expect(start).rejects.toThrow(/Cannot reach Redis at rediss:\/\/127\.0\.0\.1:\d+\/? \(.*self[- ]signed certificate/i);
+    await expect(start).rejects.toThrow(
+      /Cannot reach Redis at rediss:\/\/127\.0\.0\.1:\d+\/? \(.*self[- ]signed certificate/i,
+    );
   });
 });

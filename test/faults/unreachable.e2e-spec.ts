@@ -14,7 +14,15 @@ import {
   type QueueModuleOptions,
 } from 'nestjs-redis-queues';
 import { pollUntil, uniquePrefix } from '../support/testing';
-import { CapturedLogs, createLoggedApp, freePort, startRedis, timed, watchUnhandledRejections, type RedisServer } from '../support/faults';
+import {
+  CapturedLogs,
+  createLoggedApp,
+  freePort,
+  startRedis,
+  timed,
+  watchUnhandledRejections,
+  type RedisServer,
+} from '../support/faults';
 
 @Injectable()
 class Consumers {
@@ -54,7 +62,10 @@ describe('Redis unreachable', () => {
 
   async function boot(options: Omit<QueueModuleOptions, 'prefix'>, logs: CapturedLogs, consumers = true) {
     const app = await createLoggedApp(
-      { imports: [QueueModule.forRoot({ prefix: uniquePrefix(), idlePollMs: 200, ...options }), ...queues], providers: consumers ? [Consumers] : [] },
+      {
+        imports: [QueueModule.forRoot({ prefix: uniquePrefix(), idlePollMs: 200, ...options }), ...queues],
+        providers: consumers ? [Consumers] : [],
+      },
       logs,
     );
     apps.push(app);
@@ -71,7 +82,11 @@ describe('Redis unreachable', () => {
     const { ms, error } = await timed(boot({ connection: `redis://app:s3cret@127.0.0.1:${port}` }, logs));
     expect(error).toBeInstanceOf(Error);
     const message = (error as Error).message;
-    expect(message).toMatch(new RegExp(`Cannot reach Redis at redis://app:\\*\\*\\*@127\\.0\\.0\\.1:${port}/? \\(.*ECONNREFUSED.*\\).*startup: 'fail'`));
+    expect(message).toMatch(
+      new RegExp(
+        `Cannot reach Redis at redis://app:\\*\\*\\*@127\\.0\\.0\\.1:${port}/? \\(.*ECONNREFUSED.*\\).*startup: 'fail'`,
+      ),
+    );
     expect(message).not.toContain('s3cret');
     expect(logs.find('error', /Cannot reach Redis/)).toEqual([message]);
     expect(ms).toBeLessThan(3_000);
@@ -88,7 +103,9 @@ describe('Redis unreachable', () => {
   it("starts with startup: 'continue', rejects calls in bounded time while Redis is away, and recovers when it comes", async () => {
     const port = await freePort();
     const logs = new CapturedLogs();
-    const started = await timed(boot({ connection: `redis://127.0.0.1:${port}`, startup: 'continue', commandTimeoutMs: 1000 }, logs));
+    const started = await timed(
+      boot({ connection: `redis://127.0.0.1:${port}`, startup: 'continue', commandTimeoutMs: 1000 }, logs),
+    );
     expect(started.error).toBeUndefined();
     expect(started.ms).toBeLessThan(3_000);
     const { events, tasks } = started.value!;
@@ -105,9 +122,20 @@ describe('Redis unreachable', () => {
     const server = await startRedis({ port });
     servers.push(server);
     const back = Date.now();
-    await pollUntil(() => events.push('g1', 'after').then(() => true, () => false), 'a push to succeed once Redis is up');
+    await pollUntil(
+      () =>
+        events.push('g1', 'after').then(
+          () => true,
+          () => false,
+        ),
+      'a push to succeed once Redis is up',
+    );
     await tasks.schedule({ n: 1 }, { id: 'after' });
-    await pollUntil(() => Consumers.tasks.includes('after') && Consumers.messages.includes('after'), 'consumers to work again', 10_000);
+    await pollUntil(
+      () => Consumers.tasks.includes('after') && Consumers.messages.includes('after'),
+      'consumers to work again',
+      10_000,
+    );
     expect(Date.now() - back).toBeLessThan(10_000);
     // Nothing that was rejected was applied later behind the caller's back.
     expect(Consumers.messages).toEqual(['after']);
@@ -117,7 +145,12 @@ describe('Redis unreachable', () => {
     try {
       const metas = await raw.keys('*:meta');
       const recorded = await Promise.all(metas.map((key) => raw.hgetall(key)));
-      expect(recorded).toEqual(expect.arrayContaining([{ kind: 'fixed', shards: '2', layout: '1' }, { kind: 'delay', shards: '2', layout: '2' }]));
+      expect(recorded).toEqual(
+        expect.arrayContaining([
+          { kind: 'fixed', shards: '2', layout: '1' },
+          { kind: 'delay', shards: '2', layout: '2' },
+        ]),
+      );
     } finally {
       raw.disconnect();
     }
@@ -135,13 +168,21 @@ describe('Redis unreachable', () => {
 
     const logs = new CapturedLogs();
     const app = await createLoggedApp(
-      { imports: [QueueModule.forRoot({ connection: server.url, prefix, startup: 'continue' }), QueueModule.registerDelayQueue({ name: 'tasks', shards: 2 })] },
+      {
+        imports: [
+          QueueModule.forRoot({ connection: server.url, prefix, startup: 'continue' }),
+          QueueModule.registerDelayQueue({ name: 'tasks', shards: 2 }),
+        ],
+      },
       logs,
     );
     apps.push(app);
     server = await startRedis({ port, dir: server.dir, appendonly: true });
     servers.push(server);
-    const found = await pollUntil(() => logs.find('error', /Queue "tasks" was created with 5 shards but is configured with 2/)[0], 'the mismatch log');
+    const found = await pollUntil(
+      () => logs.find('error', /Queue "tasks" was created with 5 shards but is configured with 2/)[0],
+      'the mismatch log',
+    );
     expect(found).toMatch(/Keep shards: 5/);
   });
 
@@ -157,14 +198,23 @@ describe('Redis unreachable', () => {
       const schedule = await timed(tasks.schedule({}, { id: 'while-stopped' }));
       for (const call of [push, schedule]) {
         expect(call.error).toBeInstanceOf(QueueConnectionError);
-        expect((call.error as Error).message).toMatch(/Redis did not answer \(Command timed out\); the call may or may not have been applied/);
+        expect((call.error as Error).message).toMatch(
+          /Redis did not answer \(Command timed out\); the call may or may not have been applied/,
+        );
         expect(call.ms).toBeGreaterThanOrEqual(450);
         expect(call.ms).toBeLessThan(1_500);
       }
     } finally {
       process.kill(server.pid, 'SIGCONT');
     }
-    await pollUntil(() => events.push('g', 'after').then(() => true, () => false), 'a push after the server resumed');
+    await pollUntil(
+      () =>
+        events.push('g', 'after').then(
+          () => true,
+          () => false,
+        ),
+      'a push after the server resumed',
+    );
     expect(await events.size('g')).toBeGreaterThanOrEqual(2);
   });
 });

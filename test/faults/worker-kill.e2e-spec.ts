@@ -70,10 +70,16 @@ describe('DelayQueue workers SIGKILLed mid-handler (separate processes)', () => 
     for (let from = 0; from < TASKS; from += wave) {
       const started = await redis.llen(logKey);
       const to = Math.min(TASKS, from + wave);
-      await Promise.all(Array.from({ length: to - from }, (_, i) => jobs.schedule({ n: from + i }, { id: `job-${from + i}` })));
+      await Promise.all(
+        Array.from({ length: to - from }, (_, i) => jobs.schedule({ n: from + i }, { id: `job-${from + i}` })),
+      );
       if (killed.size === KILLS) break;
       const wanted = started + 100 + Math.floor(next() * 300);
-      await pollUntil(async () => (await redis.llen(logKey)) > wanted, `handlers to run before kill ${killed.size + 1}`, 20_000);
+      await pollUntil(
+        async () => (await redis.llen(logKey)) > wanted,
+        `handlers to run before kill ${killed.size + 1}`,
+        20_000,
+      );
       const alive = [...children];
       const victim = alive[Math.floor(next() * alive.length)];
       killed.add(victim.pid!);
@@ -81,7 +87,11 @@ describe('DelayQueue workers SIGKILLed mid-handler (separate processes)', () => 
       await spawnWorker(env);
     }
     expect(killed.size).toBe(KILLS);
-    await pollUntil(async () => (await jobs.stats()).completed === TASKS, `all ${TASKS} tasks completed (seed ${seed})`, 30_000);
+    await pollUntil(
+      async () => (await jobs.stats()).completed === TASKS,
+      `all ${TASKS} tasks completed (seed ${seed})`,
+      30_000,
+    );
 
     const stats = await jobs.stats();
     expect(stats).toMatchObject({ scheduled: 0, active: 0, dead: 0, completed: TASKS });

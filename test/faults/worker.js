@@ -20,7 +20,11 @@ class Handler {
     await new Promise((resolve) => setTimeout(resolve, 5 + Math.floor(Math.random() * 45)));
   }
 }
-DelayConsumer('jobs', { concurrency: 32 })(Handler.prototype, 'handle', Object.getOwnPropertyDescriptor(Handler.prototype, 'handle'));
+DelayConsumer('jobs', { concurrency: 32 })(
+  Handler.prototype,
+  'handle',
+  Object.getOwnPropertyDescriptor(Handler.prototype, 'handle'),
+);
 Injectable()(Handler);
 
 class WorkerModule {}

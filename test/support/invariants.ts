@@ -40,7 +40,10 @@ export interface FixedQueueShape {
 }
 
 /** Lists are bounded, the ready index and lengths match the lists, counters match the data. */
-export async function fixedQueueViolations(redis: IORedis, { prefix, name, shards, capacity }: FixedQueueShape): Promise<string[]> {
+export async function fixedQueueViolations(
+  redis: IORedis,
+  { prefix, name, shards, capacity }: FixedQueueShape,
+): Promise<string[]> {
   const problems: string[] = [];
   for (let shard = 0; shard < shards; shard++) {
     const tag = `${prefix}:{${name}:${shard}}`;
@@ -50,19 +53,25 @@ export async function fixedQueueViolations(redis: IORedis, { prefix, name, shard
       const group = key.slice(listPrefix.length);
       const entries = await redis.lrange(key, 0, -1);
       groups.set(group, entries.length);
-      if (entries.length > capacity) problems.push(`shard ${shard}: group ${JSON.stringify(group)} holds ${entries.length} > capacity ${capacity}`);
+      if (entries.length > capacity)
+        problems.push(`shard ${shard}: group ${JSON.stringify(group)} holds ${entries.length} > capacity ${capacity}`);
       for (const entry of entries) {
-        if (!/^\[\d{13},/.test(entry) || !isJson(entry)) problems.push(`shard ${shard}: malformed entry ${JSON.stringify(entry.slice(0, 80))}`);
+        if (!/^\[\d{13},/.test(entry) || !isJson(entry))
+          problems.push(`shard ${shard}: malformed entry ${JSON.stringify(entry.slice(0, 80))}`);
       }
-      if (entries.length > 0 && (await redis.pttl(key)) < 0) problems.push(`shard ${shard}: group ${JSON.stringify(group)} has no TTL`);
+      if (entries.length > 0 && (await redis.pttl(key)) < 0)
+        problems.push(`shard ${shard}: group ${JSON.stringify(group)} has no TTL`);
     }
     const ready = await redis.zrange(`${tag}:ready`, 0, -1);
     const lens = await redis.hgetall(`${tag}:lens`);
     if (!sameSet(ready, groups.keys())) {
-      problems.push(`shard ${shard}: ready index ${JSON.stringify(ready.sort())} != groups with data ${JSON.stringify([...groups.keys()].sort())}`);
+      problems.push(
+        `shard ${shard}: ready index ${JSON.stringify(ready.sort())} != groups with data ${JSON.stringify([...groups.keys()].sort())}`,
+      );
     }
     for (const [group, length] of groups) {
-      if (Number(lens[group]) !== length) problems.push(`shard ${shard}: lens[${JSON.stringify(group)}] = ${lens[group]} but the list holds ${length}`);
+      if (Number(lens[group]) !== length)
+        problems.push(`shard ${shard}: lens[${JSON.stringify(group)}] = ${lens[group]} but the list holds ${length}`);
     }
     for (const group of Object.keys(lens)) {
       if (!groups.has(group)) problems.push(`shard ${shard}: lens has ${JSON.stringify(group)}, which has no data`);
@@ -84,7 +93,10 @@ export interface DelayQueueShape {
  * Every task is in exactly one of due/active/dead and its payload is JSON; a task that was delivered
  * (active or dead always were) has a well-formed runs entry; nothing dangles.
  */
-export async function delayQueueViolations(redis: IORedis, { prefix, name, shards }: DelayQueueShape): Promise<string[]> {
+export async function delayQueueViolations(
+  redis: IORedis,
+  { prefix, name, shards }: DelayQueueShape,
+): Promise<string[]> {
   const problems: string[] = [];
   for (let shard = 0; shard < shards; shard++) {
     const tag = `${prefix}:{${name}:${shard}}`;
@@ -97,21 +109,34 @@ export async function delayQueueViolations(redis: IORedis, { prefix, name, shard
       redis.hgetall(`${tag}:runs`),
     ]);
     const where = new Map<string, string[]>();
-    for (const [set, ids] of [['due', due], ['active', active], ['dead', dead]] as const) {
+    for (const [set, ids] of [
+      ['due', due],
+      ['active', active],
+      ['dead', dead],
+    ] as const) {
       for (const id of ids) {
         where.set(id, [...(where.get(id) ?? []), set]);
         if (!(id in data)) problems.push(`shard ${shard}: ${set} holds ${JSON.stringify(id)}, which has no data`);
-        if (set !== 'due' && !(id in runs)) problems.push(`shard ${shard}: ${set} holds ${JSON.stringify(id)}, which has no runs entry`);
+        if (set !== 'due' && !(id in runs))
+          problems.push(`shard ${shard}: ${set} holds ${JSON.stringify(id)}, which has no runs entry`);
       }
     }
     for (const [id, value] of Object.entries(data)) {
       const sets = where.get(id) ?? [];
-      if (sets.length !== 1) problems.push(`shard ${shard}: task ${JSON.stringify(id)} is in ${sets.length ? sets.join(' and ') : 'no set'}`);
-      if (!isJson(value)) problems.push(`shard ${shard}: the payload of ${JSON.stringify(id)} is not JSON: ${JSON.stringify(value.slice(0, 80))}`);
+      if (sets.length !== 1)
+        problems.push(
+          `shard ${shard}: task ${JSON.stringify(id)} is in ${sets.length ? sets.join(' and ') : 'no set'}`,
+        );
+      if (!isJson(value))
+        problems.push(
+          `shard ${shard}: the payload of ${JSON.stringify(id)} is not JSON: ${JSON.stringify(value.slice(0, 80))}`,
+        );
     }
     for (const [id, run] of Object.entries(runs)) {
-      if (!(id in data)) problems.push(`shard ${shard}: a runs entry is kept for ${JSON.stringify(id)}, which has no data`);
-      if (!/^[1-9]\d*:\d+:\d+$/.test(run)) problems.push(`shard ${shard}: malformed runs entry of ${JSON.stringify(id)}: ${JSON.stringify(run)}`);
+      if (!(id in data))
+        problems.push(`shard ${shard}: a runs entry is kept for ${JSON.stringify(id)}, which has no data`);
+      if (!/^[1-9]\d*:\d+:\d+$/.test(run))
+        problems.push(`shard ${shard}: malformed runs entry of ${JSON.stringify(id)}: ${JSON.stringify(run)}`);
     }
     for (const id of errors) {
       if (!(id in data)) problems.push(`shard ${shard}: an error is kept for ${JSON.stringify(id)}, which has no data`);

@@ -21,7 +21,8 @@ export const topology: 'single' | 'cluster' = process.env.NRQ_TOPOLOGY === 'clus
 /** The test cluster's masters (test/setup/cluster-setup.js starts it, or NRQ_TEST_CLUSTER names one). */
 export function clusterNodes(): { host: string; port: number }[] {
   const nodes = process.env.NRQ_TEST_CLUSTER;
-  if (!nodes) throw new Error('NRQ_TEST_CLUSTER is not set: the cluster project\'s global setup starts a cluster and sets it');
+  if (!nodes)
+    throw new Error("NRQ_TEST_CLUSTER is not set: the cluster project's global setup starts a cluster and sets it");
   return nodes.split(',').map((node) => {
     const [host, port] = node.split(':');
     return { host, port: Number(port) };
@@ -79,7 +80,10 @@ export async function createApp(metadata: ModuleMetadata, logger?: LoggerService
  * suite, and the applications a test pushes onto `apps`, closed after each test before `reset` runs
  * (so that nothing a closing app still delivers leaks into the next test).
  */
-export function useApps<C extends RawRedis>(client: () => C, reset?: () => void): { apps: INestApplication[]; redis: C } {
+export function useApps<C extends RawRedis>(
+  client: () => C,
+  reset?: () => void,
+): { apps: INestApplication[]; redis: C } {
   const redis = client();
   const apps: INestApplication[] = [];
   afterEach(async () => {
@@ -93,7 +97,12 @@ export function useApps<C extends RawRedis>(client: () => C, reset?: () => void)
 }
 
 /** Polls `probe` until it returns a truthy value (returned), failing with `what` after `timeoutMs`. */
-export async function pollUntil<T>(probe: () => T | Promise<T>, what: string, timeoutMs = 10_000, everyMs = 10): Promise<NonNullable<T>> {
+export async function pollUntil<T>(
+  probe: () => T | Promise<T>,
+  what: string,
+  timeoutMs = 10_000,
+  everyMs = 10,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

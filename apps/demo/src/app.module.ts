@@ -29,7 +29,10 @@ export class AppModule {
       ],
       providers: [
         { provide: DemoConfig, useValue: config },
-        { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }) },
+        {
+          provide: APP_PIPE,
+          useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }),
+        },
       ],
       exports: [DemoConfig],
     };

@@ -6,7 +6,10 @@ import { resolveDemoConfig, type DemoConfig } from './demo.config';
 import { MAX_EVENTS_PER_REQUEST } from './games/games.constants';
 
 /** Creates the demo application for a configuration and listens on its host and port. */
-export async function startDemo(overrides: Partial<DemoConfig>, logger: LoggerService | LogLevel[] | false): Promise<NestExpressApplication> {
+export async function startDemo(
+  overrides: Partial<DemoConfig>,
+  logger: LoggerService | LogLevel[] | false,
+): Promise<NestExpressApplication> {
   const config = resolveDemoConfig(overrides);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { logger });
   // Express' default of 100 kB would refuse a request of MAX_EVENTS_PER_REQUEST events.

@@ -1,4 +1,16 @@
-import { ArrayNotEmpty, IsBoolean, IsInt, IsNumber, IsOptional, IsPositive, IsString, Matches, Max, Min, validateSync } from 'class-validator';
+import {
+  ArrayNotEmpty,
+  IsBoolean,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsPositive,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  validateSync,
+} from 'class-validator';
 import type { ClusterNode } from 'ioredis';
 
 /**
@@ -86,7 +98,11 @@ type Parse = (text: string) => unknown;
 const numeric: Parse = (value) => Number(value);
 const text: Parse = (value) => value;
 const seconds: Parse = (value) => Math.round(Number(value) * 1000);
-const list: Parse = (value) => value.split(',').map((item) => item.trim()).filter(Boolean);
+const list: Parse = (value) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
 const flag: Parse = (value) => {
   const normal = value.trim().toLowerCase();
   if (['1', 'true', 'yes', 'on'].includes(normal)) return true;
@@ -113,12 +129,17 @@ const ENV: Record<keyof DemoConfig, [name: string, parse: Parse]> = {
 };
 
 /** Applies defaults and checks every setting, naming each broken one as the caller spelled it. */
-export function resolveDemoConfig(values: Partial<DemoConfig> = {}, source: (key: string) => string = (key) => key): DemoConfig {
+export function resolveDemoConfig(
+  values: Partial<DemoConfig> = {},
+  source: (key: string) => string = (key) => key,
+): DemoConfig {
   const given = Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined));
   const config = Object.assign(new DemoConfig(), given);
   const errors = validateSync(config, { whitelist: true, forbidNonWhitelisted: true, stopAtFirstError: true });
   if (errors.length > 0) {
-    const problems = errors.map((error) => `${source(error.property)}: ${Object.values(error.constraints ?? {}).join(', ')}`);
+    const problems = errors.map(
+      (error) => `${source(error.property)}: ${Object.values(error.constraints ?? {}).join(', ')}`,
+    );
     throw new Error(`Invalid demo configuration: ${problems.join('; ')}`);
   }
   return config;

@@ -8,10 +8,12 @@ import { missingPeer } from './queue.messages';
  */
 export function loadOptional<T>(pkg: string, feature: string): T {
   try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, so the library loads without it
     return require(pkg) as T;
   } catch (error) {
     const { code, message } = error as NodeJS.ErrnoException;
-    if (code === 'MODULE_NOT_FOUND' && message.includes(`'${pkg}'`)) throw new QueueConfigError(missingPeer(feature, pkg));
+    if (code === 'MODULE_NOT_FOUND' && message.includes(`'${pkg}'`))
+      throw new QueueConfigError(missingPeer(feature, pkg));
     throw error;
   }
 }

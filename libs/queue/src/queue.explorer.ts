@@ -1,10 +1,5 @@
-import {
-  BeforeApplicationShutdown,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnModuleInit,
-} from '@nestjs/common';
+/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-require-imports -- until the explorer is split into discovery and orchestration */
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import { createRequire } from 'node:module';
 import { QueueConfigError } from './errors';
@@ -80,7 +75,9 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
         if (!batch && !delay && !listeners) continue;
         const label = `${instance.constructor?.name ?? 'provider'}.${method}`;
         if (!wrapper.isDependencyTreeStatic()) {
-          this.logger.warn(requestScopedConsumer(batch ? '@BatchConsumer' : delay ? '@DelayConsumer' : '@OnQueueEvent', label));
+          this.logger.warn(
+            requestScopedConsumer(batch ? '@BatchConsumer' : delay ? '@DelayConsumer' : '@OnQueueEvent', label),
+          );
           continue;
         }
         if (batch) this.batchConsumers.push({ instance, method, label, metadata: batch });
@@ -114,9 +111,14 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
     if (this.phase === 'running') this.phase = 'stopped';
     for (const cancel of this.scheduled.splice(0)) cancel();
     const timeout = this.settings.shutdownTimeoutMs;
-    const results = await Promise.all(this.workers.map(async (worker) => [worker, await worker.stop(timeout)] as const));
+    const results = await Promise.all(
+      this.workers.map(async (worker) => [worker, await worker.stop(timeout)] as const),
+    );
     for (const [worker, finished] of results) {
-      if (!finished) this.logger.warn(`${worker.label}: ${worker.inFlight} handler(s) still running after ${timeout} ms (shutdownTimeoutMs)`);
+      if (!finished)
+        this.logger.warn(
+          `${worker.label}: ${worker.inFlight} handler(s) still running after ${timeout} ms (shutdownTimeoutMs)`,
+        );
     }
     this.workers.length = 0;
   }
@@ -127,11 +129,21 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
    */
   consumers(): { queue: string; consumer: string; running: boolean }[] {
     const found = [...this.batchConsumers, ...this.delayConsumers];
-    return found.map(({ metadata, label }) => ({ queue: metadata.queue, consumer: label, running: this.phase === 'running' }));
+    return found.map(({ metadata, label }) => ({
+      queue: metadata.queue,
+      consumer: label,
+      running: this.phase === 'running',
+    }));
   }
 
-  private listen(instance: Record<string, any>, method: string, label: string, { event, queue }: QueueEventHandlerMetadata): void {
-    if (!QUEUE_EVENT_NAMES.includes(event)) throw new QueueConfigError(`@OnQueueEvent on ${label}: ${unknownEvent(String(event), QUEUE_EVENT_NAMES)}`);
+  private listen(
+    instance: Record<string, any>,
+    method: string,
+    label: string,
+    { event, queue }: QueueEventHandlerMetadata,
+  ): void {
+    if (!QUEUE_EVENT_NAMES.includes(event))
+      throw new QueueConfigError(`@OnQueueEvent on ${label}: ${unknownEvent(String(event), QUEUE_EVENT_NAMES)}`);
     // A listener filtering on a queue that does not exist would never be called: say so at start-up.
     const kind = kindOf(event);
     if (queue !== undefined && kind) this.registry.get(kind, queue);
@@ -141,12 +153,19 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
   private createBatchWorker(found: Found<BatchConsumerMetadata>) {
     const { instance, label, metadata } = found;
     const queue = this.registry.get<FixedQueue<unknown>>('fixed', metadata.queue);
-    const options = resolveOptions(BatchConsumerOptionsRules, metadata.options, `@BatchConsumer on ${label}`, batchConsumerChecks);
+    const options = resolveOptions(
+      BatchConsumerOptionsRules,
+      metadata.options,
+      `@BatchConsumer on ${label}`,
+      batchConsumerChecks,
+    );
     let onFailed: BatchFailureHandler | undefined;
     if (typeof options.onFailed === 'string') {
       const hook = instance[options.onFailed];
       if (typeof hook !== 'function') {
-        throw new QueueConfigError(`@BatchConsumer on ${label}: onFailed names "${options.onFailed}", which is not a method of ${instance.constructor?.name}`);
+        throw new QueueConfigError(
+          `@BatchConsumer on ${label}: onFailed names "${options.onFailed}", which is not a method of ${instance.constructor?.name}`,
+        );
       }
       onFailed = hook.bind(instance);
     } else if (typeof options.onFailed === 'function') {
@@ -181,7 +200,11 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
   }
 
   /** Registers a scheduled drain in @nestjs/schedule's SchedulerRegistry, so it is visible (and stoppable) there. */
-  private schedule(worker: BatchConsumerWorker, options: BatchConsumerOptionsRules, found: Found<BatchConsumerMetadata>): void {
+  private schedule(
+    worker: BatchConsumerWorker,
+    options: BatchConsumerOptionsRules,
+    found: Found<BatchConsumerMetadata>,
+  ): void {
     const name = options.name ?? `nrq:${found.metadata.queue}:${found.label}`;
     const { SchedulerRegistry } = this.loadSchedule(found);
     let registry: any;
@@ -191,7 +214,9 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
       throw new QueueConfigError(missingScheduler(found.metadata.queue, found.label));
     }
     const run = () =>
-      void worker.drain().catch((error) => this.logger.error(`${found.label} scheduled drain failed: ${describe(error)}`));
+      void worker
+        .drain()
+        .catch((error) => this.logger.error(`${found.label} scheduled drain failed: ${describe(error)}`));
     if (options.intervalMs !== undefined) {
       const interval = setInterval(run, options.intervalMs);
       registry.addInterval(name, interval);

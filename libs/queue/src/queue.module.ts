@@ -20,7 +20,11 @@ import type { DelayQueueOptions, FixedQueueOptions, QueueModuleOptions } from '.
 @Module({
   imports: [DiscoveryModule],
   providers: [
-    { provide: QueueSettings, useFactory: (options: QueueModuleOptions) => QueueSettings.resolve(options), inject: [MODULE_OPTIONS_TOKEN] },
+    {
+      provide: QueueSettings,
+      useFactory: (options: QueueModuleOptions) => QueueSettings.resolve(options),
+      inject: [MODULE_OPTIONS_TOKEN],
+    },
     RedisConnection,
     QueueRegistry,
     QueueMetadataAccessor,
@@ -52,8 +56,17 @@ export class QueueFeatureModule {}
 
 function queueModule(
   token: string,
-  create: (connection: RedisConnection, settings: QueueSettings, registry: QueueRegistry, events: QueueEvents) => unknown,
+  create: (
+    connection: RedisConnection,
+    settings: QueueSettings,
+    registry: QueueRegistry,
+    events: QueueEvents,
+  ) => unknown,
 ): DynamicModule {
-  const provider: Provider = { provide: token, useFactory: create, inject: [RedisConnection, QueueSettings, QueueRegistry, QueueEvents] };
+  const provider: Provider = {
+    provide: token,
+    useFactory: create,
+    inject: [RedisConnection, QueueSettings, QueueRegistry, QueueEvents],
+  };
   return { module: QueueFeatureModule, providers: [provider], exports: [token] };
 }

@@ -7,7 +7,8 @@ import type { FixedQueue } from './fixed-queue/fixed-queue';
 
 export type QueueKind = 'fixed' | 'delay';
 
-export type RegisteredQueue = { kind: 'fixed'; name: string; queue: FixedQueue } | { kind: 'delay'; name: string; queue: DelayQueue };
+export type RegisteredQueue =
+  { kind: 'fixed'; name: string; queue: FixedQueue } | { kind: 'delay'; name: string; queue: DelayQueue };
 
 interface Entry {
   kind: QueueKind;
@@ -27,7 +28,8 @@ export class QueueRegistry {
   register<Q>(kind: QueueKind, name: string, options: unknown, create: () => Q): Q {
     const existing = this.queues.get(name);
     if (existing) {
-      if (existing.kind !== kind || !isDeepStrictEqual(existing.options, options)) throw new QueueConfigError(duplicateQueue(name));
+      if (existing.kind !== kind || !isDeepStrictEqual(existing.options, options))
+        throw new QueueConfigError(duplicateQueue(name));
       return existing.queue as Q;
     }
     const queue = create();

@@ -22,8 +22,14 @@ export class GameEventsService {
   /** The events of one request: each queue takes its share of them in one atomic write. */
   async track(game: string, events: GameEvent[]): Promise<PushResult> {
     const [live, digest] = await Promise.all([
-      this.live.pushMany(game, events.filter((event) => !DIGEST_TYPES.has(event.type))),
-      this.digest.pushMany(game, events.filter((event) => DIGEST_TYPES.has(event.type))),
+      this.live.pushMany(
+        game,
+        events.filter((event) => !DIGEST_TYPES.has(event.type)),
+      ),
+      this.digest.pushMany(
+        game,
+        events.filter((event) => DIGEST_TYPES.has(event.type)),
+      ),
     ]);
     const dropped = live.dropped + digest.dropped;
     this.stats.received(game, events.length, dropped);

@@ -11,11 +11,20 @@ export class GamesController {
   /** One event or an array of them. 202: they are queued, to be reported later (or dropped, best-effort). */
   @Post(':game/events')
   @HttpCode(HttpStatus.ACCEPTED)
-  async track(@Param() { game }: GameParams, @Body(ParseEventsPipe) events: GameEventDto[]): Promise<{ accepted: number; dropped: number }> {
+  async track(
+    @Param() { game }: GameParams,
+    @Body(ParseEventsPipe) events: GameEventDto[],
+  ): Promise<{ accepted: number; dropped: number }> {
     const now = Date.now();
     const { dropped } = await this.events.track(
       game,
-      events.map(({ type, userId, ts, value }) => ({ game, type, userId, ts: ts ?? now, ...(value === undefined ? {} : { value }) })),
+      events.map(({ type, userId, ts, value }) => ({
+        game,
+        type,
+        userId,
+        ts: ts ?? now,
+        ...(value === undefined ? {} : { value }),
+      })),
     );
     return { accepted: events.length, dropped };
   }

@@ -22,9 +22,21 @@ export class GamesModule {
     return {
       module: GamesModule,
       imports: [
-        QueueModule.registerFixedQueue({ name: GAME_EVENTS, ...REPORTING, maxWaitMs: 1000, ttlMs: IDLE_TTL_MS, schema: GameEvent }),
+        QueueModule.registerFixedQueue({
+          name: GAME_EVENTS,
+          ...REPORTING,
+          maxWaitMs: 1000,
+          ttlMs: IDLE_TTL_MS,
+          schema: GameEvent,
+        }),
         // A game's digest waits one interval, so that each scheduled run reports what gathered since the last.
-        QueueModule.registerFixedQueue({ name: GAME_DIGEST, ...REPORTING, maxWaitMs: config.digestIntervalMs, ttlMs: IDLE_TTL_MS, schema: GameEvent }),
+        QueueModule.registerFixedQueue({
+          name: GAME_DIGEST,
+          ...REPORTING,
+          maxWaitMs: config.digestIntervalMs,
+          ttlMs: IDLE_TTL_MS,
+          schema: GameEvent,
+        }),
       ],
       controllers: [GamesController],
       providers: [

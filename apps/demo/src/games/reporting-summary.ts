@@ -67,7 +67,12 @@ export class ReportingSummary implements OnApplicationBootstrap, OnModuleDestroy
       .sort((a, b) => b[1] - a[1]);
     const sink = this.sink.totals();
     this.logger.log(
-      `${n(busiest.length)} games reported; busiest ${busiest.slice(0, BUSIEST).map(([game, events]) => `${game} ${n(events)}`).join(', ') || '-'} · ` +
+      `${n(busiest.length)} games reported; busiest ${
+        busiest
+          .slice(0, BUSIEST)
+          .map(([game, events]) => `${game} ${n(events)}`)
+          .join(', ') || '-'
+      } · ` +
         `upstream so far: ${n(sink.batches)} batches, largest ${sink.largestBatch}, oldest event ${(sink.oldestAgeMs / 1000).toFixed(1)} s, ` +
         `${sink.violations} rule violations`,
     );

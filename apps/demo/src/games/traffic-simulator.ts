@@ -66,7 +66,9 @@ export class TrafficSimulator implements OnApplicationBootstrap, OnModuleDestroy
     const rate = this.config.eventsPerSecond;
     if (rate === 0) return;
     this.timer = setInterval(() => this.tick(rate), TICK_MS);
-    this.logger.log(`producing ${rate.toLocaleString('en')} events/s for ${this.games.length} games (hottest first: ${this.games.slice(0, 3).join(', ')}, ...)`);
+    this.logger.log(
+      `producing ${rate.toLocaleString('en')} events/s for ${this.games.length} games (hottest first: ${this.games.slice(0, 3).join(', ')}, ...)`,
+    );
   }
 
   onModuleDestroy(): void {

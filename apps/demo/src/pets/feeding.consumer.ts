@@ -27,13 +27,17 @@ export class FeedingConsumer {
     const end = await this.store.finishMeal(petId, meal);
     switch (end.outcome) {
       case 'hungry':
-        this.logger.log(`${petId} is hungry: meal ${meal} lasted ${this.clock.format(end.at - end.startedAt)} (task fired ${ctx.firedAt - ctx.runAt} ms after its time)`);
+        this.logger.log(
+          `${petId} is hungry: meal ${meal} lasted ${this.clock.format(end.at - end.startedAt)} (task fired ${ctx.firedAt - ctx.runAt} ms after its time)`,
+        );
         return;
       case 'auto-fed':
         // Replaces this very task (same id): the library detaches the running delivery, so its
         // acknowledgement cannot delete the next meal's task.
         await this.pets.scheduleMealEnd(petId, meal + 1, end.at);
-        this.logger.log(`${petId} was fed automatically (meal ${meal + 1}, auto-feed card used), for another ${this.clock.format(this.clock.real(MEAL_MS))}`);
+        this.logger.log(
+          `${petId} was fed automatically (meal ${meal + 1}, auto-feed card used), for another ${this.clock.format(this.clock.real(MEAL_MS))}`,
+        );
         return;
       case 'auto-fed-before': {
         // An earlier delivery auto-fed the pet; it may have died before scheduling the next meal.

@@ -39,13 +39,18 @@ export class PetStory implements OnApplicationBootstrap, OnModuleDestroy {
   private async play(): Promise<void> {
     const cast = ['rex', 'luna', 'milo'];
     // A Redis that outlived an earlier run may still hold them: the story starts from scratch.
-    await Promise.all(cast.map(async (id) => Promise.all([this.store.remove(id), this.feeding.cancel(hungryTaskId(id))])));
-    this.logger.log(`story: 1 pet hour = ${this.clock.real(HOUR_MS) / 1000} s; rex eats, luna gets an acceleration card, milo an auto-feed card`);
+    await Promise.all(
+      cast.map(async (id) => Promise.all([this.store.remove(id), this.feeding.cancel(hungryTaskId(id))])),
+    );
+    this.logger.log(
+      `story: 1 pet hour = ${this.clock.real(HOUR_MS) / 1000} s; rex eats, luna gets an acceleration card, milo an auto-feed card`,
+    );
     for (const id of cast) await this.pets.feed(id);
     await this.pets.holdAutoFeed('milo');
     this.later(HOUR_MS, () => this.pets.accelerate('luna'));
     // rex and luna see the vet an hour in: while the vet is still closed, these end in the dead letters.
-    for (const id of ['rex', 'luna']) await this.vet.schedule({ petId: id }, { id: vetCheckId(id), delayMs: this.clock.real(HOUR_MS) });
+    for (const id of ['rex', 'luna'])
+      await this.vet.schedule({ petId: id }, { id: vetCheckId(id), delayMs: this.clock.real(HOUR_MS) });
     if (this.config.vetClosedMs > 0) {
       this.logger.log(
         `story: rex and luna see the vet in an hour, but the vet opens ${this.config.vetClosedMs / 1000} s from now: their check-ups will fail ` +

@@ -85,7 +85,9 @@ export class PetStore implements OnApplicationShutdown {
   constructor(private readonly config: DemoConfig) {
     const nodes = clusterNodes(config);
     // Lazy, as the queues' connection: an application that fails to start leaves no socket open.
-    this.redis = nodes ? new Cluster(nodes, { lazyConnect: true }) : new IORedis(config.redisUrl, { lazyConnect: true });
+    this.redis = nodes
+      ? new Cluster(nodes, { lazyConnect: true })
+      : new IORedis(config.redisUrl, { lazyConnect: true });
     this.redis.on('error', (error: Error) => this.logger.warn(`Redis: ${error.message}`));
   }
 
@@ -116,7 +118,11 @@ export class PetStore implements OnApplicationShutdown {
   }
 
   async finishMeal(id: string, meal: number): Promise<MealEnd> {
-    const [outcome, at, startedAt] = (await this.redis.eval(FINISH_MEAL, 1, this.key(id), meal)) as [MealEnd['outcome'], number, number];
+    const [outcome, at, startedAt] = (await this.redis.eval(FINISH_MEAL, 1, this.key(id), meal)) as [
+      MealEnd['outcome'],
+      number,
+      number,
+    ];
     if (outcome === 'hungry') return { outcome, at, startedAt };
     return outcome === 'stale' ? { outcome } : { outcome, at };
   }

@@ -33,12 +33,16 @@ export class PetsService {
   async accelerate(id: string): Promise<PetView> {
     const pet = await this.existing(id);
     if (!pet.eating) throw new ConflictException(`${id} is not eating: there is no meal to accelerate`);
-    const moved = await this.feeding.shift(hungryTaskId(id), -this.clock.real(ACCELERATION_MS)).catch((error: unknown) => {
-      throw error instanceof TaskStateError ? new ConflictException(`${id}'s meal is ending right now`) : error;
-    });
+    const moved = await this.feeding
+      .shift(hungryTaskId(id), -this.clock.real(ACCELERATION_MS))
+      .catch((error: unknown) => {
+        throw error instanceof TaskStateError ? new ConflictException(`${id}'s meal is ending right now`) : error;
+      });
     if (!moved) throw new ConflictException(`${id}'s meal has just ended`);
     await this.store.countAcceleration(id);
-    this.logger.log(`${id} used an acceleration card: meal ${pet.meals} now ends in ${this.clock.format(moved.runAt - Date.now())}`);
+    this.logger.log(
+      `${id} used an acceleration card: meal ${pet.meals} now ends in ${this.clock.format(moved.runAt - Date.now())}`,
+    );
     return this.view(id);
   }
 
@@ -46,7 +50,8 @@ export class PetsService {
   async holdAutoFeed(id: string): Promise<PetView> {
     const outcome = await this.store.armAutoFeed(id);
     if (outcome === 'missing') throw new NotFoundException(`no pet ${id}: feed it first`);
-    if (outcome === 'not-eating') throw new ConflictException(`${id} is not eating: an auto-feed card works at the end of a meal`);
+    if (outcome === 'not-eating')
+      throw new ConflictException(`${id} is not eating: an auto-feed card works at the end of a meal`);
     if (outcome === 'held') throw new ConflictException(`${id} already holds an auto-feed card`);
     this.logger.log(`${id} holds an auto-feed card: it will be fed again when its meal ends`);
     return this.view(id);
@@ -71,7 +76,10 @@ export class PetsService {
 
   /** The task that makes the pet hungry: due one meal after `startedAt` (Redis time). */
   scheduleMealEnd(id: string, meal: number, startedAt: number): Promise<unknown> {
-    return this.feeding.schedule({ petId: id, meal }, { id: hungryTaskId(id), runAt: startedAt + this.clock.real(MEAL_MS) });
+    return this.feeding.schedule(
+      { petId: id, meal },
+      { id: hungryTaskId(id), runAt: startedAt + this.clock.real(MEAL_MS) },
+    );
   }
 
   private async existing(id: string): Promise<Pet> {

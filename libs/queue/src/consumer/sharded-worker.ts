@@ -23,7 +23,8 @@ export function describe(error: unknown): string {
  */
 export function logLine(consumer: string, what: string, fields: Record<string, string | number> = {}): string {
   let line = `${consumer}: ${what}`;
-  for (const [key, value] of Object.entries(fields)) line += ` ${key}=${typeof value === 'number' ? value : JSON.stringify(value)}`;
+  for (const [key, value] of Object.entries(fields))
+    line += ` ${key}=${typeof value === 'number' ? value : JSON.stringify(value)}`;
   return line;
 }
 
@@ -72,7 +73,14 @@ export abstract class ShardedWorker {
   /** Polls every shard continuously, sleeping until work is due. */
   async start(): Promise<void> {
     for (let shard = 0; shard < this.shards; shard++) {
-      this.loops.push(new ShardLoop(() => this.pollShard(shard), this.clock, this.idlePollMs, (error) => this.pollFailed(error)));
+      this.loops.push(
+        new ShardLoop(
+          () => this.pollShard(shard),
+          this.clock,
+          this.idlePollMs,
+          (error) => this.pollFailed(error),
+        ),
+      );
     }
     this.unsubscribe = await this.connection.subscribe(this.wakeChannel, (message) => {
       const [shard, at] = message.split(':').map(Number);
@@ -122,6 +130,7 @@ export abstract class ShardedWorker {
 
   protected reportError(operation: ConsumerErrorEvent['operation'], error: unknown): void {
     const { events, name } = this.observed;
-    if (events.has('consumer.error')) events.emit('consumer.error', { queue: name, consumer: this.label, operation, error });
+    if (events.has('consumer.error'))
+      events.emit('consumer.error', { queue: name, consumer: this.label, operation, error });
   }
 }

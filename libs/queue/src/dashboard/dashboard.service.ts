@@ -37,14 +37,34 @@ export class DashboardService {
         if (entry.kind === 'fixed') {
           const fixed = entry.queue;
           const [stats, hottest] = await Promise.all([fixed.stats(), fixed.hottestGroups(limits.hottestGroups)]);
-          return { kind: 'fixed', name, stats, hottest: hottest.map((group) => ({ ...group, dueAt: fixed.clock.toLocal(group.dueAt) })) };
+          return {
+            kind: 'fixed',
+            name,
+            stats,
+            hottest: hottest.map((group) => ({ ...group, dueAt: fixed.clock.toLocal(group.dueAt) })),
+          };
         }
         const delay = entry.queue;
-        const [stats, upcoming, dead] = await Promise.all([delay.stats(), delay.upcoming(limits.upcomingTasks), delay.deadLetters(limits.deadLetters)]);
+        const [stats, upcoming, dead] = await Promise.all([
+          delay.stats(),
+          delay.upcoming(limits.upcomingTasks),
+          delay.deadLetters(limits.deadLetters),
+        ]);
         // Payloads stay out: a dashboard needs to know which task died and why, not its data.
         const local = (serverTime: number) => delay.clock.toLocal(serverTime);
-        const summaries = dead.map(({ id, attempts, diedAt, lastError }) => ({ id, attempts, diedAt: local(diedAt), ...(lastError ? { lastError } : {}) }));
-        return { kind: 'delay', name, stats, upcoming: upcoming.map((task) => ({ ...task, runAt: local(task.runAt) })), dead: summaries };
+        const summaries = dead.map(({ id, attempts, diedAt, lastError }) => ({
+          id,
+          attempts,
+          diedAt: local(diedAt),
+          ...(lastError ? { lastError } : {}),
+        }));
+        return {
+          kind: 'delay',
+          name,
+          stats,
+          upcoming: upcoming.map((task) => ({ ...task, runAt: local(task.runAt) })),
+          dead: summaries,
+        };
       }),
     );
     return { time: Date.now(), queues: queues.sort((a, b) => a.name.localeCompare(b.name)) };

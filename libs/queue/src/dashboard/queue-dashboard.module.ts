@@ -10,6 +10,7 @@ import {
   HttpCode,
   Module,
   Param,
+  type Type,
   Post,
   Req,
   UseGuards,
@@ -38,14 +39,16 @@ class FunctionGuard implements CanActivate {
   }
 }
 
-function isGuardClass(guard: DashboardGuard): guard is new (...args: any[]) => CanActivate {
+function isGuardClass(guard: DashboardGuard): guard is Type<CanActivate> {
   return typeof guard === 'function' && typeof guard.prototype?.canActivate === 'function';
 }
 
 function limit(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < 1 || value > 1000) {
-    throw new QueueConfigError(`Invalid options for QueueDashboardModule.register: ${name} must be an integer from 1 to 1000 (got ${value})`);
+    throw new QueueConfigError(
+      `Invalid options for QueueDashboardModule.register: ${name} must be an integer from 1 to 1000 (got ${value})`,
+    );
   }
   return value;
 }
@@ -60,7 +63,9 @@ export class QueueDashboardModule {
   static register(options: QueueDashboardOptions = {}): DynamicModule {
     const path = (options.path ?? 'queues').replace(/^\/+|\/+$/g, '');
     if (!/^[A-Za-z0-9._~\-/]*$/.test(path)) {
-      throw new QueueConfigError(`Invalid options for QueueDashboardModule.register: path must be a plain URL path (got "${options.path}")`);
+      throw new QueueConfigError(
+        `Invalid options for QueueDashboardModule.register: path must be a plain URL path (got "${options.path}")`,
+      );
     }
     const limits: DashboardLimits = {
       hottestGroups: limit(options.hottestGroups, 10, 'hottestGroups'),
@@ -105,14 +110,22 @@ export class QueueDashboardModule {
 
       @Post('api/delay/:queue/requeue/:id')
       @HttpCode(200)
-      requeue(@Param('queue') queue: string, @Param('id') id: string, @Headers('x-requested-with') requestedWith?: string) {
-        if (requestedWith !== REQUESTED_WITH) throw new ForbiddenException(`Re-queueing needs the header X-Requested-With: ${REQUESTED_WITH}`);
+      requeue(
+        @Param('queue') queue: string,
+        @Param('id') id: string,
+        @Headers('x-requested-with') requestedWith?: string,
+      ) {
+        if (requestedWith !== REQUESTED_WITH)
+          throw new ForbiddenException(`Re-queueing needs the header X-Requested-With: ${REQUESTED_WITH}`);
         return this.dashboard.requeue(queue, id);
       }
     }
 
     const { guard } = options;
-    if (guard) UseGuards(isGuardClass(guard) || typeof guard !== 'function' ? guard : new FunctionGuard(guard))(QueueDashboardController);
+    if (guard)
+      UseGuards(isGuardClass(guard) || typeof guard !== 'function' ? guard : new FunctionGuard(guard))(
+        QueueDashboardController,
+      );
 
     return {
       module: QueueDashboardModule,

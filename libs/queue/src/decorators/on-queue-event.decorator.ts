@@ -14,7 +14,12 @@ export interface QueueEventHandlerMetadata {
 export const OnQueueEvent =
   (event: QueueEventName, options: QueueEventListenerOptions = {}): MethodDecorator =>
   (_target, _key, descriptor) => {
-    const handlers: QueueEventHandlerMetadata[] = Reflect.getMetadata(QUEUE_EVENT_METADATA, descriptor.value as object) ?? [];
-    Reflect.defineMetadata(QUEUE_EVENT_METADATA, [...handlers, { event, queue: options.queue }], descriptor.value as object);
+    const handlers: QueueEventHandlerMetadata[] =
+      Reflect.getMetadata(QUEUE_EVENT_METADATA, descriptor.value as object) ?? [];
+    Reflect.defineMetadata(
+      QUEUE_EVENT_METADATA,
+      [...handlers, { event, queue: options.queue }],
+      descriptor.value as object,
+    );
     return descriptor;
   };

@@ -22,7 +22,7 @@ export class DelayConsumerWorker extends ShardedWorker {
   private heartbeat?: NodeJS.Timeout;
 
   constructor(
-    private readonly queue: DelayQueue<any>,
+    private readonly queue: DelayQueue<unknown>,
     private readonly handler: DelayHandler,
     concurrency: number,
     connection: RedisConnection,
@@ -30,7 +30,17 @@ export class DelayConsumerWorker extends ShardedWorker {
     logger: Logger,
     label: string,
   ) {
-    super(queue.options.shards, queue.store.keys.wakeChannel, queue.clock, connection, idlePollMs, concurrency, logger, label, queue);
+    super(
+      queue.options.shards,
+      queue.store.keys.wakeChannel,
+      queue.clock,
+      connection,
+      idlePollMs,
+      concurrency,
+      logger,
+      label,
+      queue,
+    );
   }
 
   protected async take(shard: number, limit: number): Promise<Taken> {
@@ -44,18 +54,30 @@ export class DelayConsumerWorker extends ShardedWorker {
     if (finished) return true;
     this.stopHeartbeat();
     const released = await Promise.all(
-      [...this.running.values()].map(({ shard, id, token }) => this.queue.store.release(shard, id, token).catch(() => false)),
+      [...this.running.values()].map(({ shard, id, token }) =>
+        this.queue.store.release(shard, id, token).catch(() => false),
+      ),
     );
     const count = released.filter(Boolean).length;
-    if (count > 0) this.logger.warn(logLine(this.label, 'gave unfinished tasks back to the queue for another worker', { count }));
+    if (count > 0)
+      this.logger.warn(logLine(this.label, 'gave unfinished tasks back to the queue for another worker', { count }));
     return false;
   }
 
   private async handle(shard: number, task: ClaimedTask, firedAt: number): Promise<void> {
     const key = `${shard}:${task.id}:${task.token}`;
-    const ctx: DelayContext = { queue: this.queue.name, id: task.id, attempt: task.attempt, runAt: task.runAt, firedAt };
+    const ctx: DelayContext = {
+      queue: this.queue.name,
+      id: task.id,
+      attempt: task.attempt,
+      runAt: task.runAt,
+      firedAt,
+    };
     this.running.set(key, { shard, id: task.id, token: task.token });
-    this.heartbeat ??= setInterval(() => this.beat(), Math.max(50, Math.floor(this.queue.options.visibilityTimeoutMs / 3)));
+    this.heartbeat ??= setInterval(
+      () => this.beat(),
+      Math.max(50, Math.floor(this.queue.options.visibilityTimeoutMs / 3)),
+    );
     const { events } = this.queue;
     if (events.has('task.fired')) events.emit('task.fired', this.describeTask(task, firedAt));
     let outcome: Promise<unknown>;
@@ -82,7 +104,13 @@ export class DelayConsumerWorker extends ShardedWorker {
     outcome
       .catch((error) => {
         // The lease runs out and the task is delivered again: at-least-once holds without this write.
-        this.logger.warn(logLine(this.label, `could not record the task's ${operation}`, { id: task.id, attempt: task.attempt, error: describe(error) }));
+        this.logger.warn(
+          logLine(this.label, `could not record the task's ${operation}`, {
+            id: task.id,
+            attempt: task.attempt,
+            error: describe(error),
+          }),
+        );
         this.reportError(operation, error);
       })
       .finally(() => this.recording.delete(outcome));
@@ -103,10 +131,17 @@ export class DelayConsumerWorker extends ShardedWorker {
       this.queue.store.extend(shard, deliveries).then(
         (kept) =>
           kept.forEach((held, i) => {
-            if (!held) this.logger.warn(logLine(this.label, 'lost the lease of a running task (replaced, cancelled or expired)', { id: deliveries[i].id }));
+            if (!held)
+              this.logger.warn(
+                logLine(this.label, 'lost the lease of a running task (replaced, cancelled or expired)', {
+                  id: deliveries[i].id,
+                }),
+              );
           }),
         (error) => {
-          this.logger.warn(logLine(this.label, 'could not extend leases', { count: deliveries.length, error: describe(error) }));
+          this.logger.warn(
+            logLine(this.label, 'could not extend leases', { count: deliveries.length, error: describe(error) }),
+          );
           this.reportError('extend', error);
         },
       );
@@ -118,26 +153,54 @@ export class DelayConsumerWorker extends ShardedWorker {
     this.heartbeat = undefined;
   }
 
-  private async fail(shard: number, task: ClaimedTask, firedAt: number, durationMs: number, error: unknown): Promise<void> {
-    const text = (error instanceof Error ? error.stack ?? error.message : String(error)).slice(0, MAX_ERROR_LENGTH);
+  private async fail(
+    shard: number,
+    task: ClaimedTask,
+    firedAt: number,
+    durationMs: number,
+    error: unknown,
+  ): Promise<void> {
+    const text = (error instanceof Error ? (error.stack ?? error.message) : String(error)).slice(0, MAX_ERROR_LENGTH);
     const result = await this.queue.store.fail(shard, task.id, task.token, this.retryDelay(task.attempt), text);
     // Null: the lease was lost meanwhile (the task was replaced, cancelled, or went to another worker).
     if (!result) return;
     const { events } = this.queue;
     if (result.outcome === 'dead') {
-      this.logger.error(logLine(this.label, 'task failed its last attempt and is dead-lettered', { id: task.id, attempt: task.attempt, error: describe(error) }));
-      if (events.has('task.dead')) events.emit('task.dead', { ...this.describeTask(task, firedAt), durationMs, error, diedAt: result.at });
+      this.logger.error(
+        logLine(this.label, 'task failed its last attempt and is dead-lettered', {
+          id: task.id,
+          attempt: task.attempt,
+          error: describe(error),
+        }),
+      );
+      if (events.has('task.dead'))
+        events.emit('task.dead', { ...this.describeTask(task, firedAt), durationMs, error, diedAt: result.at });
     } else {
       // The retry is due in this shard after the poller computed its sleep (up to idlePollMs): wake it then.
       this.dueAt(shard, result.at);
       const nextRunAt = new Date(result.at).toISOString();
-      this.logger.warn(logLine(this.label, 'task failed, will retry', { id: task.id, attempt: task.attempt, nextRunAt, error: describe(error) }));
-      if (events.has('task.failed')) events.emit('task.failed', { ...this.describeTask(task, firedAt), durationMs, error, nextRunAt: result.at });
+      this.logger.warn(
+        logLine(this.label, 'task failed, will retry', {
+          id: task.id,
+          attempt: task.attempt,
+          nextRunAt,
+          error: describe(error),
+        }),
+      );
+      if (events.has('task.failed'))
+        events.emit('task.failed', { ...this.describeTask(task, firedAt), durationMs, error, nextRunAt: result.at });
     }
   }
 
   private describeTask(task: ClaimedTask, firedAt: number): TaskFiredEvent {
-    return { queue: this.queue.name, id: task.id, attempt: task.attempt, runAt: task.runAt, firedAt, consumer: this.label };
+    return {
+      queue: this.queue.name,
+      id: task.id,
+      attempt: task.attempt,
+      runAt: task.runAt,
+      firedAt,
+      consumer: this.label,
+    };
   }
 
   private retryDelay(attempt: number): number {

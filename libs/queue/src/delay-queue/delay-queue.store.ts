@@ -62,22 +62,40 @@ export class DelayQueueStore {
   /** A producer's change, sent at once (`Scripts.runNow`); waits for replicas when the queue asks for it. */
   private write<T>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
     const { waitForReplicas } = this.options;
-    return waitForReplicas ? this.scripts.runReplicated<T>(script, keys, args, waitForReplicas) : this.scripts.runNow<T>(script, keys, args);
+    return waitForReplicas
+      ? this.scripts.runReplicated<T>(script, keys, args, waitForReplicas)
+      : this.scripts.runNow<T>(script, keys, args);
   }
 
   /** Schedules tasks of one shard in one call, in order. */
-  async schedule(shard: number, tasks: ScheduleItem[]): Promise<{ serverNow: number; head: number; results: ScheduleResult[] }> {
+  async schedule(
+    shard: number,
+    tasks: ScheduleItem[],
+  ): Promise<{ serverNow: number; head: number; results: ScheduleResult[] }> {
     const args: (string | number)[] = [];
     for (const { id, json, time, replace } of tasks) args.push(id, json, time[0], time[1], replace ? '1' : '0');
-    const reply = await this.write<(number | string)[]>('delay-schedule', this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'), args);
+    const reply = await this.write<(number | string)[]>(
+      'delay-schedule',
+      this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'),
+      args,
+    );
     const results: ScheduleResult[] = [];
     for (let i = 2; i < reply.length; i += 3) {
-      results.push({ created: reply[i] === 1, runAt: reply[i + 1] as number, ...(reply[i + 2] ? { state: reply[i + 2] as TaskState } : {}) });
+      results.push({
+        created: reply[i] === 1,
+        runAt: reply[i + 1] as number,
+        ...(reply[i + 2] ? { state: reply[i + 2] as TaskState } : {}),
+      });
     }
     return { serverNow: reply[0] as number, head: reply[1] as number, results };
   }
 
-  async move(shard: number, id: string, mode: 'at' | 'in' | 'by', ms: number): Promise<Placement | 'active' | 'dead' | 'missing'> {
+  async move(
+    shard: number,
+    id: string,
+    mode: 'at' | 'in' | 'by',
+    ms: number,
+  ): Promise<Placement | 'active' | 'dead' | 'missing'> {
     const reply = await this.write<[number, number | string, number, number]>(
       'delay-move',
       this.k(shard, 'due', 'active', 'data'),
@@ -88,7 +106,11 @@ export class DelayQueueStore {
   }
 
   async cancel(shard: number, id: string): Promise<boolean> {
-    return (await this.write<number>('delay-cancel', this.k(shard, 'due', 'active', 'data', 'dead', 'errors', 'runs'), [id])) === 1;
+    return (
+      (await this.write<number>('delay-cancel', this.k(shard, 'due', 'active', 'data', 'dead', 'errors', 'runs'), [
+        id,
+      ])) === 1
+    );
   }
 
   async get(shard: number, id: string): Promise<StoredTask | null> {
@@ -127,7 +149,11 @@ export class DelayQueueStore {
   async ack(shard: number, deliveries: { id: string; token: string }[]): Promise<boolean[]> {
     const args: string[] = [];
     for (const { id, token } of deliveries) args.push(id, token);
-    const reply = await this.scripts.run<number[]>('delay-ack', this.k(shard, 'due', 'active', 'data', 'stats', 'errors', 'runs'), args);
+    const reply = await this.scripts.run<number[]>(
+      'delay-ack',
+      this.k(shard, 'due', 'active', 'data', 'stats', 'errors', 'runs'),
+      args,
+    );
     return reply.map((completed) => completed === 1);
   }
 
@@ -153,12 +179,20 @@ export class DelayQueueStore {
   }
 
   async requeue(shard: number, id: string, [mode, ms]: ResolvedTime): Promise<Placement | null> {
-    const reply = await this.write<number[]>('delay-requeue', this.k(shard, 'due', 'dead', 'errors', 'runs'), [id, mode, ms]);
+    const reply = await this.write<number[]>('delay-requeue', this.k(shard, 'due', 'dead', 'errors', 'runs'), [
+      id,
+      mode,
+      ms,
+    ]);
     return reply[0] === 1 ? { runAt: reply[1], serverNow: reply[2], isHead: reply[3] === 1 } : null;
   }
 
   async dead(shard: number, limit: number) {
-    const reply = await this.scripts.run<(string | number | null)[]>('delay-dead', this.k(shard, 'dead', 'data', 'errors', 'runs'), [limit]);
+    const reply = await this.scripts.run<(string | number | null)[]>(
+      'delay-dead',
+      this.k(shard, 'dead', 'data', 'errors', 'runs'),
+      [limit],
+    );
     const tasks: (StoredTask & { id: string; diedAt: number })[] = [];
     for (let i = 0; i < reply.length; i += 5) {
       // '<attempts>:<token>:<runAt>' of the last delivery.
@@ -184,20 +218,43 @@ export class DelayQueueStore {
       ),
     );
     const tasks: UpcomingTask[] = [];
-    for (const heads of shards) for (let i = 0; i < heads.length; i += 2) tasks.push({ id: heads[i], runAt: Number(heads[i + 1]) });
+    for (const heads of shards)
+      for (let i = 0; i < heads.length; i += 2) tasks.push({ id: heads[i], runAt: Number(heads[i + 1]) });
     return tasks;
   }
 
   async stats(): Promise<DelayQueueStats> {
     const total: DelayQueueStats = {
-      scheduled: 0, active: 0, dead: 0, nextDueAt: null, scheduledTotal: 0, fired: 0, completed: 0, retried: 0, deadTotal: 0, due: 0, lagMs: 0,
+      scheduled: 0,
+      active: 0,
+      dead: 0,
+      nextDueAt: null,
+      scheduledTotal: 0,
+      fired: 0,
+      completed: 0,
+      retried: 0,
+      deadTotal: 0,
+      due: 0,
+      lagMs: 0,
     };
     const shards = await Promise.all(
       Array.from({ length: this.options.shards }, (_, shard) =>
         this.scripts.run<number[]>('delay-stats', this.k(shard, 'due', 'active', 'dead', 'stats'), []),
       ),
     );
-    for (const [scheduled, active, dead, nextDue, scheduledTotal, fired, completed, retried, deadTotal, due, now] of shards) {
+    for (const [
+      scheduled,
+      active,
+      dead,
+      nextDue,
+      scheduledTotal,
+      fired,
+      completed,
+      retried,
+      deadTotal,
+      due,
+      now,
+    ] of shards) {
       total.scheduled += scheduled;
       total.active += active;
       total.dead += dead;

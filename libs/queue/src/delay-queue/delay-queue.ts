@@ -10,9 +10,23 @@ import type { QueueSettings } from '../queue.settings';
 import { DelayQueueOptionsRules, delayQueueChecks, resolveOptions } from '../validation/queue-options';
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
 import { resolveDelta, resolveTime } from '../validation/time';
-import type { DelayQueueOptions, DelayQueueStats, ScheduledTask, ScheduleOptions, TaskInfo, TaskTime, UpcomingTask } from '../interfaces';
+import type {
+  DelayQueueOptions,
+  DelayQueueStats,
+  ScheduledTask,
+  ScheduleOptions,
+  TaskInfo,
+  TaskTime,
+  UpcomingTask,
+} from '../interfaces';
 import { ShardBatcher } from '../redis/shard-batcher';
-import { DelayQueueStore, type Placement, type ScheduleItem, type ScheduleResult, type StoredTask } from './delay-queue.store';
+import {
+  DelayQueueStore,
+  type Placement,
+  type ScheduleItem,
+  type ScheduleResult,
+  type StoredTask,
+} from './delay-queue.store';
 
 export interface DeadTask<T> extends TaskInfo<T> {
   diedAt: number;
@@ -46,8 +60,16 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   ) {
     this.options = resolveOptions(DelayQueueOptionsRules, options, `delay queue "${options?.name}"`, delayQueueChecks);
     this.name = this.options.name;
-    this.codec = new PayloadCodec(this.name, this.options.maxPayloadBytes ?? settings.maxPayloadBytes, this.options.schema);
-    this.store = new DelayQueueStore(connection.scripts, new QueueKeys(settings.prefix, this.name, this.options.shards), this.options);
+    this.codec = new PayloadCodec(
+      this.name,
+      this.options.maxPayloadBytes ?? settings.maxPayloadBytes,
+      this.options.schema,
+    );
+    this.store = new DelayQueueStore(
+      connection.scripts,
+      new QueueKeys(settings.prefix, this.name, this.options.shards),
+      this.options,
+    );
     this.scheduler = new ShardBatcher((shard, items) => this.scheduleBatch(shard, items));
     this.acks = new ShardBatcher((shard, deliveries) => this.store.ack(shard, deliveries));
   }
@@ -99,7 +121,9 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   /** The `limit` most recently dead-lettered tasks (1 to 10,000), newest first. */
   async deadLetters(limit = 100): Promise<DeadTask<T>[]> {
     assertLimit(limit, 10_000);
-    const shards = await Promise.all(Array.from({ length: this.options.shards }, (_, shard) => this.store.dead(shard, limit)));
+    const shards = await Promise.all(
+      Array.from({ length: this.options.shards }, (_, shard) => this.store.dead(shard, limit)),
+    );
     return shards
       .flat()
       .sort((a, b) => b.diedAt - a.diedAt)
@@ -159,9 +183,13 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     const sentAt = Date.now();
     const { serverNow, head, results } = await this.store.schedule(shard, items);
     this.clock.observe(serverNow, sentAt);
-    if (results.some((result) => result.created && result.runAt === head)) this.hint(shard, { runAt: head, serverNow, isHead: true });
+    if (results.some((result) => result.created && result.runAt === head))
+      this.hint(shard, { runAt: head, serverNow, isHead: true });
     if (this.events.has('tasks.scheduled')) {
-      this.events.emit('tasks.scheduled', { queue: this.name, count: results.filter((result) => result.created).length });
+      this.events.emit('tasks.scheduled', {
+        queue: this.name,
+        count: results.filter((result) => result.created).length,
+      });
     }
     return results;
   }

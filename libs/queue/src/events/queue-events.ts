@@ -19,7 +19,7 @@ export const QUEUE_EVENT_NAMES: readonly QueueEventName[] = [
 ];
 
 interface Subscription {
-  listener: (payload: any) => unknown;
+  listener: (payload: QueueEventMap[QueueEventName]) => unknown;
   queue?: string;
 }
 
@@ -36,10 +36,16 @@ export class QueueEvents {
   private readonly subscriptions = new Map<QueueEventName, Subscription[]>();
 
   /** Calls `listener` with each `event` (of `options.queue` only, when given). Returns the function that stops it. */
-  on<E extends QueueEventName>(event: E, listener: QueueEventListener<E>, options: QueueEventListenerOptions = {}): () => void {
+  on<E extends QueueEventName>(
+    event: E,
+    listener: QueueEventListener<E>,
+    options: QueueEventListenerOptions = {},
+  ): () => void {
     if (!QUEUE_EVENT_NAMES.includes(event)) throw new QueueConfigError(unknownEvent(String(event), QUEUE_EVENT_NAMES));
-    if (typeof listener !== 'function') throw new QueueConfigError(`QueueEvents.on('${event}', listener): listener must be a function`);
-    const subscription: Subscription = { listener, queue: options.queue };
+    if (typeof listener !== 'function')
+      throw new QueueConfigError(`QueueEvents.on('${event}', listener): listener must be a function`);
+    // Sound: subscriptions are kept per event, so a listener only ever receives its own event's payload.
+    const subscription: Subscription = { listener: listener as Subscription['listener'], queue: options.queue };
     // Copy on write: an emit under way goes on over the listeners it started with.
     this.subscriptions.set(event, [...(this.subscriptions.get(event) ?? []), subscription]);
     return () => {
@@ -70,6 +76,8 @@ export class QueueEvents {
   }
 
   private failed(event: QueueEventName, error: unknown): void {
-    this.logger.error(`A listener of "${event}" threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    this.logger.error(
+      `A listener of "${event}" threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
   }
 }

@@ -20,7 +20,7 @@ export class BatchConsumerWorker extends ShardedWorker {
   private readonly candidates: string[][];
 
   constructor(
-    private readonly queue: FixedQueue<any>,
+    private readonly queue: FixedQueue<unknown>,
     private readonly handler: BatchHandler,
     private readonly onFailed: BatchFailureHandler | undefined,
     private readonly options: BatchConsumerOptionsRules,
@@ -29,7 +29,17 @@ export class BatchConsumerWorker extends ShardedWorker {
     logger: Logger,
     label: string,
   ) {
-    super(queue.options.shards, queue.store.keys.wakeChannel, queue.clock, connection, idlePollMs, options.concurrency, logger, label, queue);
+    super(
+      queue.options.shards,
+      queue.store.keys.wakeChannel,
+      queue.clock,
+      connection,
+      idlePollMs,
+      options.concurrency,
+      logger,
+      label,
+      queue,
+    );
     this.candidates = Array.from({ length: queue.options.shards }, () => []);
   }
 
@@ -80,12 +90,19 @@ export class BatchConsumerWorker extends ShardedWorker {
     const { events } = this.queue;
     let durationMs = 0;
     for (let attempt = 1; ; attempt++) {
-      const ctx: BatchContext = { queue: this.queue.name, group: batch.group, expired: batch.expired, claimedAt, attempt };
+      const ctx: BatchContext = {
+        queue: this.queue.name,
+        group: batch.group,
+        expired: batch.expired,
+        claimedAt,
+        attempt,
+      };
       const started = performance.now();
       try {
         await this.handler(batch.messages, ctx);
         durationMs += performance.now() - started;
-        if (events.has('batch.completed')) events.emit('batch.completed', this.describeBatch(batch, claimedAt, attempt, durationMs));
+        if (events.has('batch.completed'))
+          events.emit('batch.completed', this.describeBatch(batch, claimedAt, attempt, durationMs));
         return;
       } catch (error) {
         durationMs += performance.now() - started;
@@ -94,13 +111,23 @@ export class BatchConsumerWorker extends ShardedWorker {
           continue;
         }
         const size = batch.messages.length;
-        this.logger.error(logLine(this.label, 'batch failed after its last attempt', { group: batch.group, size, attempts: attempt, error: describe(error) }));
-        if (events.has('batch.failed')) events.emit('batch.failed', { ...this.describeBatch(batch, claimedAt, attempt, durationMs), error });
+        this.logger.error(
+          logLine(this.label, 'batch failed after its last attempt', {
+            group: batch.group,
+            size,
+            attempts: attempt,
+            error: describe(error),
+          }),
+        );
+        if (events.has('batch.failed'))
+          events.emit('batch.failed', { ...this.describeBatch(batch, claimedAt, attempt, durationMs), error });
         if (this.onFailed) {
           try {
             await this.onFailed(error, batch.messages, ctx);
           } catch (hookError) {
-            this.logger.error(logLine(this.label, 'onFailed hook threw', { group: batch.group, size, error: describe(hookError) }));
+            this.logger.error(
+              logLine(this.label, 'onFailed hook threw', { group: batch.group, size, error: describe(hookError) }),
+            );
           }
         }
         return;
@@ -109,6 +136,14 @@ export class BatchConsumerWorker extends ShardedWorker {
   }
 
   private describeBatch(batch: ClaimedBatch, claimedAt: number, attempts: number, durationMs: number) {
-    return { queue: this.queue.name, group: batch.group, size: batch.messages.length, attempts, claimedAt, durationMs, consumer: this.label };
+    return {
+      queue: this.queue.name,
+      group: batch.group,
+      size: batch.messages.length,
+      attempts,
+      claimedAt,
+      durationMs,
+      consumer: this.label,
+    };
   }
 }

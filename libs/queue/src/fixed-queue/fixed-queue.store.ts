@@ -66,7 +66,8 @@ export class FixedQueueStore {
     const { batchSize, maxAgeMs, maxWaitMs } = this.options;
     const keys = [this.keys.key(shard, 'ready'), this.keys.key(shard, 'stats'), this.keys.key(shard, 'lens')];
     const args: (string | number)[] = [batchSize, maxAgeMs ?? 0, maxWaitMs, limit];
-    if (candidates.length === 0) return decodeTake(await this.scripts.run('fixed-take', keys, args), [], batchSize, raw);
+    if (candidates.length === 0)
+      return decodeTake(await this.scripts.run('fixed-take', keys, args), [], batchSize, raw);
     // With fewer candidates than room, each may give several batches.
     const read = batchSize * Math.max(1, Math.floor(limit / candidates.length));
     const reads = candidates.map((group) => {
@@ -76,7 +77,12 @@ export class FixedQueueStore {
       return { key, count: read };
     });
     const { lists, result } = await this.scripts.runAfterReads<TakeReply>('fixed-take', keys, args, reads);
-    return decodeTake(result, candidates.map((group, i) => ({ group, entries: lists[i] })), batchSize, raw);
+    return decodeTake(
+      result,
+      candidates.map((group, i) => ({ group, entries: lists[i] })),
+      batchSize,
+      raw,
+    );
   }
 
   size(shard: number, group: string): Promise<number> {
@@ -87,7 +93,9 @@ export class FixedQueueStore {
   async readyHeads(perShard: number): Promise<GroupSummary[]> {
     const shards = await Promise.all(
       Array.from({ length: this.options.shards }, async (_, shard) => {
-        const heads = await this.scripts.call((client) => client.zrange(this.keys.key(shard, 'ready'), 0, perShard - 1, 'WITHSCORES'));
+        const heads = await this.scripts.call((client) =>
+          client.zrange(this.keys.key(shard, 'ready'), 0, perShard - 1, 'WITHSCORES'),
+        );
         return Promise.all(
           Array.from({ length: heads.length / 2 }, async (_, i): Promise<GroupSummary> => {
             const group = heads[2 * i];
@@ -100,7 +108,16 @@ export class FixedQueueStore {
   }
 
   async stats(): Promise<FixedQueueStats> {
-    const total: FixedQueueStats = { groups: 0, pending: 0, pushed: 0, dropped: 0, expired: 0, delivered: 0, nextDueAt: null, lagMs: 0 };
+    const total: FixedQueueStats = {
+      groups: 0,
+      pending: 0,
+      pushed: 0,
+      dropped: 0,
+      expired: 0,
+      delivered: 0,
+      nextDueAt: null,
+      lagMs: 0,
+    };
     const shards = await Promise.all(
       Array.from({ length: this.options.shards }, (_, shard) =>
         this.scripts.run<number[]>('fixed-stats', [this.keys.key(shard, 'ready'), this.keys.key(shard, 'stats')], []),
@@ -122,7 +139,12 @@ export class FixedQueueStore {
 
 type TakeReply = (number | string)[];
 
-function decodeTake(reply: TakeReply, read: { group: string; entries: string[] }[], batchSize: number, raw: boolean): TakeOutcome {
+function decodeTake(
+  reply: TakeReply,
+  read: { group: string; entries: string[] }[],
+  batchSize: number,
+  raw: boolean,
+): TakeOutcome {
   const listedEnd = 3 + (reply[2] as number);
   const batches: ClaimedBatch[] = [];
   for (let i = 0; i < read.length; i++) {
@@ -131,9 +153,14 @@ function decodeTake(reply: TakeReply, read: { group: string; entries: string[] }
     const end = offset + (reply[at + 2] as number);
     const { group, entries } = read[i];
     // Every message was discarded for age: no batch to handle, but the caller learns how many.
-    if (end === offset && (reply[at + 1] as number) > 0) batches.push({ group, expired: reply[at + 1] as number, messages: [] });
+    if (end === offset && (reply[at + 1] as number) > 0)
+      batches.push({ group, expired: reply[at + 1] as number, messages: [] });
     for (let from = offset; from < end; from += batchSize) {
-      batches.push({ group, expired: from === offset ? (reply[at + 1] as number) : 0, messages: decodeEntries(entries, from, Math.min(end, from + batchSize), raw) });
+      batches.push({
+        group,
+        expired: from === offset ? (reply[at + 1] as number) : 0,
+        messages: decodeEntries(entries, from, Math.min(end, from + batchSize), raw),
+      });
     }
   }
   return {

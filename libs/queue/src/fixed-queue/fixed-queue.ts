@@ -38,8 +38,16 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
   ) {
     this.options = resolveOptions(FixedQueueOptionsRules, options, `fixed queue "${options?.name}"`, fixedQueueChecks);
     this.name = this.options.name;
-    this.codec = new PayloadCodec(this.name, this.options.maxPayloadBytes ?? settings.maxPayloadBytes, this.options.schema);
-    this.store = new FixedQueueStore(connection.scripts, new QueueKeys(settings.prefix, this.name, this.options.shards), this.options);
+    this.codec = new PayloadCodec(
+      this.name,
+      this.options.maxPayloadBytes ?? settings.maxPayloadBytes,
+      this.options.schema,
+    );
+    this.store = new FixedQueueStore(
+      connection.scripts,
+      new QueueKeys(settings.prefix, this.name, this.options.shards),
+      this.options,
+    );
     this.coalescer = new PushCoalescer(
       this.store,
       (group) => shardOf(group, this.options.shards),
@@ -66,9 +74,12 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
   /** Appends several messages to a group in one atomic write, in order. */
   pushMany(group: string, messages: readonly T[]): Promise<PushResult> {
     assertName(group, 'group');
-    if (!Array.isArray(messages)) throw new QueueInputError(`pushMany expects an array of messages, got ${typeof messages}`);
+    if (!Array.isArray(messages))
+      throw new QueueInputError(`pushMany expects an array of messages, got ${typeof messages}`);
     if (messages.length > MAX_MESSAGES_PER_CALL) {
-      throw new QueueInputError(`pushMany takes at most ${MAX_MESSAGES_PER_CALL} messages per call, got ${messages.length}; split the array`);
+      throw new QueueInputError(
+        `pushMany takes at most ${MAX_MESSAGES_PER_CALL} messages per call, got ${messages.length}; split the array`,
+      );
     }
     if (messages.length === 0) return Promise.resolve({ dropped: 0 });
     let bytes = 0;
@@ -112,7 +123,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
       const evicted = outcome.evicted[i];
       if (evicted === 0) continue;
       dropped += evicted;
-      if (dropEvents) this.events.emit('messages.dropped', { queue: this.name, group: groups[i].group, count: evicted });
+      if (dropEvents)
+        this.events.emit('messages.dropped', { queue: this.name, group: groups[i].group, count: evicted });
     }
     this.events.emit('messages.pushed', { queue: this.name, count, dropped });
   }

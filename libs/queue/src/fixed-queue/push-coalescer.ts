@@ -85,7 +85,11 @@ export class PushCoalescer {
       let bytes = 0;
       for (const buffer of groups) {
         const whole = buffer.messages.length <= MAX_MESSAGES_PER_CALL && buffer.bytes <= MAX_BYTES_PER_CALL;
-        if (whole && count + buffer.messages.length <= MAX_MESSAGES_PER_CALL && bytes + buffer.bytes <= MAX_BYTES_PER_CALL) {
+        if (
+          whole &&
+          count + buffer.messages.length <= MAX_MESSAGES_PER_CALL &&
+          bytes + buffer.bytes <= MAX_BYTES_PER_CALL
+        ) {
           call.push([buffer, 0, buffer.counts.length]);
           count += buffer.messages.length;
           bytes += buffer.bytes;
@@ -116,7 +120,10 @@ export class PushCoalescer {
   private async write(shard: number, call: Slice[]): Promise<void> {
     const groups = call.map(([buffer, first, end]) => ({
       group: buffer.group,
-      messages: first === 0 && end === buffer.counts.length ? buffer.messages : buffer.messages.slice(offset(buffer, first), offset(buffer, end)),
+      messages:
+        first === 0 && end === buffer.counts.length
+          ? buffer.messages
+          : buffer.messages.slice(offset(buffer, first), offset(buffer, end)),
     }));
     let outcome: PushOutcome;
     const sentAt = Date.now();

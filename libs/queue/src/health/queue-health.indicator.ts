@@ -7,7 +7,13 @@ import { QueueExplorer } from '../queue.explorer';
 import { QueueRegistry } from '../queue.registry';
 import { QueueSettings } from '../queue.settings';
 import { RedisConnection } from '../redis/redis-connection';
-import type { DelayQueueStats, FixedQueueStats, QueueHealthDetails, QueueHealthOptions, QueueHealthResult } from '../interfaces';
+import type {
+  DelayQueueStats,
+  FixedQueueStats,
+  QueueHealthDetails,
+  QueueHealthOptions,
+  QueueHealthResult,
+} from '../interfaces';
 import { QueueInputError, UnknownQueueError } from '../errors';
 
 const DEFAULT_TIMEOUT_MS = 1000;
@@ -45,13 +51,18 @@ export class QueueHealthIndicator {
     const indicator = this.terminus().check(key);
     const queues = this.select(options.queues);
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new QueueInputError(`isHealthy: timeoutMs must be a positive number of ms, got ${timeoutMs}`);
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+      throw new QueueInputError(`isHealthy: timeoutMs must be a positive number of ms, got ${timeoutMs}`);
     const down = (data: object) => indicator.down(data) as QueueHealthResult<Key>;
 
     let stats: (FixedQueueStats | DelayQueueStats)[];
     try {
       await deadline(this.connection.client.ping(), timeoutMs, `PING took longer than ${timeoutMs} ms`);
-      stats = await deadline(Promise.all(queues.map(({ queue }) => queue.stats())), timeoutMs, `the queues' stats took longer than ${timeoutMs} ms`);
+      stats = await deadline(
+        Promise.all(queues.map(({ queue }) => queue.stats())),
+        timeoutMs,
+        `the queues' stats took longer than ${timeoutMs} ms`,
+      );
     } catch (error) {
       return down({ redis: 'down', message: `Redis did not answer: ${describe(error)}` });
     }
@@ -67,9 +78,16 @@ export class QueueHealthIndicator {
     queues.forEach(({ kind, name }, i) => {
       const backlog = kind === 'fixed' ? (stats[i] as FixedQueueStats).pending : (stats[i] as DelayQueueStats).due;
       const { lagMs } = stats[i];
-      details[name] = { kind, backlog, lagMs, consumers: consumers.filter((consumer) => consumer.queue === name && consumer.running).length };
-      if (options.maxBacklog !== undefined && backlog > options.maxBacklog) problems.push(`${name}: backlog ${backlog} > ${options.maxBacklog}`);
-      if (options.maxLagMs !== undefined && lagMs > options.maxLagMs) problems.push(`${name}: lag ${lagMs} ms > ${options.maxLagMs} ms`);
+      details[name] = {
+        kind,
+        backlog,
+        lagMs,
+        consumers: consumers.filter((consumer) => consumer.queue === name && consumer.running).length,
+      };
+      if (options.maxBacklog !== undefined && backlog > options.maxBacklog)
+        problems.push(`${name}: backlog ${backlog} > ${options.maxBacklog}`);
+      if (options.maxLagMs !== undefined && lagMs > options.maxLagMs)
+        problems.push(`${name}: lag ${lagMs} ms > ${options.maxLagMs} ms`);
     });
     if (problems.length > 0) return down({ redis: 'up', queues: details, message: problems.join('; ') });
     return indicator.up({ redis: 'up', queues: details }) as QueueHealthResult<Key>;
@@ -80,7 +98,10 @@ export class QueueHealthIndicator {
     if (names === undefined) return all;
     return names.map((name) => {
       const found = all.find((entry) => entry.name === name);
-      if (!found) throw new UnknownQueueError(`isHealthy: no queue named "${name}" is registered (registered: ${all.map((entry) => `"${entry.name}"`).join(', ')})`);
+      if (!found)
+        throw new UnknownQueueError(
+          `isHealthy: no queue named "${name}" is registered (registered: ${all.map((entry) => `"${entry.name}"`).join(', ')})`,
+        );
       return found;
     });
   }

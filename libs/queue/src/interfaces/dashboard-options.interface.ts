@@ -1,7 +1,11 @@
 import type { CanActivate, Type } from '@nestjs/common';
 
 /** Decides whether a request may see (and act on) the dashboard. */
-export type DashboardGuard = Type<CanActivate> | CanActivate | ((request: any) => boolean | Promise<boolean>);
+export type DashboardGuard =
+  | Type<CanActivate>
+  | CanActivate
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a guard typed with the framework's own request class must be assignable
+  | ((request: any) => boolean | Promise<boolean>);
 
 export interface QueueDashboardOptions {
   /** Where the page is served; its JSON API lives below it (`<path>/api`). Default `queues`. */

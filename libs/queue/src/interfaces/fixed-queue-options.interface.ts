@@ -1,4 +1,6 @@
-export type SchemaClass = new (...args: any[]) => object;
+import type { Type } from '@nestjs/common';
+
+export type SchemaClass = Type<object>;
 
 export interface FixedQueueOptions {
   /** Queue name: letters, digits, `.`, `_`, `-`; at most 100 characters. */

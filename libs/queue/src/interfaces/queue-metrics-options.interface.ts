@@ -1,5 +1,6 @@
 /** A prom-client `Registry`: its default `register`, or one of your own. */
 export interface MetricsRegistry {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- prom-client's Metric is generic over its label names
   registerMetric(metric: any): void;
   removeSingleMetric(name: string): void;
 }

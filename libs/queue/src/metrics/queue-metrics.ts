@@ -3,7 +3,13 @@ import type { Counter, Gauge, Histogram } from 'prom-client';
 import type { QueueEvents } from '../events/queue-events';
 import { loadOptional } from '../optional-dependency';
 import type { QueueKind, QueueRegistry } from '../queue.registry';
-import type { DelayQueueStats, FixedQueueStats, QueueEventListener, QueueEventName, QueueMetricsOptions } from '../interfaces';
+import type {
+  DelayQueueStats,
+  FixedQueueStats,
+  QueueEventListener,
+  QueueEventName,
+  QueueMetricsOptions,
+} from '../interfaces';
 
 const LATENESS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -40,21 +46,58 @@ export class QueueMetrics implements OnModuleDestroy {
     const { buckets = {} } = options;
 
     const pushed = this.counter(prom, 'messages_pushed_total', 'Messages stored by pushes of this process.');
-    const dropped = this.counter(prom, 'messages_dropped_total', 'Older messages evicted at capacity by pushes of this process.');
-    const expired = this.counter(prom, 'messages_expired_total', 'Messages discarded unread (maxAgeMs, ttlMs), as consumers of this process found them.');
-    const batches = this.counter(prom, 'batches_total', 'Batches handled by consumers of this process, by outcome.', ['queue', 'outcome']);
-    const batchSize = this.histogram(prom, 'batch_size_messages', 'Messages per batch handed to a consumer of this process.', buckets.batchSize ?? BATCH_SIZE_BUCKETS);
-    const scheduled = this.counter(prom, 'tasks_scheduled_total', 'Tasks written by schedule() calls of this process.');
-    const fired = this.counter(prom, 'tasks_fired_total', 'Due tasks claimed by consumers of this process.');
-    const completed = this.counter(prom, 'tasks_completed_total', 'Tasks whose handler in this process succeeded.');
-    const retried = this.counter(prom, 'tasks_retried_total', 'Failed task attempts in this process that will be retried.');
-    const dead = this.counter(prom, 'tasks_dead_total', 'Tasks dead-lettered after their last attempt failed in this process.');
-    const lateness = this.histogram(prom, 'task_lateness_seconds', 'Time from a task being due to its claim, by Redis time.', buckets.lateness ?? LATENESS_BUCKETS);
-    const duration = this.histogram(prom, 'handler_duration_seconds', 'Time spent in batch and task handlers, by outcome.', buckets.duration ?? DURATION_BUCKETS, [
+    const dropped = this.counter(
+      prom,
+      'messages_dropped_total',
+      'Older messages evicted at capacity by pushes of this process.',
+    );
+    const expired = this.counter(
+      prom,
+      'messages_expired_total',
+      'Messages discarded unread (maxAgeMs, ttlMs), as consumers of this process found them.',
+    );
+    const batches = this.counter(prom, 'batches_total', 'Batches handled by consumers of this process, by outcome.', [
       'queue',
       'outcome',
     ]);
-    const errors = this.counter(prom, 'consumer_errors_total', 'Redis errors met by consumers of this process, by operation.', ['queue', 'operation']);
+    const batchSize = this.histogram(
+      prom,
+      'batch_size_messages',
+      'Messages per batch handed to a consumer of this process.',
+      buckets.batchSize ?? BATCH_SIZE_BUCKETS,
+    );
+    const scheduled = this.counter(prom, 'tasks_scheduled_total', 'Tasks written by schedule() calls of this process.');
+    const fired = this.counter(prom, 'tasks_fired_total', 'Due tasks claimed by consumers of this process.');
+    const completed = this.counter(prom, 'tasks_completed_total', 'Tasks whose handler in this process succeeded.');
+    const retried = this.counter(
+      prom,
+      'tasks_retried_total',
+      'Failed task attempts in this process that will be retried.',
+    );
+    const dead = this.counter(
+      prom,
+      'tasks_dead_total',
+      'Tasks dead-lettered after their last attempt failed in this process.',
+    );
+    const lateness = this.histogram(
+      prom,
+      'task_lateness_seconds',
+      'Time from a task being due to its claim, by Redis time.',
+      buckets.lateness ?? LATENESS_BUCKETS,
+    );
+    const duration = this.histogram(
+      prom,
+      'handler_duration_seconds',
+      'Time spent in batch and task handlers, by outcome.',
+      buckets.duration ?? DURATION_BUCKETS,
+      ['queue', 'outcome'],
+    );
+    const errors = this.counter(
+      prom,
+      'consumer_errors_total',
+      'Redis errors met by consumers of this process, by operation.',
+      ['queue', 'operation'],
+    );
 
     // Children by queue: labelling once, not per event.
     const inc = children(pushed);
@@ -104,24 +147,46 @@ export class QueueMetrics implements OnModuleDestroy {
     });
     this.listen('consumer.error', (e) => errors.labels(e.queue, e.operation).inc());
 
-    this.gauge(prom, 'messages_pending', 'Messages held in the queue (all groups), in Redis.', [], (set, { kind, stats }) => {
-      if (kind === 'fixed') set((stats as FixedQueueStats).pending);
-    });
+    this.gauge(
+      prom,
+      'messages_pending',
+      'Messages held in the queue (all groups), in Redis.',
+      [],
+      (set, { kind, stats }) => {
+        if (kind === 'fixed') set((stats as FixedQueueStats).pending);
+      },
+    );
     this.gauge(prom, 'groups', 'Groups holding messages, in Redis.', [], (set, { kind, stats }) => {
       if (kind === 'fixed') set((stats as FixedQueueStats).groups);
     });
-    this.gauge(prom, 'tasks', 'Tasks in Redis, by state (scheduled, active, dead).', ['state'], (set, { kind, stats }) => {
-      if (kind !== 'delay') return;
-      const { scheduled: waiting, active, dead: buried } = stats as DelayQueueStats;
-      set(waiting, 'scheduled');
-      set(active, 'active');
-      set(buried, 'dead');
-    });
-    this.gauge(prom, 'tasks_due', 'Scheduled tasks already due, waiting for a consumer.', [], (set, { kind, stats }) => {
-      if (kind === 'delay') set((stats as DelayQueueStats).due);
-    });
-    this.gauge(prom, 'oldest_due_lag_seconds', 'How long the most overdue group or task has waited past its due time, by Redis time.', [], (set, { stats }) =>
-      set(stats!.lagMs / 1000),
+    this.gauge(
+      prom,
+      'tasks',
+      'Tasks in Redis, by state (scheduled, active, dead).',
+      ['state'],
+      (set, { kind, stats }) => {
+        if (kind !== 'delay') return;
+        const { scheduled: waiting, active, dead: buried } = stats as DelayQueueStats;
+        set(waiting, 'scheduled');
+        set(active, 'active');
+        set(buried, 'dead');
+      },
+    );
+    this.gauge(
+      prom,
+      'tasks_due',
+      'Scheduled tasks already due, waiting for a consumer.',
+      [],
+      (set, { kind, stats }) => {
+        if (kind === 'delay') set((stats as DelayQueueStats).due);
+      },
+    );
+    this.gauge(
+      prom,
+      'oldest_due_lag_seconds',
+      'How long the most overdue group or task has waited past its due time, by Redis time.',
+      [],
+      (set, { stats }) => set(stats!.lagMs / 1000),
     );
   }
 
@@ -144,8 +209,20 @@ export class QueueMetrics implements OnModuleDestroy {
     return new prom.Counter({ name: this.name(suffix), help, labelNames, registers: [this.registry() as never] });
   }
 
-  private histogram(prom: PromClient, suffix: string, help: string, buckets: number[], labelNames = ['queue']): Histogram<string> {
-    return new prom.Histogram({ name: this.name(suffix), help, labelNames, buckets, registers: [this.registry() as never] });
+  private histogram(
+    prom: PromClient,
+    suffix: string,
+    help: string,
+    buckets: number[],
+    labelNames = ['queue'],
+  ): Histogram<string> {
+    return new prom.Histogram({
+      name: this.name(suffix),
+      help,
+      labelNames,
+      buckets,
+      registers: [this.registry() as never],
+    });
   }
 
   /** A gauge whose values are read from the queues' stats when it is collected. */
@@ -181,7 +258,9 @@ export class QueueMetrics implements OnModuleDestroy {
           try {
             return { kind, name, stats: await queue.stats() };
           } catch (error) {
-            this.logger.warn(`Could not read the stats of queue "${name}" for a scrape: ${error instanceof Error ? error.message : String(error)}`);
+            this.logger.warn(
+              `Could not read the stats of queue "${name}" for a scrape: ${error instanceof Error ? error.message : String(error)}`,
+            );
             return { kind, name };
           }
         }),
@@ -197,7 +276,10 @@ export class QueueMetrics implements OnModuleDestroy {
 }
 
 /** The child of a metric per queue (and fixed extra labels), made once per queue. */
-function children<C extends Counter<string> | Histogram<string>>(metric: C, ...labels: string[]): (queue: string) => ReturnType<C['labels']> {
+function children<C extends Counter<string> | Histogram<string>>(
+  metric: C,
+  ...labels: string[]
+): (queue: string) => ReturnType<C['labels']> {
   const cache = new Map<string, ReturnType<C['labels']>>();
   return (queue) => {
     let child = cache.get(queue);

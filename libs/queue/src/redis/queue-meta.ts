@@ -11,14 +11,25 @@ import type { Scripts } from './scripts';
 const LAYOUTS: Readonly<Record<QueueKind, number>> = { fixed: 1, delay: 2 };
 
 /** What is wrong with a queue's stored kind, shards and layout (the script's reply), or undefined. */
-export function metaProblem(name: string, [kind, shards, layout]: [string, string, string], wanted: QueueKind, wantedShards: number): string | undefined {
+export function metaProblem(
+  name: string,
+  [kind, shards, layout]: [string, string, string],
+  wanted: QueueKind,
+  wantedShards: number,
+): string | undefined {
   const stored = { kind, shards: Number(shards), layout: Number(layout) };
   if (stored.kind === wanted && stored.shards === wantedShards && stored.layout === LAYOUTS[wanted]) return undefined;
   return metaMismatch(name, stored, wanted, wantedShards, LAYOUTS[wanted]);
 }
 
 /** Records the queue's kind, shard count and layout in Redis, or fails if they differ from what is stored. */
-export async function assertQueueMeta(scripts: Scripts, keys: QueueKeys, name: string, kind: QueueKind, shards: number): Promise<void> {
+export async function assertQueueMeta(
+  scripts: Scripts,
+  keys: QueueKeys,
+  name: string,
+  kind: QueueKind,
+  shards: number,
+): Promise<void> {
   const stored = await scripts.run<[string, string, string]>('queue-meta', [keys.meta], [kind, shards, LAYOUTS[kind]]);
   const problem = metaProblem(name, stored, kind, shards);
   if (problem) throw new QueueConfigError(problem);

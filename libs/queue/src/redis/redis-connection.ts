@@ -41,7 +41,11 @@ function createClient(connection: Exclude<QueueConnection, RedisClient>, setting
     // Cluster nodes never retry by themselves (ioredis closes them and re-routes after a slot refresh).
     const { options } = connection as ClusterConnection;
     const nodeTimeouts = { commandTimeout: settings.commandTimeoutMs, connectTimeout: settings.commandTimeoutMs };
-    return new Cluster(connection.cluster, { ...shared, ...options, redisOptions: { ...nodeTimeouts, ...options?.redisOptions } });
+    return new Cluster(connection.cluster, {
+      ...shared,
+      ...options,
+      redisOptions: { ...nodeTimeouts, ...options?.redisOptions },
+    });
   }
   return new IORedis({ ...shared, ...bounded, ...(connection as RedisOptions) });
 }
@@ -58,7 +62,8 @@ function describeTarget(connection: QueueConnection): string {
     }
   }
   if (isClient(connection)) return 'the Redis client given as connection';
-  if ('cluster' in connection) return `the cluster ${connection.cluster.map((node) => (typeof node === 'object' ? `${node.host ?? '127.0.0.1'}:${node.port ?? 6379}` : String(node))).join(', ')}`;
+  if ('cluster' in connection)
+    return `the cluster ${connection.cluster.map((node) => (typeof node === 'object' ? `${node.host ?? '127.0.0.1'}:${node.port ?? 6379}` : String(node))).join(', ')}`;
   const { host = '127.0.0.1', port = 6379, path } = connection as RedisOptions;
   return path ?? `${host}:${port}`;
 }
@@ -111,10 +116,17 @@ class StartupScripts extends Scripts {
       const [kind, shards] = args;
       const name = /\{(.*)\}:meta$/.exec(keys[0])?.[1] ?? keys[0];
       try {
-        const problem = metaProblem(name, await super.run<[string, string, string]>('queue-meta', keys, args), kind as QueueKind, Number(shards));
+        const problem = metaProblem(
+          name,
+          await super.run<[string, string, string]>('queue-meta', keys, args),
+          kind as QueueKind,
+          Number(shards),
+        );
         if (problem) this.logger.error(problem);
       } catch (error) {
-        this.logger.error(`Could not check queue "${name}" against Redis after it came back: ${(error as Error).message}`);
+        this.logger.error(
+          `Could not check queue "${name}" against Redis after it came back: ${(error as Error).message}`,
+        );
       }
     }
   }
@@ -146,7 +158,13 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
     this.target = describeTarget(connection);
     this.client = isClient(connection) ? connection : createClient(connection, settings);
     const onUnreachable = settings.startup === 'continue' ? (error: unknown) => this.warnUnreachable(error) : undefined;
-    this.scripts = new StartupScripts(this.client, settings.prefix, onUnreachable, this.logger, settings.commandTimeoutMs);
+    this.scripts = new StartupScripts(
+      this.client,
+      settings.prefix,
+      onUnreachable,
+      this.logger,
+      settings.commandTimeoutMs,
+    );
     if (this.owned) this.watch(this.client, 'Redis');
   }
 
@@ -202,7 +220,10 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
       // away would be lost, so every (re)connection subscribes to all of them.
       subscriber.on('ready', () => {
         const channels = [...this.listeners.keys()];
-        if (channels.length > 0) subscriber.subscribe(...channels).catch((error: Error) => this.logger.warn(`Redis subscriber: ${error.message}`));
+        if (channels.length > 0)
+          subscriber
+            .subscribe(...channels)
+            .catch((error: Error) => this.logger.warn(`Redis subscriber: ${error.message}`));
       });
       subscriber.on('message', (channel: string, message: string) => {
         for (const listener of this.listeners.get(channel) ?? []) listener(message);

@@ -29,7 +29,10 @@ export const SCRIPT_NAMES = [
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
 type Evaluate = (script: string, numKeys: number, keys: string[], args: (string | number)[]) => Promise<unknown>;
-type Pipeline = Record<'evalsha' | 'eval', (script: string, numKeys: number, keys: string[], args: (string | number)[]) => Pipeline> & {
+type Pipeline = Record<
+  'evalsha' | 'eval',
+  (script: string, numKeys: number, keys: string[], args: (string | number)[]) => Pipeline
+> & {
   wait(replicas: number, timeoutMs: number): Pipeline;
   lrange(key: string, start: number, stop: number): Pipeline;
   exec(): Promise<[Error | null, unknown][] | null>;
@@ -137,7 +140,12 @@ export class Scripts {
    * A pipeline, not two calls: in a Cluster it goes to the node that owns the keys, and WAIT counts
    * the writes of the connection it is sent on.
    */
-  async runReplicated<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[], wait: ReplicaWait): Promise<T> {
+  async runReplicated<T = unknown>(
+    script: ScriptName,
+    keys: string[],
+    args: (string | number)[],
+    wait: ReplicaWait,
+  ): Promise<T> {
     const [[error, result], [waitError, acknowledged]] = await this.runAmong(script, keys, args, {
       transaction: false,
       at: 0,
@@ -161,7 +169,12 @@ export class Scripts {
    * as they were read: it can tell the caller which of the entries it took without handing them
    * through Lua (which costs Redis more than reading them).
    */
-  async runAfterReads<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[], reads: ListRead[]): Promise<{ lists: string[][]; result: T }> {
+  async runAfterReads<T = unknown>(
+    script: ScriptName,
+    keys: string[],
+    args: (string | number)[],
+    reads: ListRead[],
+  ): Promise<{ lists: string[][]; result: T }> {
     const replies = await this.runAmong(script, keys, args, {
       transaction: true,
       at: reads.length,
@@ -170,14 +183,22 @@ export class Scripts {
       },
     });
     for (const [error] of replies) if (error) throw asConnectionError(error);
-    return { lists: replies.slice(0, reads.length).map(([, value]) => value as string[]), result: replies[reads.length][1] as T };
+    return {
+      lists: replies.slice(0, reads.length).map(([, value]) => value as string[]),
+      result: replies[reads.length][1] as T,
+    };
   }
 
   /**
    * Sends a script among other commands, in one pipeline or MULTI (`at`: the script's place in it),
    * loading the script on NOSCRIPT and following a redirection of it. Each reply comes with its error.
    */
-  private async runAmong(script: ScriptName, keys: string[], args: (string | number)[], among: Among): Promise<[Error | null, unknown][]> {
+  private async runAmong(
+    script: ScriptName,
+    keys: string[],
+    args: (string | number)[],
+    among: Among,
+  ): Promise<[Error | null, unknown][]> {
     try {
       return await this.bounded(
         this.redirected(async () => {
@@ -192,7 +213,13 @@ export class Scripts {
     }
   }
 
-  private async send(script: ScriptName, keys: string[], args: (string | number)[], among: Among, how: 'evalsha' | 'eval') {
+  private async send(
+    script: ScriptName,
+    keys: string[],
+    args: (string | number)[],
+    among: Among,
+    how: 'evalsha' | 'eval',
+  ) {
     const { lua, sha } = load(script);
     if (!among.now) this.corkForThisTick();
     const pipeline = (among.transaction ? this.client.multi() : this.client.pipeline()) as unknown as Pipeline;
@@ -268,5 +295,8 @@ function isNoScript(error: unknown): boolean {
 function asConnectionError(error: unknown): unknown {
   if (error instanceof QueueConnectionError || !(error instanceof Error)) return error;
   if (error instanceof ReplyError && !UNAVAILABLE.test(error.message)) return error;
-  return new QueueConnectionError(`Redis did not answer (${error.message}); the call may or may not have been applied`, { cause: error });
+  return new QueueConnectionError(
+    `Redis did not answer (${error.message}); the call may or may not have been applied`,
+    { cause: error },
+  );
 }

@@ -18,7 +18,8 @@ export function assertName(value: unknown, what: string): asserts value is strin
   if (typeof value !== 'string') throw new QueueInputError(`${what} must be a string, got ${typeof value}`);
   if (value.length === 0) throw new QueueInputError(`${what} must not be empty`);
   // A lone surrogate has no UTF-8 form: Redis would store it as U+FFFD and two names would collide.
-  if (!(value as WellFormedCheck).isWellFormed()) throw new QueueInputError(`${what} contains a lone UTF-16 surrogate, which has no UTF-8 form`);
+  if (!(value as WellFormedCheck).isWellFormed())
+    throw new QueueInputError(`${what} contains a lone UTF-16 surrogate, which has no UTF-8 form`);
   if (utf8Length(value, MAX_NAME_BYTES) > MAX_NAME_BYTES) {
     throw new QueueInputError(`${what} is ${Buffer.byteLength(value)} bytes; the limit is ${MAX_NAME_BYTES}`);
   }
@@ -40,10 +41,14 @@ export class PayloadCodec {
     try {
       json = JSON.stringify(value);
     } catch (error) {
-      throw new QueueInputError(`Payload for queue "${this.queue}" is not JSON-serialisable: ${(error as Error).message}`);
+      throw new QueueInputError(
+        `Payload for queue "${this.queue}" is not JSON-serialisable: ${(error as Error).message}`,
+      );
     }
     if (json === undefined) {
-      throw new QueueInputError(`Payload for queue "${this.queue}" is not JSON-serialisable: ${typeof value} has no JSON form`);
+      throw new QueueInputError(
+        `Payload for queue "${this.queue}" is not JSON-serialisable: ${typeof value} has no JSON form`,
+      );
     }
     // Serialised first: a cyclic or BigInt payload gets its own error before the schema walks it.
     if (this.schema) this.validate(value, this.schema);
@@ -76,6 +81,8 @@ export class PayloadCodec {
 /** Checks a `limit` argument of a listing method: an integer from 1 to `max`. */
 export function assertLimit(value: unknown, max: number): asserts value is number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new QueueInputError(`limit must be an integer from 1 to ${max}, got ${typeof value === 'number' ? value : typeof value}`);
+    throw new QueueInputError(
+      `limit must be an integer from 1 to ${max}, got ${typeof value === 'number' ? value : typeof value}`,
+    );
   }
 }

@@ -207,7 +207,9 @@ export function resolveOptions<T extends object>(
   checks?: Checks<T>,
 ): T {
   if (raw === null || typeof raw !== 'object') {
-    throw new QueueConfigError(`Invalid options for ${label}: expected an object, got ${raw === null ? 'null' : typeof raw}`);
+    throw new QueueConfigError(
+      `Invalid options for ${label}: expected an object, got ${raw === null ? 'null' : typeof raw}`,
+    );
   }
   // Classes and callbacks (schema, onFailed) pass through untouched: class-transformer would copy them.
   const data: Record<string, unknown> = {};
@@ -227,16 +229,23 @@ export function resolveOptions<T extends object>(
 
 export const fixedQueueChecks: Checks<FixedQueueOptionsRules> = (o) => {
   const problems: string[] = [];
-  if (o.capacity < o.batchSize) problems.push(`capacity must be ≥ batchSize (got capacity=${o.capacity}, batchSize=${o.batchSize})`);
-  if (o.ttlMs <= o.maxWaitMs) problems.push(`ttlMs must be > maxWaitMs, or groups expire before they are flushed (got ttlMs=${o.ttlMs}, maxWaitMs=${o.maxWaitMs})`);
-  if (o.schema !== undefined && typeof o.schema !== 'function') problems.push('schema must be a class decorated with class-validator');
+  if (o.capacity < o.batchSize)
+    problems.push(`capacity must be ≥ batchSize (got capacity=${o.capacity}, batchSize=${o.batchSize})`);
+  if (o.ttlMs <= o.maxWaitMs)
+    problems.push(
+      `ttlMs must be > maxWaitMs, or groups expire before they are flushed (got ttlMs=${o.ttlMs}, maxWaitMs=${o.maxWaitMs})`,
+    );
+  if (o.schema !== undefined && typeof o.schema !== 'function')
+    problems.push('schema must be a class decorated with class-validator');
   return problems;
 };
 
 export const delayQueueChecks: Checks<DelayQueueOptionsRules> = (o) => {
   const problems: string[] = [];
-  if (o.backoff.maxDelayMs < o.backoff.delayMs) problems.push(`backoff.maxDelayMs must be ≥ backoff.delayMs (got ${o.backoff.maxDelayMs} < ${o.backoff.delayMs})`);
-  if (o.schema !== undefined && typeof o.schema !== 'function') problems.push('schema must be a class decorated with class-validator');
+  if (o.backoff.maxDelayMs < o.backoff.delayMs)
+    problems.push(`backoff.maxDelayMs must be ≥ backoff.delayMs (got ${o.backoff.maxDelayMs} < ${o.backoff.delayMs})`);
+  if (o.schema !== undefined && typeof o.schema !== 'function')
+    problems.push('schema must be a class decorated with class-validator');
   return problems;
 };
 

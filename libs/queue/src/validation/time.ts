@@ -8,7 +8,8 @@ export type ResolvedTime = ['at' | 'in', number];
 const MAX_TIME_MS = 8.64e15;
 
 function wholeMs(value: number, what: string): number {
-  if (!Number.isFinite(value)) throw new QueueInputError(`${what} must be a finite number of milliseconds, got ${value}`);
+  if (!Number.isFinite(value))
+    throw new QueueInputError(`${what} must be a finite number of milliseconds, got ${value}`);
   if (!Number.isInteger(value)) throw new QueueInputError(`${what} must be whole milliseconds, got ${value}`);
   if (Math.abs(value) > MAX_TIME_MS) throw new QueueInputError(`${what} is out of range (|${value}| > ${MAX_TIME_MS})`);
   return value;
@@ -24,10 +25,13 @@ export function toEpochMs(runAt: unknown, what = 'runAt'): number {
   if (typeof runAt === 'number') return wholeMs(runAt, what);
   if (typeof runAt === 'string') {
     const ms = Date.parse(runAt);
-    if (Number.isNaN(ms)) throw new QueueInputError(`${what} "${runAt}" is not a date that can be parsed (use ISO 8601)`);
+    if (Number.isNaN(ms))
+      throw new QueueInputError(`${what} "${runAt}" is not a date that can be parsed (use ISO 8601)`);
     return wholeMs(ms, what);
   }
-  throw new QueueInputError(`${what} must be a Date, epoch milliseconds or an ISO 8601 string, got ${runAt === null ? 'null' : typeof runAt}`);
+  throw new QueueInputError(
+    `${what} must be a Date, epoch milliseconds or an ISO 8601 string, got ${runAt === null ? 'null' : typeof runAt}`,
+  );
 }
 
 /**

@@ -6,7 +6,9 @@ export function describeViolations(errors: ValidationError[], parent = ''): stri
   for (const error of errors) {
     const path = parent ? `${parent}.${error.property}` : error.property;
     for (const message of Object.values(error.constraints ?? {})) {
-      lines.push(message.startsWith(error.property) ? path + message.slice(error.property.length) : `${path}: ${message}`);
+      lines.push(
+        message.startsWith(error.property) ? path + message.slice(error.property.length) : `${path}: ${message}`,
+      );
     }
     if (error.children?.length) lines.push(...describeViolations(error.children, path));
   }

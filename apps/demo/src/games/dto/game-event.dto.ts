@@ -8,7 +8,9 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export const DIGEST_TYPES: ReadonlySet<EventType> = new Set<EventType>(['ad_view', 'heartbeat']);
 
 const GAME_PACKAGE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-const GAME_RULE = { message: 'game must be a package name such as com.example.game: 1-128 letters, digits, ".", "_" or "-"' };
+const GAME_RULE = {
+  message: 'game must be a package name such as com.example.game: 1-128 letters, digits, ".", "_" or "-"',
+};
 
 /** A behaviour event as a client sends it. */
 export class GameEventDto {

@@ -26,7 +26,9 @@ export class ParseEventsPipe implements PipeTransform<unknown, GameEventDto[]> {
     items.forEach((item, i) => {
       const path = many ? `[${i}].` : '';
       if (item === null || typeof item !== 'object' || Array.isArray(item)) {
-        violations.push(many ? `[${i}] must be an event object` : 'the body must be an event object or an array of them');
+        violations.push(
+          many ? `[${i}] must be an event object` : 'the body must be an event object or an array of them',
+        );
         return;
       }
       const event = plainToInstance(GameEventDto, item);

@@ -118,8 +118,10 @@ export class ReportSink implements OnModuleInit, OnApplicationShutdown {
       violations: [],
     };
     const age = receivedAt - batch.oldestTs;
-    if (games.length !== 1 || games[0] !== report.game) batch.violations.push(`holds events of ${games.join(', ')} in a report for ${report.game}`);
-    if (batch.count > REPORTING.batchSize) batch.violations.push(`${batch.count} events, more than ${REPORTING.batchSize}`);
+    if (games.length !== 1 || games[0] !== report.game)
+      batch.violations.push(`holds events of ${games.join(', ')} in a report for ${report.game}`);
+    if (batch.count > REPORTING.batchSize)
+      batch.violations.push(`${batch.count} events, more than ${REPORTING.batchSize}`);
     if (age > REPORTING.maxAgeMs) batch.violations.push(`an event ${Math.round(age / 1000)} s old`);
     if (batch.violations.length > 0) {
       this.sums.violations += 1;
@@ -177,7 +179,11 @@ function invalidReport(body: unknown): string | undefined {
   const report = body as Partial<Report> | null;
   if (typeof report?.kind !== 'string' || typeof report.game !== 'string') return 'a report needs a kind and a game';
   if (!Array.isArray(report.events) || report.events.length === 0) return 'a report needs a non-empty events array';
-  if (!report.events.every((event) => typeof event?.game === 'string' && typeof event.type === 'string' && Number.isFinite(event.ts))) {
+  if (
+    !report.events.every(
+      (event) => typeof event?.game === 'string' && typeof event.type === 'string' && Number.isFinite(event.ts),
+    )
+  ) {
     return 'every event needs a game, a type and a ts';
   }
   return undefined;
