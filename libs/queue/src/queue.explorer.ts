@@ -4,7 +4,8 @@ import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import { createRequire } from 'node:module';
 import { QueueConfigError } from './errors';
 import type { FixedQueue } from './fixed-queue/fixed-queue';
-import { describe } from './consumer/sharded-worker';
+import { describeError } from './utils/errors';
+import { queueLogContext } from './utils/log-line';
 import { BatchConsumerWorker, type BatchFailureHandler } from './fixed-queue/batch-consumer.worker';
 import { DelayConsumerWorker } from './delay-queue/delay-consumer.worker';
 import type { DelayQueue } from './delay-queue/delay-queue';
@@ -216,7 +217,7 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
     const run = () =>
       void worker
         .drain()
-        .catch((error) => this.logger.error(`${found.label} scheduled drain failed: ${describe(error)}`));
+        .catch((error) => this.logger.error(`${found.label} scheduled drain failed: ${describeError(error)}`));
     if (options.intervalMs !== undefined) {
       const interval = setInterval(run, options.intervalMs);
       registry.addInterval(name, interval);
@@ -249,11 +250,6 @@ export class QueueExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
 function kindOf(event: QueueEventName): 'fixed' | 'delay' | undefined {
   if (event.startsWith('task')) return 'delay';
   return event === 'consumer.error' ? undefined : 'fixed';
-}
-
-/** The Logger context of a queue's consumers, so an operator can filter one queue's lines. */
-export function queueLogContext(queue: string): string {
-  return `nrq:${queue}`;
 }
 
 /**

@@ -5,38 +5,14 @@ import type { RedisConnection } from '../redis/redis-connection';
 import type { ServerClock } from './server-clock';
 import { ShardLoop, type PollOutcome } from './shard-loop';
 import { Slots } from './slots';
+import { describeError } from '../utils/errors';
+import { logLine } from '../utils/log-line';
+import { waitOrTimeout } from '../utils/timers';
 
 export interface Taken {
   outcome: PollOutcome;
   /** One job per claimed item; each runs in a concurrency slot. */
   jobs: (() => Promise<void>)[];
-}
-
-export function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/**
- * A consumer's log line: `<Class.method>: <what happened> key=value ...`, with the same field names on
- * every line (group, id, attempt, size, ...) and strings quoted, so lines can be filtered and parsed.
- * The Logger's context names the queue.
- */
-export function logLine(consumer: string, what: string, fields: Record<string, string | number> = {}): string {
-  let line = `${consumer}: ${what}`;
-  for (const [key, value] of Object.entries(fields))
-    line += ` ${key}=${typeof value === 'number' ? value : JSON.stringify(value)}`;
-  return line;
-}
-
-/** Resolves true when `work` settles in time, false on timeout. */
-export async function waitOrTimeout(work: Promise<unknown>, timeoutMs: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-  try {
-    return await Promise.race([work.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**
@@ -124,7 +100,7 @@ export abstract class ShardedWorker {
   }
 
   protected pollFailed(error: unknown): void {
-    this.logger.warn(logLine(this.label, 'could not claim, retrying', { error: describe(error) }));
+    this.logger.warn(logLine(this.label, 'could not claim, retrying', { error: describeError(error) }));
     this.reportError('claim', error);
   }
 

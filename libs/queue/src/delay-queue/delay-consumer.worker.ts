@@ -1,14 +1,13 @@
 import type { Logger } from '@nestjs/common';
-import { describe, logLine, ShardedWorker, type Taken } from '../consumer/sharded-worker';
+import { ShardedWorker, type Taken } from '../consumer/sharded-worker';
+import { describeError, errorDetail } from '../utils/errors';
+import { logLine } from '../utils/log-line';
 import type { RedisConnection } from '../redis/redis-connection';
 import type { DelayContext, TaskFiredEvent } from '../interfaces';
 import type { DelayQueue } from './delay-queue';
 import type { ClaimedTask } from './delay-queue.store';
 
 export type DelayHandler = (payload: unknown, ctx: DelayContext) => unknown;
-
-/** Longest error text kept with a failed task. */
-const MAX_ERROR_LENGTH = 2000;
 
 /**
  * Runs one `@DelayConsumer` method: claims due tasks, extends their lease while the handler runs,
@@ -108,7 +107,7 @@ export class DelayConsumerWorker extends ShardedWorker {
           logLine(this.label, `could not record the task's ${operation}`, {
             id: task.id,
             attempt: task.attempt,
-            error: describe(error),
+            error: describeError(error),
           }),
         );
         this.reportError(operation, error);
@@ -140,7 +139,7 @@ export class DelayConsumerWorker extends ShardedWorker {
           }),
         (error) => {
           this.logger.warn(
-            logLine(this.label, 'could not extend leases', { count: deliveries.length, error: describe(error) }),
+            logLine(this.label, 'could not extend leases', { count: deliveries.length, error: describeError(error) }),
           );
           this.reportError('extend', error);
         },
@@ -160,7 +159,7 @@ export class DelayConsumerWorker extends ShardedWorker {
     durationMs: number,
     error: unknown,
   ): Promise<void> {
-    const text = (error instanceof Error ? (error.stack ?? error.message) : String(error)).slice(0, MAX_ERROR_LENGTH);
+    const text = errorDetail(error);
     const result = await this.queue.store.fail(shard, task.id, task.token, this.retryDelay(task.attempt), text);
     // Null: the lease was lost meanwhile (the task was replaced, cancelled, or went to another worker).
     if (!result) return;
@@ -170,7 +169,7 @@ export class DelayConsumerWorker extends ShardedWorker {
         logLine(this.label, 'task failed its last attempt and is dead-lettered', {
           id: task.id,
           attempt: task.attempt,
-          error: describe(error),
+          error: describeError(error),
         }),
       );
       if (events.has('task.dead'))
@@ -184,7 +183,7 @@ export class DelayConsumerWorker extends ShardedWorker {
           id: task.id,
           attempt: task.attempt,
           nextRunAt,
-          error: describe(error),
+          error: describeError(error),
         }),
       );
       if (events.has('task.failed'))

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { QueueConfigError } from '../errors';
 import { unknownEvent } from '../queue.messages';
+import { errorDetail } from '../utils/errors';
 import type { QueueEventListener, QueueEventListenerOptions, QueueEventMap, QueueEventName } from '../interfaces';
 
 /** Every event name, to refuse a misspelt one when a listener is added rather than never calling it. */
@@ -76,8 +77,6 @@ export class QueueEvents {
   }
 
   private failed(event: QueueEventName, error: unknown): void {
-    this.logger.error(
-      `A listener of "${event}" threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-    );
+    this.logger.error(`A listener of "${event}" threw: ${errorDetail(error)}`);
   }
 }

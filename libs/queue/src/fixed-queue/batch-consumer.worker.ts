@@ -1,6 +1,8 @@
 import type { Logger } from '@nestjs/common';
 import { setTimeout as delay } from 'node:timers/promises';
-import { describe, logLine, ShardedWorker, type Taken } from '../consumer/sharded-worker';
+import { ShardedWorker, type Taken } from '../consumer/sharded-worker';
+import { describeError } from '../utils/errors';
+import { logLine } from '../utils/log-line';
 import type { RedisConnection } from '../redis/redis-connection';
 import type { BatchConsumerOptionsRules } from '../validation/queue-options';
 import type { BatchContext } from '../interfaces';
@@ -116,7 +118,7 @@ export class BatchConsumerWorker extends ShardedWorker {
             group: batch.group,
             size,
             attempts: attempt,
-            error: describe(error),
+            error: describeError(error),
           }),
         );
         if (events.has('batch.failed'))
@@ -126,7 +128,7 @@ export class BatchConsumerWorker extends ShardedWorker {
             await this.onFailed(error, batch.messages, ctx);
           } catch (hookError) {
             this.logger.error(
-              logLine(this.label, 'onFailed hook threw', { group: batch.group, size, error: describe(hookError) }),
+              logLine(this.label, 'onFailed hook threw', { group: batch.group, size, error: describeError(hookError) }),
             );
           }
         }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { describe } from '../consumer/sharded-worker';
-import { deadline } from '../deadline';
+import { describeError } from '../utils/errors';
+import { deadline } from '../utils/timers';
 import { loadOptional } from '../optional-dependency';
 import { QueueExplorer } from '../queue.explorer';
 import { QueueRegistry } from '../queue.registry';
@@ -64,7 +64,7 @@ export class QueueHealthIndicator {
         `the queues' stats took longer than ${timeoutMs} ms`,
       );
     } catch (error) {
-      return down({ redis: 'down', message: `Redis did not answer: ${describe(error)}` });
+      return down({ redis: 'down', message: `Redis did not answer: ${describeError(error)}` });
     }
 
     const problems: string[] = [];

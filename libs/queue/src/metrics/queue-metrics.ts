@@ -1,6 +1,7 @@
 import { Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 import type { QueueEvents } from '../events/queue-events';
+import { describeError } from '../utils/errors';
 import { loadOptional } from '../optional-dependency';
 import type { QueueKind, QueueRegistry } from '../queue.registry';
 import type {
@@ -258,9 +259,7 @@ export class QueueMetrics implements OnModuleDestroy {
           try {
             return { kind, name, stats: await queue.stats() };
           } catch (error) {
-            this.logger.warn(
-              `Could not read the stats of queue "${name}" for a scrape: ${error instanceof Error ? error.message : String(error)}`,
-            );
+            this.logger.warn(`Could not read the stats of queue "${name}" for a scrape: ${describeError(error)}`);
             return { kind, name };
           }
         }),

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster, ReplyError, type Redis } from 'ioredis';
-import { deadline } from '../deadline';
+import { deadline } from '../utils/timers';
 import { QueueConnectionError, QueueReplicationError } from '../errors';
 
 export type RedisClient = Redis | Cluster;

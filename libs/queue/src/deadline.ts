@@ -1,8 +1,0 @@
-/** `work`, or a rejection with `message` once `ms` have passed without it settling. */
-export function deadline<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
-}
