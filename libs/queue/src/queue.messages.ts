@@ -1,4 +1,4 @@
-import type { QueueKind } from './queue.registry';
+import type { QueueKind } from './interfaces';
 
 const REGISTER = { fixed: 'QueueModule.registerFixedQueue', delay: 'QueueModule.registerDelayQueue' };
 

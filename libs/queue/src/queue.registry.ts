@@ -4,8 +4,7 @@ import { QueueConfigError, UnknownQueueError } from './errors';
 import { duplicateQueue, unknownQueue } from './queue.messages';
 import type { DelayQueue } from './delay-queue/delay-queue';
 import type { FixedQueue } from './fixed-queue/fixed-queue';
-
-export type QueueKind = 'fixed' | 'delay';
+import type { QueueKind } from './interfaces';
 
 export type RegisteredQueue =
   { kind: 'fixed'; name: string; queue: FixedQueue } | { kind: 'delay'; name: string; queue: DelayQueue };

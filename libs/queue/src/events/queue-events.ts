@@ -2,22 +2,40 @@ import { Injectable, Logger } from '@nestjs/common';
 import { QueueConfigError } from '../errors';
 import { unknownEvent } from '../queue.messages';
 import { errorDetail } from '../utils/errors';
-import type { QueueEventListener, QueueEventListenerOptions, QueueEventMap, QueueEventName } from '../interfaces';
+import type {
+  QueueEventListener,
+  QueueEventListenerOptions,
+  QueueEventMap,
+  QueueEventName,
+  QueueKind,
+} from '../interfaces';
+
+/**
+ * Every event and the kind of queue that emits it (`both`: consumers of either kind). The compiler
+ * holds this table to QueueEventMap: an event added there and forgotten here does not compile.
+ */
+const EVENT_KINDS = {
+  'messages.pushed': 'fixed',
+  'messages.dropped': 'fixed',
+  'messages.expired': 'fixed',
+  'batch.completed': 'fixed',
+  'batch.failed': 'fixed',
+  'tasks.scheduled': 'delay',
+  'task.fired': 'delay',
+  'task.completed': 'delay',
+  'task.failed': 'delay',
+  'task.dead': 'delay',
+  'consumer.error': 'both',
+} as const satisfies Record<QueueEventName, QueueKind | 'both'>;
 
 /** Every event name, to refuse a misspelt one when a listener is added rather than never calling it. */
-export const QUEUE_EVENT_NAMES: readonly QueueEventName[] = [
-  'messages.pushed',
-  'messages.dropped',
-  'messages.expired',
-  'batch.completed',
-  'batch.failed',
-  'tasks.scheduled',
-  'task.fired',
-  'task.completed',
-  'task.failed',
-  'task.dead',
-  'consumer.error',
-];
+export const QUEUE_EVENT_NAMES = Object.keys(EVENT_KINDS) as readonly QueueEventName[];
+
+/** The kind of queue whose instances emit `event`; undefined when queues of both kinds do. */
+export function eventQueueKind(event: QueueEventName): QueueKind | undefined {
+  const kind = EVENT_KINDS[event];
+  return kind === 'both' ? undefined : kind;
+}
 
 interface Subscription {
   listener: (payload: QueueEventMap[QueueEventName]) => unknown;

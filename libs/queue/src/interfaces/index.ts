@@ -1,4 +1,5 @@
 export * from './queue-module-options.interface';
+export * from './queue-kind.interface';
 export * from './fixed-queue-options.interface';
 export * from './delay-queue-options.interface';
 export * from './consumer-options.interface';

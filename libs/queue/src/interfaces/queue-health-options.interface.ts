@@ -1,3 +1,5 @@
+import type { QueueKind } from './queue-kind.interface';
+
 export interface QueueHealthOptions {
   /** Names of the queues to check. Default: every registered queue. */
   queues?: string[];
@@ -11,7 +13,7 @@ export interface QueueHealthOptions {
 
 /** What a queue reported in a health check. */
 export interface QueueHealthDetails {
-  kind: 'fixed' | 'delay';
+  kind: QueueKind;
   /** Messages held (FixedQueue), or due tasks not yet claimed (DelayQueue). */
   backlog: number;
   lagMs: number;

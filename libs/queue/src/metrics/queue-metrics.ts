@@ -3,7 +3,8 @@ import type { Counter, Gauge, Histogram } from 'prom-client';
 import type { QueueEvents } from '../events/queue-events';
 import { describeError } from '../utils/errors';
 import { loadOptional } from '../optional-dependency';
-import type { QueueKind, QueueRegistry } from '../queue.registry';
+import type { QueueRegistry } from '../queue.registry';
+import type { QueueKind } from '../interfaces';
 import type {
   DelayQueueStats,
   FixedQueueStats,

@@ -1,6 +1,6 @@
 import { QueueConfigError } from '../errors';
 import { metaMismatch } from '../queue.messages';
-import type { QueueKind } from '../queue.registry';
+import type { QueueKind } from '../interfaces';
 import type { QueueKeys } from './keys';
 import type { Scripts } from './scripts';
 

@@ -2,10 +2,9 @@ import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from 
 import IORedis, { Cluster, ReplyError, type RedisOptions } from 'ioredis';
 import { MODULE_OPTIONS_TOKEN } from '../queue.module-definition';
 import { QueueSettings } from '../queue.settings';
-import type { ClusterConnection, QueueConnection, QueueModuleOptions } from '../interfaces';
+import type { ClusterConnection, QueueConnection, QueueKind, QueueModuleOptions } from '../interfaces';
 import { metaProblem } from './queue-meta';
 import { Scripts, type RedisClient, type ScriptName } from './scripts';
-import type { QueueKind } from '../queue.registry';
 
 function isClient(value: unknown): value is RedisClient {
   return value instanceof IORedis || value instanceof Cluster;
