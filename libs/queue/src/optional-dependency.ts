@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { QueueConfigError } from './errors';
 import { missingPeer } from './queue.messages';
 
@@ -5,15 +6,19 @@ import { missingPeer } from './queue.messages';
  * Loads an optional peer dependency when a feature that needs it is first used, so the library itself
  * loads without it. A missing package becomes an error saying what to install; any other failure
  * (a broken install) is passed on as it is.
+ *
+ * `via`: load `pkg` as that installed package sees it, for a dependency of a peer rather than of this
+ * library (the `cron` that @nestjs/schedule's registry expects its jobs to come from).
  */
-export function loadOptional<T>(pkg: string, feature: string): T {
+export function loadOptional<T>(pkg: string, feature: string, via?: string): T {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use, so the library loads without it
-    return require(pkg) as T;
+    // Required here, on first use, never at the top of a file: the library must load without it.
+    const load = via === undefined ? require : createRequire(require.resolve(via));
+    return load(pkg) as T;
   } catch (error) {
     const { code, message } = error as NodeJS.ErrnoException;
-    if (code === 'MODULE_NOT_FOUND' && message.includes(`'${pkg}'`))
-      throw new QueueConfigError(missingPeer(feature, pkg));
+    const missing = [via, pkg].find((name) => name !== undefined && message?.includes(`'${name}'`));
+    if (code === 'MODULE_NOT_FOUND' && missing !== undefined) throw new QueueConfigError(missingPeer(feature, missing));
     throw error;
   }
 }

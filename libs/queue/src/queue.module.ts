@@ -5,7 +5,9 @@ import { DelayQueue } from './delay-queue/delay-queue';
 import { QueueEvents } from './events/queue-events';
 import { QueueHealthIndicator } from './health/queue-health.indicator';
 import { getDelayQueueToken, getFixedQueueToken } from './queue.constants';
+import { ConsumerStatusRegistry } from './consumer-status.registry';
 import { QueueExplorer } from './queue.explorer';
+import { QueueOrchestrator } from './queue.orchestrator';
 import { QueueMetadataAccessor } from './queue-metadata.accessor';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './queue.module-definition';
 import { QueueRegistry } from './queue.registry';
@@ -29,6 +31,8 @@ import type { DelayQueueOptions, FixedQueueOptions, QueueModuleOptions } from '.
     QueueRegistry,
     QueueMetadataAccessor,
     QueueExplorer,
+    QueueOrchestrator,
+    ConsumerStatusRegistry,
     QueueEvents,
     QueueHealthIndicator,
   ],

@@ -1,7 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { QueueEvents } from '../events/queue-events';
 import type { ConsumerErrorEvent } from '../interfaces';
-import type { RedisConnection } from '../redis/redis-connection';
 import type { ServerClock } from './server-clock';
 import { ShardLoop, type PollOutcome } from './shard-loop';
 import { Slots } from './slots';
@@ -15,6 +14,25 @@ export interface Taken {
   jobs: (() => Promise<void>)[];
 }
 
+/** What every consumer of a queue works with, whatever its kind. */
+export interface WorkerDependencies {
+  /** The queue's name, in the events it emits. */
+  queue: string;
+  shards: number;
+  /** The channel producers publish wake-up hints on (`<shard>:<due time>`). */
+  wakeChannel: string;
+  /** The queue's estimate of Redis' clock, fed by this worker's polls. */
+  clock: ServerClock;
+  events: QueueEvents;
+  /** Listens on a pub/sub channel; resolves with the function that stops listening. */
+  subscribe(channel: string, listener: (message: string) => void): Promise<() => void>;
+  idlePollMs: number;
+  concurrency: number;
+  logger: Logger;
+  /** `Class.method` of the consumer, in log lines and events. */
+  label: string;
+}
+
 /**
  * A consumer of every shard of one queue: a poll loop per shard, all sharing one pool of `concurrency`
  * slots, woken early by producers' hints on the queue's channel. Subclasses say how to claim.
@@ -22,21 +40,17 @@ export interface Taken {
 export abstract class ShardedWorker {
   protected readonly slots: Slots;
   protected stopped = false;
+  protected readonly shards: number;
+  protected readonly logger: Logger;
+  readonly label: string;
   private readonly loops: ShardLoop[] = [];
   private unsubscribe?: () => void;
 
-  constructor(
-    protected readonly shards: number,
-    private readonly wakeChannel: string,
-    private readonly clock: ServerClock,
-    private readonly connection: RedisConnection,
-    private readonly idlePollMs: number,
-    concurrency: number,
-    protected readonly logger: Logger,
-    readonly label: string,
-    private readonly observed: { readonly name: string; readonly events: QueueEvents },
-  ) {
-    this.slots = new Slots(concurrency);
+  constructor(private readonly worker: WorkerDependencies) {
+    this.slots = new Slots(worker.concurrency);
+    this.shards = worker.shards;
+    this.logger = worker.logger;
+    this.label = worker.label;
   }
 
   /** Claims at most `limit` items of a shard (never more: the slots are already reserved). */
@@ -52,13 +66,13 @@ export abstract class ShardedWorker {
       this.loops.push(
         new ShardLoop(
           () => this.pollShard(shard),
-          this.clock,
-          this.idlePollMs,
+          this.worker.clock,
+          this.worker.idlePollMs,
           (error) => this.pollFailed(error),
         ),
       );
     }
-    this.unsubscribe = await this.connection.subscribe(this.wakeChannel, (message) => {
+    this.unsubscribe = await this.worker.subscribe(this.worker.wakeChannel, (message) => {
       const [shard, at] = message.split(':').map(Number);
       this.loops[shard]?.hint(at);
     });
@@ -105,8 +119,7 @@ export abstract class ShardedWorker {
   }
 
   protected reportError(operation: ConsumerErrorEvent['operation'], error: unknown): void {
-    const { events, name } = this.observed;
-    if (events.has('consumer.error'))
-      events.emit('consumer.error', { queue: name, consumer: this.label, operation, error });
+    const { events, queue } = this.worker;
+    if (events.has('consumer.error')) events.emit('consumer.error', { queue, consumer: this.label, operation, error });
   }
 }

@@ -1,13 +1,22 @@
-import type { Logger } from '@nestjs/common';
-import { ShardedWorker, type Taken } from '../consumer/sharded-worker';
+import { ShardedWorker, type Taken, type WorkerDependencies } from '../consumer/sharded-worker';
 import { describeError, errorDetail } from '../utils/errors';
 import { logLine } from '../utils/log-line';
-import type { RedisConnection } from '../redis/redis-connection';
+import type { QueueEvents } from '../events/queue-events';
+import type { ShardBatcher } from '../redis/shard-batcher';
+import type { DelayQueueOptionsRules } from '../validation/queue-options';
 import type { DelayContext, TaskFiredEvent } from '../interfaces';
-import type { DelayQueue } from './delay-queue';
-import type { ClaimedTask } from './delay-queue.store';
+import type { ClaimedTask, DelayQueueStore } from './delay-queue.store';
 
 export type DelayHandler = (payload: unknown, ctx: DelayContext) => unknown;
+
+export interface DelayWorkerDependencies extends WorkerDependencies {
+  store: DelayQueueStore;
+  /** The queue's acknowledgements, batched per shard with those of its other consumers in this process. */
+  acks: ShardBatcher<{ id: string; token: string }, boolean>;
+  handler: DelayHandler;
+  /** The queue's lease and retry options. */
+  options: Pick<DelayQueueOptionsRules, 'visibilityTimeoutMs' | 'backoff'>;
+}
 
 /**
  * Runs one `@DelayConsumer` method: claims due tasks, extends their lease while the handler runs,
@@ -20,30 +29,25 @@ export class DelayConsumerWorker extends ShardedWorker {
   private readonly running = new Map<string, { shard: number; id: string; token: string }>();
   private heartbeat?: NodeJS.Timeout;
 
-  constructor(
-    private readonly queue: DelayQueue<unknown>,
-    private readonly handler: DelayHandler,
-    concurrency: number,
-    connection: RedisConnection,
-    idlePollMs: number,
-    logger: Logger,
-    label: string,
-  ) {
-    super(
-      queue.options.shards,
-      queue.store.keys.wakeChannel,
-      queue.clock,
-      connection,
-      idlePollMs,
-      concurrency,
-      logger,
-      label,
-      queue,
-    );
+  private readonly name: string;
+  private readonly store: DelayQueueStore;
+  private readonly acks: DelayWorkerDependencies['acks'];
+  private readonly events: QueueEvents;
+  private readonly handler: DelayHandler;
+  private readonly options: DelayWorkerDependencies['options'];
+
+  constructor(deps: DelayWorkerDependencies) {
+    super(deps);
+    this.name = deps.queue;
+    this.store = deps.store;
+    this.acks = deps.acks;
+    this.events = deps.events;
+    this.handler = deps.handler;
+    this.options = deps.options;
   }
 
   protected async take(shard: number, limit: number): Promise<Taken> {
-    const outcome = await this.queue.store.claim(shard, limit);
+    const outcome = await this.store.claim(shard, limit);
     return { outcome, jobs: outcome.tasks.map((task) => () => this.handle(shard, task, outcome.serverNow)) };
   }
 
@@ -53,9 +57,7 @@ export class DelayConsumerWorker extends ShardedWorker {
     if (finished) return true;
     this.stopHeartbeat();
     const released = await Promise.all(
-      [...this.running.values()].map(({ shard, id, token }) =>
-        this.queue.store.release(shard, id, token).catch(() => false),
-      ),
+      [...this.running.values()].map(({ shard, id, token }) => this.store.release(shard, id, token).catch(() => false)),
     );
     const count = released.filter(Boolean).length;
     if (count > 0)
@@ -66,18 +68,15 @@ export class DelayConsumerWorker extends ShardedWorker {
   private async handle(shard: number, task: ClaimedTask, firedAt: number): Promise<void> {
     const key = `${shard}:${task.id}:${task.token}`;
     const ctx: DelayContext = {
-      queue: this.queue.name,
+      queue: this.name,
       id: task.id,
       attempt: task.attempt,
       runAt: task.runAt,
       firedAt,
     };
     this.running.set(key, { shard, id: task.id, token: task.token });
-    this.heartbeat ??= setInterval(
-      () => this.beat(),
-      Math.max(50, Math.floor(this.queue.options.visibilityTimeoutMs / 3)),
-    );
-    const { events } = this.queue;
+    this.heartbeat ??= setInterval(() => this.beat(), Math.max(50, Math.floor(this.options.visibilityTimeoutMs / 3)));
+    const { events } = this;
     if (events.has('task.fired')) events.emit('task.fired', this.describeTask(task, firedAt));
     let outcome: Promise<unknown>;
     let operation: 'ack' | 'fail' = 'ack';
@@ -85,7 +84,7 @@ export class DelayConsumerWorker extends ShardedWorker {
     try {
       await this.handler(JSON.parse(task.json), ctx);
       const durationMs = performance.now() - started;
-      outcome = this.queue.acks.add(shard, { id: task.id, token: task.token });
+      outcome = this.acks.add(shard, { id: task.id, token: task.token });
       if (events.has('task.completed')) {
         outcome = outcome.then((completed) => {
           if (completed) events.emit('task.completed', { ...this.describeTask(task, firedAt), durationMs });
@@ -127,7 +126,7 @@ export class DelayConsumerWorker extends ShardedWorker {
       else byShard.set(shard, [{ id, token }]);
     }
     for (const [shard, deliveries] of byShard) {
-      this.queue.store.extend(shard, deliveries).then(
+      this.store.extend(shard, deliveries).then(
         (kept) =>
           kept.forEach((held, i) => {
             if (!held)
@@ -160,10 +159,10 @@ export class DelayConsumerWorker extends ShardedWorker {
     error: unknown,
   ): Promise<void> {
     const text = errorDetail(error);
-    const result = await this.queue.store.fail(shard, task.id, task.token, this.retryDelay(task.attempt), text);
+    const result = await this.store.fail(shard, task.id, task.token, this.retryDelay(task.attempt), text);
     // Null: the lease was lost meanwhile (the task was replaced, cancelled, or went to another worker).
     if (!result) return;
-    const { events } = this.queue;
+    const { events } = this;
     if (result.outcome === 'dead') {
       this.logger.error(
         logLine(this.label, 'task failed its last attempt and is dead-lettered', {
@@ -193,7 +192,7 @@ export class DelayConsumerWorker extends ShardedWorker {
 
   private describeTask(task: ClaimedTask, firedAt: number): TaskFiredEvent {
     return {
-      queue: this.queue.name,
+      queue: this.name,
       id: task.id,
       attempt: task.attempt,
       runAt: task.runAt,
@@ -203,7 +202,7 @@ export class DelayConsumerWorker extends ShardedWorker {
   }
 
   private retryDelay(attempt: number): number {
-    const { type, delayMs, maxDelayMs } = this.queue.options.backoff;
+    const { type, delayMs, maxDelayMs } = this.options.backoff;
     return type === 'fixed' ? delayMs : Math.min(maxDelayMs, delayMs * 2 ** (attempt - 1));
   }
 }

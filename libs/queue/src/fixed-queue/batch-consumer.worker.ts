@@ -1,16 +1,21 @@
-import type { Logger } from '@nestjs/common';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ShardedWorker, type Taken } from '../consumer/sharded-worker';
+import { ShardedWorker, type Taken, type WorkerDependencies } from '../consumer/sharded-worker';
 import { describeError } from '../utils/errors';
 import { logLine } from '../utils/log-line';
-import type { RedisConnection } from '../redis/redis-connection';
 import type { BatchConsumerOptionsRules } from '../validation/queue-options';
 import type { BatchContext } from '../interfaces';
-import type { FixedQueue } from './fixed-queue';
-import type { ClaimedBatch } from './fixed-queue.store';
+import type { QueueEvents } from '../events/queue-events';
+import type { ClaimedBatch, FixedQueueStore } from './fixed-queue.store';
 
 export type BatchHandler = (messages: unknown[], ctx: BatchContext) => unknown;
 export type BatchFailureHandler = (error: unknown, messages: unknown[], ctx: BatchContext) => unknown;
+
+export interface BatchWorkerDependencies extends WorkerDependencies {
+  store: FixedQueueStore;
+  handler: BatchHandler;
+  onFailed: BatchFailureHandler | undefined;
+  options: BatchConsumerOptionsRules;
+}
 
 /**
  * Runs one `@BatchConsumer` method: claims due batches (one group each) and hands them to the handler.
@@ -20,29 +25,22 @@ export class BatchConsumerWorker extends ShardedWorker {
   private draining?: Promise<void>;
   /** Per shard, the groups the last call listed as due. */
   private readonly candidates: string[][];
+  private readonly name: string;
+  private readonly store: FixedQueueStore;
+  private readonly events: QueueEvents;
+  private readonly handler: BatchHandler;
+  private readonly onFailed: BatchFailureHandler | undefined;
+  private readonly options: BatchConsumerOptionsRules;
 
-  constructor(
-    private readonly queue: FixedQueue<unknown>,
-    private readonly handler: BatchHandler,
-    private readonly onFailed: BatchFailureHandler | undefined,
-    private readonly options: BatchConsumerOptionsRules,
-    connection: RedisConnection,
-    idlePollMs: number,
-    logger: Logger,
-    label: string,
-  ) {
-    super(
-      queue.options.shards,
-      queue.store.keys.wakeChannel,
-      queue.clock,
-      connection,
-      idlePollMs,
-      options.concurrency,
-      logger,
-      label,
-      queue,
-    );
-    this.candidates = Array.from({ length: queue.options.shards }, () => []);
+  constructor(deps: BatchWorkerDependencies) {
+    super(deps);
+    this.name = deps.queue;
+    this.store = deps.store;
+    this.events = deps.events;
+    this.handler = deps.handler;
+    this.onFailed = deps.onFailed;
+    this.options = deps.options;
+    this.candidates = Array.from({ length: deps.shards }, () => []);
   }
 
   /** Scheduled mode: claims and handles every due batch of every shard, then resolves. Overlapping runs share one drain. */
@@ -59,11 +57,11 @@ export class BatchConsumerWorker extends ShardedWorker {
   }
 
   protected async take(shard: number, limit: number): Promise<Taken> {
-    const outcome = await this.queue.store.take(shard, limit, this.candidates[shard], this.options.raw);
+    const outcome = await this.store.take(shard, limit, this.candidates[shard], this.options.raw);
     this.candidates[shard] = outcome.due;
-    if (this.queue.events.has('messages.expired')) {
+    if (this.events.has('messages.expired')) {
       for (const { group, expired } of outcome.batches) {
-        if (expired > 0) this.queue.events.emit('messages.expired', { queue: this.queue.name, group, count: expired });
+        if (expired > 0) this.events.emit('messages.expired', { queue: this.name, group, count: expired });
       }
     }
     const jobs = outcome.batches
@@ -89,11 +87,11 @@ export class BatchConsumerWorker extends ShardedWorker {
 
   private async handle(batch: ClaimedBatch, claimedAt: number): Promise<void> {
     const attempts = this.options.retries + 1;
-    const { events } = this.queue;
+    const { events } = this;
     let durationMs = 0;
     for (let attempt = 1; ; attempt++) {
       const ctx: BatchContext = {
-        queue: this.queue.name,
+        queue: this.name,
         group: batch.group,
         expired: batch.expired,
         claimedAt,
@@ -139,7 +137,7 @@ export class BatchConsumerWorker extends ShardedWorker {
 
   private describeBatch(batch: ClaimedBatch, claimedAt: number, attempts: number, durationMs: number) {
     return {
-      queue: this.queue.name,
+      queue: this.name,
       group: batch.group,
       size: batch.messages.length,
       attempts,

@@ -3,7 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import { describeError } from '../utils/errors';
 import { deadline } from '../utils/timers';
 import { loadOptional } from '../optional-dependency';
-import { QueueExplorer } from '../queue.explorer';
+import { ConsumerStatusRegistry } from '../consumer-status.registry';
 import { QueueRegistry } from '../queue.registry';
 import { QueueSettings } from '../queue.settings';
 import { RedisConnection } from '../redis/redis-connection';
@@ -42,7 +42,7 @@ export class QueueHealthIndicator {
   constructor(
     private readonly connection: RedisConnection,
     private readonly registry: QueueRegistry,
-    private readonly explorer: QueueExplorer,
+    private readonly consumerStatus: ConsumerStatusRegistry,
     private readonly settings: QueueSettings,
     private readonly moduleRef: ModuleRef,
   ) {}
@@ -69,7 +69,7 @@ export class QueueHealthIndicator {
 
     const problems: string[] = [];
     const checked = new Set(queues.map(({ name }) => name));
-    const consumers = this.explorer.consumers().filter((consumer) => checked.has(consumer.queue));
+    const consumers = this.consumerStatus.list().filter((consumer) => checked.has(consumer.queue));
     if (this.settings.consumers) {
       const stopped = consumers.filter((consumer) => !consumer.running).map((consumer) => consumer.consumer);
       if (stopped.length > 0) problems.push(`consumers not running: ${stopped.join(', ')}`);

@@ -1,0 +1,31 @@
+import { Injectable } from '@nestjs/common';
+
+export interface ConsumerStatus {
+  queue: string;
+  /** `Class.method` of the consumer. */
+  consumer: string;
+  running: boolean;
+}
+
+/**
+ * The consumers of this process and whether they run, for health checks. QueueOrchestrator keeps it;
+ * a consumer is `running` from bootstrap until shutdown begins (its poll loop never ends by itself: it
+ * retries Redis errors with backoff).
+ */
+@Injectable()
+export class ConsumerStatusRegistry {
+  private readonly consumers: { queue: string; consumer: string }[] = [];
+  private running = false;
+
+  add(queue: string, consumer: string): void {
+    this.consumers.push({ queue, consumer });
+  }
+
+  setRunning(running: boolean): void {
+    this.running = running;
+  }
+
+  list(): ConsumerStatus[] {
+    return this.consumers.map((entry) => ({ ...entry, running: this.running }));
+  }
+}

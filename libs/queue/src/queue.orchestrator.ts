@@ -1,0 +1,246 @@
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { ConsumerStatusRegistry } from './consumer-status.registry';
+import { QueueConfigError } from './errors';
+import type { FixedQueue } from './fixed-queue/fixed-queue';
+import { BatchConsumerWorker, type BatchFailureHandler } from './fixed-queue/batch-consumer.worker';
+import { DelayConsumerWorker } from './delay-queue/delay-consumer.worker';
+import type { DelayQueue } from './delay-queue/delay-queue';
+import { eventQueueKind, QUEUE_EVENT_NAMES, QueueEvents } from './events/queue-events';
+import { missingScheduler, unknownEvent } from './queue.messages';
+import { QueueExplorer, type FoundMethod } from './queue.explorer';
+import { QueueRegistry } from './queue.registry';
+import { QueueSettings } from './queue.settings';
+import { RedisConnection } from './redis/redis-connection';
+import { loadOptional } from './optional-dependency';
+import { describeError } from './utils/errors';
+import { queueLogContext } from './utils/log-line';
+import type { WorkerDependencies } from './consumer/sharded-worker';
+import {
+  BatchConsumerOptionsRules,
+  batchConsumerChecks,
+  DelayConsumerOptionsRules,
+  resolveOptions,
+} from './validation/queue-options';
+import type { BatchConsumerMetadata, DelayConsumerMetadata, QueueEventHandlerMetadata } from './decorators';
+
+type Method = (...args: unknown[]) => unknown;
+
+interface Stoppable {
+  label: string;
+  stop(timeoutMs: number): Promise<boolean>;
+  readonly inFlight: number;
+}
+
+/** The part of @nestjs/schedule's SchedulerRegistry this uses. */
+interface Scheduler {
+  addInterval(name: string, interval: NodeJS.Timeout): void;
+  deleteInterval(name: string): void;
+  addCronJob(name: string, job: CronJob): void;
+  deleteCronJob(name: string): void;
+}
+
+interface CronJob {
+  start(): void;
+  stop(): void;
+}
+
+type ScheduleModule = { SchedulerRegistry: abstract new (...args: never[]) => Scheduler };
+type CronModule = { CronJob: new (cronTime: string, onTick: () => void) => CronJob };
+
+/**
+ * Mounts what QueueExplorer found, in Nest's lifecycle phases: event handlers are subscribed at module
+ * init, consumers start once the application is bootstrapped and stop claiming first on shutdown
+ * (waiting up to `shutdownTimeoutMs` for running handlers), before connections close.
+ */
+@Injectable()
+export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('QueueModule');
+  private batchConsumers: FoundMethod<BatchConsumerMetadata>[] = [];
+  private delayConsumers: FoundMethod<DelayConsumerMetadata>[] = [];
+  private readonly workers: Stoppable[] = [];
+  private readonly scheduled: (() => void)[] = [];
+
+  constructor(
+    private readonly explorer: QueueExplorer,
+    private readonly registry: QueueRegistry,
+    private readonly connection: RedisConnection,
+    private readonly settings: QueueSettings,
+    private readonly moduleRef: ModuleRef,
+    private readonly events: QueueEvents,
+    private readonly status: ConsumerStatusRegistry,
+  ) {}
+
+  onModuleInit(): void {
+    const found = this.explorer.explore();
+    this.batchConsumers = found.batchConsumers;
+    this.delayConsumers = found.delayConsumers;
+    for (const { metadata, label } of [...found.batchConsumers, ...found.delayConsumers])
+      this.status.add(metadata.queue, label);
+    for (const handler of found.eventHandlers) this.listen(handler);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    // Resolve everything first: a misconfigured consumer fails start-up before any worker claims work.
+    const batchWorkers = this.batchConsumers.map((found) => this.createBatchWorker(found));
+    const delayWorkers = this.delayConsumers.map((found) => this.createDelayWorker(found));
+    if (!this.settings.consumers) return;
+    this.status.setRunning(true);
+    for (const worker of delayWorkers) {
+      this.workers.push(worker);
+      await worker.start();
+    }
+    for (const { worker, options, found } of batchWorkers) {
+      this.workers.push(worker);
+      if (options.cron !== undefined || options.intervalMs !== undefined) {
+        this.schedule(worker, options, found);
+      } else {
+        await worker.start();
+      }
+    }
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.status.setRunning(false);
+    for (const cancel of this.scheduled.splice(0)) cancel();
+    const timeout = this.settings.shutdownTimeoutMs;
+    const results = await Promise.all(
+      this.workers.map(async (worker) => [worker, await worker.stop(timeout)] as const),
+    );
+    for (const [worker, finished] of results) {
+      if (!finished)
+        this.logger.warn(
+          `${worker.label}: ${worker.inFlight} handler(s) still running after ${timeout} ms (shutdownTimeoutMs)`,
+        );
+    }
+    this.workers.length = 0;
+  }
+
+  private listen({ instance, method, label, metadata: { event, queue } }: FoundMethod<QueueEventHandlerMetadata>) {
+    if (!QUEUE_EVENT_NAMES.includes(event))
+      throw new QueueConfigError(`@OnQueueEvent on ${label}: ${unknownEvent(String(event), QUEUE_EVENT_NAMES)}`);
+    // A listener filtering on a queue that does not exist would never be called: say so at start-up.
+    const kind = eventQueueKind(event);
+    if (queue !== undefined && kind) this.registry.get(kind, queue);
+    this.events.on(event, bound(instance, method), { queue });
+  }
+
+  /** What every worker of a queue shares, whatever its kind. */
+  private workerDependencies(
+    queue: FixedQueue<unknown> | DelayQueue<unknown>,
+    found: FoundMethod<unknown>,
+    concurrency: number,
+  ): WorkerDependencies {
+    return {
+      queue: queue.name,
+      shards: queue.options.shards,
+      wakeChannel: queue.store.keys.wakeChannel,
+      clock: queue.clock,
+      events: queue.events,
+      subscribe: (channel, listener) => this.connection.subscribe(channel, listener),
+      idlePollMs: this.settings.idlePollMs,
+      concurrency,
+      logger: new Logger(queueLogContext(queue.name)),
+      label: found.label,
+    };
+  }
+
+  private createBatchWorker(found: FoundMethod<BatchConsumerMetadata>) {
+    const { instance, label, metadata } = found;
+    const queue = this.registry.get<FixedQueue<unknown>>('fixed', metadata.queue);
+    const options = resolveOptions(
+      BatchConsumerOptionsRules,
+      metadata.options,
+      `@BatchConsumer on ${label}`,
+      batchConsumerChecks,
+    );
+    let onFailed: BatchFailureHandler | undefined;
+    if (typeof options.onFailed === 'string') {
+      if (typeof (instance as Record<string, unknown>)[options.onFailed] !== 'function') {
+        throw new QueueConfigError(
+          `@BatchConsumer on ${label}: onFailed names "${options.onFailed}", which is not a method of ${instance.constructor?.name}`,
+        );
+      }
+      onFailed = bound(instance, options.onFailed);
+    } else if (typeof options.onFailed === 'function') {
+      onFailed = (options.onFailed as BatchFailureHandler).bind(instance);
+    }
+    const worker = new BatchConsumerWorker({
+      ...this.workerDependencies(queue, found, options.concurrency),
+      store: queue.store,
+      handler: bound(instance, found.method),
+      onFailed,
+      options,
+    });
+    return { worker, options, found };
+  }
+
+  private createDelayWorker(found: FoundMethod<DelayConsumerMetadata>): DelayConsumerWorker {
+    const { instance, label, metadata } = found;
+    const queue = this.registry.get<DelayQueue<unknown>>('delay', metadata.queue);
+    const options = resolveOptions(DelayConsumerOptionsRules, metadata.options, `@DelayConsumer on ${label}`);
+    return new DelayConsumerWorker({
+      ...this.workerDependencies(queue, found, options.concurrency),
+      store: queue.store,
+      acks: queue.acks,
+      handler: bound(instance, found.method),
+      options: queue.options,
+    });
+  }
+
+  /** Registers a scheduled drain in @nestjs/schedule's SchedulerRegistry, so it is visible (and stoppable) there. */
+  private schedule(
+    worker: BatchConsumerWorker,
+    options: BatchConsumerOptionsRules,
+    found: FoundMethod<BatchConsumerMetadata>,
+  ): void {
+    const name = options.name ?? `nrq:${found.metadata.queue}:${found.label}`;
+    const feature = `@BatchConsumer('${found.metadata.queue}') with a schedule on ${found.label}`;
+    const { SchedulerRegistry } = loadOptional<ScheduleModule>('@nestjs/schedule', feature);
+    let registry: Scheduler;
+    try {
+      registry = this.moduleRef.get(SchedulerRegistry, { strict: false });
+    } catch (error) {
+      throw new QueueConfigError(missingScheduler(found.metadata.queue, found.label), { cause: error });
+    }
+    const run = () =>
+      void worker
+        .drain()
+        .catch((error) => this.logger.error(`${found.label} scheduled drain failed: ${describeError(error)}`));
+    if (options.intervalMs !== undefined) {
+      const interval = setInterval(run, options.intervalMs);
+      registry.addInterval(name, interval);
+      this.scheduled.push(() => {
+        clearInterval(interval);
+        forget(() => registry.deleteInterval(name));
+      });
+    } else {
+      // @nestjs/schedule does not re-export CronJob, and its registry takes jobs of its own `cron`.
+      const { CronJob } = loadOptional<CronModule>('cron', feature, '@nestjs/schedule');
+      const job = new CronJob(options.cron as string, run);
+      registry.addCronJob(name, job);
+      job.start();
+      this.scheduled.push(() => {
+        job.stop();
+        forget(() => registry.deleteCronJob(name));
+      });
+    }
+  }
+}
+
+/** `instance[method]` bound to its instance; the explorer found it to be a method. */
+function bound(instance: object, method: string): Method {
+  return ((instance as Record<string, Method>)[method] as Method).bind(instance);
+}
+
+/**
+ * @nestjs/schedule clears its registry on shutdown too, before or after us depending on module order:
+ * an entry already gone is fine (its timer was stopped above either way).
+ */
+function forget(remove: () => void): void {
+  try {
+    remove();
+  } catch {
+    // already removed by SchedulerRegistry's own shutdown
+  }
+}
