@@ -75,7 +75,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   }
 
   async onModuleInit(): Promise<void> {
-    await assertQueueMeta(this.connection.scripts, this.store.keys, this.name, 'delay', this.options.shards);
+    await assertQueueMeta(this.connection, this.store.keys, this.name, 'delay', this.options.shards);
   }
 
   /**

@@ -61,7 +61,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
   }
 
   async onModuleInit(): Promise<void> {
-    await assertQueueMeta(this.connection.scripts, this.store.keys, this.name, 'fixed', this.options.shards);
+    await assertQueueMeta(this.connection, this.store.keys, this.name, 'fixed', this.options.shards);
   }
 
   /** Appends a message to a group. Resolves once it is stored, with the number of older messages evicted. */

@@ -2,7 +2,7 @@ import { QueueConfigError } from '../errors';
 import { metaMismatch } from '../queue.messages';
 import type { QueueKind } from '../interfaces';
 import type { QueueKeys } from './keys';
-import type { Scripts } from './scripts';
+import type { RedisConnection } from './redis-connection';
 
 /**
  * How each kind of queue stores its data. Raised when a change would make data written by an
@@ -11,7 +11,7 @@ import type { Scripts } from './scripts';
 const LAYOUTS: Readonly<Record<QueueKind, number>> = { fixed: 1, delay: 2 };
 
 /** What is wrong with a queue's stored kind, shards and layout (the script's reply), or undefined. */
-export function metaProblem(
+function metaProblem(
   name: string,
   [kind, shards, layout]: [string, string, string],
   wanted: QueueKind,
@@ -22,15 +22,21 @@ export function metaProblem(
   return metaMismatch(name, stored, wanted, wantedShards, LAYOUTS[wanted]);
 }
 
-/** Records the queue's kind, shard count and layout in Redis, or fails if they differ from what is stored. */
-export async function assertQueueMeta(
-  scripts: Scripts,
+/**
+ * Records the queue's kind, shard count and layout in Redis, or fails if they differ from what is stored
+ * (once Redis answers, with `startup: 'continue'`: see `RedisConnection.whenReady`).
+ */
+export function assertQueueMeta(
+  connection: RedisConnection,
   keys: QueueKeys,
   name: string,
   kind: QueueKind,
   shards: number,
 ): Promise<void> {
-  const stored = await scripts.run<[string, string, string]>('queue-meta', [keys.meta], [kind, shards, LAYOUTS[kind]]);
-  const problem = metaProblem(name, stored, kind, shards);
-  if (problem) throw new QueueConfigError(problem);
+  return connection.whenReady(`queue "${name}"`, async () => {
+    const args = [kind, shards, LAYOUTS[kind]];
+    const stored = await connection.scripts.run<[string, string, string]>('queue-meta', [keys.meta], args);
+    const problem = metaProblem(name, stored, kind, shards);
+    if (problem) throw new QueueConfigError(problem);
+  });
 }

@@ -2,9 +2,10 @@ import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from 
 import IORedis, { Cluster, ReplyError, type RedisOptions } from 'ioredis';
 import { MODULE_OPTIONS_TOKEN } from '../queue.module-definition';
 import { QueueSettings } from '../queue.settings';
-import type { ClusterConnection, QueueConnection, QueueKind, QueueModuleOptions } from '../interfaces';
-import { metaProblem } from './queue-meta';
-import { Scripts, type RedisClient, type ScriptName } from './scripts';
+import { QueueConfigError, QueueConnectionError, QueueError } from '../errors';
+import { describeError } from '../utils/errors';
+import type { ClusterConnection, QueueConnection, QueueModuleOptions } from '../interfaces';
+import { Scripts, type RedisClient } from './scripts';
 
 function isClient(value: unknown): value is RedisClient {
   return value instanceof IORedis || value instanceof Cluster;
@@ -68,70 +69,6 @@ function describeTarget(connection: QueueConnection): string {
 }
 
 /**
- * The script a queue runs first, at start-up (`queue-meta`: its kind, shard count and layout), is where a
- * misconfigured ACL user or an unreachable Redis shows up, so its failures are explained here. With
- * `startup: 'continue'`, the check that cannot run while Redis is away is let through and run for real
- * once Redis answers; a mismatch is then logged, since failing start-up is what that mode was asked
- * not to do.
- */
-class StartupScripts extends Scripts {
-  private readonly deferred: { keys: string[]; args: (string | number)[] }[] = [];
-
-  constructor(
-    client: RedisClient,
-    private readonly prefix: string,
-    /** Called with the connection error when a check is deferred; undefined: do not defer. */
-    private readonly onUnreachable: ((error: unknown) => void) | undefined,
-    private readonly logger: Logger,
-    deadlineMs: number,
-  ) {
-    super(client, deadlineMs);
-  }
-
-  override async run<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
-    if (script !== 'queue-meta') return super.run<T>(script, keys, args);
-    try {
-      return await super.run<T>(script, keys, args);
-    } catch (error) {
-      if (isReply(error)) throw this.explain(error as Error);
-      if (!this.onUnreachable) throw error;
-      this.onUnreachable(error);
-      if (this.deferred.push({ keys, args }) === 1) this.client.once('ready', () => void this.checkDeferred());
-      return args as T;
-    }
-  }
-
-  private explain(error: Error): Error {
-    if (!error.message.startsWith('NOPERM')) return error;
-    return new Error(
-      `Redis refused the queues' scripts (${error.message}); an ACL user needs EVALSHA, EVAL and the commands the ` +
-        `scripts call (README: Redis layout), the keys ~${this.prefix}:* and the channels &${this.prefix}:*`,
-      { cause: error },
-    );
-  }
-
-  private async checkDeferred(): Promise<void> {
-    for (const { keys, args } of this.deferred.splice(0)) {
-      const [kind, shards] = args;
-      const name = /\{(.*)\}:meta$/.exec(keys[0])?.[1] ?? keys[0];
-      try {
-        const problem = metaProblem(
-          name,
-          await super.run<[string, string, string]>('queue-meta', keys, args),
-          kind as QueueKind,
-          Number(shards),
-        );
-        if (problem) this.logger.error(problem);
-      } catch (error) {
-        this.logger.error(
-          `Could not check queue "${name}" against Redis after it came back: ${(error as Error).message}`,
-        );
-      }
-    }
-  }
-}
-
-/**
  * The application's Redis: one command connection shared by every queue, plus a subscriber
  * connection opened only when a consumer listens for wake-up hints.
  */
@@ -147,6 +84,8 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   /** The last connection error, to say why Redis is unreachable (a flushed call only says that it was). */
   private lastError?: Error;
   private warnedUnreachable = false;
+  /** Start-up checks Redis could not run yet (`startup: 'continue'`), run when it answers. */
+  private readonly deferred: { what: string; check: () => Promise<void> }[] = [];
 
   constructor(
     @Inject(MODULE_OPTIONS_TOKEN) options: QueueModuleOptions,
@@ -156,14 +95,7 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
     this.owned = !isClient(connection);
     this.target = describeTarget(connection);
     this.client = isClient(connection) ? connection : createClient(connection, settings);
-    const onUnreachable = settings.startup === 'continue' ? (error: unknown) => this.warnUnreachable(error) : undefined;
-    this.scripts = new StartupScripts(
-      this.client,
-      settings.prefix,
-      onUnreachable,
-      this.logger,
-      settings.commandTimeoutMs,
-    );
+    this.scripts = new Scripts(this.client, settings.commandTimeoutMs);
     if (this.owned) this.watch(this.client, 'Redis');
   }
 
@@ -184,8 +116,52 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
           `Start Redis, fix the connection option, or set startup: 'continue' to start without it and connect in the background`;
       this.logger.error(message);
       if (this.owned) this.client.disconnect();
-      throw new Error(message, { cause: error });
+      throw isReply(error)
+        ? new QueueConfigError(message, { cause: error })
+        : new QueueConnectionError(message, { cause: error });
     }
+  }
+
+  /**
+   * Runs a start-up check against Redis (a queue's stored kind and shard count): the first calls a
+   * queue makes are where a misconfigured ACL user or an unreachable Redis shows up, so their failures
+   * are explained here. A QueueError the check throws (a mismatch) fails start-up. With
+   * `startup: 'continue'`, a check that cannot run while Redis is away runs once Redis answers; a
+   * problem found then is logged, since failing start-up is what that mode was asked not to do.
+   */
+  async whenReady(what: string, check: () => Promise<void>): Promise<void> {
+    try {
+      await check();
+    } catch (error) {
+      if (isReply(error)) throw this.explainRefusal(error as Error);
+      if (!(error instanceof QueueConnectionError)) throw error;
+      if (this.settings.startup !== 'continue') throw error;
+      this.warnUnreachable(error);
+      if (this.deferred.push({ what, check }) === 1) this.client.once('ready', () => void this.runDeferred());
+    }
+  }
+
+  private async runDeferred(): Promise<void> {
+    for (const { what, check } of this.deferred.splice(0)) {
+      try {
+        await check();
+      } catch (error) {
+        this.logger.error(
+          error instanceof QueueError && !(error instanceof QueueConnectionError)
+            ? error.message
+            : `Could not check ${what} against Redis after it came back: ${describeError(error)}`,
+        );
+      }
+    }
+  }
+
+  private explainRefusal(error: Error): Error {
+    if (!error.message.startsWith('NOPERM')) return error;
+    return new QueueConfigError(
+      `Redis refused the queues' scripts (${error.message}); an ACL user needs EVALSHA, EVAL and the commands the ` +
+        `scripts call (README: Redis layout), the keys ~${this.settings.prefix}:* and the channels &${this.settings.prefix}:*`,
+      { cause: error },
+    );
   }
 
   /** Listens on a pub/sub channel; the returned function stops listening. */
@@ -199,7 +175,7 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
       } catch (error) {
         if (isReply(error)) {
           const message = `Redis refused SUBSCRIBE to "${channel}" (${(error as Error).message}); an ACL user needs the channels &${this.settings.prefix}:*`;
-          throw new Error(message, { cause: error });
+          throw new QueueConfigError(message, { cause: error });
         }
         // Wake-ups are only hints: consumers poll meanwhile, and every channel is subscribed again on (re)connect.
         this.logger.warn(`Could not subscribe to "${channel}" yet (${this.reason(error)}); will when Redis answers`);
