@@ -1,0 +1,90 @@
+import { Controller, Injectable, Scope } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { Test } from '@nestjs/testing';
+import { BatchConsumer, DelayConsumer, OnQueueEvent } from './decorators';
+import { QueueExplorer } from './queue.explorer';
+import { QueueMetadataAccessor } from './queue-metadata.accessor';
+
+class ByClass {
+  @BatchConsumer('events', { concurrency: 2 })
+  report() {}
+}
+
+class ByValue {
+  @DelayConsumer('tasks')
+  run() {}
+}
+
+class ByFactory {
+  @OnQueueEvent('task.dead', { queue: 'tasks' })
+  dead() {}
+}
+
+@Controller()
+class WithHandler {
+  @BatchConsumer('events')
+  collect() {}
+}
+
+@Injectable({ scope: Scope.REQUEST })
+class PerRequest {
+  @DelayConsumer('tasks')
+  run() {}
+}
+
+class Plain {
+  notAConsumer() {}
+}
+
+async function explore(providers: Parameters<typeof Test.createTestingModule>[0]) {
+  const moduleRef = await Test.createTestingModule({
+    imports: [DiscoveryModule],
+    ...providers,
+    providers: [QueueExplorer, QueueMetadataAccessor, ...(providers.providers ?? [])],
+  }).compile();
+  moduleRef.useLogger(false);
+  return moduleRef.get(QueueExplorer).explore();
+}
+
+describe('QueueExplorer', () => {
+  it('finds handlers of useClass, useValue and useFactory providers and of controllers', async () => {
+    const found = await explore({
+      providers: [
+        ByClass,
+        { provide: 'by-value', useValue: new ByValue() },
+        { provide: 'by-factory', useFactory: () => new ByFactory() },
+        Plain,
+      ],
+      controllers: [WithHandler],
+    });
+    expect(found.batchConsumers.map(({ label, metadata }) => [label, metadata])).toEqual(
+      expect.arrayContaining([
+        ['ByClass.report', { queue: 'events', options: { concurrency: 2 } }],
+        ['WithHandler.collect', { queue: 'events', options: {} }],
+      ]),
+    );
+    expect(found.batchConsumers).toHaveLength(2);
+    expect(found.delayConsumers.map(({ label, method }) => [label, method])).toEqual([['ByValue.run', 'run']]);
+    expect(found.eventHandlers.map(({ label, metadata }) => [label, metadata])).toEqual([
+      ['ByFactory.dead', { event: 'task.dead', queue: 'tasks' }],
+    ]);
+    expect(found.delayConsumers[0].instance).toBeInstanceOf(ByValue);
+  });
+
+  it('counts a provider reached through an alias once', async () => {
+    const found = await explore({ providers: [ByClass, { provide: 'alias', useExisting: ByClass }] });
+    expect(found.batchConsumers.map(({ label }) => label)).toEqual(['ByClass.report']);
+  });
+
+  it('skips request-scoped providers and providers whose value is not an object', async () => {
+    const found = await explore({
+      providers: [
+        PerRequest,
+        { provide: 'nothing', useValue: null },
+        { provide: 'text', useValue: 'a string' },
+        { provide: 'bare', useValue: Object.create(null) },
+      ],
+    });
+    expect(found).toEqual({ batchConsumers: [], delayConsumers: [], eventHandlers: [] });
+  });
+});
