@@ -7,6 +7,16 @@ export { QueueMetricsModule } from './metrics/queue-metrics.module';
 export { QueueMetrics } from './metrics/queue-metrics';
 export { QueueHealthIndicator } from './health/queue-health.indicator';
 export { getFixedQueueToken, getDelayQueueToken } from './queue.constants';
+export {
+  MODULE_DEFAULTS,
+  FIXED_QUEUE_DEFAULTS,
+  DELAY_QUEUE_DEFAULTS,
+  BATCH_CONSUMER_DEFAULTS,
+  DELAY_CONSUMER_DEFAULTS,
+  DASHBOARD_DEFAULTS,
+  HEALTH_DEFAULTS,
+  METRICS_DEFAULTS,
+} from './queue.defaults';
 export * from './errors';
 export * from './interfaces';
 export { QueueDashboardModule } from './dashboard/queue-dashboard.module';

@@ -1,7 +1,4 @@
-export const DEFAULT_PREFIX = 'nrq';
-export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
 export const MAX_NAME_BYTES = 512;
-export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
 export const BATCH_CONSUMER_METADATA = 'nrq:batch_consumer';
 export const DELAY_CONSUMER_METADATA = 'nrq:delay_consumer';

@@ -15,7 +15,7 @@ import {
   Req,
   UseGuards,
 } from '@nestjs/common';
-import { QueueConfigError } from '../errors';
+import { DashboardOptionsRules, resolveOptions } from '../validation/queue-options';
 import type { DashboardGuard, QueueDashboardOptions } from '../interfaces';
 import { DashboardService, type DashboardLimits } from './dashboard.service';
 import { DASHBOARD_CSS, DASHBOARD_JS, dashboardPage } from './dashboard.page';
@@ -43,16 +43,6 @@ function isGuardClass(guard: DashboardGuard): guard is Type<CanActivate> {
   return typeof guard === 'function' && typeof guard.prototype?.canActivate === 'function';
 }
 
-function limit(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1 || value > 1000) {
-    throw new QueueConfigError(
-      `Invalid options for QueueDashboardModule.register: ${name} must be an integer from 1 to 1000 (got ${value})`,
-    );
-  }
-  return value;
-}
-
 /**
  * An opt-in page showing every queue of the application live: throughput and backlog, the hottest
  * groups, upcoming tasks and dead letters with a re-queue button. Import it next to `QueueModule`:
@@ -61,17 +51,13 @@ function limit(value: number | undefined, fallback: number, name: string): numbe
 @Module({})
 export class QueueDashboardModule {
   static register(options: QueueDashboardOptions = {}): DynamicModule {
-    const path = (options.path ?? 'queues').replace(/^\/+|\/+$/g, '');
-    if (!/^[A-Za-z0-9._~\-/]*$/.test(path)) {
-      throw new QueueConfigError(
-        `Invalid options for QueueDashboardModule.register: path must be a plain URL path (got "${options.path}")`,
-      );
-    }
-    const limits: DashboardLimits = {
-      hottestGroups: limit(options.hottestGroups, 10, 'hottestGroups'),
-      upcomingTasks: limit(options.upcomingTasks, 20, 'upcomingTasks'),
-      deadLetters: limit(options.deadLetters, 20, 'deadLetters'),
-    };
+    // The guard stays out of the rules (class-transformer would copy a guard instance): it is used as given.
+    const { path: given, ...limits }: DashboardLimits & { path: string } = resolveOptions(
+      DashboardOptionsRules,
+      { ...options, guard: undefined },
+      'QueueDashboardModule.register',
+    );
+    const path = given.replace(/^\/+|\/+$/g, '');
 
     // The path is only known here, and Nest reads a controller's path from its decorator: one class per registration.
     @Controller(path)

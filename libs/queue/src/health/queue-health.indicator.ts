@@ -5,6 +5,7 @@ import { deadline } from '../utils/timers';
 import { loadOptional } from '../optional-dependency';
 import { ConsumerStatusRegistry } from '../consumer-status.registry';
 import { QueueRegistry } from '../queue.registry';
+import { HEALTH_DEFAULTS } from '../queue.defaults';
 import { QueueSettings } from '../queue.settings';
 import { RedisConnection } from '../redis/redis-connection';
 import type {
@@ -15,8 +16,6 @@ import type {
   QueueHealthResult,
 } from '../interfaces';
 import { QueueInputError, UnknownQueueError } from '../errors';
-
-const DEFAULT_TIMEOUT_MS = 1000;
 
 /** The part of terminus' HealthIndicatorService (≥ 11) this uses. */
 interface HealthIndicators {
@@ -50,7 +49,7 @@ export class QueueHealthIndicator {
   async isHealthy<Key extends string>(key: Key, options: QueueHealthOptions = {}): Promise<QueueHealthResult<Key>> {
     const indicator = this.terminus().check(key);
     const queues = this.select(options.queues);
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timeoutMs = options.timeoutMs ?? HEALTH_DEFAULTS.timeoutMs;
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
       throw new QueueInputError(`isHealthy: timeoutMs must be a positive number of ms, got ${timeoutMs}`);
     const down = (data: object) => indicator.down(data) as QueueHealthResult<Key>;

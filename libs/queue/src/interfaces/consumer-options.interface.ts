@@ -1,7 +1,7 @@
 import type { BatchContext } from './batch-context.interface';
 
 export interface BatchConsumerOptions {
-  /** Batches handled at once by this method in this process. Default 1. */
+  /** Batches handled at once by this method in this process. Default: `BATCH_CONSUMER_DEFAULTS.concurrency`. */
   concurrency?: number;
   /** Scheduled mode: drain every due group on this cron (registered in @nestjs/schedule's SchedulerRegistry). */
   cron?: string;
@@ -9,9 +9,9 @@ export interface BatchConsumerOptions {
   intervalMs?: number;
   /** Name of the cron job / interval in SchedulerRegistry. Default `nrq:<queue>:<Class>.<method>`. */
   name?: string;
-  /** Extra in-process attempts of a batch whose handler threw. Default 0. */
+  /** Extra in-process attempts of a batch whose handler threw. Default: `BATCH_CONSUMER_DEFAULTS.retries`. */
   retries?: number;
-  /** Delay before the first retry, doubled for each next one. Default 100 ms. */
+  /** Delay before the first retry, doubled for each next one. Default: `BATCH_CONSUMER_DEFAULTS.retryDelayMs`. */
   retryDelayMs?: number;
   /**
    * Called with a batch whose handler still threw after every retry (the batch is not delivered again:
@@ -21,12 +21,12 @@ export interface BatchConsumerOptions {
   /**
    * Hand over each message as the JSON text it was stored as (`string[]`), without parsing it: for
    * handlers that forward batches (`'[' + messages.join(',') + ']'` is the batch as a JSON array).
-   * Parsing is most of a consumer's CPU time. Default false.
+   * Parsing is most of a consumer's CPU time. Default: `BATCH_CONSUMER_DEFAULTS.raw`.
    */
   raw?: boolean;
 }
 
 export interface DelayConsumerOptions {
-  /** Tasks handled at once by this method in this process. Default 1. */
+  /** Tasks handled at once by this method in this process. Default: `DELAY_CONSUMER_DEFAULTS.concurrency`. */
   concurrency?: number;
 }

@@ -8,7 +8,7 @@ export type DashboardGuard =
   | ((request: any) => boolean | Promise<boolean>);
 
 export interface QueueDashboardOptions {
-  /** Where the page is served; its JSON API lives below it (`<path>/api`). Default `queues`. */
+  /** Where the page is served; its JSON API lives below it (`<path>/api`). Default: `DASHBOARD_DEFAULTS.path`. */
   path?: string;
   /**
    * Protects every route of the dashboard, the page as well as the API (a guard class, a guard
@@ -16,10 +16,10 @@ export interface QueueDashboardOptions {
    * queue names, group names, task ids and errors, and re-queue dead tasks.
    */
   guard?: DashboardGuard;
-  /** Groups listed per FixedQueue. Default 10. */
+  /** Groups listed per FixedQueue. Default: `DASHBOARD_DEFAULTS.hottestGroups`. */
   hottestGroups?: number;
-  /** Upcoming tasks listed per DelayQueue. Default 20. */
+  /** Upcoming tasks listed per DelayQueue. Default: `DASHBOARD_DEFAULTS.upcomingTasks`. */
   upcomingTasks?: number;
-  /** Dead letters listed per DelayQueue. Default 20. */
+  /** Dead letters listed per DelayQueue. Default: `DASHBOARD_DEFAULTS.deadLetters`. */
   deadLetters?: number;
 }

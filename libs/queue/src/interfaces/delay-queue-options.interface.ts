@@ -4,24 +4,24 @@ export interface BackoffOptions {
   type: 'fixed' | 'exponential';
   /** Delay before the first retry; exponential doubles it for each further attempt. */
   delayMs: number;
-  /** Upper bound of an exponential delay. Default 1 h. */
+  /** Upper bound of an exponential delay. Default: `DELAY_QUEUE_DEFAULTS.backoff.maxDelayMs`. */
   maxDelayMs?: number;
 }
 
 export interface DelayQueueOptions {
   /** Queue name: letters, digits, `.`, `_`, `-`; at most 100 characters. */
   name: string;
-  /** Independent sub-queues (and Cluster hash slots) the tasks are spread over. Default 8. */
+  /** Independent sub-queues (and Cluster hash slots) the tasks are spread over. Default: `DELAY_QUEUE_DEFAULTS.shards`. */
   shards?: number;
-  /** Lease of a claimed task: not acknowledged within it (and not extended), it is delivered again. Default 30 s. */
+  /** Lease of a claimed task: not acknowledged within it (and not extended), it is delivered again. Default: `DELAY_QUEUE_DEFAULTS.visibilityTimeoutMs`. */
   visibilityTimeoutMs?: number;
-  /** Deliveries before a failing task goes to the dead-letter set. Default 5. */
+  /** Deliveries before a failing task goes to the dead-letter set. Default: `DELAY_QUEUE_DEFAULTS.maxAttempts`. */
   maxAttempts?: number;
-  /** Delay between failed attempts. Default exponential from 1 s. */
+  /** Delay between failed attempts. Default: `DELAY_QUEUE_DEFAULTS.backoff`. */
   backoff?: BackoffOptions;
   /** class-validator class every payload must satisfy. */
   schema?: SchemaClass;
-  /** Dead tasks kept per shard; beyond it the oldest dead are deleted. Default 10,000. */
+  /** Dead tasks kept per shard; beyond it the oldest dead are deleted. Default: `DELAY_QUEUE_DEFAULTS.deadLetter`. */
   deadLetter?: { capacity?: number };
   /** Size limit of one serialised payload; defaults to the module's `maxPayloadBytes`. */
   maxPayloadBytes?: number;

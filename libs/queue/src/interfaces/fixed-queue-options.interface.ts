@@ -5,17 +5,17 @@ export type SchemaClass = Type<object>;
 export interface FixedQueueOptions {
   /** Queue name: letters, digits, `.`, `_`, `-`; at most 100 characters. */
   name: string;
-  /** Most messages a group holds; a push beyond it evicts the oldest. Default 1000. */
+  /** Most messages a group holds; a push beyond it evicts the oldest. Default: `FIXED_QUEUE_DEFAULTS.capacity`. */
   capacity?: number;
-  /** Most messages handed to a consumer at once, all of one group. Default 128. */
+  /** Most messages handed to a consumer at once, all of one group. Default: `FIXED_QUEUE_DEFAULTS.batchSize`. */
   batchSize?: number;
-  /** A group with fewer than `batchSize` messages is flushed once its oldest message waited this long. Default 1000. */
+  /** A group with fewer than `batchSize` messages is flushed once its oldest message waited this long. Default: `FIXED_QUEUE_DEFAULTS.maxWaitMs`. */
   maxWaitMs?: number;
   /** Messages older than this are discarded (counted as expired), never delivered. Default: no limit. */
   maxAgeMs?: number;
-  /** A group nobody pushes to for this long is deleted by Redis. Default 24 h. */
+  /** A group nobody pushes to for this long is deleted by Redis. Default: `FIXED_QUEUE_DEFAULTS.ttlMs`. */
   ttlMs?: number;
-  /** Independent sub-queues (and Cluster hash slots) the groups are spread over. Default 8. */
+  /** Independent sub-queues (and Cluster hash slots) the groups are spread over. Default: `FIXED_QUEUE_DEFAULTS.shards`. */
   shards?: number;
   /** class-validator class every message must satisfy; invalid pushes throw and write nothing. */
   schema?: SchemaClass;

@@ -7,7 +7,7 @@ export interface QueueHealthOptions {
   maxBacklog?: number;
   /** Longest the most overdue group or task of a queue may have waited past its due time (Redis time). */
   maxLagMs?: number;
-  /** How long Redis has to answer PING, and then the queues' stats, before it counts as down. Default 1000. */
+  /** How long Redis has to answer PING, and then the queues' stats, before it counts as down. Default: `HEALTH_DEFAULTS.timeoutMs`. */
   timeoutMs?: number;
 }
 

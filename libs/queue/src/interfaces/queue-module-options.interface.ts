@@ -14,29 +14,29 @@ export type QueueConnection = string | RedisOptions | ClusterConnection | Redis 
 
 export interface QueueModuleOptions {
   connection: QueueConnection;
-  /** Leads every key (`<prefix>:{<queue>:<shard>}:...`), so an ACL pattern `~<prefix>:*` covers them. Default `nrq`. */
+  /** Leads every key (`<prefix>:{<queue>:<shard>}:...`), so an ACL pattern `~<prefix>:*` covers them. Default: `MODULE_DEFAULTS.prefix`. */
   prefix?: string;
-  /** Run `@BatchConsumer` / `@DelayConsumer` handlers in this process. `false` for producer-only deployments. Default `true`. */
+  /** Run `@BatchConsumer` / `@DelayConsumer` handlers in this process. `false` for producer-only deployments. Default: `MODULE_DEFAULTS.consumers`. */
   consumers?: boolean;
-  /** How long `app.close()` waits for running handlers before giving up on them. Default 10 s. */
+  /** How long `app.close()` waits for running handlers before giving up on them. Default: `MODULE_DEFAULTS.shutdownTimeoutMs`. */
   shutdownTimeoutMs?: number;
   /**
    * Longest an idle consumer sleeps before asking Redis again when it knows of no earlier due work.
    * Wake-ups for new work normally arrive by pub/sub; this bounds the delay if one is lost. Each shard of a consumed queue costs
-   * one script call per `idlePollMs` when idle (8 shards at 10 s: 0.8 calls/s). Default 10 s.
+   * one script call per `idlePollMs` when idle (8 shards at 10 s: 0.8 calls/s). Default: `MODULE_DEFAULTS.idlePollMs`.
    */
   idlePollMs?: number;
-  /** Default size limit of one serialised message or task payload. Default 1 MiB. */
+  /** Default size limit of one serialised message or task payload. Default: `MODULE_DEFAULTS.maxPayloadBytes`. */
   maxPayloadBytes?: number;
   /**
    * Longest one Redis call may wait, for a reply or for a connection, before it rejects; applies to the
    * connections the module opens (a client you pass in keeps its own settings). While Redis is
    * unreachable, calls fail at the next failed reconnection attempt (about 2 s at most) or after this
-   * long, whichever comes first: nothing piles up in memory. Default 10 s.
+   * long, whichever comes first: nothing piles up in memory. Default: `MODULE_DEFAULTS.commandTimeoutMs`.
    */
   commandTimeoutMs?: number;
   /**
-   * What start-up does when Redis cannot be reached. `'fail'` (default): the application does not start,
+   * What start-up does when Redis cannot be reached. `'fail'` (`MODULE_DEFAULTS.startup`): the application does not start,
    * with an error naming the address and the reason. `'continue'`: it starts, logs a warning, and
    * connects in the background; until Redis answers, pushes and schedules reject (after at most
    * `commandTimeoutMs`) and consumers keep retrying. Queues then check their stored shard count once

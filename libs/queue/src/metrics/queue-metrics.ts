@@ -2,6 +2,7 @@ import { Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 import type { QueueEvents } from '../events/queue-events';
 import { describeError } from '../utils/errors';
+import { METRICS_DEFAULTS } from '../queue.defaults';
 import { loadOptional } from '../optional-dependency';
 import type { QueueRegistry } from '../queue.registry';
 import type { QueueKind } from '../interfaces';
@@ -202,7 +203,7 @@ export class QueueMetrics implements OnModuleDestroy {
   }
 
   private name(suffix: string): string {
-    const name = (this.options.prefix ?? 'nrq_') + suffix;
+    const name = (this.options.prefix ?? METRICS_DEFAULTS.prefix) + suffix;
     this.names.push(name);
     return name;
   }

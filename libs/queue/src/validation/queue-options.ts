@@ -12,7 +12,14 @@ import {
   validateSync,
 } from 'class-validator';
 import { Type } from 'class-transformer';
-import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_PREFIX, DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../queue.constants';
+import {
+  BATCH_CONSUMER_DEFAULTS,
+  DASHBOARD_DEFAULTS,
+  DELAY_CONSUMER_DEFAULTS,
+  DELAY_QUEUE_DEFAULTS,
+  FIXED_QUEUE_DEFAULTS,
+  MODULE_DEFAULTS,
+} from '../queue.defaults';
 import { QueueConfigError } from '../errors';
 import { describeViolations } from './violations';
 import type { SchemaClass } from '../interfaces';
@@ -24,32 +31,32 @@ const DAY_MS = 86_400_000;
 export class ModuleOptionsRules {
   @IsString()
   @Matches(/^[A-Za-z0-9._-]{1,64}$/, { message: 'prefix must be 1-64 characters of letters, digits, ".", "_" or "-"' })
-  prefix = DEFAULT_PREFIX;
+  prefix = MODULE_DEFAULTS.prefix;
 
   @IsBoolean()
-  consumers = true;
+  consumers = MODULE_DEFAULTS.consumers;
 
   @IsInt()
   @Min(0)
-  shutdownTimeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS;
+  shutdownTimeoutMs = MODULE_DEFAULTS.shutdownTimeoutMs;
 
   @IsInt()
   @Min(10)
   @Max(60_000)
-  idlePollMs = 10_000;
+  idlePollMs = MODULE_DEFAULTS.idlePollMs;
 
   @IsInt()
   @Min(16)
   @Max(512 * 1024 * 1024)
-  maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+  maxPayloadBytes = MODULE_DEFAULTS.maxPayloadBytes;
 
   @IsInt()
   @Min(100)
   @Max(600_000)
-  commandTimeoutMs = 10_000;
+  commandTimeoutMs = MODULE_DEFAULTS.commandTimeoutMs;
 
   @IsIn(['fail', 'continue'])
-  startup: 'fail' | 'continue' = 'fail';
+  startup = MODULE_DEFAULTS.startup;
 }
 
 class ReplicaWaitRules {
@@ -73,7 +80,7 @@ class QueueOptionsRules {
   @IsInt()
   @Min(1)
   @Max(16_384)
-  shards = 8;
+  shards!: number;
 
   @IsOptional()
   @IsInt()
@@ -90,20 +97,22 @@ class QueueOptionsRules {
 }
 
 export class FixedQueueOptionsRules extends QueueOptionsRules {
+  override shards = FIXED_QUEUE_DEFAULTS.shards;
+
   @IsInt()
   @Min(1)
   @Max(1_000_000)
-  capacity = 1000;
+  capacity = FIXED_QUEUE_DEFAULTS.capacity;
 
   @IsInt()
   @Min(1)
   @Max(10_000)
-  batchSize = 128;
+  batchSize = FIXED_QUEUE_DEFAULTS.batchSize;
 
   @IsInt()
   @Min(0)
   @Max(DAY_MS)
-  maxWaitMs = 1000;
+  maxWaitMs = FIXED_QUEUE_DEFAULTS.maxWaitMs;
 
   @IsOptional()
   @IsInt()
@@ -112,37 +121,39 @@ export class FixedQueueOptionsRules extends QueueOptionsRules {
 
   @IsInt()
   @Min(1000)
-  ttlMs = DAY_MS;
+  ttlMs = FIXED_QUEUE_DEFAULTS.ttlMs;
 }
 
 class BackoffRules {
   @IsIn(['fixed', 'exponential'])
-  type: 'fixed' | 'exponential' = 'exponential';
+  type = DELAY_QUEUE_DEFAULTS.backoff.type;
 
   @IsInt()
   @Min(0)
-  delayMs = 1000;
+  delayMs = DELAY_QUEUE_DEFAULTS.backoff.delayMs;
 
   @IsInt()
   @Min(0)
-  maxDelayMs = 3_600_000;
+  maxDelayMs = DELAY_QUEUE_DEFAULTS.backoff.maxDelayMs;
 }
 
 class DeadLetterRules {
   @IsInt()
   @Min(0)
-  capacity = 10_000;
+  capacity = DELAY_QUEUE_DEFAULTS.deadLetter.capacity;
 }
 
 export class DelayQueueOptionsRules extends QueueOptionsRules {
+  override shards = DELAY_QUEUE_DEFAULTS.shards;
+
   @IsInt()
   @Min(100)
-  visibilityTimeoutMs = 30_000;
+  visibilityTimeoutMs = DELAY_QUEUE_DEFAULTS.visibilityTimeoutMs;
 
   @IsInt()
   @Min(1)
   @Max(1000)
-  maxAttempts = 5;
+  maxAttempts = DELAY_QUEUE_DEFAULTS.maxAttempts;
 
   @ValidateNested()
   @Type(() => BackoffRules)
@@ -157,7 +168,7 @@ export class BatchConsumerOptionsRules {
   @IsInt()
   @Min(1)
   @Max(10_000)
-  concurrency = 1;
+  concurrency = BATCH_CONSUMER_DEFAULTS.concurrency;
 
   @IsOptional()
   @IsString()
@@ -175,14 +186,14 @@ export class BatchConsumerOptionsRules {
   @IsInt()
   @Min(0)
   @Max(100)
-  retries = 0;
+  retries = BATCH_CONSUMER_DEFAULTS.retries;
 
   @IsInt()
   @Min(0)
-  retryDelayMs = 100;
+  retryDelayMs = BATCH_CONSUMER_DEFAULTS.retryDelayMs;
 
   @IsBoolean()
-  raw = false;
+  raw = BATCH_CONSUMER_DEFAULTS.raw;
 
   onFailed?: unknown;
 }
@@ -191,7 +202,30 @@ export class DelayConsumerOptionsRules {
   @IsInt()
   @Min(1)
   @Max(10_000)
-  concurrency = 1;
+  concurrency = DELAY_CONSUMER_DEFAULTS.concurrency;
+}
+
+const LISTED = { message: '$property must be an integer from 1 to 1000 (got $value)' };
+
+export class DashboardOptionsRules {
+  @IsString()
+  @Matches(/^[A-Za-z0-9._~\-/]*$/, { message: 'path must be a plain URL path (got "$value")' })
+  path = DASHBOARD_DEFAULTS.path;
+
+  @IsInt(LISTED)
+  @Min(1, LISTED)
+  @Max(1000, LISTED)
+  hottestGroups = DASHBOARD_DEFAULTS.hottestGroups;
+
+  @IsInt(LISTED)
+  @Min(1, LISTED)
+  @Max(1000, LISTED)
+  upcomingTasks = DASHBOARD_DEFAULTS.upcomingTasks;
+
+  @IsInt(LISTED)
+  @Min(1, LISTED)
+  @Max(1000, LISTED)
+  deadLetters = DASHBOARD_DEFAULTS.deadLetters;
 }
 
 type Checks<T> = (options: T) => string[];

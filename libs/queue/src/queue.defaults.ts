@@ -1,0 +1,71 @@
+/**
+ * The default of every option, defined here once: the validation rules take their defaults from these
+ * objects, and the options' doc comments point here.
+ */
+
+const SECOND = 1000;
+const HOUR = 3600 * SECOND;
+
+/** `QueueModule.forRoot` / `forRootAsync`. */
+export const MODULE_DEFAULTS = Object.freeze({
+  prefix: 'nrq',
+  consumers: true,
+  shutdownTimeoutMs: 10 * SECOND,
+  idlePollMs: 10 * SECOND,
+  maxPayloadBytes: 1024 * 1024,
+  commandTimeoutMs: 10 * SECOND,
+  startup: 'fail' as 'fail' | 'continue',
+});
+
+/** `QueueModule.registerFixedQueue`. */
+export const FIXED_QUEUE_DEFAULTS = Object.freeze({
+  shards: 8,
+  capacity: 1000,
+  batchSize: 128,
+  maxWaitMs: SECOND,
+  ttlMs: 24 * HOUR,
+});
+
+/** `QueueModule.registerDelayQueue`. */
+export const DELAY_QUEUE_DEFAULTS = Object.freeze({
+  shards: 8,
+  visibilityTimeoutMs: 30 * SECOND,
+  maxAttempts: 5,
+  backoff: Object.freeze({
+    type: 'exponential' as 'fixed' | 'exponential',
+    delayMs: SECOND,
+    maxDelayMs: HOUR,
+  }),
+  deadLetter: Object.freeze({ capacity: 10_000 }),
+});
+
+/** `@BatchConsumer(queue, options)`. */
+export const BATCH_CONSUMER_DEFAULTS = Object.freeze({
+  concurrency: 1,
+  retries: 0,
+  retryDelayMs: 100,
+  raw: false,
+});
+
+/** `@DelayConsumer(queue, options)`. */
+export const DELAY_CONSUMER_DEFAULTS = Object.freeze({
+  concurrency: 1,
+});
+
+/** `QueueDashboardModule.register`. */
+export const DASHBOARD_DEFAULTS = Object.freeze({
+  path: 'queues',
+  hottestGroups: 10,
+  upcomingTasks: 20,
+  deadLetters: 20,
+});
+
+/** `QueueHealthIndicator.isHealthy(key, options)`. */
+export const HEALTH_DEFAULTS = Object.freeze({
+  timeoutMs: SECOND,
+});
+
+/** `QueueMetricsModule.register`. */
+export const METRICS_DEFAULTS = Object.freeze({
+  prefix: 'nrq_',
+});
