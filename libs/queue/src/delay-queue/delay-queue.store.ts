@@ -1,5 +1,5 @@
 import type { ScriptName, Scripts } from '../redis/scripts';
-import type { QueueKeys } from '../redis/keys';
+import type { QueueKeys, ShardKeyKind } from '../redis/keys';
 import type { ResolvedTime } from '../validation/time';
 import type { DelayQueueOptionsRules } from '../validation/queue-options';
 import type { DelayQueueStats, TaskState, UpcomingTask } from '../interfaces';
@@ -55,7 +55,7 @@ export class DelayQueueStore {
     private readonly options: DelayQueueOptionsRules,
   ) {}
 
-  private k(shard: number, ...kinds: string[]): string[] {
+  private k(shard: number, ...kinds: ShardKeyKind[]): string[] {
     return kinds.map((kind) => this.keys.key(shard, kind));
   }
 
