@@ -1,13 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { SCRIPT_NAMES, Scripts } from '../libs/queue/src/redis/scripts';
+import { loadScript } from '../libs/queue/src/redis/lua-loader';
+import { SCRIPTS_DIR, SCRIPT_NAMES, Scripts } from '../libs/queue/src/redis/scripts';
 import { pollUntil, rawClient, uniquePrefix } from './support/testing';
 
 describe('Lua scripts', () => {
-  it.each(SCRIPT_NAMES)('%s compiles on the server', async (name) => {
+  it.each(SCRIPT_NAMES)('%s compiles on the server, its includes inlined', async (name) => {
     const redis = rawClient();
     try {
-      const lua = readFileSync(join(__dirname, '../libs/queue/src/redis/lua', `${name}.lua`), 'utf8');
+      const lua = loadScript(SCRIPTS_DIR, name);
       expect(await redis.script('LOAD', lua)).toMatch(/^[0-9a-f]{40}$/);
     } finally {
       redis.disconnect();
