@@ -99,7 +99,13 @@ describe('scripts with the largest batches the library sends', () => {
         delayKeys,
         ids.flatMap((id) => [id, '{}', 'in', 0, '1']),
       );
-      const claimed = await scripts.run<(string | number)[]>('delay-claim', delayKeys, [3000, 30_000, 5, 100]);
+      const claimed = await scripts.run<(string | number)[]>('delay-claim', delayKeys, [
+        3000,
+        30_000,
+        5,
+        100,
+        'token-1',
+      ]);
       expect((claimed.length - 2) / 5).toBe(3000);
       const deliveries = ids.flatMap((id, i) => [id, String(claimed[2 + 5 * i + 2])]);
       const acked = await scripts.run<number[]>(

@@ -1,4 +1,5 @@
 import type { ScriptName, Scripts } from '../redis/scripts';
+import { fencingToken } from '../redis/fencing-token';
 import type { QueueKeys, ShardKeyKind } from '../redis/keys';
 import type { ResolvedTime } from '../validation/time';
 import type { DelayQueueOptionsRules } from '../validation/queue-options';
@@ -130,14 +131,14 @@ export class DelayQueueStore {
     const reply = await this.scripts.runNow<(string | number)[]>(
       'delay-claim',
       this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'),
-      [limit, visibilityTimeoutMs, maxAttempts, deadLetter.capacity],
+      [limit, visibilityTimeoutMs, maxAttempts, deadLetter.capacity, fencingToken()],
     );
     const tasks: ClaimedTask[] = [];
     for (let i = 2; i < reply.length; i += 5) {
       tasks.push({
         id: reply[i] as string,
         attempt: reply[i + 1] as number,
-        token: String(reply[i + 2]),
+        token: reply[i + 2] as string,
         runAt: reply[i + 3] as number,
         json: reply[i + 4] as string,
       });

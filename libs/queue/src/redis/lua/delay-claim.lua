@@ -5,6 +5,7 @@
 --   KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash  KEYS[4] dead zset  KEYS[5] stats hash
 --   KEYS[6] errors hash  KEYS[7] runs hash (id -> '<attempts>:<fencing token>:<run at>' of its latest delivery)
 --   ARGV[1] limit  ARGV[2] lease ms  ARGV[3] maxAttempts  ARGV[4] dead-letter capacity
+--   ARGV[5] fencing token of this call's deliveries
 -- Output: {now, next due or lease end or -1, then per task: id, attempt, token, runAt, json}
 local dueKey, activeKey, dataKey, deadKey, statsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local errorsKey, runsKey = KEYS[6], KEYS[7]
@@ -13,6 +14,10 @@ local errorsKey, runsKey = KEYS[6], KEYS[7]
 --- @include "trim-dead-letters"
 local limit, lease = tonumber(ARGV[1]), tonumber(ARGV[2])
 local maxAttempts, deadCapacity = tonumber(ARGV[3]), tonumber(ARGV[4])
+-- The caller draws the token at random: a counter kept in Redis would start again after data loss
+-- (FLUSHDB, a restart without persistence, a failover to a lagging replica) and hand out tokens of
+-- deliveries still running. One per call: a call delivers a task at most once.
+local token = ARGV[5]
 
 local function bury(id)
   redis.call('ZADD', deadKey, now, id)
@@ -49,8 +54,6 @@ if limit > 0 and #dueHead > 0 and tonumber(dueHead[2]) <= now then
   -- Attempts and tokens live apart from the payload, so a claim never copies or rewrites the payload.
   local runs = sliced('HMGET', runsKey, ids)
   local started, leased = {}, {}
-  -- One fencing token per claim call: each call delivers a task at most once, so it still tells deliveries apart.
-  local token = redis.call('HINCRBY', statsKey, 'seq', 1)
   for i, id in ipairs(ids) do
     local json = jsons[i]
     if json then

@@ -9,7 +9,7 @@ local leaseEnd = now + tonumber(ARGV[1])
 local out = {}
 for a = 2, #ARGV, 2 do
   local run = redis.call('HGET', runsKey, ARGV[a])
-  if run and string.match(run, '^%d+:(%d+):') == ARGV[a + 1] and redis.call('ZSCORE', activeKey, ARGV[a]) then
+  if run and string.match(run, '^%d+:([^:]+):') == ARGV[a + 1] and redis.call('ZSCORE', activeKey, ARGV[a]) then
     redis.call('ZADD', activeKey, leaseEnd, ARGV[a])
     out[#out + 1] = 1
   else

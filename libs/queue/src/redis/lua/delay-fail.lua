@@ -13,7 +13,7 @@ local errorsKey, runsKey = KEYS[6], KEYS[7]
 local id = ARGV[1]
 local run = redis.call('HGET', runsKey, id)
 if not run then return {0} end
-local attempts, token = string.match(run, '^(%d+):(%d+):')
+local attempts, token = string.match(run, '^(%d+):([^:]+):')
 if token ~= ARGV[2] or not redis.call('ZSCORE', activeKey, id) then return {0} end
 redis.call('ZREM', activeKey, id)
 redis.call('HSET', errorsKey, id, ARGV[6])

@@ -8,7 +8,7 @@ local dueKey, activeKey, runsKey = KEYS[1], KEYS[2], KEYS[3]
 local id = ARGV[1]
 local run = redis.call('HGET', runsKey, id)
 if not run then return 0 end
-local attempts, token, runAt = string.match(run, '^(%d+):(%d+):(%d+)$')
+local attempts, token, runAt = string.match(run, '^(%d+):([^:]+):(%d+)$')
 if token ~= ARGV[2] or redis.call('ZREM', activeKey, id) == 0 then return 0 end
 attempts = tonumber(attempts) - 1
 -- A task never delivered has no runs entry: one released from its first delivery is back to that.
