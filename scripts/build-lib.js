@@ -20,10 +20,13 @@ const tsc = spawnSync(
 );
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
-// tsc emits only JavaScript; the Lua scripts are read from disk at run time, so they ship beside it.
+// tsc emits only JavaScript; the Lua scripts are read from disk at run time, so they ship beside it,
+// each with its includes inlined by the library's own loader (so the package needs no includes and
+// runs exactly the text the tests ran).
+const { loadScript } = require(path.join(dist, 'redis', 'lua-loader.js'));
 const from = path.join(lib, 'src', 'redis', 'lua');
 const to = path.join(dist, 'redis', 'lua');
 fs.mkdirSync(to, { recursive: true });
 for (const file of fs.readdirSync(from).filter((f) => f.endsWith('.lua'))) {
-  fs.copyFileSync(path.join(from, file), path.join(to, file));
+  fs.writeFileSync(path.join(to, file), loadScript(from, path.basename(file, '.lua')));
 }

@@ -1,13 +1,15 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { SCRIPT_NAMES, Scripts } from '../libs/queue/src/redis/scripts';
+import { DelayQueueStore } from '../libs/queue/src/delay-queue/delay-queue.store';
+import { QueueKeys } from '../libs/queue/src/redis/keys';
+import { loadScript } from '../libs/queue/src/redis/lua-loader';
+import type { DelayQueueOptionsRules } from '../libs/queue/src/validation/queue-options';
+import { SCRIPTS_DIR, SCRIPT_NAMES, Scripts } from '../libs/queue/src/redis/scripts';
 import { pollUntil, rawClient, uniquePrefix } from './support/testing';
 
 describe('Lua scripts', () => {
-  it.each(SCRIPT_NAMES)('%s compiles on the server', async (name) => {
+  it.each(SCRIPT_NAMES)('%s compiles on the server, its includes inlined', async (name) => {
     const redis = rawClient();
     try {
-      const lua = readFileSync(join(__dirname, '../libs/queue/src/redis/lua', `${name}.lua`), 'utf8');
+      const lua = loadScript(SCRIPTS_DIR, name);
       expect(await redis.script('LOAD', lua)).toMatch(/^[0-9a-f]{40}$/);
     } finally {
       redis.disconnect();
@@ -100,7 +102,13 @@ describe('scripts with the largest batches the library sends', () => {
         delayKeys,
         ids.flatMap((id) => [id, '{}', 'in', 0, '1']),
       );
-      const claimed = await scripts.run<(string | number)[]>('delay-claim', delayKeys, [3000, 30_000, 5, 100]);
+      const claimed = await scripts.run<(string | number)[]>('delay-claim', delayKeys, [
+        3000,
+        30_000,
+        5,
+        100,
+        'token-1',
+      ]);
       expect((claimed.length - 2) / 5).toBe(3000);
       const deliveries = ids.flatMap((id, i) => [id, String(claimed[2 + 5 * i + 2])]);
       const acked = await scripts.run<number[]>(
@@ -111,6 +119,30 @@ describe('scripts with the largest batches the library sends', () => {
       expect(acked.filter((ok) => ok === 1)).toHaveLength(3000);
       expect(await redis.hlen(delayKeys[2])).toBe(0);
       expect(await redis.hlen(delayKeys[6])).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
+
+describe('dead letters listed a page per script call', () => {
+  it('lists them newest first, none twice and none missed, where a page ends among equal death times', async () => {
+    const redis = rawClient();
+    const keys = new QueueKeys(uniquePrefix(), 'd', 1);
+    const store = new DelayQueueStore(new Scripts(redis), keys, { shards: 1 } as DelayQueueOptionsRules);
+    try {
+      // 150 tasks died in each of three milliseconds: pages of 200 end inside a millisecond.
+      const pipeline = redis.pipeline();
+      for (let i = 0; i < 450; i++) {
+        pipeline.zadd(keys.key(0, 'dead'), 1_700_000_000_000 + Math.floor(i / 150), `t${i}`);
+        pipeline.hset(keys.key(0, 'data'), `t${i}`, `{"i":${i}}`);
+        pipeline.hset(keys.key(0, 'runs'), `t${i}`, `2:tok:1700000000000`);
+      }
+      await pipeline.exec();
+      const newestFirst = await redis.zrange(keys.key(0, 'dead'), '+inf', '-inf', 'BYSCORE', 'REV');
+      expect((await store.dead(0, 10_000)).map((task) => task.id)).toEqual(newestFirst);
+      expect((await store.dead(0, 350)).map((task) => task.id)).toEqual(newestFirst.slice(0, 350));
+      expect((await store.dead(0, 1))[0]).toMatchObject({ id: newestFirst[0], attempts: 2, json: '{"i":449}' });
     } finally {
       redis.disconnect();
     }

@@ -1,6 +1,4 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import IORedis from 'ioredis';
 import {
   BatchConsumer,
@@ -12,6 +10,8 @@ import {
   getFixedQueueToken,
   QueueModule,
 } from 'nestjs-redis-queues';
+import { loadScript } from '../../libs/queue/src/redis/lua-loader';
+import { SCRIPTS_DIR, SCRIPT_NAMES } from '../../libs/queue/src/redis/scripts';
 import { pollUntil } from '../support/testing';
 import {
   CapturedLogs,
@@ -125,10 +125,9 @@ describe('a Redis ACL user restricted to its prefix', () => {
   }
 
   it('grants, in the documented list, every command the scripts call', () => {
-    const dir = join(__dirname, '../../libs/queue/src/redis/lua');
     const called = new Set<string>();
-    for (const file of readdirSync(dir)) {
-      for (const [, command] of readFileSync(join(dir, file), 'utf8').matchAll(/redis\.call\('([A-Za-z]+)'/g))
+    for (const script of SCRIPT_NAMES) {
+      for (const [, command] of loadScript(SCRIPTS_DIR, script).matchAll(/redis\.call\('([A-Za-z]+)'/g))
         called.add(command.toLowerCase());
     }
     expect([...called].filter((command) => !SCRIPT_COMMANDS.includes(command))).toEqual([]);

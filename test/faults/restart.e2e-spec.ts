@@ -1,7 +1,5 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import IORedis from 'ioredis';
 import {
   BatchConsumer,
@@ -14,6 +12,8 @@ import {
   getFixedQueueToken,
   QueueModule,
 } from 'nestjs-redis-queues';
+import { loadScript } from '../../libs/queue/src/redis/lua-loader';
+import { SCRIPTS_DIR } from '../../libs/queue/src/redis/scripts';
 import { createApp, pollUntil, uniquePrefix } from '../support/testing';
 import { startRedis, watchUnhandledRejections, type RedisServer } from '../support/faults';
 
@@ -190,7 +190,7 @@ describe('redis-server killed and restarted', () => {
     server = await startRedis({ port });
     const raw = new IORedis(server.url);
     try {
-      const push = readFileSync(join(__dirname, '../../libs/queue/src/redis/lua/fixed-push.lua'), 'utf8');
+      const push = loadScript(SCRIPTS_DIR, 'fixed-push');
       const sha = createHash('sha1').update(push).digest('hex');
       expect(await raw.script('EXISTS', sha)).toEqual([0]);
       await pollUntil(

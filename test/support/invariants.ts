@@ -135,7 +135,7 @@ export async function delayQueueViolations(
     for (const [id, run] of Object.entries(runs)) {
       if (!(id in data))
         problems.push(`shard ${shard}: a runs entry is kept for ${JSON.stringify(id)}, which has no data`);
-      if (!/^[1-9]\d*:\d+:\d+$/.test(run))
+      if (!/^[1-9]\d*:[\w-]+:\d+$/.test(run))
         problems.push(`shard ${shard}: malformed runs entry of ${JSON.stringify(id)}: ${JSON.stringify(run)}`);
     }
     for (const id of errors) {

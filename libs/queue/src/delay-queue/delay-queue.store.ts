@@ -1,5 +1,6 @@
 import type { ScriptName, Scripts } from '../redis/scripts';
-import type { QueueKeys } from '../redis/keys';
+import { fencingToken } from '../redis/fencing-token';
+import type { QueueKeys, ShardKeyKind } from '../redis/keys';
 import type { ResolvedTime } from '../validation/time';
 import type { DelayQueueOptionsRules } from '../validation/queue-options';
 import type { DelayQueueStats, TaskState, UpcomingTask } from '../interfaces';
@@ -47,6 +48,14 @@ export interface StoredTask {
   lastError?: string;
 }
 
+/**
+ * Bounds on one script call (Redis runs one script at a time: a long one freezes every client).
+ * Measured (SLOWLOG, a busy 2-core machine): 10,000 dead letters with 2 KB errors listed in one
+ * script took 311 ms, a claim of 1,000 tasks 7 ms.
+ */
+const DEAD_LETTERS_PER_CALL = 200;
+const MAX_CLAIM_PER_CALL = 500;
+
 /** The Redis side of a DelayQueue: key names, script arguments and reply decoding, nothing else. */
 export class DelayQueueStore {
   constructor(
@@ -55,7 +64,7 @@ export class DelayQueueStore {
     private readonly options: DelayQueueOptionsRules,
   ) {}
 
-  private k(shard: number, ...kinds: string[]): string[] {
+  private k(shard: number, ...kinds: ShardKeyKind[]): string[] {
     return kinds.map((kind) => this.keys.key(shard, kind));
   }
 
@@ -130,14 +139,14 @@ export class DelayQueueStore {
     const reply = await this.scripts.runNow<(string | number)[]>(
       'delay-claim',
       this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'),
-      [limit, visibilityTimeoutMs, maxAttempts, deadLetter.capacity],
+      [Math.min(limit, MAX_CLAIM_PER_CALL), visibilityTimeoutMs, maxAttempts, deadLetter.capacity, fencingToken()],
     );
     const tasks: ClaimedTask[] = [];
     for (let i = 2; i < reply.length; i += 5) {
       tasks.push({
         id: reply[i] as string,
         attempt: reply[i + 1] as number,
-        token: String(reply[i + 2]),
+        token: reply[i + 2] as string,
         runAt: reply[i + 3] as number,
         json: reply[i + 4] as string,
       });
@@ -187,25 +196,37 @@ export class DelayQueueStore {
     return reply[0] === 1 ? { runAt: reply[1], serverNow: reply[2], isHead: reply[3] === 1 } : null;
   }
 
+  /** The `limit` most recent dead letters of a shard, newest first, read a page per script call. */
   async dead(shard: number, limit: number) {
-    const reply = await this.scripts.run<(string | number | null)[]>(
-      'delay-dead',
-      this.k(shard, 'dead', 'data', 'errors', 'runs'),
-      [limit],
-    );
     const tasks: (StoredTask & { id: string; diedAt: number })[] = [];
-    for (let i = 0; i < reply.length; i += 5) {
-      // '<attempts>:<token>:<runAt>' of the last delivery.
-      const [attempts, , runAt] = (reply[i + 3] as string).split(':');
-      tasks.push({
-        id: reply[i] as string,
-        diedAt: reply[i + 1] as number,
-        state: 'dead',
-        runAt: Number(runAt),
-        attempts: Number(attempts),
-        json: reply[i + 2] as string,
-        ...(reply[i + 4] ? { lastError: reply[i + 4] as string } : {}),
-      });
+    // Where the next page starts: at the latest death time not fully listed, past those already listed.
+    let latest = '+inf';
+    let listedAtLatest = 0;
+    while (tasks.length < limit) {
+      const page = Math.min(DEAD_LETTERS_PER_CALL, limit - tasks.length);
+      const reply = await this.scripts.run<(string | number | null)[]>(
+        'delay-dead',
+        this.k(shard, 'dead', 'data', 'errors', 'runs'),
+        [page, latest, listedAtLatest],
+      );
+      for (let i = 0; i < reply.length; i += 5) {
+        // '<attempts>:<token>:<runAt>' of the last delivery.
+        const [attempts, , runAt] = (reply[i + 3] as string).split(':');
+        tasks.push({
+          id: reply[i] as string,
+          diedAt: reply[i + 1] as number,
+          state: 'dead',
+          runAt: Number(runAt),
+          attempts: Number(attempts),
+          json: reply[i + 2] as string,
+          ...(reply[i + 4] ? { lastError: reply[i + 4] as string } : {}),
+        });
+      }
+      if (reply.length / 5 < page) break;
+      const last = String(tasks[tasks.length - 1].diedAt);
+      if (last !== latest) listedAtLatest = 0;
+      latest = last;
+      for (let i = tasks.length - 1; i >= 0 && String(tasks[i].diedAt) === latest; i--) listedAtLatest++;
     }
     return tasks;
   }

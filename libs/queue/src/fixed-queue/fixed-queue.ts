@@ -10,7 +10,7 @@ import { FixedQueueOptionsRules, fixedQueueChecks, resolveOptions } from '../val
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
 import type { FixedQueueOptions, FixedQueueStats, GroupSummary, PushResult } from '../interfaces';
 import { FixedQueueStore, type GroupPush, type PushOutcome } from './fixed-queue.store';
-import { MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
+import { MAX_BYTES_PER_CALL, MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
 
 /**
  * Many small bounded queues, one per group: pushes beyond `capacity` evict the group's oldest
@@ -88,6 +88,12 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
       bytes += json.length;
       return json;
     });
+    // One atomic write is one script call, which must stay short (see MAX_BYTES_PER_CALL).
+    if (bytes > MAX_BYTES_PER_CALL) {
+      throw new QueueInputError(
+        `pushMany takes at most ${MAX_BYTES_PER_CALL} bytes of serialised messages per call, got ${bytes}; split the array`,
+      );
+    }
     return this.coalescer.add(group, encoded, bytes);
   }
 

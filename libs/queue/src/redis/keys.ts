@@ -15,6 +15,12 @@ export function shardOf(name: string, shards: number): number {
   return hashName(name) % shards;
 }
 
+/** The keys of a shard: a FixedQueue's, then a DelayQueue's (see the scripts' Input blocks). */
+export type ShardKeyKind = 'ready' | 'stats' | 'lens' | 'due' | 'active' | 'data' | 'dead' | 'errors' | 'runs';
+
+/** Keys of a shard that hold one entry per group (a FixedQueue's lists). */
+export type MemberKeyKind = 'g';
+
 /**
  * Key names of one queue. Every key of a shard shares the hash tag `{<queue>:<shard>}`, so a script
  * touches a single Cluster slot; the prefix leads so that an ACL pattern `~<prefix>:*` covers all keys.
@@ -30,11 +36,11 @@ export class QueueKeys {
     this.tags = Array.from({ length: shards }, (_, shard) => `${prefix}:{${queue}:${shard}}`);
   }
 
-  key(shard: number, kind: string): string {
+  key(shard: number, kind: ShardKeyKind): string {
     return `${this.tags[shard]}:${kind}`;
   }
 
-  member(shard: number, kind: string, name: string): string {
+  member(shard: number, kind: MemberKeyKind, name: string): string {
     return `${this.tags[shard]}:${kind}:${name}`;
   }
 }

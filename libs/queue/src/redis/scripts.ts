@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster, ReplyError, type Redis } from 'ioredis';
 import { deadline } from '../utils/timers';
 import { QueueConnectionError, QueueReplicationError } from '../errors';
+import { loadScript } from './lua-loader';
 
 export type RedisClient = Redis | Cluster;
 
-/** The Lua scripts, one per operation (`lua/<name>.lua`). */
+/** The Lua scripts, one per operation (`lua/<name>.lua`, helpers from `lua/includes/`). */
 export const SCRIPT_NAMES = [
   'queue-meta',
   'fixed-push',
@@ -68,6 +68,9 @@ const REDIRECT = /^(MOVED|ASK) /;
 /** Replies that say the server cannot serve right now, as opposed to refusing this call. */
 const UNAVAILABLE = /^(LOADING|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|BUSY) /;
 
+/** Where the scripts are, in the sources as in the package (which ships them with their includes inlined). */
+export const SCRIPTS_DIR = join(__dirname, 'lua');
+
 interface Loaded {
   lua: string;
   sha: string;
@@ -77,7 +80,7 @@ const loaded = new Map<ScriptName, Loaded>();
 function load(script: ScriptName): Loaded {
   let entry = loaded.get(script);
   if (entry === undefined) {
-    const lua = readFileSync(join(__dirname, 'lua', `${script}.lua`), 'utf8');
+    const lua = loadScript(SCRIPTS_DIR, script);
     entry = { lua, sha: createHash('sha1').update(lua).digest('hex') };
     loaded.set(script, entry);
   }

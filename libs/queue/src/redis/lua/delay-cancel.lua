@@ -1,12 +1,15 @@
 -- Deletes a task in whatever state it is.
--- KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash  KEYS[4] dead zset  KEYS[5] errors hash
--- KEYS[6] runs hash
--- ARGV[1] id.  Returns 1 when it existed.
+-- Input:
+--   KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash  KEYS[4] dead zset  KEYS[5] errors hash
+--   KEYS[6] runs hash
+--   ARGV[1] id
+-- Output: 1 when it existed, else 0.
+local dueKey, activeKey, dataKey, deadKey, errorsKey, runsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local id = ARGV[1]
-if redis.call('HDEL', KEYS[3], id) == 0 then return 0 end
-redis.call('ZREM', KEYS[1], id)
-redis.call('ZREM', KEYS[2], id)
-redis.call('ZREM', KEYS[4], id)
-redis.call('HDEL', KEYS[5], id)
-redis.call('HDEL', KEYS[6], id)
+if redis.call('HDEL', dataKey, id) == 0 then return 0 end
+redis.call('ZREM', dueKey, id)
+redis.call('ZREM', activeKey, id)
+redis.call('ZREM', deadKey, id)
+redis.call('HDEL', errorsKey, id)
+redis.call('HDEL', runsKey, id)
 return 1

@@ -1,22 +1,23 @@
 -- Moves a scheduled task: to an absolute time, a delay from now, or by a delta from its current time.
--- KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash
--- ARGV[1] id  ARGV[2] 'at' | 'in' | 'by'  ARGV[3] ms
--- Returns {1, runAt, now, is the shard's earliest task} | {0, 'missing' | 'active' | 'dead'}
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- Input:
+--   KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash
+--   ARGV[1] id  ARGV[2] 'at' | 'in' | 'by'  ARGV[3] ms
+-- Output: {1, runAt, now, is the shard's earliest task} | {0, 'missing' | 'active' | 'dead'}
+local dueKey, activeKey, dataKey = KEYS[1], KEYS[2], KEYS[3]
+--- @include "now"
 local id = ARGV[1]
-local current = redis.call('ZSCORE', KEYS[1], id)
+local current = redis.call('ZSCORE', dueKey, id)
 if not current then
-  if redis.call('HEXISTS', KEYS[3], id) == 0 then return {0, 'missing'} end
-  if redis.call('ZSCORE', KEYS[2], id) then return {0, 'active'} end
+  if redis.call('HEXISTS', dataKey, id) == 0 then return {0, 'missing'} end
+  if redis.call('ZSCORE', activeKey, id) then return {0, 'active'} end
   return {0, 'dead'}
 end
 local ms = tonumber(ARGV[3])
 local runAt = ms
 if ARGV[2] == 'in' then runAt = now + ms elseif ARGV[2] == 'by' then runAt = tonumber(current) + ms end
 if runAt < 0 then runAt = 0 end
-redis.call('ZADD', KEYS[1], 'XX', runAt, id)
-local head = redis.call('ZRANGE', KEYS[1], 0, 0)
+redis.call('ZADD', dueKey, 'XX', runAt, id)
+local head = redis.call('ZRANGE', dueKey, 0, 0)
 local isHead = 0
 if head[1] == id then isHead = 1 end
 return {1, runAt, now, isHead}

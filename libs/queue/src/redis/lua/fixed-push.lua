@@ -1,24 +1,15 @@
 -- Appends messages to groups of one shard, evicting the oldest beyond capacity, and keeps the
 -- shard's ready index (group -> time it becomes due) and counters in step.
--- KEYS[1] ready zset   KEYS[2] stats hash   KEYS[3] lens hash (group -> length the counters know)
--- KEYS[3+i] list of group i
--- ARGV[1] capacity  ARGV[2] batchSize  ARGV[3] maxWaitMs  ARGV[4] ttlMs
--- then per group: name, count, its messages joined by '\n' (JSON text never holds a raw newline):
--- one argument per group rather than per message halves the producer's cost of sending them.
--- Returns {now, earliest due time made earlier by this call or -1, dropped of group 1, ...}
--- Redis' Lua unpacks a few thousand values at most: long argument lists go in slices of 1,000
--- (an even number, so that pairs stay together). Scripts cannot share code in Redis: fixed-push,
--- delay-claim and delay-ack each carry this helper.
-local function sliced(command, key, list)
-  local replies = {}
-  for i = 1, #list, 1000 do
-    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
-    if type(reply) == 'table' then for j = 1, #reply do replies[#replies + 1] = reply[j] end end
-  end
-  return replies
-end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- Input:
+--   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash (group -> length the counters know)
+--   KEYS[3+i] list of group i
+--   ARGV[1] capacity  ARGV[2] batchSize  ARGV[3] maxWaitMs  ARGV[4] ttlMs
+--   then per group: name, count, its messages joined by '\n' (JSON text never holds a raw newline):
+--   one argument per group rather than per message halves the producer's cost of sending them.
+-- Output: {now, earliest due time made earlier by this call or -1, dropped of group 1, ...}
+local readyKey, statsKey, lensKey = KEYS[1], KEYS[2], KEYS[3]
+--- @include "now"
+--- @include "sliced"
 local capacity, batch = tonumber(ARGV[1]), tonumber(ARGV[2])
 -- ttlMs stays the string it came as: a Lua number passed to redis.call is formatted with printf, on
 -- every visit (measured: a tenth of a visit's cost).
@@ -68,7 +59,7 @@ for k = 4, #KEYS do
   if before == 0 or (before < batch and len >= batch) then
     local due = now + maxWait
     if len >= batch then due = now end
-    if redis.call('ZADD', KEYS[1], 'LT', 'CH', due, group) == 1 and (wake < 0 or due < wake) then wake = due end
+    if redis.call('ZADD', readyKey, 'LT', 'CH', due, group) == 1 and (wake < 0 or due < wake) then wake = due end
   end
   out[#out + 1] = evicted
 end
@@ -76,17 +67,17 @@ end
 -- known lengths are read and written with one command each for the whole call. A group comes once per
 -- call, so reading after the pushes still reads what the counters knew before them.
 if #fresh > 0 then
-  local known = sliced('HMGET', KEYS[3], fresh)
+  local known = sliced('HMGET', lensKey, fresh)
   for i = 1, #fresh do
     local lost = tonumber(known[i] or '0')
     expired = expired + lost
     pending = pending - lost
   end
 end
-sliced('HSET', KEYS[3], lens)
+sliced('HSET', lensKey, lens)
 out[2] = wake
-redis.call('HINCRBY', KEYS[2], 'pushed', pushed)
-redis.call('HINCRBY', KEYS[2], 'pending', pending)
-if dropped > 0 then redis.call('HINCRBY', KEYS[2], 'dropped', dropped) end
-if expired > 0 then redis.call('HINCRBY', KEYS[2], 'expired', expired) end
+redis.call('HINCRBY', statsKey, 'pushed', pushed)
+redis.call('HINCRBY', statsKey, 'pending', pending)
+if dropped > 0 then redis.call('HINCRBY', statsKey, 'dropped', dropped) end
+if expired > 0 then redis.call('HINCRBY', statsKey, 'expired', expired) end
 return out

@@ -6,14 +6,15 @@
 -- LRANGE of each candidate's first `read` entries, so it sees the lists exactly as the script does,
 -- and the script says which of those entries it claimed. Moving 200-byte entries through Lua cost
 -- Redis 2.5 times what LRANGE alone does.
--- KEYS[1] ready zset   KEYS[2] stats hash   KEYS[3] lens hash   KEYS[3+i] list of candidate group i
--- ARGV[1] batchSize  ARGV[2] maxAgeMs (0: no limit)  ARGV[3] maxWaitMs  ARGV[4] limit
--- ARGV[3+2i] name of candidate group i, ARGV[4+2i] how many of its first entries the caller read
--- Returns {now, next due time or -1, number of groups listed, group..., then per candidate: offset,
+-- Input:
+--   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash  KEYS[3+i] list of candidate group i
+--   ARGV[1] batchSize  ARGV[2] maxAgeMs (0: no limit)  ARGV[3] maxWaitMs  ARGV[4] limit
+--   ARGV[3+2i] name of candidate group i, ARGV[4+2i] how many of its first entries the caller read
+-- Output: {now, next due time or -1, number of groups listed, group..., then per candidate: offset,
 -- expired, claimed}: the caller's read entries [offset, offset + claimed) are claimed, in batches of
 -- batchSize (only the first may be short). The next due time is `now` when any group is due.
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local readyKey, statsKey, lensKey = KEYS[1], KEYS[2], KEYS[3]
+--- @include "now"
 local batch, maxAge, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local limit = tonumber(ARGV[4])
 local cutoff = now - maxAge
@@ -27,9 +28,9 @@ local delivered, expiredTotal, pending = 0, 0, 0
 for k = 4, #KEYS do
   local key, group, read = KEYS[k], ARGV[2 * k - 3], tonumber(ARGV[2 * k - 2])
   local offset, expired, claimed = 0, 0, 0
-  local due = redis.call('ZSCORE', KEYS[1], group)
+  local due = redis.call('ZSCORE', readyKey, group)
   if taken < limit and due and tonumber(due) <= now then
-    local known = tonumber(redis.call('HGET', KEYS[3], group) or '0')
+    local known = tonumber(redis.call('HGET', lensKey, group) or '0')
     local len = redis.call('LLEN', key)
     if read > len then read = len end
     -- The counters knew more than the list holds: the key expired (ttlMs) while it waited.
@@ -59,13 +60,13 @@ for k = 4, #KEYS do
     len = len - claimed
     delivered = delivered + claimed
     if len == 0 then
-      redis.call('ZREM', KEYS[1], group)
-      redis.call('HDEL', KEYS[3], group)
+      redis.call('ZREM', readyKey, group)
+      redis.call('HDEL', lensKey, group)
     else
-      redis.call('HSET', KEYS[3], group, len)
+      redis.call('HSET', lensKey, group, len)
       local nextDue = now
       if len < batch then nextDue = stampOf(redis.call('LINDEX', key, 0)) + maxWait end
-      redis.call('ZADD', KEYS[1], nextDue, group)
+      redis.call('ZADD', readyKey, nextDue, group)
     end
     expiredTotal = expiredTotal + expired
     pending = pending + len - known
@@ -74,18 +75,18 @@ for k = 4, #KEYS do
   claims[#claims + 1] = expired
   claims[#claims + 1] = claimed
 end
-if pending ~= 0 then redis.call('HINCRBY', KEYS[2], 'pending', pending) end
-if delivered > 0 then redis.call('HINCRBY', KEYS[2], 'delivered', delivered) end
-if expiredTotal > 0 then redis.call('HINCRBY', KEYS[2], 'expired', expiredTotal) end
+if pending ~= 0 then redis.call('HINCRBY', statsKey, 'pending', pending) end
+if delivered > 0 then redis.call('HINCRBY', statsKey, 'delivered', delivered) end
+if expiredTotal > 0 then redis.call('HINCRBY', statsKey, 'expired', expiredTotal) end
 
 -- The head first: an idle shard (the common case when polled) costs one ZRANGE.
 local listed = {}
 local nextDue = -1
-local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local head = redis.call('ZRANGE', readyKey, 0, 0, 'WITHSCORES')
 if #head > 0 then
   nextDue = tonumber(head[2])
   if nextDue <= now then
-    listed = redis.call('ZRANGE', KEYS[1], '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+    listed = redis.call('ZRANGE', readyKey, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
     nextDue = now
   end
 end

@@ -1,11 +1,14 @@
 -- Records a queue's kind, shard count and storage layout on first use and refuses a later start with
 -- other values: a changed shard count would silently strand every group or task hashed to the old
 -- shards, and data in another layout would be misread.
--- KEYS[1] meta hash   ARGV[1] kind   ARGV[2] shards   ARGV[3] layout
--- Returns {kind, shards, layout} as stored; a queue stored before layouts were recorded has layout 1.
-local kind = redis.call('HGET', KEYS[1], 'kind')
+-- Input:
+--   KEYS[1] meta hash
+--   ARGV[1] kind  ARGV[2] shards  ARGV[3] layout
+-- Output: {kind, shards, layout} as stored; a queue stored before layouts were recorded has layout 1.
+local metaKey = KEYS[1]
+local kind = redis.call('HGET', metaKey, 'kind')
 if not kind then
-  redis.call('HSET', KEYS[1], 'kind', ARGV[1], 'shards', ARGV[2], 'layout', ARGV[3])
+  redis.call('HSET', metaKey, 'kind', ARGV[1], 'shards', ARGV[2], 'layout', ARGV[3])
   return {ARGV[1], ARGV[2], ARGV[3]}
 end
-return {kind, redis.call('HGET', KEYS[1], 'shards'), redis.call('HGET', KEYS[1], 'layout') or '1'}
+return {kind, redis.call('HGET', metaKey, 'shards'), redis.call('HGET', metaKey, 'layout') or '1'}

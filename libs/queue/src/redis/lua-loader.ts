@@ -1,0 +1,38 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { QueueError } from '../errors';
+
+/** A line `--- @include "name"` stands for the text of `includes/<name>.lua`. */
+const INCLUDE = /^--- @include "([\w-]+)"[ \t]*$/gm;
+
+/**
+ * Reads `lua/<name>.lua` from `dir` with its includes inlined. Redis runs each script alone, so shared
+ * helpers cannot be loaded beside it: they are pasted in as plain text (bullmq's `@include` idea).
+ * Includes nest; each is inlined once, where it first appears, so two that need the same helper may
+ * both say so. An already inlined script (as the package ships them) comes back unchanged.
+ */
+export function loadScript(dir: string, name: string): string {
+  return inline(readFileSync(join(dir, `${name}.lua`), 'utf8'), name, (include) =>
+    readFileSync(join(dir, 'includes', `${include}.lua`), 'utf8'),
+  );
+}
+
+/** Replaces include lines of `source` (the script `script`), using `read` for an include's text. */
+export function inline(source: string, script: string, read: (include: string) => string): string {
+  const done = new Set<string>();
+  const expand = (text: string, from: string): string =>
+    text.replace(INCLUDE, (_, include: string) => {
+      if (done.has(include)) return '';
+      done.add(include);
+      let body: string;
+      try {
+        body = read(include);
+      } catch (error) {
+        throw new QueueError(`Lua script "${script}" includes "${include}" (from "${from}"), which cannot be read`, {
+          cause: error,
+        });
+      }
+      return expand(body, include).replace(/\n$/, '');
+    });
+  return expand(source, script);
+}
