@@ -44,8 +44,10 @@ describe('DelayQueue (real redis-server)', () => {
       expect(fired.ctx.attempt).toBe(1);
     }
     expect(feeder.tasks[0].payload).toEqual({ petId: 'p4' });
-    expect(await queue.stats()).toMatchObject({ scheduled: 0, active: 0, fired: 5 });
+    expect(await queue.stats()).toMatchObject({ scheduled: 0, fired: 5 });
+    // The last handler may still be running (or its ack on its way) when its delivery is recorded.
     await pollUntil(async () => (await queue.stats()).completed === 5, 'five acks');
+    expect(await queue.stats()).toMatchObject({ active: 0 });
   });
 
   it('reschedules, shifts and cancels scheduled tasks', async () => {

@@ -37,6 +37,11 @@ export interface QueueAppOptions {
   logger?: LoggerService;
 }
 
+export interface HarnessOptions {
+  client?: () => RawRedis;
+  scope?: 'test' | 'suite';
+}
+
 export interface QueueApp {
   app: INestApplication;
   prefix: string;
@@ -70,11 +75,12 @@ export async function startQueueApp(options: QueueAppOptions): Promise<QueueApp>
 }
 
 /**
- * The harness of a suite that starts applications. After each test it closes the applications it
- * started (so nothing a closing app still delivers leaks into the next test), deletes the keys of every
- * prefix they used on the test Redis, and clears every recorder. `redis` looks at the test Redis.
+ * The harness of a suite that starts applications. After each test (or once after the suite, with
+ * `scope: 'suite'`) it closes the applications it started, so nothing a closing app still delivers leaks
+ * into the next test; deletes the keys of every prefix they used on the test Redis; and clears every
+ * recorder. `redis` looks at the test Redis (`client` makes it: a client of the suite's topology by default).
  */
-export function useQueueApps(client: () => RawRedis = topologyClient) {
+export function useQueueApps({ client = topologyClient, scope = 'test' }: HarnessOptions = {}) {
   const apps = new Set<INestApplication>();
   const prefixes = new Set<string>();
   let redis: RawRedis | undefined;
@@ -103,12 +109,14 @@ export function useQueueApps(client: () => RawRedis = topologyClient) {
       await app.close();
     },
   };
-  afterEach(async () => {
+  (scope === 'test' ? afterEach : afterAll)(async () => {
     const closing = [...apps];
     apps.clear();
     await Promise.all(closing.map((app) => app.close()));
     const used = [...prefixes];
     prefixes.clear();
+    // A cluster client knows its masters only once connected.
+    if (used.length > 0) await harness.redis.ping();
     for (const prefix of used) {
       const keys = await keysMatching(harness.redis, `${prefix}:*`);
       // One DEL per key: on a cluster the keys of a prefix live in many slots.
@@ -170,7 +178,7 @@ export interface BatchRecorder<T> {
   readonly consumer: Type;
   /** Every batch handed to any instance of `consumer`, in the order handled. */
   readonly batches: RecordedBatch<T>[];
-  /** Runs after a batch is recorded; what it returns (or throws) is the handler's outcome. Cleared by `reset`. */
+  /** Runs after a batch is recorded; what it returns (or throws) is the handler's outcome. `reset` restores the one given at creation. */
   behaviour: (messages: T[], ctx: BatchContext) => unknown;
   /** The messages of every batch, in the order handled. */
   messages(): T[];
@@ -179,8 +187,12 @@ export interface BatchRecorder<T> {
   reset(): void;
 }
 
-/** A `@BatchConsumer(queue, options)` that records every batch it is handed. */
-export function recordBatches<T = unknown>(queue: string, options: BatchConsumerOptions = {}): BatchRecorder<T> {
+/** A `@BatchConsumer(queue, options)` that records every batch it is handed, then runs `behaviour`. */
+export function recordBatches<T = unknown>(
+  queue: string,
+  options: BatchConsumerOptions = {},
+  behaviour: BatchRecorder<T>['behaviour'] = () => undefined,
+): BatchRecorder<T> {
   const recording = new Recording<RecordedBatch<T>>();
 
   @Injectable()
@@ -195,13 +207,13 @@ export function recordBatches<T = unknown>(queue: string, options: BatchConsumer
   const recorder: BatchRecorder<T> = {
     consumer: BatchRecorderConsumer,
     batches: recording.seen,
-    behaviour: () => undefined,
+    behaviour,
     messages: () => recording.seen.flatMap((batch) => batch.messages),
     untilMessages: (count, timeoutMs = 10_000) =>
       recording.until(() => recorder.messages().length >= count, `${count} messages of "${queue}"`, timeoutMs),
     reset: () => {
       recording.reset();
-      recorder.behaviour = () => undefined;
+      recorder.behaviour = behaviour;
     },
   };
   recorders.add(recorder);
@@ -221,7 +233,7 @@ export interface TaskRecorder<T> {
   readonly consumer: Type;
   /** Every delivery to any instance of `consumer`, in the order delivered. */
   readonly tasks: RecordedTask<T>[];
-  /** Runs after a delivery is recorded; what it returns (or throws) is the handler's outcome. Cleared by `reset`. */
+  /** Runs after a delivery is recorded; what it returns (or throws) is the handler's outcome. `reset` restores the one given at creation. */
   behaviour: (payload: T, ctx: DelayContext) => unknown;
   /** The ids delivered, in order (one per attempt). */
   ids(): string[];
@@ -230,8 +242,12 @@ export interface TaskRecorder<T> {
   reset(): void;
 }
 
-/** A `@DelayConsumer(queue, options)` that records every delivery it is handed. */
-export function recordTasks<T = unknown>(queue: string, options: DelayConsumerOptions = {}): TaskRecorder<T> {
+/** A `@DelayConsumer(queue, options)` that records every delivery it is handed, then runs `behaviour`. */
+export function recordTasks<T = unknown>(
+  queue: string,
+  options: DelayConsumerOptions = {},
+  behaviour: TaskRecorder<T>['behaviour'] = () => undefined,
+): TaskRecorder<T> {
   const recording = new Recording<RecordedTask<T>>();
 
   @Injectable()
@@ -246,13 +262,13 @@ export function recordTasks<T = unknown>(queue: string, options: DelayConsumerOp
   const recorder: TaskRecorder<T> = {
     consumer: TaskRecorderConsumer,
     tasks: recording.seen,
-    behaviour: () => undefined,
+    behaviour,
     ids: () => recording.seen.map((task) => task.id),
     untilTasks: (count, timeoutMs = 10_000) =>
       recording.until(() => recording.seen.length >= count, `${count} tasks of "${queue}"`, timeoutMs),
     reset: () => {
       recording.reset();
-      recorder.behaviour = () => undefined;
+      recorder.behaviour = behaviour;
     },
   };
   recorders.add(recorder);
