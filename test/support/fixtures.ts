@@ -37,8 +37,8 @@ export interface QueueAppOptions {
   logger?: LoggerService;
 }
 
-export interface HarnessOptions {
-  client?: () => RawRedis;
+export interface HarnessOptions<C extends RawRedis> {
+  client?: () => C;
   scope?: 'test' | 'suite';
 }
 
@@ -80,13 +80,16 @@ export async function startQueueApp(options: QueueAppOptions): Promise<QueueApp>
  * into the next test; deletes the keys of every prefix they used on the test Redis; and clears every
  * recorder. `redis` looks at the test Redis (`client` makes it: a client of the suite's topology by default).
  */
-export function useQueueApps({ client = topologyClient, scope = 'test' }: HarnessOptions = {}) {
+export function useQueueApps<C extends RawRedis = RawRedis>({
+  client = topologyClient as () => C,
+  scope = 'test',
+}: HarnessOptions<C> = {}) {
   const apps = new Set<INestApplication>();
   const prefixes = new Set<string>();
-  let redis: RawRedis | undefined;
+  let redis: C | undefined;
   const harness = {
     /** A client of the test Redis, made on first use and kept for the whole suite. */
-    get redis(): RawRedis {
+    get redis(): C {
       return (redis ??= client());
     },
     async start(options: QueueAppOptions = {}): Promise<QueueApp> {
