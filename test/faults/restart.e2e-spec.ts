@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import IORedis from 'ioredis';
 import type { DelayQueue, FixedQueue } from 'nestjs-redis-queues';
 import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
-import { pollUntil, uniquePrefix } from '../support/testing';
+import { pollUntil, resolves, uniquePrefix } from '../support/testing';
 import { startRedis, watchUnhandledRejections, type RedisServer } from '../support/faults';
 
 const fixedOptions = { name: 'events', shards: 4, capacity: 1_000_000, batchSize: 256, maxWaitMs: 20 };
@@ -160,15 +160,7 @@ describe('redis-server killed and restarted', () => {
       const push = readFileSync(join(__dirname, '../../libs/queue/src/redis/lua/fixed-push.lua'), 'utf8');
       const sha = createHash('sha1').update(push).digest('hex');
       expect(await raw.script('EXISTS', sha)).toEqual([0]);
-      await pollUntil(
-        () =>
-          events.push('g', 'after').then(
-            () => true,
-            () => false,
-          ),
-        'a push after the restart',
-        10_000,
-      );
+      await pollUntil(() => resolves(() => events.push('g', 'after')), 'a push after the restart', 10_000);
       expect(await raw.script('EXISTS', sha)).toEqual([1]);
       // The wake-up channels are subscribed again, so idle consumers (polling once a minute here) hear of new work.
       const channels = [`${prefix}:tasks:wake`, `${prefix}:events:wake`];

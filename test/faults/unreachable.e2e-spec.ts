@@ -1,7 +1,7 @@
 import IORedis from 'ioredis';
 import { QueueConfigError, QueueConnectionError, type QueueModuleOptions } from 'nestjs-redis-queues';
 import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
-import { pollUntil, uniquePrefix } from '../support/testing';
+import { pollUntil, resolves, uniquePrefix } from '../support/testing';
 import {
   CapturedLogs,
   freePort,
@@ -88,14 +88,7 @@ describe('Redis unreachable', () => {
     const server = await startRedis({ port });
     servers.push(server);
     const back = Date.now();
-    await pollUntil(
-      () =>
-        events.push('g1', 'after').then(
-          () => true,
-          () => false,
-        ),
-      'a push to succeed once Redis is up',
-    );
+    await pollUntil(() => resolves(() => events.push('g1', 'after')), 'a push to succeed once Redis is up');
     await tasks.schedule({ n: 1 }, { id: 'after' });
     await pollUntil(
       () => taskLog.ids().includes('after') && eventLog.messages().includes('after'),
@@ -170,14 +163,7 @@ describe('Redis unreachable', () => {
     } finally {
       process.kill(server.pid, 'SIGCONT');
     }
-    await pollUntil(
-      () =>
-        events.push('g', 'after').then(
-          () => true,
-          () => false,
-        ),
-      'a push after the server resumed',
-    );
+    await pollUntil(() => resolves(() => events.push('g', 'after')), 'a push after the server resumed');
     expect(await events.size('g')).toBeGreaterThanOrEqual(2);
   });
 });

@@ -168,7 +168,50 @@ class Recording<T> {
   }
 }
 
-const recorders = new Set<{ reset(): void }>();
+/** What both kinds of recorder have: the consumer to provide, and what it does once it has recorded. */
+interface Recorder<A extends unknown[]> {
+  /** The provider to put into an application: one decorated consumer method. */
+  readonly consumer: Type;
+  /** What the handler returns (or throws) after recording. */
+  behaviour: (...args: A) => unknown;
+  /** Forgets what was recorded and restores the behaviour given at creation (after each test). */
+  reset(): void;
+}
+
+const recorders = new Set<Recorder<never>>();
+
+/**
+ * A provider whose one method, decorated with `consumer`, records `record(...args)` then runs
+ * `behaviour`; `reset` (after each test) forgets what was recorded and restores `behaviour`.
+ */
+function recorder<I, A extends unknown[]>(
+  consumer: MethodDecorator,
+  record: (...args: A) => I,
+  behaviour: (...args: A) => unknown,
+) {
+  const recording = new Recording<I>();
+
+  @Injectable()
+  class RecordingConsumer {
+    @consumer
+    async handle(...args: A) {
+      recording.add(record(...args));
+      return state.behaviour(...args);
+    }
+  }
+
+  const state = {
+    consumer: RecordingConsumer as Type,
+    recording,
+    behaviour,
+    reset: () => {
+      recording.reset();
+      state.behaviour = behaviour;
+    },
+  };
+  recorders.add(state);
+  return state;
+}
 
 export interface RecordedBatch<T> {
   group: string;
@@ -176,18 +219,13 @@ export interface RecordedBatch<T> {
   ctx: BatchContext;
 }
 
-export interface BatchRecorder<T> {
-  /** The provider to put into an application: a `@BatchConsumer` of the queue. */
-  readonly consumer: Type;
+export interface BatchRecorder<T> extends Recorder<[T[], BatchContext]> {
   /** Every batch handed to any instance of `consumer`, in the order handled. */
   readonly batches: RecordedBatch<T>[];
-  /** Runs after a batch is recorded; what it returns (or throws) is the handler's outcome. `reset` restores the one given at creation. */
-  behaviour: (messages: T[], ctx: BatchContext) => unknown;
   /** The messages of every batch, in the order handled. */
   messages(): T[];
   /** Resolves once `count` messages were recorded in all. */
   untilMessages(count: number, timeoutMs?: number): Promise<void>;
-  reset(): void;
 }
 
 /** A `@BatchConsumer(queue, options)` that records every batch it is handed, then runs `behaviour`. */
@@ -196,31 +234,18 @@ export function recordBatches<T = unknown>(
   options: BatchConsumerOptions = {},
   behaviour: BatchRecorder<T>['behaviour'] = () => undefined,
 ): BatchRecorder<T> {
-  const recording = new Recording<RecordedBatch<T>>();
-
-  @Injectable()
-  class BatchRecorderConsumer {
-    @BatchConsumer(queue, options)
-    async handle(messages: T[], ctx: BatchContext) {
-      recording.add({ group: ctx.group, messages, ctx });
-      return recorder.behaviour(messages, ctx);
-    }
-  }
-
-  const recorder: BatchRecorder<T> = {
-    consumer: BatchRecorderConsumer,
-    batches: recording.seen,
+  const base = recorder(
+    BatchConsumer(queue, options),
+    (messages: T[], ctx: BatchContext): RecordedBatch<T> => ({ group: ctx.group, messages, ctx }),
     behaviour,
-    messages: () => recording.seen.flatMap((batch) => batch.messages),
-    untilMessages: (count, timeoutMs = 10_000) =>
-      recording.until(() => recorder.messages().length >= count, `${count} messages of "${queue}"`, timeoutMs),
-    reset: () => {
-      recording.reset();
-      recorder.behaviour = behaviour;
-    },
-  };
-  recorders.add(recorder);
-  return recorder;
+  );
+  const messages = () => base.recording.seen.flatMap((batch) => batch.messages);
+  return Object.assign(base, {
+    batches: base.recording.seen,
+    messages,
+    untilMessages: (count: number, timeoutMs = 10_000) =>
+      base.recording.until(() => messages().length >= count, `${count} messages of "${queue}"`, timeoutMs),
+  });
 }
 
 export interface RecordedTask<T> {
@@ -231,18 +256,13 @@ export interface RecordedTask<T> {
   at: number;
 }
 
-export interface TaskRecorder<T> {
-  /** The provider to put into an application: a `@DelayConsumer` of the queue. */
-  readonly consumer: Type;
+export interface TaskRecorder<T> extends Recorder<[T, DelayContext]> {
   /** Every delivery to any instance of `consumer`, in the order delivered. */
   readonly tasks: RecordedTask<T>[];
-  /** Runs after a delivery is recorded; what it returns (or throws) is the handler's outcome. `reset` restores the one given at creation. */
-  behaviour: (payload: T, ctx: DelayContext) => unknown;
   /** The ids delivered, in order (one per attempt). */
   ids(): string[];
   /** Resolves once `count` deliveries were recorded. */
   untilTasks(count: number, timeoutMs?: number): Promise<void>;
-  reset(): void;
 }
 
 /** A `@DelayConsumer(queue, options)` that records every delivery it is handed, then runs `behaviour`. */
@@ -251,29 +271,16 @@ export function recordTasks<T = unknown>(
   options: DelayConsumerOptions = {},
   behaviour: TaskRecorder<T>['behaviour'] = () => undefined,
 ): TaskRecorder<T> {
-  const recording = new Recording<RecordedTask<T>>();
-
-  @Injectable()
-  class TaskRecorderConsumer {
-    @DelayConsumer(queue, options)
-    async handle(payload: T, ctx: DelayContext) {
-      recording.add({ id: ctx.id, payload, ctx, at: Date.now() });
-      return recorder.behaviour(payload, ctx);
-    }
-  }
-
-  const recorder: TaskRecorder<T> = {
-    consumer: TaskRecorderConsumer,
-    tasks: recording.seen,
+  const base = recorder(
+    DelayConsumer(queue, options),
+    (payload: T, ctx: DelayContext): RecordedTask<T> => ({ id: ctx.id, payload, ctx, at: Date.now() }),
     behaviour,
-    ids: () => recording.seen.map((task) => task.id),
-    untilTasks: (count, timeoutMs = 10_000) =>
-      recording.until(() => recording.seen.length >= count, `${count} tasks of "${queue}"`, timeoutMs),
-    reset: () => {
-      recording.reset();
-      recorder.behaviour = behaviour;
-    },
-  };
-  recorders.add(recorder);
-  return recorder;
+  );
+  const tasks = base.recording.seen;
+  return Object.assign(base, {
+    tasks,
+    ids: () => tasks.map((task) => task.id),
+    untilTasks: (count: number, timeoutMs = 10_000) =>
+      base.recording.until(() => tasks.length >= count, `${count} tasks of "${queue}"`, timeoutMs),
+  });
 }

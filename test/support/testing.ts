@@ -91,6 +91,14 @@ export async function pollUntil<T>(
   }
 }
 
+/** Whether `call` resolves: for polling until a service answers again. */
+export function resolves(call: () => Promise<unknown>): Promise<boolean> {
+  return call().then(
+    () => true,
+    () => false,
+  );
+}
+
 /** A promise with its resolve function, for tests that wait on an event rather than on time. */
 export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;
