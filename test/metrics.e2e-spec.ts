@@ -23,6 +23,14 @@ function samples(text: string): Map<string, number> {
   return found;
 }
 
+/** Scrapes `registry` until its samples satisfy `ready`, and returns them. */
+function scrapeUntil(registry: Registry, ready: (now: Map<string, number>) => boolean, what: string) {
+  return pollUntil(async () => {
+    const now = samples(await registry.metrics());
+    return ready(now) ? now : undefined;
+  }, what);
+}
+
 describe('QueueMetricsModule (prom-client)', () => {
   const harness = useQueueApps();
 
@@ -57,14 +65,13 @@ describe('QueueMetricsModule (prom-client)', () => {
     // One task succeeds; one fails, is retried once, and dies.
     await Promise.all([tasks.schedule({}, { id: 'ok' }), tasks.schedule({ fail: true }, { id: 'doomed' })]);
 
-    const counted = async () => samples(await registry.metrics());
-    const metrics = await pollUntil(async () => {
-      const now = await counted();
-      const settled =
+    const metrics = await scrapeUntil(
+      registry,
+      (now) =>
         now.get('nrq_tasks_dead_total{queue="tasks"}') === 1 &&
-        now.get('nrq_batches_total{queue="events",outcome="completed"}') === 2;
-      return settled ? now : undefined;
-    }, 'the workload to be counted');
+        now.get('nrq_batches_total{queue="events",outcome="completed"}') === 2,
+      'the workload to be counted',
+    );
 
     expect(metrics.get('nrq_messages_pushed_total{queue="events"}')).toBe(9);
     expect(metrics.get('nrq_messages_dropped_total{queue="events"}')).toBe(3);
@@ -94,13 +101,13 @@ describe('QueueMetricsModule (prom-client)', () => {
     await Promise.all([tasks.schedule({}, { id: 'later', delayMs: 3_600_000 }), tasks.schedule({}, { id: 'now' })]);
 
     // No consumer: 'idle' is due after maxWaitMs (20 ms) and waits on; so does the due task.
-    const metrics = await pollUntil(async () => {
-      const now = samples(await registry.metrics());
-      const lagging =
+    const metrics = await scrapeUntil(
+      registry,
+      (now) =>
         (now.get('nrq_oldest_due_lag_seconds{queue="idle"}') ?? 0) > 0 &&
-        (now.get('nrq_oldest_due_lag_seconds{queue="tasks"}') ?? 0) > 0;
-      return lagging ? now : undefined;
-    }, 'the lag to show');
+        (now.get('nrq_oldest_due_lag_seconds{queue="tasks"}') ?? 0) > 0,
+      'the lag to show',
+    );
     expect(metrics.get('nrq_messages_pending{queue="idle"}')).toBe(3);
     expect(metrics.get('nrq_groups{queue="idle"}')).toBe(2);
     expect(metrics.get('nrq_messages_pending{queue="events"}')).toBe(0);

@@ -100,6 +100,12 @@ export function useQueueApps<C extends RawRedis = RawRedis>({
       apps.add(started.app);
       return started;
     },
+    /** A fresh prefix whose keys are deleted after the test, for writes made without an application. */
+    prefix(label?: string): string {
+      const prefix = uniquePrefix(label);
+      prefixes.add(prefix);
+      return prefix;
+    },
     /** An application built otherwise, closed after the test like the others. */
     track<A extends INestApplication>(app: A, prefix?: string): A {
       apps.add(app);
