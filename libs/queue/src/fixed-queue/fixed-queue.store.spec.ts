@@ -12,10 +12,23 @@ const reply = (nextDue: number, listed: string[], reads: [number, number, number
   ...reads.flat(),
 ];
 
+/** What a take of `reads` decodes to: each read is a group, its stored entries, and the script's offset, expired and claimed counts. */
+const take = (reads: [string, string[], [number, number, number]][], batchSize: number, raw = false) =>
+  decodeTake(
+    reply(
+      5000,
+      [],
+      reads.map(([, , counts]) => counts),
+    ),
+    reads.map(([group, entries]) => ({ group, entries })),
+    batchSize,
+    raw,
+  );
+
 describe('decodeTake (fixed-take replies)', () => {
   it('cuts what a read claimed into batches of batchSize, in stored order', () => {
     const entries = [1, 2, 3, 4, 5].map((n) => entry({ n }));
-    const taken = decodeTake(reply(5000, [], [[0, 0, 5]]), [{ group: 'g', entries }], 2, false);
+    const taken = take([['g', entries, [0, 0, 5]]], 2);
     expect(taken.batches).toEqual([
       { group: 'g', expired: 0, messages: [{ n: 1 }, { n: 2 }] },
       { group: 'g', expired: 0, messages: [{ n: 3 }, { n: 4 }] },
@@ -25,7 +38,7 @@ describe('decodeTake (fixed-take replies)', () => {
 
   it('skips the expired head of a read and counts it on the first batch only', () => {
     const entries = ['old1', 'old2', 'a', 'b', 'c'].map((m) => entry(m));
-    const taken = decodeTake(reply(5000, [], [[2, 2, 3]]), [{ group: 'g', entries }], 2, false);
+    const taken = take([['g', entries, [2, 2, 3]]], 2);
     expect(taken.batches).toEqual([
       { group: 'g', expired: 2, messages: ['a', 'b'] },
       { group: 'g', expired: 0, messages: ['c'] },
@@ -33,43 +46,23 @@ describe('decodeTake (fixed-take replies)', () => {
   });
 
   it('tells a read made only of expired messages as an empty batch with its count, and an empty read as nothing', () => {
-    const reads = [
-      { group: 'stale', entries: ['x', 'y', 'z'].map((m) => entry(m)) },
-      { group: 'empty', entries: [] },
-    ];
-    const taken = decodeTake(
-      reply(
-        5000,
-        [],
-        [
-          [3, 3, 0],
-          [0, 0, 0],
-        ],
-      ),
-      reads,
+    const taken = take(
+      [
+        ['stale', ['x', 'y', 'z'].map((m) => entry(m)), [3, 3, 0]],
+        ['empty', [], [0, 0, 0]],
+      ],
       10,
-      false,
     );
     expect(taken.batches).toEqual([{ group: 'stale', expired: 3, messages: [] }]);
   });
 
   it('keeps the batches of several reads apart, in the order of the reads', () => {
-    const reads = [
-      { group: 'a', entries: [entry(1), entry(2)] },
-      { group: 'b', entries: [entry(3)] },
-    ];
-    const taken = decodeTake(
-      reply(
-        5000,
-        [],
-        [
-          [0, 0, 2],
-          [0, 0, 1],
-        ],
-      ),
-      reads,
+    const taken = take(
+      [
+        ['a', [entry(1), entry(2)], [0, 0, 2]],
+        ['b', [entry(3)], [0, 0, 1]],
+      ],
       10,
-      false,
     );
     expect(taken.batches.map(({ group, messages }) => [group, messages])).toEqual([
       ['a', [1, 2]],
@@ -90,9 +83,9 @@ describe('decodeTake (fixed-take replies)', () => {
   it('hands raw consumers the JSON text as stored, commas and brackets inside it included', () => {
     const messages = [{ text: 'a,b]' }, '[1,2]', 'é\n', null];
     const entries = messages.map((m) => entry(m));
-    const raw = decodeTake(reply(5000, [], [[0, 0, 4]]), [{ group: 'g', entries }], 10, true);
+    const raw = take([['g', entries, [0, 0, 4]]], 10, true);
     expect(raw.batches[0].messages).toEqual(messages.map((m) => JSON.stringify(m)));
-    const parsed = decodeTake(reply(5000, [], [[0, 0, 4]]), [{ group: 'g', entries }], 10, false);
+    const parsed = take([['g', entries, [0, 0, 4]]], 10);
     expect(parsed.batches[0].messages).toEqual(messages);
   });
 });
