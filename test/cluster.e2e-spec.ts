@@ -1,54 +1,29 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
 import { Cluster } from 'ioredis';
-import {
-  BatchConsumer,
-  type BatchContext,
-  DelayConsumer,
-  type DelayContext,
-  DelayQueue,
-  FixedQueue,
-  getDelayQueueToken,
-  getFixedQueueToken,
-  QueueModule,
-} from 'nestjs-redis-queues';
-import { clusterNodes, createApp, pollUntil, uniquePrefix } from './support/testing';
+import type { DelayQueue, FixedQueue } from 'nestjs-redis-queues';
+import { recordBatches, recordTasks, useQueueApps } from './support/fixtures';
+import { clusterNodes, pollUntil } from './support/testing';
 
-@Injectable()
-class Consumers {
-  static messages: string[] = [];
-  static tasks: string[] = [];
-
-  @BatchConsumer('events', { concurrency: 4 })
-  onBatch(messages: { n: number }[], ctx: BatchContext) {
-    Consumers.messages.push(...messages.map((m) => `${ctx.group}/${m.n}`));
-  }
-
-  @DelayConsumer('tasks', { concurrency: 8 })
-  onTask(_payload: unknown, ctx: DelayContext) {
-    Consumers.tasks.push(ctx.id);
-  }
-}
+const messages = recordBatches<{ n: number }>('events', { concurrency: 4 });
+const tasks = recordTasks('tasks', { concurrency: 8 });
 
 // Cluster-specific checks; the queues' behaviour suites run on this cluster too (jest.config.js).
 describe('on a Redis Cluster (3 masters, 3 replicas)', () => {
-  let app: INestApplication;
-  const prefix = uniquePrefix();
+  const harness = useQueueApps({ scope: 'suite' });
+  let events: FixedQueue<{ n: number }>;
+  let delayed: DelayQueue;
+  let prefix: string;
   // Every write of both queues waits for its master's replica: WAIT must reach the node that owns the shard.
   const waitForReplicas = { replicas: 1, timeoutMs: 5000 };
 
   beforeAll(async () => {
-    app = await createApp({
-      imports: [
-        QueueModule.forRoot({ connection: { cluster: clusterNodes() }, prefix }),
-        QueueModule.registerFixedQueue({ name: 'events', shards: 8, batchSize: 16, maxWaitMs: 50, waitForReplicas }),
-        QueueModule.registerDelayQueue({ name: 'tasks', shards: 8, waitForReplicas }),
-      ],
-      providers: [Consumers],
+    const app = await harness.start({
+      fixed: [{ name: 'events', shards: 8, batchSize: 16, maxWaitMs: 50, waitForReplicas }],
+      delay: [{ name: 'tasks', shards: 8, waitForReplicas }],
+      providers: [messages.consumer, tasks.consumer],
     });
-  });
-
-  afterAll(async () => {
-    await app?.close();
+    ({ prefix } = app);
+    events = app.fixed('events');
+    delayed = app.delay('tasks');
   });
 
   it('spreads the shards of a queue over several masters', async () => {
@@ -67,19 +42,19 @@ describe('on a Redis Cluster (3 masters, 3 replicas)', () => {
   });
 
   it('pushes, consumes, schedules and fires across the cluster, each exactly once, writes acknowledged by replicas', async () => {
-    const events = app.get<FixedQueue<{ n: number }>>(getFixedQueueToken('events'));
-    const tasks = app.get<DelayQueue>(getDelayQueueToken('tasks'));
     await Promise.all(Array.from({ length: 2000 }, (_, n) => events.push(`game-${n % 100}`, { n })));
-    await Promise.all(Array.from({ length: 500 }, (_, i) => tasks.schedule({ i }, { id: `t${i}`, delayMs: i % 300 })));
+    await Promise.all(
+      Array.from({ length: 500 }, (_, i) => delayed.schedule({ i }, { id: `t${i}`, delayMs: i % 300 })),
+    );
     await pollUntil(
-      () => Consumers.messages.length === 2000 && Consumers.tasks.length === 500,
+      () => messages.messages().length === 2000 && tasks.tasks.length === 500,
       'every message and task',
       20_000,
     );
-    expect(new Set(Consumers.messages).size).toBe(2000);
-    expect(new Set(Consumers.tasks).size).toBe(500);
+    expect(new Set(messages.batches.flatMap((b) => b.messages.map((m) => `${b.group}/${m.n}`))).size).toBe(2000);
+    expect(new Set(tasks.ids()).size).toBe(500);
     expect(await events.stats()).toMatchObject({ pushed: 2000, delivered: 2000, pending: 0 });
-    await pollUntil(async () => (await tasks.stats()).completed === 500, 'every ack');
+    await pollUntil(async () => (await delayed.stats()).completed === 500, 'every ack');
     // The WAITs went to the masters that own the shards (several), not to one node at random.
     const client = new Cluster(clusterNodes());
     try {

@@ -1,25 +1,12 @@
-import { type CanActivate, type ExecutionContext, Injectable, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import {
-  DelayConsumer,
-  DelayQueue,
-  FixedQueue,
-  getDelayQueueToken,
-  getFixedQueueToken,
-  QueueConfigError,
-  QueueDashboardModule,
-  type QueueDashboardOptions,
-  QueueModule,
-} from 'nestjs-redis-queues';
-import { pollUntil, redisUrl, uniquePrefix } from './support/testing';
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import { QueueConfigError, QueueDashboardModule, type QueueDashboardOptions } from 'nestjs-redis-queues';
+import { CapturedLogs } from './support/faults';
+import { recordTasks, useQueueApps } from './support/fixtures';
+import { pollUntil } from './support/testing';
 
-@Injectable()
-class Failing {
-  @DelayConsumer('tasks')
-  fail(): never {
-    throw new Error('the vet is <b>closed</b>');
-  }
-}
+const failing = recordTasks('tasks', {}, () => {
+  throw new Error('the vet is <b>closed</b>');
+});
 
 @Injectable()
 class HeaderGuard implements CanActivate {
@@ -29,30 +16,24 @@ class HeaderGuard implements CanActivate {
 }
 
 describe('QueueDashboardModule', () => {
-  const apps: INestApplication[] = [];
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
-  });
+  const harness = useQueueApps();
 
   async function serve(dashboard: QueueDashboardOptions, consumers = false) {
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        QueueModule.forRoot({ connection: redisUrl(), prefix: uniquePrefix(), idlePollMs: 200 }),
-        QueueModule.registerFixedQueue({ name: 'events', shards: 2, batchSize: 100, maxWaitMs: 60_000 }),
-        QueueModule.registerDelayQueue({ name: 'tasks', shards: 2, maxAttempts: 1 }),
-        QueueDashboardModule.register(dashboard),
-      ],
-      providers: consumers ? [Failing] : [],
-    }).compile();
-    const app = moduleRef.createNestApplication({ logger: false });
-    apps.push(app);
+    const { app, fixed, delay } = await harness.start({
+      root: { idlePollMs: 200 },
+      fixed: [{ name: 'events', shards: 2, batchSize: 100, maxWaitMs: 60_000 }],
+      delay: [{ name: 'tasks', shards: 2, maxAttempts: 1 }],
+      imports: [QueueDashboardModule.register(dashboard)],
+      providers: consumers ? [failing.consumer] : [],
+      logger: new CapturedLogs(),
+    });
     await app.listen(0, '127.0.0.1');
     const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
     return {
       app,
       base,
-      events: app.get<FixedQueue<unknown>>(getFixedQueueToken('events')),
-      tasks: app.get<DelayQueue<unknown>>(getDelayQueueToken('tasks')),
+      events: fixed('events'),
+      tasks: delay('tasks'),
     };
   }
 
@@ -150,8 +131,7 @@ describe('QueueDashboardModule', () => {
           })
         ).status,
       ).toBe(403);
-      await app.close();
-      apps.splice(apps.indexOf(app), 1);
+      await harness.close(app);
     }
   });
 

@@ -1,81 +1,33 @@
-import { Injectable } from '@nestjs/common';
 import { IsString } from 'class-validator';
-import {
-  DelayConsumer,
-  type DelayContext,
-  DelayQueue,
-  type DelayQueueOptions,
-  getDelayQueueToken,
-  QueueInputError,
-  QueueModule,
-  QueueSchemaError,
-  TaskStateError,
-} from 'nestjs-redis-queues';
-import {
-  connection,
-  createApp,
-  deferred,
-  flushScripts,
-  keysMatching,
-  pollUntil,
-  topologyClient,
-  uniquePrefix,
-  useApps,
-} from './support/testing';
+import { type DelayQueueOptions, QueueInputError, QueueSchemaError, TaskStateError } from 'nestjs-redis-queues';
+import { recordTasks, useQueueApps } from './support/fixtures';
+import { deferred, flushScripts, keysMatching, pollUntil, uniquePrefix } from './support/testing';
 
 class FeedTask {
   @IsString()
   petId!: string;
 }
 
-interface Fired {
-  payload: FeedTask;
-  ctx: DelayContext;
-  at: number;
-}
-
-type Behaviour = (task: FeedTask, ctx: DelayContext) => unknown;
-
-@Injectable()
-class Feeder {
-  static fired: Fired[] = [];
-  static behaviour: Behaviour = () => undefined;
-
-  @DelayConsumer('feeding', { concurrency: 8 })
-  async onHungry(payload: FeedTask, ctx: DelayContext) {
-    Feeder.fired.push({ payload, ctx, at: Date.now() });
-    return Feeder.behaviour(payload, ctx);
-  }
-}
+const feeder = recordTasks<FeedTask>('feeding', { concurrency: 8 });
 
 describe('DelayQueue (real redis-server)', () => {
-  const { apps, redis } = useApps(topologyClient, () => {
-    Feeder.fired = [];
-    Feeder.behaviour = () => undefined;
-  });
+  const harness = useQueueApps();
 
   async function start(
     prefix: string,
     queue: Partial<DelayQueueOptions> = {},
     opts: { consumer?: boolean; idlePollMs?: number; shutdownTimeoutMs?: number } = {},
   ) {
-    const app = await createApp({
-      imports: [
-        QueueModule.forRoot({
-          connection: connection(),
-          prefix,
-          idlePollMs: opts.idlePollMs ?? 500,
-          shutdownTimeoutMs: opts.shutdownTimeoutMs,
-        }),
-        QueueModule.registerDelayQueue({ name: 'feeding', shards: 4, visibilityTimeoutMs: 1000, ...queue }),
-      ],
-      providers: opts.consumer === false ? [] : [Feeder],
+    const { app, delay } = await harness.start({
+      prefix,
+      root: { idlePollMs: opts.idlePollMs ?? 500, shutdownTimeoutMs: opts.shutdownTimeoutMs },
+      delay: [{ name: 'feeding', shards: 4, visibilityTimeoutMs: 1000, ...queue }],
+      providers: opts.consumer === false ? [] : [feeder.consumer],
     });
-    apps.push(app);
-    return { app, queue: app.get<DelayQueue<FeedTask>>(getDelayQueueToken('feeding')) };
+    return { app, queue: delay<FeedTask>('feeding') };
   }
 
-  const ids = () => Feeder.fired.map((f) => f.ctx.id);
+  const ids = () => feeder.ids();
 
   it('fires tasks no earlier than their time, in time order', async () => {
     const { queue } = await start(uniquePrefix());
@@ -83,17 +35,19 @@ describe('DelayQueue (real redis-server)', () => {
     const scheduled = await Promise.all(
       delays.map((delayMs, i) => queue.schedule({ petId: `p${i}` }, { id: `t${i}`, delayMs })),
     );
-    await pollUntil(() => Feeder.fired.length === 5, 'five tasks fired');
+    await feeder.untilTasks(5);
     expect(ids()).toEqual(['t4', 't1', 't3', 't2', 't0']);
-    for (const fired of Feeder.fired) {
+    for (const fired of feeder.tasks) {
       const runAt = scheduled.find((s) => s.id === fired.ctx.id)!.runAt;
       expect(fired.ctx.runAt).toBe(runAt);
       expect(fired.ctx.firedAt).toBeGreaterThanOrEqual(runAt);
       expect(fired.ctx.attempt).toBe(1);
     }
-    expect(Feeder.fired[0].payload).toEqual({ petId: 'p4' });
-    expect(await queue.stats()).toMatchObject({ scheduled: 0, active: 0, fired: 5 });
+    expect(feeder.tasks[0].payload).toEqual({ petId: 'p4' });
+    expect(await queue.stats()).toMatchObject({ scheduled: 0, fired: 5 });
+    // The last handler may still be running (or its ack on its way) when its delivery is recorded.
     await pollUntil(async () => (await queue.stats()).completed === 5, 'five acks');
+    expect(await queue.stats()).toMatchObject({ active: 0 });
   });
 
   it('reschedules, shifts and cancels scheduled tasks', async () => {
@@ -121,9 +75,9 @@ describe('DelayQueue (real redis-server)', () => {
     const { queue } = await start(uniquePrefix());
     await queue.schedule({ petId: 'a' }, { id: 'meal', delayMs: 3600_000 });
     const moved = await queue.shift('meal', -2 * 3600_000);
-    await pollUntil(() => Feeder.fired.length === 1, 'the shifted task');
-    expect(Feeder.fired[0].ctx.runAt).toBe(moved!.runAt);
-    expect(Feeder.fired[0].at - Date.now()).toBeLessThan(1000);
+    await feeder.untilTasks(1);
+    expect(feeder.tasks[0].ctx.runAt).toBe(moved!.runAt);
+    expect(feeder.tasks[0].at - Date.now()).toBeLessThan(1000);
   });
 
   it('replaces a task of the same id unless replace is false', async () => {
@@ -143,7 +97,7 @@ describe('DelayQueue (real redis-server)', () => {
   it('reports a shift of a running task', async () => {
     const release = deferred();
     const started = deferred();
-    Feeder.behaviour = async () => {
+    feeder.behaviour = async () => {
       started.resolve();
       await release.promise;
     };
@@ -164,11 +118,11 @@ describe('DelayQueue (real redis-server)', () => {
     const claimed = await queue.store.claim(queue.shard('hung'), 10);
     expect(claimed.tasks.map((t) => t.id)).toEqual(['hung']);
     const second = deferred();
-    Feeder.behaviour = () => second.promise;
+    feeder.behaviour = () => second.promise;
     await start(prefix, { visibilityTimeoutMs: 300 });
-    await pollUntil(() => Feeder.fired.length === 1, 'the redelivery after the lease');
-    expect(Feeder.fired[0].ctx.attempt).toBe(2);
-    expect(Feeder.fired[0].ctx.firedAt - claimed.serverNow).toBeGreaterThanOrEqual(300);
+    await feeder.untilTasks(1);
+    expect(feeder.tasks[0].ctx.attempt).toBe(2);
+    expect(feeder.tasks[0].ctx.firedAt - claimed.serverNow).toBeGreaterThanOrEqual(300);
     // The dead worker's late ack carries the first token: the running delivery stays.
     expect(await queue.store.ack(queue.shard('hung'), [{ id: 'hung', token: claimed.tasks[0].token }])).toEqual([
       false,
@@ -176,48 +130,47 @@ describe('DelayQueue (real redis-server)', () => {
     expect(await queue.get('hung')).toMatchObject({ state: 'active', attempts: 2 });
     second.resolve();
     await pollUntil(async () => (await queue.get('hung')) === null, 'the ack of the second delivery');
-    expect(Feeder.fired).toHaveLength(1);
+    expect(feeder.tasks).toHaveLength(1);
   });
 
   it('keeps the lease of a slow but live handler, so its task is not delivered twice', async () => {
     const prefix = uniquePrefix();
-    Feeder.behaviour = () => new Promise((resolve) => setTimeout(resolve, 1200)); // four leases long
+    feeder.behaviour = () => new Promise((resolve) => setTimeout(resolve, 1200)); // four leases long
     const { queue } = await start(prefix, { visibilityTimeoutMs: 300 });
     await start(prefix, { visibilityTimeoutMs: 300 }); // a second poller that would take an expired lease
     await queue.schedule({ petId: 'a' }, { id: 'slow' });
     await pollUntil(async () => (await queue.stats()).completed === 1, 'the slow task to complete', 5000);
-    expect(Feeder.fired).toHaveLength(1);
+    expect(feeder.tasks).toHaveLength(1);
     expect((await queue.stats()).retried).toBe(0);
   });
 
   it('gives a task back at once when shutdown outlasts its handler', async () => {
     const prefix = uniquePrefix();
     const stuck = deferred();
-    Feeder.behaviour = () => stuck.promise;
+    feeder.behaviour = () => stuck.promise;
     const first = await start(prefix, { visibilityTimeoutMs: 60_000 }, { shutdownTimeoutMs: 0 });
     await first.queue.schedule({ petId: 'a' }, { id: 'slow' });
-    await pollUntil(() => Feeder.fired.length === 1, 'the first delivery');
-    await first.app.close();
-    apps.splice(apps.indexOf(first.app), 1);
-    Feeder.behaviour = () => undefined;
+    await feeder.untilTasks(1);
+    await harness.close(first.app);
+    feeder.behaviour = () => undefined;
     const { queue } = await start(prefix, { visibilityTimeoutMs: 60_000 });
-    await pollUntil(() => Feeder.fired.length === 2, 'the redelivery, long before the 60 s lease');
-    expect(Feeder.fired[1].ctx.attempt).toBe(1); // a release does not count as an attempt
+    await feeder.untilTasks(2);
+    expect(feeder.tasks[1].ctx.attempt).toBe(1); // a release does not count as an attempt
     await pollUntil(async () => (await queue.get('slow')) === null, 'the ack');
     stuck.resolve();
   });
 
   it('retries with backoff, dead-letters, and requeues from the dead-letter set', async () => {
-    Feeder.behaviour = () => {
+    feeder.behaviour = () => {
       throw new Error('bowl is empty');
     };
     const { queue } = await start(uniquePrefix(), { maxAttempts: 3, backoff: { type: 'exponential', delayMs: 100 } });
     await queue.schedule({ petId: 'a' }, { id: 'doomed' });
     await pollUntil(async () => (await queue.get('doomed'))?.state === 'dead', 'the dead letter');
-    expect(Feeder.fired.map((f) => f.ctx.attempt)).toEqual([1, 2, 3]);
+    expect(feeder.tasks.map((f) => f.ctx.attempt)).toEqual([1, 2, 3]);
     const gaps = [
-      Feeder.fired[1].ctx.runAt - Feeder.fired[0].ctx.firedAt,
-      Feeder.fired[2].ctx.runAt - Feeder.fired[1].ctx.firedAt,
+      feeder.tasks[1].ctx.runAt - feeder.tasks[0].ctx.firedAt,
+      feeder.tasks[2].ctx.runAt - feeder.tasks[1].ctx.firedAt,
     ];
     expect(gaps[0]).toBeGreaterThanOrEqual(100);
     expect(gaps[1]).toBeGreaterThanOrEqual(200);
@@ -227,10 +180,10 @@ describe('DelayQueue (real redis-server)', () => {
     expect(dead[0].lastError).toMatch(/bowl is empty/);
     expect(await queue.stats()).toMatchObject({ dead: 1, deadTotal: 1, retried: 2 });
 
-    Feeder.behaviour = () => undefined;
+    feeder.behaviour = () => undefined;
     expect(await queue.requeue('doomed')).toMatchObject({ id: 'doomed' });
     await pollUntil(async () => (await queue.get('doomed')) === null, 'the requeued task to complete');
-    expect(Feeder.fired.at(-1)!.ctx.attempt).toBe(1);
+    expect(feeder.tasks.at(-1)!.ctx.attempt).toBe(1);
     expect(await queue.requeue('doomed')).toBeNull();
   });
 
@@ -246,11 +199,11 @@ describe('DelayQueue (real redis-server)', () => {
         queue.schedule({ petId: `p${i}` }, { id: `task-${i}`, delayMs: Math.floor(Math.random() * 1500) }),
       );
     await Promise.all(scheduling);
-    await pollUntil(() => Feeder.fired.length >= total, `${total} deliveries`, 30_000, 50);
+    await feeder.untilTasks(total, 30_000);
     await pollUntil(async () => (await queue.stats()).completed === total, 'all acks', 10_000, 50);
-    expect(Feeder.fired).toHaveLength(total);
+    expect(feeder.tasks).toHaveLength(total);
     expect(new Set(ids()).size).toBe(total);
-    expect(Feeder.fired.every((f) => f.ctx.firedAt >= f.ctx.runAt)).toBe(true);
+    expect(feeder.tasks.every((f) => f.ctx.firedAt >= f.ctx.runAt)).toBe(true);
   });
 
   it('wakes a sleeping poller for an earlier task', async () => {
@@ -259,15 +212,15 @@ describe('DelayQueue (real redis-server)', () => {
     await queue.schedule({ petId: 'late' }, { id: 'later', delayMs: 3600_000 });
     await new Promise((resolve) => setTimeout(resolve, 100)); // let the poller go to sleep towards +1 h
     const { runAt } = await queue.schedule({ petId: 'soon' }, { id: 'soon', delayMs: 50 });
-    await pollUntil(() => Feeder.fired.length === 1, 'the earlier task', 5000, 1);
-    const lateness = Feeder.fired[0].ctx.firedAt - runAt;
+    await feeder.untilTasks(1, 5000);
+    const lateness = feeder.tasks[0].ctx.firedAt - runAt;
     expect(lateness).toBeGreaterThanOrEqual(0);
     expect(lateness).toBeLessThan(50);
   });
 
   it('loses nothing when an app closes mid-load', async () => {
     const prefix = uniquePrefix();
-    Feeder.behaviour = () => new Promise((resolve) => setTimeout(resolve, 20));
+    feeder.behaviour = () => new Promise((resolve) => setTimeout(resolve, 20));
     const first = await start(prefix, { visibilityTimeoutMs: 60_000 }, { shutdownTimeoutMs: 30 });
     const total = 500;
     await Promise.all(
@@ -275,9 +228,8 @@ describe('DelayQueue (real redis-server)', () => {
         first.queue.schedule({ petId: `p${i}` }, { id: `t${i}`, delayMs: i % 300 }),
       ),
     );
-    await pollUntil(() => Feeder.fired.length > 50, 'some deliveries');
-    await first.app.close();
-    apps.splice(apps.indexOf(first.app), 1);
+    await pollUntil(() => feeder.tasks.length > 50, 'some deliveries');
+    await harness.close(first.app);
     const { queue } = await start(prefix, { visibilityTimeoutMs: 60_000 });
     await pollUntil(async () => (await queue.stats()).completed === total, 'every task completed', 20_000, 50);
     expect(new Set(ids()).size).toBe(total);
@@ -288,10 +240,10 @@ describe('DelayQueue (real redis-server)', () => {
   it('reloads its scripts transparently after SCRIPT FLUSH', async () => {
     const { queue } = await start(uniquePrefix());
     await queue.schedule({ petId: 'a' }, { id: 'before' });
-    await pollUntil(() => Feeder.fired.length === 1, 'the first task');
-    await flushScripts(redis);
+    await feeder.untilTasks(1);
+    await flushScripts(harness.redis);
     await queue.schedule({ petId: 'b' }, { id: 'after' });
-    await pollUntil(() => Feeder.fired.length === 2, 'a task scheduled and claimed after the flush');
+    await feeder.untilTasks(2);
     expect(ids()).toEqual(['before', 'after']);
   });
 
@@ -302,12 +254,12 @@ describe('DelayQueue (real redis-server)', () => {
       { maxAttempts: 2, visibilityTimeoutMs: 30_000, backoff: { type: 'fixed', delayMs: 100 } },
       { idlePollMs: 30_000 },
     );
-    Feeder.behaviour = (_task, ctx) => {
+    feeder.behaviour = (_task, ctx) => {
       if (ctx.attempt === 1) throw new Error('not yet');
     };
     await queue.schedule({ petId: 'a' }, { id: 'retried' });
-    await pollUntil(() => Feeder.fired.length === 2, 'the second attempt', 5_000);
-    const [first, second] = Feeder.fired;
+    await feeder.untilTasks(2, 5_000);
+    const [first, second] = feeder.tasks;
     expect(second.ctx.attempt).toBe(2);
     expect(second.at - first.at).toBeGreaterThanOrEqual(90);
     expect(second.at - first.at).toBeLessThan(1_000);
@@ -331,11 +283,11 @@ describe('DelayQueue (real redis-server)', () => {
   it('refuses a queue whose tasks are stored in an earlier layout, rather than misreading them', async () => {
     const prefix = uniquePrefix();
     // As 0.1.0 left it: no layout recorded, attempts and token inside each task's data.
-    await redis.hset(`${prefix}:{feeding}:meta`, 'kind', 'delay', 'shards', '4');
-    await redis.hset(`${prefix}:{feeding:0}:data`, 'old', '0:0:0:{"petId":"a"}');
-    await redis.zadd(`${prefix}:{feeding:0}:due`, 0, 'old');
+    await harness.redis.hset(`${prefix}:{feeding}:meta`, 'kind', 'delay', 'shards', '4');
+    await harness.redis.hset(`${prefix}:{feeding:0}:data`, 'old', '0:0:0:{"petId":"a"}');
+    await harness.redis.zadd(`${prefix}:{feeding:0}:due`, 0, 'old');
     await expect(start(prefix)).rejects.toThrow(/storage layout 1, written by another version .* reads layout 2/);
-    expect(Feeder.fired).toEqual([]);
+    expect(feeder.tasks).toEqual([]);
   });
 
   it('rejects bad input with typed errors and writes nothing', async () => {
@@ -350,6 +302,6 @@ describe('DelayQueue (real redis-server)', () => {
     await expect(queue.schedule({ petId: 5 } as never)).rejects.toThrow(QueueSchemaError);
     await expect(queue.schedule({ petId: 'x'.repeat(200) })).rejects.toThrow(/maxPayloadBytes/);
     await expect(queue.shift('a', Number.POSITIVE_INFINITY)).rejects.toThrow(QueueInputError);
-    expect(await keysMatching(redis, `${prefix}:*`)).toEqual([`${prefix}:{feeding}:meta`]);
+    expect(await keysMatching(harness.redis, `${prefix}:*`)).toEqual([`${prefix}:{feeding}:meta`]);
   });
 });

@@ -1,22 +1,18 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
+import { Injectable, type Type } from '@nestjs/common';
 import {
   BatchConsumer,
   type BatchContext,
   DelayConsumer,
-  type DelayQueue,
-  type FixedQueue,
-  getDelayQueueToken,
-  getFixedQueueToken,
   OnQueueEvent,
   QueueConfigError,
   QueueEvents,
   type QueueEventMap,
   type QueueEventName,
-  QueueModule,
   UnknownQueueError,
 } from 'nestjs-redis-queues';
 import { CapturedLogs, startRedis } from './support/faults';
-import { createApp, pollUntil, redisUrl, uniquePrefix } from './support/testing';
+import { useQueueApps } from './support/fixtures';
+import { pollUntil, uniquePrefix } from './support/testing';
 
 type Seen = { [E in QueueEventName]?: QueueEventMap[E][] };
 
@@ -56,43 +52,29 @@ class Alerts {
 }
 
 describe('QueueEvents', () => {
-  const apps: INestApplication[] = [];
+  const harness = useQueueApps();
 
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
+  afterEach(() => {
     Reporter.failing.clear();
     Alerts.seen = [];
   });
 
   async function start(
     prefix: string,
-    opts: { providers?: any[]; url?: string; logs?: CapturedLogs; maxAgeMs?: number } = {},
+    opts: { providers?: Type[]; url?: string; logs?: CapturedLogs; maxAgeMs?: number } = {},
   ) {
-    const app = await createApp(
-      {
-        imports: [
-          QueueModule.forRoot({ connection: opts.url ?? redisUrl(), prefix, idlePollMs: 500, commandTimeoutMs: 1000 }),
-          QueueModule.registerFixedQueue({
-            name: 'events',
-            shards: 2,
-            capacity: 5,
-            batchSize: 5,
-            maxWaitMs: 50,
-            maxAgeMs: opts.maxAgeMs,
-          }),
-          QueueModule.registerFixedQueue({ name: 'other', shards: 1, batchSize: 5, maxWaitMs: 50 }),
-          QueueModule.registerDelayQueue({
-            name: 'tasks',
-            shards: 2,
-            maxAttempts: 2,
-            backoff: { type: 'fixed', delayMs: 50 },
-          }),
-        ],
-        providers: opts.providers ?? [Reporter, Worker, Alerts],
-      },
-      opts.logs,
-    );
-    apps.push(app);
+    const { app, fixed, delay } = await harness.start({
+      connection: opts.url,
+      prefix,
+      root: { idlePollMs: 500, commandTimeoutMs: 1000 },
+      fixed: [
+        { name: 'events', shards: 2, capacity: 5, batchSize: 5, maxWaitMs: 50, maxAgeMs: opts.maxAgeMs },
+        { name: 'other', shards: 1, batchSize: 5, maxWaitMs: 50 },
+      ],
+      delay: [{ name: 'tasks', shards: 2, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 50 } }],
+      providers: opts.providers ?? [Reporter, Worker, Alerts],
+      logger: opts.logs,
+    });
     const events = app.get(QueueEvents);
     const seen: Seen = {};
     const record = (...names: QueueEventName[]) =>
@@ -102,9 +84,9 @@ describe('QueueEvents', () => {
       events,
       seen,
       record,
-      fixed: app.get<FixedQueue<{ n: number }>>(getFixedQueueToken('events')),
-      other: app.get<FixedQueue<{ n: number }>>(getFixedQueueToken('other')),
-      tasks: app.get<DelayQueue<{ fail?: boolean }>>(getDelayQueueToken('tasks')),
+      fixed: fixed<{ n: number }>('events'),
+      other: fixed<{ n: number }>('other'),
+      tasks: delay<{ fail?: boolean }>('tasks'),
     };
   }
 

@@ -1,25 +1,7 @@
-import { Injectable } from '@nestjs/common';
 import { IsInt, IsString, Min } from 'class-validator';
-import {
-  BatchConsumer,
-  type BatchContext,
-  FixedQueue,
-  type FixedQueueOptions,
-  getFixedQueueToken,
-  QueueInputError,
-  QueueModule,
-  QueueSchemaError,
-} from 'nestjs-redis-queues';
-import {
-  connection,
-  createApp,
-  flushScripts,
-  keysMatching,
-  pollUntil,
-  topologyClient,
-  uniquePrefix,
-  useApps,
-} from './support/testing';
+import { type FixedQueueOptions, QueueInputError, QueueSchemaError } from 'nestjs-redis-queues';
+import { recordBatches, useQueueApps } from './support/fixtures';
+import { flushScripts, keysMatching, pollUntil, uniquePrefix } from './support/testing';
 
 class GameEvent {
   @IsString()
@@ -30,96 +12,58 @@ class GameEvent {
   seq!: number;
 }
 
-interface Received {
-  group: string;
-  messages: GameEvent[];
-  ctx: BatchContext;
-}
-
-@Injectable()
-class Collector {
-  static received: Received[] = [];
-
-  @BatchConsumer('events', { concurrency: 4 })
-  handle(messages: GameEvent[], ctx: BatchContext) {
-    Collector.received.push({ group: ctx.group, messages, ctx });
-  }
-}
-
-@Injectable()
-class RawCollector {
-  static received: string[][] = [];
-
-  @BatchConsumer('events', { raw: true })
-  handle(messages: string[]) {
-    RawCollector.received.push(messages);
-  }
-}
+const collector = recordBatches<GameEvent>('events', { concurrency: 4 });
+const rawCollector = recordBatches<string>('events', { raw: true });
 
 describe('FixedQueue (real redis-server)', () => {
-  const { apps, redis } = useApps(topologyClient, () => {
-    Collector.received = [];
-  });
+  const harness = useQueueApps();
 
-  async function start(
-    prefix: string,
-    queue: Partial<FixedQueueOptions>,
-    opts: { consumer?: boolean; consumers?: boolean } = {},
-  ) {
-    const app = await createApp({
-      imports: [
-        QueueModule.forRoot({ connection: connection(), prefix, consumers: opts.consumers ?? true, idlePollMs: 200 }),
-        QueueModule.registerFixedQueue({ name: 'events', shards: 4, ...queue }),
-      ],
-      providers: opts.consumer === false ? [] : [Collector],
+  async function start(prefix: string, queue: Partial<FixedQueueOptions>, providers = [collector.consumer]) {
+    const { app, fixed } = await harness.start({
+      prefix,
+      root: { idlePollMs: 200 },
+      fixed: [{ name: 'events', shards: 4, ...queue }],
+      providers,
     });
-    apps.push(app);
-    return { app, queue: app.get<FixedQueue<GameEvent>>(getFixedQueueToken('events')) };
+    return { app, queue: fixed<GameEvent>('events') };
   }
 
   const events = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ type: 'click', seq: from + i }));
-  const delivered = () => Collector.received.flatMap((r) => r.messages.map((m) => `${r.group}/${m.seq}`));
+  const delivered = () => collector.batches.flatMap((r) => r.messages.map((m) => `${r.group}/${m.seq}`));
 
   it('delivers exact batches of one group, in push order', async () => {
     const { queue } = await start(uniquePrefix(), { batchSize: 10, capacity: 100, maxWaitMs: 50 });
     await Promise.all(events(25).map((e) => queue.push('game-a', e)));
-    await pollUntil(() => delivered().length === 25, '25 messages delivered');
-    const sizes = Collector.received.map((r) => r.messages.length);
+    await collector.untilMessages(25);
+    const sizes = collector.batches.map((r) => r.messages.length);
     expect(sizes.slice(0, 2)).toEqual([10, 10]);
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(25);
     expect(sizes.every((s) => s <= 10)).toBe(true);
-    expect(Collector.received.map((r) => r.messages.map((m) => m.seq)).flat()).toEqual(events(25).map((e) => e.seq));
-    expect(Collector.received.every((r) => r.group === 'game-a' && r.ctx.queue === 'events')).toBe(true);
+    expect(collector.batches.map((r) => r.messages.map((m) => m.seq)).flat()).toEqual(events(25).map((e) => e.seq));
+    expect(collector.batches.every((r) => r.group === 'game-a' && r.ctx.queue === 'events')).toBe(true);
   });
 
   it('reloads its scripts transparently after SCRIPT FLUSH', async () => {
     const { queue } = await start(uniquePrefix(), { batchSize: 5, maxWaitMs: 20 });
     await queue.pushMany('g', events(5));
-    await pollUntil(() => delivered().length === 5, 'the first batch');
-    await flushScripts(redis);
+    await collector.untilMessages(5);
+    await flushScripts(harness.redis);
     await queue.pushMany('g', events(5, 5));
-    await pollUntil(() => delivered().length === 10, 'a batch pushed and claimed after the flush');
+    await collector.untilMessages(10);
     expect(delivered()).toEqual(events(10).map((e) => `g/${e.seq}`));
   });
 
   it('hands raw consumers the JSON text of each message, as pushed', async () => {
     const prefix = uniquePrefix();
-    const { queue } = await start(prefix, { batchSize: 3, maxWaitMs: 20 }, { consumer: false });
+    const { queue } = await start(prefix, { batchSize: 3, maxWaitMs: 20 }, []);
     const messages = [
       { type: 'a,b]', seq: 1 },
       { type: '{"x":[1,2]}', seq: 2 },
       { type: 'é\n', seq: 3 },
     ];
     await queue.pushMany('g', messages);
-    const app = await createApp({
-      imports: [
-        QueueModule.forRoot({ connection: connection(), prefix, idlePollMs: 200 }),
-        QueueModule.registerFixedQueue({ name: 'events', shards: 4, batchSize: 3, maxWaitMs: 20 }),
-      ],
-      providers: [RawCollector],
-    });
-    apps.push(app);
-    const batch = await pollUntil(() => RawCollector.received[0], 'the raw batch');
+    await start(prefix, { batchSize: 3, maxWaitMs: 20 }, [rawCollector.consumer]);
+    const batch = await pollUntil(() => rawCollector.batches[0]?.messages, 'the raw batch');
     expect(batch).toEqual(messages.map((m) => JSON.stringify(m)));
     expect(JSON.parse(`[${batch.join(',')}]`)).toEqual(messages);
   });
@@ -129,14 +73,14 @@ describe('FixedQueue (real redis-server)', () => {
     const tricky = ['line 1\nline 2\r\n', '{a}:{b} [c] ,]', 'ünïcødé ☃ \u0000 end'];
     const group = 'gr{o}up: with spaces ☃';
     await Promise.all(tricky.map((type, seq) => queue.push(group, { type, seq })));
-    await pollUntil(() => delivered().length === 3, 'the tricky batch');
-    expect(Collector.received[0].group).toBe(group);
-    expect(Collector.received[0].messages).toEqual(tricky.map((type, seq) => ({ type, seq })));
+    await collector.untilMessages(3);
+    expect(collector.batches[0].group).toBe(group);
+    expect(collector.batches[0].messages).toEqual(tricky.map((type, seq) => ({ type, seq })));
   });
 
   it('evicts the oldest beyond capacity and counts what was dropped', async () => {
     const prefix = uniquePrefix();
-    const { queue } = await start(prefix, { batchSize: 5, capacity: 10, maxWaitMs: 60_000 }, { consumer: false });
+    const { queue } = await start(prefix, { batchSize: 5, capacity: 10, maxWaitMs: 60_000 }, []);
     const first = await queue.pushMany('g', events(8));
     const second = await queue.pushMany('g', events(5, 8));
     expect(first).toEqual({ dropped: 0 });
@@ -150,7 +94,7 @@ describe('FixedQueue (real redis-server)', () => {
     const prefix = uniquePrefix();
     const capacity = 50;
     const producers = await Promise.all(
-      [0, 1, 2].map(() => start(prefix, { batchSize: 10, capacity, maxWaitMs: 60_000 }, { consumer: false })),
+      [0, 1, 2].map(() => start(prefix, { batchSize: 10, capacity, maxWaitMs: 60_000 }, [])),
     );
     const results = await Promise.all(
       producers.flatMap(({ queue }, p) => events(200, p * 1000).map((e) => queue.push('hot', e))),
@@ -161,7 +105,7 @@ describe('FixedQueue (real redis-server)', () => {
 
     // Consume what is left: nothing delivered was counted dropped, nothing is missing that was not dropped.
     const { queue } = await start(prefix, { batchSize: 10, capacity, maxWaitMs: 60_000 });
-    await pollUntil(() => delivered().length === capacity, 'the surviving messages');
+    await collector.untilMessages(capacity);
     expect(new Set(delivered()).size).toBe(capacity);
     const stats = await queue.stats();
     expect(stats).toMatchObject({ pushed: 600, dropped: 600 - capacity, delivered: capacity, pending: 0, groups: 0 });
@@ -172,29 +116,25 @@ describe('FixedQueue (real redis-server)', () => {
     const t0 = Date.now();
     await queue.pushMany('cold', events(3));
     await queue.pushMany('hot', events(10));
-    await pollUntil(() => Collector.received.find((r) => r.group === 'hot'), 'the hot group');
+    await pollUntil(() => collector.batches.find((r) => r.group === 'hot'), 'the hot group');
     const hotAfter = Date.now() - t0;
-    expect(Collector.received.some((r) => r.group === 'cold')).toBe(false);
-    await pollUntil(() => Collector.received.find((r) => r.group === 'cold'), 'the cold group');
+    expect(collector.batches.some((r) => r.group === 'cold')).toBe(false);
+    await pollUntil(() => collector.batches.find((r) => r.group === 'cold'), 'the cold group');
     const coldAfter = Date.now() - t0;
     expect(hotAfter).toBeLessThan(500);
     expect(coldAfter).toBeGreaterThanOrEqual(650);
-    expect(Collector.received.find((r) => r.group === 'cold')!.messages).toHaveLength(3);
+    expect(collector.batches.find((r) => r.group === 'cold')!.messages).toHaveLength(3);
   });
 
   it('discards messages older than maxAgeMs and reports them as expired', async () => {
     const prefix = uniquePrefix();
-    const { queue } = await start(
-      prefix,
-      { batchSize: 10, capacity: 100, maxWaitMs: 60_000, maxAgeMs: 300 },
-      { consumer: false },
-    );
+    const { queue } = await start(prefix, { batchSize: 10, capacity: 100, maxWaitMs: 60_000, maxAgeMs: 300 }, []);
     await queue.pushMany('g', events(4));
     await new Promise((resolve) => setTimeout(resolve, 400)); // age the first messages past maxAgeMs
     // The consumer first: however long it takes to start, the fresh messages are pushed after it.
     await start(prefix, { batchSize: 10, capacity: 100, maxWaitMs: 60_000, maxAgeMs: 300 });
     await queue.pushMany('g', events(6, 4));
-    const batch = await pollUntil(() => Collector.received[0], 'the full group');
+    const batch = await pollUntil(() => collector.batches[0], 'the full group');
     expect(batch.messages.map((m) => m.seq)).toEqual([4, 5, 6, 7, 8, 9]);
     expect(batch.ctx.expired).toBe(4);
     expect(await queue.stats()).toMatchObject({ expired: 4, delivered: 6, pending: 0 });
@@ -202,11 +142,7 @@ describe('FixedQueue (real redis-server)', () => {
 
   it('lets an idle group expire after ttlMs and keeps the counters right', async () => {
     const prefix = uniquePrefix();
-    const { queue } = await start(
-      prefix,
-      { batchSize: 10, capacity: 100, maxWaitMs: 500, ttlMs: 1000 },
-      { consumer: false },
-    );
+    const { queue } = await start(prefix, { batchSize: 10, capacity: 100, maxWaitMs: 500, ttlMs: 1000 }, []);
     await queue.pushMany('idle', events(3));
     await pollUntil(async () => (await queue.size('idle')) === 0, 'the idle group to expire', 5000, 50);
     await queue.pushMany('idle', events(2));
@@ -220,18 +156,14 @@ describe('FixedQueue (real redis-server)', () => {
     await start(prefix, options);
     const groups = Array.from({ length: 50 }, (_, g) => `game-${g}`);
     await Promise.all(groups.flatMap((g) => events(40).map((e) => queue.push(g, e))));
-    await pollUntil(() => delivered().length >= 2000, 'all 2000 messages');
+    await collector.untilMessages(2000);
     expect(delivered()).toHaveLength(2000);
     expect(new Set(delivered()).size).toBe(2000);
-    for (const r of Collector.received) expect(r.messages.length).toBeLessThanOrEqual(16);
+    for (const r of collector.batches) expect(r.messages.length).toBeLessThanOrEqual(16);
   });
 
   it('lists the hottest groups (heads of the ready index) with their sizes, largest first', async () => {
-    const { queue } = await start(
-      uniquePrefix(),
-      { batchSize: 5, capacity: 50, maxWaitMs: 60_000 },
-      { consumer: false },
-    );
+    const { queue } = await start(uniquePrefix(), { batchSize: 5, capacity: 50, maxWaitMs: 60_000 }, []);
     await queue.pushMany('big', events(12));
     await queue.pushMany('full', events(5));
     await queue.pushMany('small', events(2));
@@ -240,7 +172,7 @@ describe('FixedQueue (real redis-server)', () => {
       { group: 'big', size: 12 },
       { group: 'full', size: 5 },
     ]);
-    const serverNow = Number((await redis.time())[0]) * 1000;
+    const serverNow = Number((await harness.redis.time())[0]) * 1000;
     // Full groups are due now; a partial one when its oldest message has waited maxWaitMs.
     expect(hottest[0].dueAt).toBeLessThanOrEqual(serverNow + 1000);
     expect((await queue.hottestGroups()).find((g) => g.group === 'small')?.dueAt).toBeGreaterThan(serverNow + 50_000);
@@ -250,7 +182,7 @@ describe('FixedQueue (real redis-server)', () => {
 
   it('rejects bad input with typed errors and writes nothing', async () => {
     const prefix = uniquePrefix();
-    const { queue } = await start(prefix, { schema: GameEvent, maxPayloadBytes: 200 }, { consumer: false });
+    const { queue } = await start(prefix, { schema: GameEvent, maxPayloadBytes: 200 }, []);
     const cyclic: Record<string, unknown> = { type: 'x', seq: 1 };
     cyclic.self = cyclic;
     expect(() => queue.push('', { type: 'x', seq: 1 })).toThrow(QueueInputError);
@@ -272,7 +204,7 @@ describe('FixedQueue (real redis-server)', () => {
         expect.arrayContaining([expect.stringMatching(/^type/), expect.stringMatching(/^seq/)]),
       );
     }
-    expect(await keysMatching(redis, `${prefix}:*`)).toEqual([`${prefix}:{events}:meta`]);
+    expect(await keysMatching(harness.redis, `${prefix}:*`)).toEqual([`${prefix}:{events}:meta`]);
   });
 
   it('fails start-up on invalid options, naming the rule', async () => {
@@ -285,46 +217,29 @@ describe('FixedQueue (real redis-server)', () => {
 
   it('refuses a shard count different from the one stored', async () => {
     const prefix = uniquePrefix();
-    await start(prefix, { shards: 4 }, { consumer: false });
-    await expect(start(prefix, { shards: 8 }, { consumer: false })).rejects.toThrow(
-      /created with 4 shards but is configured with 8/,
-    );
+    await start(prefix, { shards: 4 }, []);
+    await expect(start(prefix, { shards: 8 }, [])).rejects.toThrow(/created with 4 shards but is configured with 8/);
   });
 
   it('loses no claimed batch when the app closes under load', async () => {
     const prefix = uniquePrefix();
-    @Injectable()
-    class Slow {
-      static seen: string[] = [];
-      @BatchConsumer('events', { concurrency: 2 })
-      async handle(messages: GameEvent[], ctx: BatchContext) {
-        await new Promise((resolve) => setTimeout(resolve, 30));
-        Slow.seen.push(...messages.map((m) => `${ctx.group}/${m.seq}`));
-      }
-    }
+    const slow = recordBatches<GameEvent>('events', { concurrency: 2 });
+    slow.behaviour = () => new Promise((resolve) => setTimeout(resolve, 30));
+    const seen = () => slow.batches.flatMap((b) => b.messages.map((m) => `${b.group}/${m.seq}`));
     const options = { name: 'events', shards: 4, batchSize: 10, capacity: 1000, maxWaitMs: 10 };
-    const make = (consume: boolean) =>
-      createApp({
-        imports: [
-          QueueModule.forRoot({ connection: connection(), prefix, idlePollMs: 200 }),
-          QueueModule.registerFixedQueue(options),
-        ],
-        providers: consume ? [Slow] : [],
-      });
-    const producer = await make(false);
-    apps.push(producer);
-    const queue = producer.get<FixedQueue<GameEvent>>(getFixedQueueToken('events'));
+    const make = (consume: boolean) => start(prefix, options, consume ? [slow.consumer] : []);
+    const { queue } = await make(false);
     await Promise.all(Array.from({ length: 20 }, (_, g) => queue.pushMany(`g${g}`, events(30))));
     const consumer = await make(true);
-    await pollUntil(() => Slow.seen.length > 50, 'some batches handled');
-    await consumer.close();
+    await pollUntil(() => seen().length > 50, 'some batches handled');
+    await harness.close(consumer.app);
     const stats = await queue.stats();
     // Everything claimed was handled before close() returned; the rest is still in Redis.
-    expect(Slow.seen.length).toBe(stats.delivered);
+    expect(seen().length).toBe(stats.delivered);
     expect(stats.delivered + stats.pending).toBe(600);
-    const second = await make(true);
-    apps.push(second);
-    await pollUntil(() => Slow.seen.length === 600, 'the rest handled by a new consumer');
-    expect(new Set(Slow.seen).size).toBe(600);
+    await make(true);
+    await slow.untilMessages(600);
+    expect(seen()).toHaveLength(600);
+    expect(new Set(seen()).size).toBe(600);
   });
 });

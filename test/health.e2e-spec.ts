@@ -1,25 +1,11 @@
-import { Controller, Get, Injectable, type INestApplication, Query } from '@nestjs/common';
+import { Controller, Get, Query } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
-import {
-  BatchConsumer,
-  DelayConsumer,
-  type FixedQueue,
-  getFixedQueueToken,
-  QueueHealthIndicator,
-  QueueModule,
-  UnknownQueueError,
-} from 'nestjs-redis-queues';
+import { QueueHealthIndicator, UnknownQueueError } from 'nestjs-redis-queues';
 import { CapturedLogs, startRedis, type RedisServer } from './support/faults';
-import { createApp, pollUntil, uniquePrefix } from './support/testing';
+import { recordBatches, recordTasks, useQueueApps } from './support/fixtures';
+import { pollUntil } from './support/testing';
 
-@Injectable()
-class Consumers {
-  @BatchConsumer('events')
-  async report() {}
-
-  @DelayConsumer('tasks')
-  async run() {}
-}
+const consumers = [recordBatches('events').consumer, recordTasks('tasks').consumer];
 
 @Controller('health')
 class HealthController {
@@ -44,45 +30,35 @@ class HealthController {
 }
 
 describe('QueueHealthIndicator (@nestjs/terminus)', () => {
+  const harness = useQueueApps();
   let server: RedisServer;
-  let app: INestApplication | undefined;
 
   beforeAll(async () => {
     server = await startRedis();
-  });
-  afterEach(async () => {
-    await app?.close();
-    app = undefined;
   });
   afterAll(async () => {
     await server.stop();
   });
 
   async function start(opts: { consumers?: boolean } = {}) {
-    app = await createApp(
-      {
-        imports: [
-          TerminusModule.forRoot({ logger: false }),
-          QueueModule.forRoot({
-            connection: server.url,
-            prefix: uniquePrefix(),
-            idlePollMs: 500,
-            commandTimeoutMs: 1000,
-            consumers: opts.consumers,
-          }),
-          QueueModule.registerFixedQueue({ name: 'events', shards: 2, maxWaitMs: 20 }),
-          QueueModule.registerFixedQueue({ name: 'idle', shards: 2, maxWaitMs: 60_000 }),
-          QueueModule.registerDelayQueue({ name: 'tasks', shards: 2 }),
-        ],
-        controllers: [HealthController],
-        providers: [Consumers],
-      },
-      new CapturedLogs(),
-    );
+    const { app, fixed } = await harness.start({
+      connection: server.url,
+      root: { idlePollMs: 500, commandTimeoutMs: 1000, consumers: opts.consumers },
+      fixed: [
+        { name: 'events', shards: 2, maxWaitMs: 20 },
+        { name: 'idle', shards: 2, maxWaitMs: 60_000 },
+      ],
+      delay: [{ name: 'tasks', shards: 2 }],
+      imports: [TerminusModule.forRoot({ logger: false })],
+      controllers: [HealthController],
+      providers: consumers,
+      logger: new CapturedLogs(),
+    });
     await app.listen(0, '127.0.0.1');
     const base = await app.getUrl();
     return {
-      idle: app.get<FixedQueue<number>>(getFixedQueueToken('idle')),
+      idle: fixed<number>('idle'),
+      events: fixed<number>('events'),
       indicator: app.get(QueueHealthIndicator),
       health: async (query = '') => {
         const response = await fetch(`${base}/health${query}`);
@@ -115,9 +91,9 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
   });
 
   it('is down when a queue waits past maxLagMs', async () => {
-    const { indicator } = await start({ consumers: false });
+    const { indicator, events } = await start({ consumers: false });
     // 'events' has no consumer running here: its group is due after 20 ms and waits on.
-    await app!.get<FixedQueue<number>>(getFixedQueueToken('events')).push('g', 1);
+    await events.push('g', 1);
     const result = await pollUntil(async () => {
       const checked = await indicator.isHealthy('q', { maxLagMs: 50 });
       return checked.q.status === 'down' ? checked : undefined;

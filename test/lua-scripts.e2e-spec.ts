@@ -129,7 +129,7 @@ describe('dead letters listed a page per script call', () => {
   it('lists them newest first, none twice and none missed, where a page ends among equal death times', async () => {
     const redis = rawClient();
     const keys = new QueueKeys(uniquePrefix(), 'd', 1);
-    const store = new DelayQueueStore(new Scripts(redis), keys, { shards: 1 } as DelayQueueOptionsRules);
+    const store = new DelayQueueStore(new Scripts(redis), keys, { shards: 1 } as unknown as DelayQueueOptionsRules);
     try {
       // 150 tasks died in each of three milliseconds: pages of 200 end inside a millisecond.
       const pipeline = redis.pipeline();

@@ -1,31 +1,16 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
+import type { Type } from '@nestjs/common';
 import { Registry } from 'prom-client';
-import {
-  BatchConsumer,
-  DelayConsumer,
-  type DelayQueue,
-  type FixedQueue,
-  getDelayQueueToken,
-  getFixedQueueToken,
-  QueueMetricsModule,
-  QueueModule,
-} from 'nestjs-redis-queues';
+import { QueueMetricsModule } from 'nestjs-redis-queues';
 import { CapturedLogs } from './support/faults';
-import { createApp, pollUntil, redisUrl, uniquePrefix } from './support/testing';
+import { recordBatches, recordTasks, useQueueApps } from './support/fixtures';
+import { pollUntil } from './support/testing';
 
-@Injectable()
-class Reporter {
-  @BatchConsumer('events')
-  async report() {}
-}
-
-@Injectable()
-class Worker {
-  @DelayConsumer('tasks', { concurrency: 4 })
-  async run(payload: { fail?: boolean }) {
+const consumers = [
+  recordBatches('events').consumer,
+  recordTasks<{ fail?: boolean }>('tasks', { concurrency: 4 }, (payload) => {
     if (payload.fail) throw new Error('cannot feed');
-  }
-}
+  }).consumer,
+];
 
 /** The samples of Prometheus' text format, by `name{labels}` as written. */
 function samples(text: string): Map<string, number> {
@@ -38,44 +23,40 @@ function samples(text: string): Map<string, number> {
   return found;
 }
 
+/** Scrapes `registry` until its samples satisfy `ready`, and returns them. */
+function scrapeUntil(registry: Registry, ready: (now: Map<string, number>) => boolean, what: string) {
+  return pollUntil(async () => {
+    const now = samples(await registry.metrics());
+    return ready(now) ? now : undefined;
+  }, what);
+}
+
 describe('QueueMetricsModule (prom-client)', () => {
-  const apps: INestApplication[] = [];
+  const harness = useQueueApps();
 
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
-  });
-
-  async function start(prefix: string, registry: Registry, providers: any[] = [Reporter, Worker]) {
-    const app = await createApp(
-      {
-        imports: [
-          QueueModule.forRoot({ connection: redisUrl(), prefix, idlePollMs: 500 }),
-          QueueModule.registerFixedQueue({ name: 'events', shards: 2, capacity: 5, batchSize: 5, maxWaitMs: 20 }),
-          QueueModule.registerFixedQueue({ name: 'idle', shards: 2, maxWaitMs: 20 }),
-          QueueModule.registerDelayQueue({
-            name: 'tasks',
-            shards: 2,
-            maxAttempts: 2,
-            backoff: { type: 'fixed', delayMs: 50 },
-          }),
-          QueueMetricsModule.register({ registry }),
-        ],
-        providers,
-      },
-      new CapturedLogs(),
-    );
-    apps.push(app);
+  async function start(registry: Registry, providers: Type[] = consumers) {
+    const { app, fixed, delay } = await harness.start({
+      root: { idlePollMs: 500 },
+      fixed: [
+        { name: 'events', shards: 2, capacity: 5, batchSize: 5, maxWaitMs: 20 },
+        { name: 'idle', shards: 2, maxWaitMs: 20 },
+      ],
+      delay: [{ name: 'tasks', shards: 2, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 50 } }],
+      imports: [QueueMetricsModule.register({ registry })],
+      providers,
+      logger: new CapturedLogs(),
+    });
     return {
       app,
-      events: app.get<FixedQueue<{ n: number }>>(getFixedQueueToken('events')),
-      idle: app.get<FixedQueue<{ n: number }>>(getFixedQueueToken('idle')),
-      tasks: app.get<DelayQueue<{ fail?: boolean }>>(getDelayQueueToken('tasks')),
+      events: fixed<{ n: number }>('events'),
+      idle: fixed<{ n: number }>('idle'),
+      tasks: delay<{ fail?: boolean }>('tasks'),
     };
   }
 
   it('counts a known workload, per queue, in Prometheus names and units', async () => {
     const registry = new Registry();
-    const { events, tasks } = await start(uniquePrefix(), registry);
+    const { events, tasks } = await start(registry);
     // 8 messages into a group of capacity 5 in one turn (3 dropped), 1 into another: 2 batches, 6 messages.
     await Promise.all([
       ...Array.from({ length: 8 }, (_, n) => events.push('full', { n })),
@@ -84,14 +65,13 @@ describe('QueueMetricsModule (prom-client)', () => {
     // One task succeeds; one fails, is retried once, and dies.
     await Promise.all([tasks.schedule({}, { id: 'ok' }), tasks.schedule({ fail: true }, { id: 'doomed' })]);
 
-    const counted = async () => samples(await registry.metrics());
-    const metrics = await pollUntil(async () => {
-      const now = await counted();
-      const settled =
+    const metrics = await scrapeUntil(
+      registry,
+      (now) =>
         now.get('nrq_tasks_dead_total{queue="tasks"}') === 1 &&
-        now.get('nrq_batches_total{queue="events",outcome="completed"}') === 2;
-      return settled ? now : undefined;
-    }, 'the workload to be counted');
+        now.get('nrq_batches_total{queue="events",outcome="completed"}') === 2,
+      'the workload to be counted',
+    );
 
     expect(metrics.get('nrq_messages_pushed_total{queue="events"}')).toBe(9);
     expect(metrics.get('nrq_messages_dropped_total{queue="events"}')).toBe(3);
@@ -116,18 +96,18 @@ describe('QueueMetricsModule (prom-client)', () => {
 
   it('reads backlog gauges from Redis when scraped', async () => {
     const registry = new Registry();
-    const { idle, tasks } = await start(uniquePrefix(), registry, []);
+    const { idle, tasks } = await start(registry, []);
     await Promise.all([idle.pushMany('a', [{ n: 1 }, { n: 2 }]), idle.push('b', { n: 3 })]);
     await Promise.all([tasks.schedule({}, { id: 'later', delayMs: 3_600_000 }), tasks.schedule({}, { id: 'now' })]);
 
     // No consumer: 'idle' is due after maxWaitMs (20 ms) and waits on; so does the due task.
-    const metrics = await pollUntil(async () => {
-      const now = samples(await registry.metrics());
-      const lagging =
+    const metrics = await scrapeUntil(
+      registry,
+      (now) =>
         (now.get('nrq_oldest_due_lag_seconds{queue="idle"}') ?? 0) > 0 &&
-        (now.get('nrq_oldest_due_lag_seconds{queue="tasks"}') ?? 0) > 0;
-      return lagging ? now : undefined;
-    }, 'the lag to show');
+        (now.get('nrq_oldest_due_lag_seconds{queue="tasks"}') ?? 0) > 0,
+      'the lag to show',
+    );
     expect(metrics.get('nrq_messages_pending{queue="idle"}')).toBe(3);
     expect(metrics.get('nrq_groups{queue="idle"}')).toBe(2);
     expect(metrics.get('nrq_messages_pending{queue="events"}')).toBe(0);
@@ -146,11 +126,10 @@ describe('QueueMetricsModule (prom-client)', () => {
 
   it('takes its metrics out of the registry on close, so another application can register them', async () => {
     const registry = new Registry();
-    const first = await start(uniquePrefix(), registry, []);
-    await first.app.close();
-    apps.splice(apps.indexOf(first.app), 1);
+    const first = await start(registry, []);
+    await harness.close(first.app);
     expect(registry.getSingleMetric('nrq_messages_pushed_total')).toBeUndefined();
-    const second = await start(uniquePrefix(), registry, []);
+    const second = await start(registry, []);
     await second.events.push('g', { n: 1 });
     expect(samples(await registry.metrics()).get('nrq_messages_pushed_total{queue="events"}')).toBe(1);
   });

@@ -1,4 +1,4 @@
-import { Controller, Injectable, Module } from '@nestjs/common';
+import { Controller, Injectable, type INestApplication, Module } from '@nestjs/common';
 import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import IORedis from 'ioredis';
 import {
@@ -15,7 +15,8 @@ import {
   UnknownQueueError,
 } from 'nestjs-redis-queues';
 import { startRedis } from './support/faults';
-import { createApp, deferred, pollUntil, rawClient, redisUrl, uniquePrefix, useApps } from './support/testing';
+import { useQueueApps } from './support/fixtures';
+import { createApp, deferred, pollUntil, rawClient, redisUrl, uniquePrefix } from './support/testing';
 
 const fixed = (name = 'events') =>
   QueueModule.registerFixedQueue({ name, shards: 2, batchSize: 4, capacity: 100, maxWaitMs: 20 });
@@ -23,14 +24,13 @@ const delay = (name = 'tasks') => QueueModule.registerDelayQueue({ name, shards:
 
 describe('QueueModule', () => {
   const seen: string[] = [];
-  const { apps, redis } = useApps(rawClient, () => {
+  const harness = useQueueApps({ client: rawClient });
+  afterEach(() => {
     seen.length = 0;
   });
 
   async function boot(...args: Parameters<typeof createApp>) {
-    const app = await createApp(...args);
-    apps.push(app);
-    return app;
+    return harness.track(await createApp(...args));
   }
 
   it('configures itself through forRootAsync with injected dependencies', async () => {
@@ -59,7 +59,7 @@ describe('QueueModule', () => {
       providers: [Producer],
     });
     await app.get(Producer).events.push('g1', { n: 1 });
-    const keys = await redis.keys(`${prefix}:*`);
+    const keys = await harness.redis.keys(`${prefix}:*`);
     // Every key of a shard carries the shard's hash tag, behind the prefix.
     expect(keys.sort()).toEqual(
       expect.arrayContaining([
@@ -177,8 +177,7 @@ describe('QueueModule', () => {
     expect(seen.every((s) => Number(s.split(':')[1]) <= 4)).toBe(true);
     await app.get<FixedQueue>('nrq:fixed_queue:cron-events').pushMany('c', [1, 2, 3]);
     await pollUntil(() => runs === 3, 'the cron drain', 5000);
-    await app.close();
-    apps.length = 0;
+    await harness.close(app);
     expect(registry.getIntervals()).not.toContain('events-digest');
   });
 
@@ -265,13 +264,14 @@ describe('QueueModule', () => {
     const server = await startRedis();
     const monitor = new IORedis(server.url);
     const commands: string[] = [];
+    let app: INestApplication | undefined;
     try {
       const monitoring = await monitor.monitor();
       monitoring.on('monitor', (_time: string, args: string[], source: string) => {
         // Commands run inside a script are logged too (source "lua"): count only what the app sends.
         if (source !== 'lua' && args.some((a) => a.includes(prefix))) commands.push(args[0]);
       });
-      await boot({
+      app = await boot({
         imports: [QueueModule.forRoot({ connection: server.url, prefix, idlePollMs: 250 }), fixed(), delay()],
         providers: [Idle],
       });
@@ -285,7 +285,7 @@ describe('QueueModule', () => {
       expect(sent).toBeLessThanOrEqual(4 * 5 + 4 + 4);
     } finally {
       monitor.disconnect();
-      await Promise.all(apps.splice(0).map((app) => app.close()));
+      if (app) await harness.close(app);
       await server.stop();
     }
   });

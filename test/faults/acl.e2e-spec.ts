@@ -1,25 +1,9 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
 import IORedis from 'ioredis';
-import {
-  BatchConsumer,
-  DelayConsumer,
-  type DelayContext,
-  DelayQueue,
-  FixedQueue,
-  getDelayQueueToken,
-  getFixedQueueToken,
-  QueueModule,
-} from 'nestjs-redis-queues';
 import { loadScript } from '../../libs/queue/src/redis/lua-loader';
 import { SCRIPTS_DIR, SCRIPT_NAMES } from '../../libs/queue/src/redis/scripts';
+import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
 import { pollUntil } from '../support/testing';
-import {
-  CapturedLogs,
-  createLoggedApp,
-  startRedis,
-  watchUnhandledRejections,
-  type RedisServer,
-} from '../support/faults';
+import { CapturedLogs, startRedis, watchUnhandledRejections, type RedisServer } from '../support/faults';
 
 /** What the README tells an operator to grant, besides the keys `~<prefix>:*` and channels `&<prefix>:*`. */
 const CLIENT_COMMANDS = [
@@ -58,35 +42,22 @@ const SCRIPT_COMMANDS = [
   'hmget',
 ];
 
-@Injectable()
-class Consumers {
-  static messages: string[] = [];
-  static tasks: string[] = [];
-
-  @BatchConsumer('events', { concurrency: 2 })
-  onBatch(messages: string[]) {
-    Consumers.messages.push(...messages);
-  }
-
-  @DelayConsumer('tasks', { concurrency: 4 })
-  onTask(payload: { fail?: boolean }, ctx: DelayContext) {
-    Consumers.tasks.push(`${ctx.id}#${ctx.attempt}`);
-    if (payload.fail) throw new Error('failing on purpose');
-  }
-}
+const eventLog = recordBatches<string>('events', { concurrency: 2 });
+const taskLog = recordTasks<{ fail?: boolean }>('tasks', { concurrency: 4 }, (payload) => {
+  if (payload.fail) throw new Error('failing on purpose');
+});
 
 describe('a Redis ACL user restricted to its prefix', () => {
   const unhandled = watchUnhandledRejections();
+  const harness = useQueueApps();
   let server: RedisServer;
   let admin: IORedis;
-  const apps: INestApplication[] = [];
 
   beforeAll(async () => {
     server = await startRedis();
     admin = new IORedis(server.url);
   });
   afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
     await admin.acl('LOG', 'RESET');
   });
   afterAll(async () => {
@@ -101,27 +72,16 @@ describe('a Redis ACL user restricted to its prefix', () => {
   }
 
   async function boot(url: string, prefix: string, logs = new CapturedLogs()) {
-    const app = await createLoggedApp(
-      {
-        imports: [
-          QueueModule.forRoot({ connection: url, prefix, idlePollMs: 200 }),
-          QueueModule.registerFixedQueue({ name: 'events', shards: 2, batchSize: 4, maxWaitMs: 20 }),
-          QueueModule.registerDelayQueue({
-            name: 'tasks',
-            shards: 2,
-            maxAttempts: 2,
-            backoff: { type: 'fixed', delayMs: 10 },
-          }),
-        ],
-        providers: [Consumers],
-      },
-      logs,
-    );
-    apps.push(app);
-    return {
-      events: app.get<FixedQueue<string>>(getFixedQueueToken('events')),
-      tasks: app.get<DelayQueue>(getDelayQueueToken('tasks')),
-    };
+    const app = await harness.start({
+      connection: url,
+      prefix,
+      root: { idlePollMs: 200 },
+      fixed: [{ name: 'events', shards: 2, batchSize: 4, maxWaitMs: 20 }],
+      delay: [{ name: 'tasks', shards: 2, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 10 } }],
+      providers: [eventLog.consumer, taskLog.consumer],
+      logger: logs,
+    });
+    return { events: app.fixed<string>('events'), tasks: app.delay('tasks') };
   }
 
   it('grants, in the documented list, every command the scripts call', () => {
@@ -147,7 +107,10 @@ describe('a Redis ACL user restricted to its prefix', () => {
     await tasks.schedule({}, { id: 'moved', delayMs: 60_000 });
     await tasks.shift('moved', -1000);
     await tasks.reschedule('moved', { delayMs: 60_000 });
-    await pollUntil(() => Consumers.messages.length === 5 && Consumers.tasks.includes('ok#1'), 'consumers');
+    await pollUntil(
+      () => eventLog.messages().length === 5 && taskLog.tasks.some((t) => t.id === 'ok' && t.ctx.attempt === 1),
+      'consumers',
+    );
     await pollUntil(async () => (await tasks.deadLetters()).length === 1, 'the failing task to die');
     expect(await tasks.requeue('doomed', { delayMs: 60_000 })).not.toBeNull();
     expect(await tasks.get('doomed')).toMatchObject({ state: 'scheduled' });

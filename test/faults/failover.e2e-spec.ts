@@ -1,36 +1,13 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
 import { Cluster } from 'ioredis';
-import {
-  BatchConsumer,
-  DelayConsumer,
-  type DelayContext,
-  DelayQueue,
-  FixedQueue,
-  getDelayQueueToken,
-  getFixedQueueToken,
-  QueueConnectionError,
-  QueueModule,
-} from 'nestjs-redis-queues';
-import { createApp, pollUntil, uniquePrefix } from '../support/testing';
+import { type DelayQueue, type FixedQueue, QueueConnectionError } from 'nestjs-redis-queues';
+import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
+import { pollUntil, uniquePrefix } from '../support/testing';
 import { startCluster, watchUnhandledRejections, type LocalCluster } from '../support/faults';
 
 const SHARDS = 8;
 
-@Injectable()
-class Consumers {
-  static messages = new Set<string>();
-  static tasks = new Set<string>();
-
-  @BatchConsumer('events', { concurrency: 4 })
-  onBatch(messages: string[]) {
-    for (const message of messages) Consumers.messages.add(message);
-  }
-
-  @DelayConsumer('tasks', { concurrency: 16 })
-  onTask(_payload: unknown, ctx: DelayContext) {
-    Consumers.tasks.add(ctx.id);
-  }
-}
+const eventLog = recordBatches<string>('events', { concurrency: 4 });
+const taskLog = recordTasks('tasks', { concurrency: 16 });
 
 /** Same shard function as the library (FNV-1a over UTF-16 units): which shard a group or id lands on. */
 function shardOf(name: string): number {
@@ -44,42 +21,32 @@ function shardOf(name: string): number {
 
 describe('failover on a Redis Cluster (3 masters, 3 replicas)', () => {
   const unhandled = watchUnhandledRejections();
+  const harness = useQueueApps({ scope: 'suite' });
   let cluster: LocalCluster;
-  let app: INestApplication;
+  let events: FixedQueue<string>;
+  let tasks: DelayQueue;
   const prefix = uniquePrefix();
 
   beforeAll(async () => {
     cluster = await startCluster();
-    app = await createApp({
-      imports: [
-        QueueModule.forRoot({
-          connection: { cluster: cluster.masters },
-          prefix,
-          idlePollMs: 500,
-          commandTimeoutMs: 2000,
-        }),
-        QueueModule.registerFixedQueue({
-          name: 'events',
-          shards: SHARDS,
-          batchSize: 64,
-          maxWaitMs: 20,
-          capacity: 100_000,
-        }),
-        QueueModule.registerDelayQueue({ name: 'tasks', shards: SHARDS, visibilityTimeoutMs: 1000 }),
-      ],
-      providers: [Consumers],
+    const app = await harness.start({
+      connection: { cluster: cluster.masters },
+      prefix,
+      root: { idlePollMs: 500, commandTimeoutMs: 2000 },
+      fixed: [{ name: 'events', shards: SHARDS, batchSize: 64, maxWaitMs: 20, capacity: 100_000 }],
+      delay: [{ name: 'tasks', shards: SHARDS, visibilityTimeoutMs: 1000 }],
+      providers: [eventLog.consumer, taskLog.consumer],
     });
+    events = app.fixed('events');
+    tasks = app.delay('tasks');
   }, 60_000);
 
   afterAll(async () => {
-    await app?.close();
     await cluster?.stop();
     expect(unhandled).toEqual([]);
   });
 
   it('keeps serving when a master is killed mid-load: its replica takes over, other shards lose nothing', async () => {
-    const events = app.get<FixedQueue<string>>(getFixedQueueToken('events'));
-    const tasks = app.get<DelayQueue>(getDelayQueueToken('tasks'));
     const admin = new Cluster(cluster.masters);
     try {
       await admin.ping();
@@ -148,22 +115,32 @@ describe('failover on a Redis Cluster (3 masters, 3 replicas)', () => {
 
       // Every task and message acknowledged on a surviving master is delivered; on the failed-over one, some
       // acknowledged just before the kill may be lost (replication is asynchronous): counted, not hidden.
+      const fired = () => new Set(taskLog.ids());
+      const delivered = () => new Set(eventLog.messages());
       await pollUntil(
-        () =>
-          scheduled.every((id) => Consumers.tasks.has(id) || exposed.has(shardOf(id))) &&
-          pushed.every((m) => Consumers.messages.has(m) || exposedEvents.has(eventShard(m))),
+        () => {
+          const [firedNow, deliveredNow] = [fired(), delivered()];
+          return (
+            scheduled.every((id) => firedNow.has(id) || exposed.has(shardOf(id))) &&
+            pushed.every((m) => deliveredNow.has(m) || exposedEvents.has(eventShard(m)))
+          );
+        },
         'everything on surviving masters to be delivered',
         30_000,
       );
       // Everything acknowledged after the failover is delivered, wherever it lives.
       const lateTasks = scheduled.slice(afterKill.scheduled);
       await pollUntil(
-        () => lateTasks.every((id) => Consumers.tasks.has(id)),
+        () => {
+          const firedNow = fired();
+          return lateTasks.every((id) => firedNow.has(id));
+        },
         'tasks scheduled after the failover',
         30_000,
       );
-      const lostTasks = scheduled.filter((id) => !Consumers.tasks.has(id)).length;
-      const lostMessages = pushed.filter((m) => !Consumers.messages.has(m)).length;
+      const [firedAll, deliveredAll] = [fired(), delivered()];
+      const lostTasks = scheduled.filter((id) => !firedAll.has(id)).length;
+      const lostMessages = pushed.filter((m) => !deliveredAll.has(m)).length;
       process.stdout.write(
         `cluster failover: ${pushed.length} pushes and ${scheduled.length} schedules acknowledged, ${failures} calls failed, ` +
           `every shard written again ${recoveredMs} ms after the kill (slowest failed call ${slowestFailureMs} ms); lost on the failed-over master: ${lostTasks} tasks, ${lostMessages} messages\n`,

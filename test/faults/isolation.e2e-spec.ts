@@ -1,17 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
-import {
-  BatchConsumer,
-  type BatchContext,
-  DelayConsumer,
-  type DelayContext,
-  DelayQueue,
-  FixedQueue,
-  getDelayQueueToken,
-  getFixedQueueToken,
-  QueueInputError,
-  QueueModule,
-} from 'nestjs-redis-queues';
-import { createApp, pollUntil, rawClient, redisUrl, uniquePrefix, useApps } from '../support/testing';
+import { QueueInputError } from 'nestjs-redis-queues';
+import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
+import { pollUntil, rawClient, uniquePrefix } from '../support/testing';
 import { delayQueueViolations, fixedQueueViolations } from '../support/invariants';
 
 /** Names that look like key syntax, separators or nothing at all. */
@@ -32,51 +21,46 @@ const HOSTILE = [
 ];
 const PAYLOAD = { text: 'a}b{c:\u0000 🦄 \\"quoted"', nested: ['{q2:0}:data', '\u0000'], n: 1.5 };
 
-@Injectable()
-class Seen {
-  readonly batches: { group: string; messages: unknown[] }[] = [];
-  readonly tasks: { id: string; payload: unknown }[] = [];
-
-  constructor(@Inject('LABEL') readonly label: string) {}
-
-  @BatchConsumer('q1', { concurrency: 2 })
-  onBatch(messages: unknown[], ctx: BatchContext) {
-    this.batches.push({ group: ctx.group, messages });
-  }
-
-  @DelayConsumer('t1', { concurrency: 4 })
-  onTask(payload: unknown, ctx: DelayContext) {
-    this.tasks.push({ id: ctx.id, payload });
-  }
-}
-
 describe('hostile names and payloads; prefixes and queues kept apart', () => {
-  const { apps, redis } = useApps(rawClient);
+  const harness = useQueueApps({ client: rawClient });
 
+  /** An application whose consumers record what they get: what another application consumed never shows. */
   async function boot(prefix: string, label: string, shards = 4) {
-    const app = await createApp({
-      imports: [
-        QueueModule.forRoot({ connection: redisUrl(), prefix, idlePollMs: 200 }),
-        QueueModule.registerFixedQueue({ name: 'q1', shards, batchSize: 100, maxWaitMs: 20 }),
-        QueueModule.registerFixedQueue({ name: 'q2', shards, batchSize: 100, maxWaitMs: 20 }),
-        QueueModule.registerDelayQueue({ name: 't1', shards }),
-        QueueModule.registerDelayQueue({ name: 't2', shards }),
+    const batches = recordBatches('q1', { concurrency: 2 });
+    const tasks = recordTasks('t1', { concurrency: 4 });
+    const app = await harness.start({
+      prefix,
+      root: { idlePollMs: 200 },
+      fixed: [
+        { name: 'q1', shards, batchSize: 100, maxWaitMs: 20 },
+        { name: 'q2', shards, batchSize: 100, maxWaitMs: 20 },
       ],
-      providers: [Seen, { provide: 'LABEL', useValue: label }],
+      delay: [
+        { name: 't1', shards },
+        { name: 't2', shards },
+      ],
+      providers: [batches.consumer, tasks.consumer],
     });
-    apps.push(app);
     return {
-      seen: app.get(Seen),
-      q1: app.get<FixedQueue<unknown>>(getFixedQueueToken('q1')),
-      q2: app.get<FixedQueue<unknown>>(getFixedQueueToken('q2')),
-      t1: app.get<DelayQueue<unknown>>(getDelayQueueToken('t1')),
-      t2: app.get<DelayQueue<unknown>>(getDelayQueueToken('t2')),
+      seen: {
+        label,
+        get batches() {
+          return batches.batches.map(({ group, messages }) => ({ group, messages }));
+        },
+        get tasks() {
+          return tasks.tasks.map(({ id, payload }) => ({ id, payload }));
+        },
+      },
+      q1: app.fixed('q1'),
+      q2: app.fixed('q2'),
+      t1: app.delay('t1'),
+      t2: app.delay('t2'),
     };
   }
 
   async function snapshot(match: string): Promise<Map<string, string>> {
-    const keys = await redis.keys(match);
-    const dumps = await Promise.all(keys.map((key) => redis.dumpBuffer(key)));
+    const keys = await harness.redis.keys(match);
+    const dumps = await Promise.all(keys.map((key) => harness.redis.dumpBuffer(key)));
     return new Map(keys.map((key, i) => [key, dumps[i]!.toString('base64')]));
   }
 
@@ -108,24 +92,24 @@ describe('hostile names and payloads; prefixes and queues kept apart', () => {
     expect(await snapshot(`${prefix}:{q2*`)).toEqual(before);
     expect(await snapshot(`${prefix}:{t2*`)).toEqual(beforeTasks);
     // Every key of q1 and t1 carries its own shard's hash tag: one Cluster slot per shard, whatever the name.
-    for (const key of await redis.keys(`${prefix}:*`)) {
+    for (const key of await harness.redis.keys(`${prefix}:*`)) {
       const tag = key.slice(key.indexOf('{') + 1, key.indexOf('}'));
       expect(tag).toMatch(/^(q1|q2|t1|t2)(:\d+)?$/);
       expect(key.startsWith(`${prefix}:{${tag}}:`)).toBe(true);
     }
-    expect(await fixedQueueViolations(redis, { prefix, name: 'q1', shards: 4, capacity: 1000 })).toEqual([]);
-    expect(await delayQueueViolations(redis, { prefix, name: 't1', shards: 4 })).toEqual([]);
+    expect(await fixedQueueViolations(harness.redis, { prefix, name: 'q1', shards: 4, capacity: 1000 })).toEqual([]);
+    expect(await delayQueueViolations(harness.redis, { prefix, name: 't1', shards: 4 })).toEqual([]);
   });
 
   it('refuses names it cannot store, before writing anything', async () => {
     const prefix = uniquePrefix();
     const { q1, t1 } = await boot(prefix, 'A', 1);
-    const before = await redis.keys(`${prefix}:*`);
+    const before = await harness.redis.keys(`${prefix}:*`);
     for (const name of ['', 'x'.repeat(513), 'é'.repeat(257)]) {
       await expect(Promise.resolve().then(() => q1.push(name, 1))).rejects.toThrow(QueueInputError);
       await expect(t1.schedule(1, { id: name })).rejects.toThrow(QueueInputError);
     }
-    expect((await redis.keys(`${prefix}:*`)).sort()).toEqual(before.sort());
+    expect((await harness.redis.keys(`${prefix}:*`)).sort()).toEqual(before.sort());
   });
 
   // Redis keys are UTF-8, and a lone UTF-16 surrogate has no UTF-8 form: it would be written as U+FFFD
@@ -160,7 +144,7 @@ describe('hostile names and payloads; prefixes and queues kept apart', () => {
     }
     expect(await a.t2.cancel('later')).toBe(true);
     expect((await b.t2.get('later'))?.payload).toEqual({ from: 'B' });
-    const keysOfA = await redis.keys(`${base}:*`);
+    const keysOfA = await harness.redis.keys(`${base}:*`);
     expect(keysOfA.length).toBeGreaterThan(0);
     expect(keysOfA.every((key) => !key.startsWith(`${base}-b:`))).toBe(true);
   });

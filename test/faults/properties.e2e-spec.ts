@@ -1,17 +1,7 @@
-import type { INestApplication } from '@nestjs/common';
 import fc from 'fast-check';
-import {
-  DelayQueue,
-  type DelayQueueOptions,
-  FixedQueue,
-  type FixedQueueOptions,
-  getDelayQueueToken,
-  getFixedQueueToken,
-  QueueConfigError,
-  QueueError,
-  QueueModule,
-} from 'nestjs-redis-queues';
-import { createApp, rawClient, redisUrl, uniquePrefix, useApps } from '../support/testing';
+import { type DelayQueueOptions, type FixedQueueOptions, QueueConfigError, QueueError } from 'nestjs-redis-queues';
+import { type QueueApp, useQueueApps } from '../support/fixtures';
+import { rawClient, uniquePrefix } from '../support/testing';
 import { delayQueueViolations, fixedQueueViolations } from '../support/invariants';
 
 const RUNS = Number(process.env.FAULT_RUNS ?? 100);
@@ -112,7 +102,7 @@ async function outcome<T>(call: () => Promise<T> | T): Promise<{ ok: true; value
 }
 
 describe('public API under random input (property-based)', () => {
-  const { apps, redis } = useApps(rawClient);
+  const harness = useQueueApps({ client: rawClient });
 
   it('answers every call with a valid result or a typed error, and leaves Redis consistent', async () => {
     await fc.assert(
@@ -120,27 +110,14 @@ describe('public API under random input (property-based)', () => {
         const prefix = uniquePrefix('prop');
         const capacity = shape.capacity;
         const batchSize = Math.max(1, Math.round(capacity * shape.batchRatio));
-        const app = await createApp({
-          imports: [
-            QueueModule.forRoot({ connection: redisUrl(), prefix, consumers: false }),
-            QueueModule.registerFixedQueue({
-              name: 'f',
-              capacity,
-              batchSize,
-              shards: shape.shards,
-              maxPayloadBytes: 2048,
-            }),
-            QueueModule.registerDelayQueue({
-              name: 'd',
-              shards: shape.shards,
-              maxAttempts: shape.maxAttempts,
-              maxPayloadBytes: 2048,
-            }),
-          ],
+        const started = await harness.start({
+          prefix,
+          root: { consumers: false },
+          fixed: [{ name: 'f', capacity, batchSize, shards: shape.shards, maxPayloadBytes: 2048 }],
+          delay: [{ name: 'd', shards: shape.shards, maxAttempts: shape.maxAttempts, maxPayloadBytes: 2048 }],
         });
-        apps.push(app);
-        const fixed = app.get<FixedQueue<unknown>>(getFixedQueueToken('f'));
-        const delay = app.get<DelayQueue<unknown>>(getDelayQueueToken('d'));
+        const fixed = started.fixed('f');
+        const delay = started.delay('d');
         const lengths = new Map<string, number>();
         /** Tasks only ever scheduled or moved: their exact state is known. */
         const known = new Map<string, { runAt: number; payload: unknown } | null>();
@@ -235,13 +212,14 @@ describe('public API under random input (property-based)', () => {
           }
         }
 
-        expect(await fixedQueueViolations(redis, { prefix, name: 'f', shards: shape.shards, capacity })).toEqual([]);
-        expect(await delayQueueViolations(redis, { prefix, name: 'd', shards: shape.shards })).toEqual([]);
+        expect(
+          await fixedQueueViolations(harness.redis, { prefix, name: 'f', shards: shape.shards, capacity }),
+        ).toEqual([]);
+        expect(await delayQueueViolations(harness.redis, { prefix, name: 'd', shards: shape.shards })).toEqual([]);
         const stats = await fixed.stats();
         expect(stats.pending).toBe([...lengths.values()].reduce((a, b) => a + b, 0));
         expect(stats.groups).toBe([...lengths.values()].filter((n) => n > 0).length);
-        await app.close();
-        apps.pop();
+        await harness.close(started.app);
       }),
       { numRuns: RUNS, interruptAfterTimeLimit: 40_000 },
     );
@@ -284,28 +262,25 @@ describe('public API under random input (property-based)', () => {
     await fc.assert(
       fc.asyncProperty(fixedOptions, delayOptions, async (f, d) => {
         const prefix = uniquePrefix('opts');
-        let app: INestApplication;
+        let started: QueueApp;
         try {
-          app = await createApp({
-            imports: [
-              QueueModule.forRoot({ connection: redisUrl(), prefix, consumers: false }),
-              QueueModule.registerFixedQueue({ ...f, name: `f${f.name}` } as FixedQueueOptions),
-              QueueModule.registerDelayQueue({ ...d, name: `d${d.name}` } as DelayQueueOptions),
-            ],
+          started = await harness.start({
+            prefix,
+            root: { consumers: false },
+            fixed: [{ ...f, name: `f${f.name}` } as FixedQueueOptions],
+            delay: [{ ...d, name: `d${d.name}` } as DelayQueueOptions],
           });
         } catch (error) {
           expect(error).toBeInstanceOf(QueueConfigError);
-          expect(await redis.keys(`${prefix}:*`)).toEqual([]);
+          expect(await harness.redis.keys(`${prefix}:*`)).toEqual([]);
           return;
         }
-        apps.push(app);
-        const fixed = app.get<FixedQueue<number>>(getFixedQueueToken(`f${f.name}`));
-        const delay = app.get<DelayQueue<number>>(getDelayQueueToken(`d${d.name}`));
+        const fixed = started.fixed<number>(`f${f.name}`);
+        const delay = started.delay<number>(`d${d.name}`);
         await fixed.push('g', 1);
         expect(await fixed.size('g')).toBe(1);
         expect((await delay.schedule(1, { id: 't', delayMs: 60_000 })).id).toBe('t');
-        await app.close();
-        apps.pop();
+        await harness.close(started.app);
       }),
       { numRuns: 100, interruptAfterTimeLimit: 20_000 },
     );

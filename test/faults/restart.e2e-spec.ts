@@ -1,44 +1,18 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
+import type { Type } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import IORedis from 'ioredis';
-import {
-  BatchConsumer,
-  type BatchContext,
-  DelayConsumer,
-  type DelayContext,
-  DelayQueue,
-  FixedQueue,
-  getDelayQueueToken,
-  getFixedQueueToken,
-  QueueModule,
-} from 'nestjs-redis-queues';
+import type { DelayQueue, FixedQueue } from 'nestjs-redis-queues';
 import { loadScript } from '../../libs/queue/src/redis/lua-loader';
 import { SCRIPTS_DIR } from '../../libs/queue/src/redis/scripts';
-import { createApp, pollUntil, uniquePrefix } from '../support/testing';
+import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
+import { pollUntil, resolves, uniquePrefix } from '../support/testing';
 import { startRedis, watchUnhandledRejections, type RedisServer } from '../support/faults';
 
 const fixedOptions = { name: 'events', shards: 4, capacity: 1_000_000, batchSize: 256, maxWaitMs: 20 };
 const delayOptions = { name: 'tasks', shards: 4, visibilityTimeoutMs: 1000 };
 
-@Injectable()
-class TaskLog {
-  static fired: { id: string; attempt: number }[] = [];
-
-  @DelayConsumer('tasks', { concurrency: 16 })
-  onTask(_payload: unknown, ctx: DelayContext) {
-    TaskLog.fired.push({ id: ctx.id, attempt: ctx.attempt });
-  }
-}
-
-@Injectable()
-class EventLog {
-  static delivered: string[] = [];
-
-  @BatchConsumer('events', { concurrency: 4 })
-  onBatch(messages: string[], _ctx: BatchContext) {
-    EventLog.delivered.push(...messages);
-  }
-}
+const taskLog = recordTasks('tasks', { concurrency: 16 });
+const eventLog = recordBatches<string>('events', { concurrency: 4 });
 
 /** Producers that push and schedule as fast as they are answered until stopped, recording what resolved. */
 function load(events: FixedQueue<string>, tasks: DelayQueue<{ n: number }>, loops: number) {
@@ -87,33 +61,26 @@ function load(events: FixedQueue<string>, tasks: DelayQueue<{ n: number }>, loop
 
 describe('redis-server killed and restarted', () => {
   const unhandled = watchUnhandledRejections();
-  const apps: INestApplication[] = [];
+  const harness = useQueueApps();
   let server: RedisServer | undefined;
 
   afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
     await server?.stop();
-    TaskLog.fired = [];
-    EventLog.delivered = [];
   });
   afterAll(() => {
     expect(unhandled).toEqual([]);
   });
 
-  async function boot(url: string, prefix: string, providers: unknown[], idlePollMs = 500) {
-    const app = await createApp({
-      imports: [
-        QueueModule.forRoot({ connection: url, prefix, idlePollMs }),
-        QueueModule.registerFixedQueue(fixedOptions),
-        QueueModule.registerDelayQueue(delayOptions),
-      ],
-      providers: providers as never[],
+  async function boot(url: string, prefix: string, providers: Type[], idlePollMs = 500) {
+    const app = await harness.start({
+      connection: url,
+      prefix,
+      root: { idlePollMs },
+      fixed: [fixedOptions],
+      delay: [delayOptions],
+      providers,
     });
-    apps.push(app);
-    return {
-      events: app.get<FixedQueue<string>>(getFixedQueueToken('events')),
-      tasks: app.get<DelayQueue<{ n: number }>>(getDelayQueueToken('tasks')),
-    };
+    return { events: app.fixed<string>('events'), tasks: app.delay<{ n: number }>('tasks') };
   }
 
   it('keeps every acknowledged push and schedule across a SIGKILL with appendfsync always, and the app recovers by itself', async () => {
@@ -121,7 +88,7 @@ describe('redis-server killed and restarted', () => {
     server = await startRedis(persistence);
     const { port, dir } = server;
     const prefix = uniquePrefix();
-    const { events, tasks } = await boot(server.url, prefix, [TaskLog]);
+    const { events, tasks } = await boot(server.url, prefix, [taskLog.consumer]);
     // Far-future tasks stay put through the restart: get() must find them unchanged.
     const later = await Promise.all(
       Array.from({ length: 50 }, (_, i) => tasks.schedule({ n: -i }, { id: `later-${i}`, delayMs: 3_600_000 + i })),
@@ -155,7 +122,7 @@ describe('redis-server killed and restarted', () => {
     // Every task scheduled and acknowledged, before or after the kill, fires at least once.
     await pollUntil(
       () => {
-        const fired = new Set(TaskLog.fired.map((f) => f.id));
+        const fired = new Set(taskLog.ids());
         return [...producers.scheduled.keys()].every((id) => fired.has(id));
       },
       'every scheduled task to fire',
@@ -163,13 +130,13 @@ describe('redis-server killed and restarted', () => {
     );
 
     // Another application drains the FixedQueue: every acknowledged push is there, none twice.
-    await boot(server.url, prefix, [EventLog]);
+    await boot(server.url, prefix, [eventLog.consumer]);
     await pollUntil(async () => (await events.stats()).pending === 0, 'the FixedQueue to drain', 20_000);
-    const delivered = new Set(EventLog.delivered);
-    expect(delivered.size).toBe(EventLog.delivered.length);
+    const delivered = new Set(eventLog.messages());
+    expect(delivered.size).toBe(eventLog.messages().length);
     expect([...pushed].filter((m) => !delivered.has(m))).toEqual([]);
 
-    const redelivered = TaskLog.fired.filter((f) => f.attempt > 1).length;
+    const redelivered = taskLog.tasks.filter((f) => f.ctx.attempt > 1).length;
     process.stdout.write(
       `restart under load: ${resolvedBeforeKill.pushed} pushes and ${resolvedBeforeKill.scheduled} schedules acknowledged before the kill, ` +
         `${pushed.size} and ${producers.scheduled.size} in all, ${producers.failures} calls refused while down ` +
@@ -182,9 +149,9 @@ describe('redis-server killed and restarted', () => {
     server = await startRedis();
     const { port } = server;
     const prefix = uniquePrefix();
-    const { events, tasks } = await boot(server.url, prefix, [TaskLog, EventLog], 60_000);
+    const { events, tasks } = await boot(server.url, prefix, [taskLog.consumer, eventLog.consumer], 60_000);
     await tasks.schedule({ n: 1 }, { id: 'before' });
-    await pollUntil(() => TaskLog.fired.length === 1, 'a task before the restart');
+    await taskLog.untilTasks(1);
 
     await server.kill('SIGKILL');
     server = await startRedis({ port });
@@ -193,15 +160,7 @@ describe('redis-server killed and restarted', () => {
       const push = loadScript(SCRIPTS_DIR, 'fixed-push');
       const sha = createHash('sha1').update(push).digest('hex');
       expect(await raw.script('EXISTS', sha)).toEqual([0]);
-      await pollUntil(
-        () =>
-          events.push('g', 'after').then(
-            () => true,
-            () => false,
-          ),
-        'a push after the restart',
-        10_000,
-      );
+      await pollUntil(() => resolves(() => events.push('g', 'after')), 'a push after the restart', 10_000);
       expect(await raw.script('EXISTS', sha)).toEqual([1]);
       // The wake-up channels are subscribed again, so idle consumers (polling once a minute here) hear of new work.
       const channels = [`${prefix}:tasks:wake`, `${prefix}:events:wake`];
@@ -214,7 +173,7 @@ describe('redis-server killed and restarted', () => {
     }
     await tasks.schedule({ n: 2 }, { id: 'after' });
     await pollUntil(
-      () => TaskLog.fired.some((f) => f.id === 'after') && EventLog.delivered.includes('after'),
+      () => taskLog.tasks.some((f) => f.id === 'after') && eventLog.messages().includes('after'),
       'both consumers after the restart',
       10_000,
     );

@@ -1,22 +1,9 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
 import IORedis from 'ioredis';
-import {
-  BatchConsumer,
-  DelayConsumer,
-  type DelayContext,
-  DelayQueue,
-  FixedQueue,
-  getDelayQueueToken,
-  getFixedQueueToken,
-  QueueConfigError,
-  QueueConnectionError,
-  QueueModule,
-  type QueueModuleOptions,
-} from 'nestjs-redis-queues';
-import { pollUntil, uniquePrefix } from '../support/testing';
+import { QueueConfigError, QueueConnectionError, type QueueModuleOptions } from 'nestjs-redis-queues';
+import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
+import { pollUntil, resolves, uniquePrefix } from '../support/testing';
 import {
   CapturedLogs,
-  createLoggedApp,
   freePort,
   startRedis,
   timed,
@@ -24,56 +11,35 @@ import {
   type RedisServer,
 } from '../support/faults';
 
-@Injectable()
-class Consumers {
-  static tasks: string[] = [];
-  static messages: string[] = [];
+const taskLog = recordTasks('tasks', { concurrency: 4 });
+const eventLog = recordBatches<string>('events', { concurrency: 2 });
 
-  @DelayConsumer('tasks', { concurrency: 4 })
-  onTask(_payload: unknown, ctx: DelayContext) {
-    Consumers.tasks.push(ctx.id);
-  }
-
-  @BatchConsumer('events', { concurrency: 2 })
-  onBatch(messages: string[]) {
-    Consumers.messages.push(...messages);
-  }
-}
-
-const queues = [
-  QueueModule.registerFixedQueue({ name: 'events', shards: 2, batchSize: 8, maxWaitMs: 20 }),
-  QueueModule.registerDelayQueue({ name: 'tasks', shards: 2, visibilityTimeoutMs: 1000 }),
-];
+const fixed = [{ name: 'events', shards: 2, batchSize: 8, maxWaitMs: 20 }];
+const delay = [{ name: 'tasks', shards: 2, visibilityTimeoutMs: 1000 }];
 
 describe('Redis unreachable', () => {
   const unhandled = watchUnhandledRejections();
-  const apps: INestApplication[] = [];
+  const harness = useQueueApps();
   const servers: RedisServer[] = [];
 
   afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
     await Promise.all(servers.splice(0).map((server) => server.stop()));
-    Consumers.tasks = [];
-    Consumers.messages = [];
   });
   afterAll(() => {
     expect(unhandled).toEqual([]);
   });
 
-  async function boot(options: Omit<QueueModuleOptions, 'prefix'>, logs: CapturedLogs, consumers = true) {
-    const app = await createLoggedApp(
-      {
-        imports: [QueueModule.forRoot({ prefix: uniquePrefix(), idlePollMs: 200, ...options }), ...queues],
-        providers: consumers ? [Consumers] : [],
-      },
-      logs,
-    );
-    apps.push(app);
-    return {
-      app,
-      events: app.get<FixedQueue<string>>(getFixedQueueToken('events')),
-      tasks: app.get<DelayQueue>(getDelayQueueToken('tasks')),
-    };
+  async function boot(options: QueueModuleOptions, logs: CapturedLogs, consumers = true) {
+    const { connection, ...root } = options;
+    const app = await harness.start({
+      connection,
+      root: { idlePollMs: 200, ...root },
+      fixed,
+      delay,
+      providers: consumers ? [taskLog.consumer, eventLog.consumer] : [],
+      logger: logs,
+    });
+    return { app, events: app.fixed<string>('events'), tasks: app.delay('tasks') };
   }
 
   it('fails start-up by default, saying where and why, without the password', async () => {
@@ -122,23 +88,16 @@ describe('Redis unreachable', () => {
     const server = await startRedis({ port });
     servers.push(server);
     const back = Date.now();
-    await pollUntil(
-      () =>
-        events.push('g1', 'after').then(
-          () => true,
-          () => false,
-        ),
-      'a push to succeed once Redis is up',
-    );
+    await pollUntil(() => resolves(() => events.push('g1', 'after')), 'a push to succeed once Redis is up');
     await tasks.schedule({ n: 1 }, { id: 'after' });
     await pollUntil(
-      () => Consumers.tasks.includes('after') && Consumers.messages.includes('after'),
+      () => taskLog.ids().includes('after') && eventLog.messages().includes('after'),
       'consumers to work again',
       10_000,
     );
     expect(Date.now() - back).toBeLessThan(10_000);
     // Nothing that was rejected was applied later behind the caller's back.
-    expect(Consumers.messages).toEqual(['after']);
+    expect(eventLog.messages()).toEqual(['after']);
     expect(await tasks.stats()).toMatchObject({ scheduledTotal: 1 });
     // The shard-count check that could not run at start-up ran once Redis answered.
     const raw = new IORedis(server.url);
@@ -167,16 +126,13 @@ describe('Redis unreachable', () => {
     await server.kill('SIGKILL');
 
     const logs = new CapturedLogs();
-    const app = await createLoggedApp(
-      {
-        imports: [
-          QueueModule.forRoot({ connection: server.url, prefix, startup: 'continue' }),
-          QueueModule.registerDelayQueue({ name: 'tasks', shards: 2 }),
-        ],
-      },
-      logs,
-    );
-    apps.push(app);
+    await harness.start({
+      connection: server.url,
+      prefix,
+      root: { startup: 'continue' },
+      delay: [{ name: 'tasks', shards: 2 }],
+      logger: logs,
+    });
     server = await startRedis({ port, dir: server.dir, appendonly: true });
     servers.push(server);
     const found = await pollUntil(
@@ -207,14 +163,7 @@ describe('Redis unreachable', () => {
     } finally {
       process.kill(server.pid, 'SIGCONT');
     }
-    await pollUntil(
-      () =>
-        events.push('g', 'after').then(
-          () => true,
-          () => false,
-        ),
-      'a push after the server resumed',
-    );
+    await pollUntil(() => resolves(() => events.push('g', 'after')), 'a push after the server resumed');
     expect(await events.size('g')).toBeGreaterThanOrEqual(2);
   });
 });

@@ -75,27 +75,6 @@ export async function createApp(metadata: ModuleMetadata, logger?: LoggerService
   return app;
 }
 
-/**
- * The harness of a suite that starts applications: a client for looking at Redis, kept for the whole
- * suite, and the applications a test pushes onto `apps`, closed after each test before `reset` runs
- * (so that nothing a closing app still delivers leaks into the next test).
- */
-export function useApps<C extends RawRedis>(
-  client: () => C,
-  reset?: () => void,
-): { apps: INestApplication[]; redis: C } {
-  const redis = client();
-  const apps: INestApplication[] = [];
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((app) => app.close()));
-    reset?.();
-  });
-  afterAll(async () => {
-    await redis.quit();
-  });
-  return { apps, redis };
-}
-
 /** Polls `probe` until it returns a truthy value (returned), failing with `what` after `timeoutMs`. */
 export async function pollUntil<T>(
   probe: () => T | Promise<T>,
@@ -110,6 +89,14 @@ export async function pollUntil<T>(
     if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
+}
+
+/** Whether `call` resolves: for polling until a service answers again. */
+export function resolves(call: () => Promise<unknown>): Promise<boolean> {
+  return call().then(
+    () => true,
+    () => false,
+  );
 }
 
 /** A promise with its resolve function, for tests that wait on an event rather than on time. */

@@ -139,7 +139,8 @@ export class FixedQueueStore {
 
 type TakeReply = (number | string)[];
 
-function decodeTake(
+/** @internal Exported for its unit spec. */
+export function decodeTake(
   reply: TakeReply,
   read: { group: string; entries: string[] }[],
   batchSize: number,

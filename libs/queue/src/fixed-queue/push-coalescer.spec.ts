@@ -1,30 +1,109 @@
 import type { FixedQueueStore, GroupPush, PushOutcome } from './fixed-queue.store';
 import { MAX_BYTES_PER_CALL, MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
 
-/** Records the calls a flush makes; each stores everything and evicts nothing. */
-function recording() {
+/** Groups named `<shard>/<name>` live on that shard. */
+const shardOf = (group: string) => Number(group.split('/')[0]);
+
+/**
+ * A coalescer over a store that records each call and answers with `evicted(groups)` per group;
+ * `refuse` makes the calls of a shard fail.
+ */
+function coalescer(evicted: (groups: GroupPush[]) => number[] = (groups) => groups.map(() => 0), refuse?: number) {
   const calls: { shard: number; groups: GroupPush[] }[] = [];
+  const pushed: { shard: number; groups: GroupPush[]; outcome: PushOutcome }[] = [];
   const store = {
-    push: (shard: number, groups: GroupPush[]): Promise<PushOutcome> => {
-      calls.push({ shard, groups });
-      return Promise.resolve({ serverNow: 0, wakeAt: -1, evicted: groups.map(() => 0) });
+    async push(shard: number, groups: GroupPush[]): Promise<PushOutcome> {
+      calls.push({ shard, groups: groups.map(({ group, messages }) => ({ group, messages: [...messages] })) });
+      if (shard === refuse) throw new Error(`shard ${shard} refused`);
+      return { serverNow: 1000, wakeAt: -1, evicted: evicted(groups) };
     },
   } as unknown as FixedQueueStore;
-  return {
-    calls,
-    coalescer: new PushCoalescer(
-      store,
-      (group) => Number(group.split(':')[0]),
-      () => undefined,
-    ),
-  };
+  const pushes = new PushCoalescer(store, shardOf, (shard, outcome, _sentAt, groups) =>
+    pushed.push({ shard, groups, outcome }),
+  );
+  return { pushes, calls, pushed };
 }
+
+describe('PushCoalescer', () => {
+  it('writes the pushes of one turn with one call per shard, groups and messages in push order', async () => {
+    const { pushes, calls } = coalescer();
+    await Promise.all([
+      pushes.add('1/a', 'a1', 2),
+      pushes.add('0/b', 'b1', 2),
+      pushes.add('1/c', ['c1', 'c2'], 4),
+      pushes.add('1/a', 'a2', 2),
+      pushes.add('0/b', ['b2', 'b3'], 4),
+    ]);
+    expect(calls).toEqual([
+      {
+        shard: 1,
+        groups: [
+          { group: '1/a', messages: ['a1', 'a2'] },
+          { group: '1/c', messages: ['c1', 'c2'] },
+        ],
+      },
+      { shard: 0, groups: [{ group: '0/b', messages: ['b1', 'b2', 'b3'] }] },
+    ]);
+  });
+
+  it('writes nothing before the turn ends, and pushes of a later turn in a call of their own', async () => {
+    const { pushes, calls } = coalescer();
+    const first = pushes.add('0/g', 'm1', 2);
+    expect(calls).toEqual([]);
+    await first;
+    await pushes.add('0/g', 'm2', 2);
+    expect(calls.map((call) => call.groups)).toEqual([
+      [{ group: '0/g', messages: ['m1'] }],
+      [{ group: '0/g', messages: ['m2'] }],
+    ]);
+  });
+
+  it("gives each caller its own evictions: a group's evictions belong to its last messages", async () => {
+    // Group 0/g: requests of 2, 1 and 3 messages, 4 evicted; group 0/h: one request, 1 evicted.
+    const { pushes } = coalescer(() => [4, 1]);
+    const results = await Promise.all([
+      pushes.add('0/g', ['1', '2'], 2),
+      pushes.add('0/h', 'x', 1),
+      pushes.add('0/g', '3', 1),
+      pushes.add('0/g', ['4', '5', '6'], 3),
+    ]);
+    expect(results).toEqual([{ dropped: 0 }, { dropped: 1 }, { dropped: 1 }, { dropped: 3 }]);
+  });
+
+  it('reports each call it wrote with its shard, groups and outcome', async () => {
+    const { pushes, pushed } = coalescer((groups) => groups.map((_, i) => i));
+    await Promise.all([pushes.add('2/a', 'm', 1), pushes.add('2/b', 'n', 1), pushes.add('3/c', 'o', 1)]);
+    expect(pushed).toEqual([
+      {
+        shard: 2,
+        groups: [
+          { group: '2/a', messages: ['m'] },
+          { group: '2/b', messages: ['n'] },
+        ],
+        outcome: { serverNow: 1000, wakeAt: -1, evicted: [0, 1] },
+      },
+      { shard: 3, groups: [{ group: '3/c', messages: ['o'] }], outcome: { serverNow: 1000, wakeAt: -1, evicted: [0] } },
+    ]);
+  });
+
+  it('rejects the callers of a refused call only, and reports nothing for it', async () => {
+    const { pushes, pushed } = coalescer(undefined, 1);
+    const settled = await Promise.allSettled([
+      pushes.add('0/ok', 'a', 1),
+      pushes.add('1/lost', 'b', 1),
+      pushes.add('1/lost', ['c', 'd'], 2),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+    expect((settled[1] as PromiseRejectedResult).reason).toEqual(new Error('shard 1 refused'));
+    expect(pushed.map((call) => call.shard)).toEqual([0]);
+  });
+});
 
 describe('PushCoalescer: one flush, script calls each Redis runs quickly', () => {
   it('writes the pushes of one turn per shard, at most 200 groups a call, every message once', async () => {
-    const { calls, coalescer } = recording();
-    const pushes = Array.from({ length: 4000 }, (_, n) => coalescer.add(`${n % 2}:g${n % 1000}`, `${n}`, 1));
-    expect(await Promise.all(pushes)).toEqual(pushes.map(() => ({ dropped: 0 })));
+    const { calls, pushes } = coalescer();
+    const results = Array.from({ length: 4000 }, (_, n) => pushes.add(`${n % 2}/g${n % 1000}`, `${n}`, 1));
+    expect(await Promise.all(results)).toEqual(results.map(() => ({ dropped: 0 })));
     for (const { groups } of calls) expect(groups.length).toBeLessThanOrEqual(200);
     expect(calls.filter(({ shard }) => shard === 0).map(({ groups }) => groups.length)).toEqual([200, 200, 100]);
     const written = calls.flatMap(({ groups }) => groups.flatMap(({ messages }) => messages));
@@ -32,16 +111,16 @@ describe('PushCoalescer: one flush, script calls each Redis runs quickly', () =>
   });
 
   it('cuts a flush at the byte bound between requests, never inside one', async () => {
-    const { calls, coalescer } = recording();
+    const { calls, pushes } = coalescer();
     const big = 'x'.repeat(MAX_BYTES_PER_CALL / 4);
     const batch = [big, big];
-    await Promise.all([1, 2, 3].map(() => coalescer.add('0:g', batch, 2 * big.length)));
+    await Promise.all([1, 2, 3].map(() => pushes.add('0/g', batch, 2 * big.length)));
     expect(calls.map(({ groups }) => groups.map(({ messages }) => messages.length))).toEqual([[4], [2]]);
   });
 
   it('cuts a flush at the message bound', async () => {
-    const { calls, coalescer } = recording();
-    await Promise.all(Array.from({ length: MAX_MESSAGES_PER_CALL + 1 }, (_, n) => coalescer.add('0:g', `${n}`, 1)));
+    const { calls, pushes } = coalescer();
+    await Promise.all(Array.from({ length: MAX_MESSAGES_PER_CALL + 1 }, (_, n) => pushes.add('0/g', `${n}`, 1)));
     expect(calls.map(({ groups }) => groups[0].messages.length)).toEqual([MAX_MESSAGES_PER_CALL, 1]);
   });
 });
