@@ -8,5 +8,6 @@ export { QueueMetrics } from './metrics/queue-metrics';
 export { QueueHealthIndicator } from './health/queue-health.indicator';
 export { getFixedQueueToken, getDelayQueueToken } from './queue.constants';
 export * from './errors';
+export { QueueExceptionFilter } from './queue-exception.filter';
 export * from './interfaces';
 export { QueueDashboardModule } from './dashboard/queue-dashboard.module';
