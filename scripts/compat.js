@@ -1,21 +1,25 @@
 #!/usr/bin/env node
 // Usage: npm run compat
 // Packs the library as it would be published and installs the tarball, with everything else from the
-// registry, into fresh applications outside the repository: one per supported kind of Nest app
-// (compat/<name>/ holds its package.json and tsconfig, compat/app/ the source they share). Each is
-// compiled with tsc and run against a private redis-server; it exits 0 once its checks passed.
+// registry, into fresh applications outside the repository: one per supported kind of Nest app and
+// ioredis major (compat/<name>/ holds its package.json and tsconfig, compat/app/ the source they
+// share). Each is compiled with tsc and run against a private redis-server, once per way of giving the
+// connection (a URL, or a client of the application's own); a run exits 0 once its checks passed.
+// The packed README is checked first: it must not link to files the package does not ship.
 'use strict';
 
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { relativeLinks } = require('./pack-docs');
 const { startRedis } = require('./redis');
 
 const root = path.join(__dirname, '..');
 const APPS = [
-  { name: 'nest11', kind: 'Nest 11, CommonJS' },
-  { name: 'nest12', kind: 'Nest 12, ES module' },
+  { name: 'nest11', kind: 'Nest 11, CommonJS', connections: ['url', 'client'] },
+  { name: 'nest12', kind: 'Nest 12, ES module', connections: ['url'] },
+  { name: 'ioredis6', kind: 'Nest 11, CommonJS, ioredis 6', connections: ['url', 'client'] },
 ];
 const INSTALL_TIMEOUT_MS = 5 * 60_000;
 const BUILD_TIMEOUT_MS = 2 * 60_000;
@@ -93,12 +97,20 @@ async function pack(dir) {
   return path.join(dir, tarballs[0]);
 }
 
+/** The README inside the tarball is what the registry shows and `npm install` brings. */
+function checkReadme(tarball) {
+  const listed = spawnSync('tar', ['-xzOf', tarball, 'package/README.md'], { encoding: 'utf8' });
+  if (listed.status !== 0) throw new Error(`the tarball has no README.md (${listed.stderr.trim()})`);
+  const relative = relativeLinks(listed.stdout);
+  if (relative.length > 0) throw new Error(`the packed README links to files it does not ship: ${relative.join(', ')}`);
+}
+
 function installedVersion(dir, pkg) {
   return JSON.parse(fs.readFileSync(path.join(dir, 'node_modules', pkg, 'package.json'), 'utf8')).version;
 }
 
 /** Creates one application in `dir` from compat/<name>, installs, builds and runs it. */
-async function checkApp({ name, kind }, tarball, redisUrl) {
+async function checkApp({ name, kind, connections }, tarball, redisUrl) {
   const dir = path.join(work, name);
   const times = {};
   const step = async (label, fn) => {
@@ -131,14 +143,23 @@ async function checkApp({ name, kind }, tarball, redisUrl) {
         timeoutMs: BUILD_TIMEOUT_MS,
       }),
     );
-    await step('run', () =>
-      run(process.execPath, [path.join(dir, 'dist', 'main.js')], {
-        cwd: dir,
-        env: { ...cleanEnv, REDIS_URL: redisUrl, COMPAT_PREFIX: `compat-${name}` },
-        timeoutMs: RUN_TIMEOUT_MS,
-      }),
-    );
-    const versions = `@nestjs/core ${installedVersion(dir, '@nestjs/core')}, @nestjs/schedule ${installedVersion(dir, '@nestjs/schedule')}`;
+    for (const connection of connections) {
+      await step(`run (${connection})`, () =>
+        run(process.execPath, [path.join(dir, 'dist', 'main.js')], {
+          cwd: dir,
+          env: {
+            ...cleanEnv,
+            REDIS_URL: redisUrl,
+            COMPAT_PREFIX: `compat-${name}-${connection}`,
+            COMPAT_CONNECTION: connection,
+          },
+          timeoutMs: RUN_TIMEOUT_MS,
+        }),
+      );
+    }
+    const versions = ['@nestjs/core', '@nestjs/schedule', 'ioredis']
+      .map((pkg) => `${pkg} ${installedVersion(dir, pkg)}`)
+      .join(', ');
     return { name, kind, ok: true, versions, times };
   } catch (error) {
     return { name, kind, ok: false, error, times };
@@ -159,6 +180,7 @@ async function main() {
   console.log(
     `packed ${path.basename(tarball)} (${(fs.statSync(tarball).size / 1024).toFixed(1)} kB) in ${seconds(Date.now() - started)}`,
   );
+  checkReadme(tarball);
 
   const redis = await startRedis();
   let results;

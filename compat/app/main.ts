@@ -1,11 +1,13 @@
 // A small Nest application that uses nestjs-redis-queues as an installed package and checks that
-// what it does arrives: compiled unchanged as CommonJS (Nest 11) and as an ES module (Nest 12) by
-// `npm run compat`. Exits 0 when every check passed, 1 with the reason otherwise.
+// what it does arrives: compiled unchanged as CommonJS (Nest 11, on ioredis 5 and 6) and as an ES
+// module (Nest 12) by `npm run compat`. COMPAT_CONNECTION=client hands the module an ioredis client of
+// the application's own instead of a URL. Exits 0 when every check passed, 1 with the reason otherwise.
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { IsInt, IsString, Min } from 'class-validator';
+import { Redis } from 'ioredis';
 import {
   BatchConsumer,
   type BatchContext,
@@ -23,6 +25,8 @@ import {
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = process.env.COMPAT_PREFIX ?? `compat-${process.pid}`;
 const TIMEOUT_MS = 20_000;
+// The application's own client: the module uses it as it is and never closes it.
+const OWN_CLIENT = process.env.COMPAT_CONNECTION === 'client' ? new Redis(REDIS_URL) : undefined;
 
 class Score {
   @IsString() player!: string;
@@ -79,7 +83,7 @@ class Producer {
 @Module({
   imports: [
     ScheduleModule.forRoot(),
-    QueueModule.forRoot({ connection: REDIS_URL, prefix: PREFIX }),
+    QueueModule.forRoot({ connection: OWN_CLIENT ?? REDIS_URL, prefix: PREFIX }),
     QueueModule.registerFixedQueue({ name: 'scores', capacity: 100, batchSize: 10, maxWaitMs: 100, schema: Score }),
     QueueModule.registerFixedQueue({ name: 'digest', capacity: 100, batchSize: 10, maxWaitMs: 100 }),
     QueueModule.registerDelayQueue({ name: 'reminders', visibilityTimeoutMs: 5_000, schema: Reminder }),
@@ -180,6 +184,10 @@ async function main(): Promise<void> {
     await run(app.get(Producer), app.get(Consumers), app.get(SchedulerRegistry));
   } finally {
     await app.close();
+  }
+  if (OWN_CLIENT) {
+    check(OWN_CLIENT.status === 'ready', "the application's own client is left open by app.close()", OWN_CLIENT.status);
+    await OWN_CLIENT.quit();
   }
 }
 

@@ -1,7 +1,7 @@
 import { type DynamicModule, Module, ValidationPipe } from '@nestjs/common';
-import { APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
-import { QueueDashboardModule, QueueModule } from 'nestjs-redis-queues';
+import { QueueDashboardModule, QueueExceptionFilter, QueueModule } from 'nestjs-redis-queues';
 import { clusterNodes, DemoConfig, resolveDemoConfig } from './demo.config';
 import { GamesModule } from './games/games.module';
 import { OpsModule } from './ops/ops.module';
@@ -33,6 +33,8 @@ export class AppModule {
           provide: APP_PIPE,
           useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }),
         },
+        // The queues' errors as HTTP answers: bad input 400, a running task 409, Redis away 503.
+        { provide: APP_FILTER, useClass: QueueExceptionFilter },
       ],
       exports: [DemoConfig],
     };

@@ -18,5 +18,6 @@ export {
   METRICS_DEFAULTS,
 } from './queue.defaults';
 export * from './errors';
+export { QueueExceptionFilter } from './queue-exception.filter';
 export * from './interfaces';
 export { QueueDashboardModule } from './dashboard/queue-dashboard.module';

@@ -9,7 +9,7 @@ import type { RedisConnection } from '../redis/redis-connection';
 import type { QueueSettings } from '../queue.settings';
 import { DelayQueueOptionsRules, delayQueueChecks, resolveOptions } from '../validation/queue-options';
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
-import { resolveDelta, resolveTime } from '../validation/time';
+import { resolveDelta, resolveNewTime, resolveTime } from '../validation/time';
 import type {
   DelayQueueOptions,
   DelayQueueStats,
@@ -94,7 +94,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   /** Moves a scheduled task to a new time. Null when there is no such task; TaskStateError when it is running or dead. */
   async reschedule(id: string, time: TaskTime): Promise<ScheduledTask | null> {
     assertName(id, 'id');
-    const [mode, ms] = resolveTime(time);
+    const [mode, ms] = resolveNewTime(time);
     return this.move(id, mode, ms);
   }
 

@@ -43,10 +43,25 @@ export class TaskStateError extends QueueError {
 }
 
 /**
- * Redis could not be reached or did not answer in time (`commandTimeoutMs`). The call may or may not
- * have been applied: a reply can be lost after Redis ran the script. `cause` is the client's error.
+ * What is known of a call that failed for want of Redis: `'not-sent'` — it never left this process
+ * (Redis refused connections, the client gave up waiting for one, or its offline queue is disabled),
+ * so nothing was applied and it will not be; `'unknown'` — it may have reached Redis (it timed out,
+ * or the connection dropped after it was sent), so Redis may have run it.
  */
-export class QueueConnectionError extends QueueError {}
+export type QueueCallOutcome = 'not-sent' | 'unknown';
+
+/**
+ * Redis could not be reached or did not answer in time (`commandTimeoutMs`). `outcome` says whether
+ * the call can have been applied; `cause` is the client's error.
+ */
+export class QueueConnectionError extends QueueError {
+  readonly outcome: QueueCallOutcome;
+
+  constructor(message: string, options?: ErrorOptions & { outcome?: QueueCallOutcome }) {
+    super(message, options);
+    this.outcome = options?.outcome ?? 'unknown';
+  }
+}
 
 /**
  * `waitForReplicas` was asked for and fewer replicas acknowledged the write in time. The write is

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Cluster, ReplyError, type Redis } from 'ioredis';
 import { deadline } from '../utils/timers';
 import { QueueConnectionError, QueueReplicationError } from '../errors';
+import { CallOutcomes, type Issued } from './call-outcome';
 import { loadScript } from './lua-loader';
 
 export type RedisClient = Redis | Cluster;
@@ -96,6 +97,7 @@ function load(script: ScriptName): Loaded {
  */
 export class Scripts {
   private corked = false;
+  private readonly outcomes: CallOutcomes;
 
   constructor(
     readonly client: RedisClient,
@@ -106,13 +108,15 @@ export class Scripts {
     private readonly deadlineMs?: number,
   ) {
     for (const script of SCRIPT_NAMES) load(script);
+    this.outcomes = CallOutcomes.of(client);
   }
 
   async run<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
+    const issued = this.outcomes.issue();
     try {
       return await this.bounded(this.redirected(() => this.evaluate<T>(script, keys, args)));
     } catch (error) {
-      throw asConnectionError(error);
+      throw this.asConnectionError(error, issued);
     }
   }
 
@@ -124,17 +128,19 @@ export class Scripts {
    * process, 1,000 or 10,000 in flight: 20-40 % more messages a second.
    */
   async runNow<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
+    const issued = this.outcomes.issue();
     const [[error, result]] = await this.runAmong(script, keys, args, { transaction: false, at: 0, now: true });
-    if (error) throw asConnectionError(error);
+    if (error) throw this.asConnectionError(error, issued);
     return result as T;
   }
 
   /** Plain commands (reads for `size()` and the dashboards), failing the way scripts do. */
   async call<T>(command: (client: RedisClient) => Promise<T>): Promise<T> {
+    const issued = this.outcomes.issue();
     try {
       return await this.bounded(command(this.client));
     } catch (error) {
-      throw asConnectionError(error);
+      throw this.asConnectionError(error, issued);
     }
   }
 
@@ -149,13 +155,14 @@ export class Scripts {
     args: (string | number)[],
     wait: ReplicaWait,
   ): Promise<T> {
+    const issued = this.outcomes.issue();
     const [[error, result], [waitError, acknowledged]] = await this.runAmong(script, keys, args, {
       transaction: false,
       at: 0,
       after: (pipeline) => pipeline.wait(wait.replicas, wait.timeoutMs),
     });
-    if (error) throw asConnectionError(error);
-    if (waitError) throw asConnectionError(waitError);
+    if (error) throw this.asConnectionError(error, issued);
+    if (waitError) throw this.asConnectionError(waitError, issued);
     if ((acknowledged as number) < wait.replicas) {
       throw new QueueReplicationError(
         `The write was applied on the primary, but ${acknowledged as number} of ${wait.replicas} replicas acknowledged it within ` +
@@ -178,6 +185,7 @@ export class Scripts {
     args: (string | number)[],
     reads: ListRead[],
   ): Promise<{ lists: string[][]; result: T }> {
+    const issued = this.outcomes.issue();
     const replies = await this.runAmong(script, keys, args, {
       transaction: true,
       at: reads.length,
@@ -185,7 +193,7 @@ export class Scripts {
         for (const { key, count } of reads) multi.lrange(key, 0, count - 1);
       },
     });
-    for (const [error] of replies) if (error) throw asConnectionError(error);
+    for (const [error] of replies) if (error) throw this.asConnectionError(error, issued);
     return {
       lists: replies.slice(0, reads.length).map(([, value]) => value as string[]),
       result: replies[reads.length][1] as T,
@@ -202,6 +210,7 @@ export class Scripts {
     args: (string | number)[],
     among: Among,
   ): Promise<[Error | null, unknown][]> {
+    const issued = this.outcomes.issue();
     try {
       return await this.bounded(
         this.redirected(async () => {
@@ -212,7 +221,7 @@ export class Scripts {
         }),
       );
     } catch (error) {
-      throw asConnectionError(error);
+      throw this.asConnectionError(error, issued);
     }
   }
 
@@ -280,6 +289,19 @@ export class Scripts {
     }
   }
 
+  /** Redis' refusals (NOPERM, WRONGTYPE, ...) pass as they are; not reaching Redis becomes QueueConnectionError. */
+  private asConnectionError(error: unknown, issued: Issued): unknown {
+    if (error instanceof QueueConnectionError || !(error instanceof Error)) return error;
+    if (error instanceof ReplyError && !UNAVAILABLE.test(error.message)) return error;
+    const outcome = this.outcomes.outcome(error, issued);
+    return new QueueConnectionError(
+      outcome === 'not-sent'
+        ? `Redis could not be reached (${error.message}); the call was not sent, so nothing was applied`
+        : `Redis did not answer (${error.message}); the call may or may not have been applied`,
+      { cause: error, outcome },
+    );
+  }
+
   private bounded<T>(call: Promise<T>): Promise<T> {
     if (this.deadlineMs === undefined || !(this.client instanceof Cluster)) return call;
     return deadline(call, this.deadlineMs, `no reply within ${this.deadlineMs} ms`);
@@ -292,14 +314,4 @@ function isRedirect(error: unknown): boolean {
 
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
-}
-
-/** Redis' refusals (NOPERM, WRONGTYPE, ...) pass as they are; not reaching Redis becomes QueueConnectionError. */
-function asConnectionError(error: unknown): unknown {
-  if (error instanceof QueueConnectionError || !(error instanceof Error)) return error;
-  if (error instanceof ReplyError && !UNAVAILABLE.test(error.message)) return error;
-  return new QueueConnectionError(
-    `Redis did not answer (${error.message}); the call may or may not have been applied`,
-    { cause: error },
-  );
 }

@@ -1,5 +1,5 @@
 import { QueueInputError } from '../errors';
-import { resolveDelta, resolveTime, toEpochMs } from './time';
+import { resolveDelta, resolveNewTime, resolveTime, toEpochMs } from './time';
 
 describe('resolveTime', () => {
   it('takes delays relative to the server clock and absolute times as epoch ms', () => {
@@ -35,5 +35,24 @@ describe('resolveTime', () => {
     expect(resolveDelta(-7_200_000)).toBe(-7_200_000);
     expect(() => resolveDelta(Number.NaN)).toThrow(QueueInputError);
     expect(() => toEpochMs({})).toThrow(/must be a Date/);
+  });
+});
+
+describe('resolveNewTime', () => {
+  it('takes a new time as resolveTime does', () => {
+    expect(resolveNewTime({ delayMs: 0 })).toEqual(['in', 0]);
+    expect(resolveNewTime({ runAt: 42 })).toEqual(['at', 42]);
+  });
+
+  it.each([
+    [{}, /got \{\}/],
+    [{ delayMs: undefined }, /got \{ delayMs: undefined \}/],
+    [{ runAt: undefined, delayMs: undefined }, /got \{ runAt: undefined, delayMs: undefined \}/],
+    [undefined, /got undefined/],
+    [null, /got null/],
+  ])('refuses a move without a time: %p', (time, shown) => {
+    expect(() => resolveNewTime(time)).toThrow(QueueInputError);
+    expect(() => resolveNewTime(time)).toThrow(shown);
+    expect(() => resolveNewTime(time)).toThrow(/needs the new time as \{ runAt \} or \{ delayMs \}.*\{ delayMs: 0 \}/);
   });
 });

@@ -49,6 +49,27 @@ export function resolveTime(time: TaskTime | undefined): ResolvedTime {
   return ['in', 0];
 }
 
+/**
+ * The new time of a task being moved. Unlike `schedule`, where no time means now, a move without one
+ * is a mistake (a PATCH whose field was left out): it would silently make the task due now.
+ */
+export function resolveNewTime(time: unknown): ResolvedTime {
+  const given = typeof time === 'object' && time !== null ? (time as TaskTime) : undefined;
+  if (given?.delayMs === undefined && given?.runAt === undefined)
+    throw new QueueInputError(
+      `reschedule(id, time) needs the new time as { runAt } or { delayMs }, got ${describeTime(time)}; ` +
+        'to make the task due now, pass { delayMs: 0 }',
+    );
+  return resolveTime(given);
+}
+
+/** `{ delayMs: undefined }` shows its key, which JSON.stringify would hide. */
+function describeTime(time: unknown): string {
+  if (typeof time !== 'object' || time === null) return String(time);
+  const entries = Object.entries(time).map(([key, value]) => `${key}: ${String(value)}`);
+  return entries.length ? `{ ${entries.join(', ')} }` : '{}';
+}
+
 /** A relative shift, e.g. `-2 * 3600_000`. */
 export function resolveDelta(deltaMs: unknown): number {
   if (typeof deltaMs !== 'number') throw new QueueInputError(`deltaMs must be a number, got ${typeof deltaMs}`);

@@ -1,0 +1,35 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+// The README a user gets from `npm install` (scripts/pack-docs.js writes it at `npm pack`).
+const { packageReadme, relativeLinks } = require('../scripts/pack-docs') as {
+  packageReadme(): string;
+  relativeLinks(markdown: string): string[];
+};
+
+describe("the package's README", () => {
+  const readme = packageReadme();
+  const headings = readme.split('\n').filter((line) => /^##? /.test(line));
+
+  it('links to nothing the package does not ship', () => {
+    expect(relativeLinks(readme)).toEqual([]);
+  });
+
+  it('finds relative links where there are some (the repository README has them)', () => {
+    const repository = readFileSync(join(__dirname, '..', 'README.md'), 'utf8');
+    expect(relativeLinks(repository)).toEqual(expect.arrayContaining(['apps/demo/README.md', 'docs/dashboard.png']));
+    expect(
+      relativeLinks('[a](./x.md) ![b](img.png) [c](#anchor) [d](https://example.com) `[e](f)`\n[g]: ../y'),
+    ).toEqual(['./x.md', 'img.png', '../y']);
+  });
+
+  it("reads install, example, API, guarantees, and none of the repository's commands", () => {
+    const order = ['## Install', '## Example', '## Module options', '## FixedQueue', '## DelayQueue', '## Guarantees'];
+    const at = order.map((heading) => headings.findIndex((line) => line.startsWith(heading)));
+    expect(at.every((index) => index >= 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+    expect(headings).toEqual(expect.arrayContaining(['## Testing', '## Errors over HTTP']));
+    expect(headings).not.toEqual(expect.arrayContaining(['## Quick start', '## The demo', '## Development']));
+    expect(readme).not.toMatch(/npm run (demo|compat|bench)|npm test\b|<!-- README\.md:/);
+  });
+});

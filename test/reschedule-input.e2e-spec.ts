@@ -1,0 +1,21 @@
+import { QueueInputError } from 'nestjs-redis-queues';
+import { useQueueApps } from './support/fixtures';
+
+describe('DelayQueue.reschedule without a new time', () => {
+  const harness = useQueueApps();
+
+  it.each([[{}], [{ delayMs: undefined }], [{ runAt: undefined }]])(
+    'refuses %p with QueueInputError and leaves the task where it was',
+    async (time) => {
+      const started = await harness.start({ root: { consumers: false }, delay: [{ name: 'reminders', shards: 2 }] });
+      const reminders = started.delay('reminders');
+      const { runAt } = await reminders.schedule({ text: 'later' }, { id: 'r1', delayMs: 3_600_000 });
+
+      await expect(reminders.reschedule('r1', time)).rejects.toThrow(QueueInputError);
+      await expect(reminders.reschedule('r1', time)).rejects.toThrow(/needs the new time/);
+
+      expect(await reminders.get('r1')).toMatchObject({ state: 'scheduled', runAt });
+      expect(await reminders.stats()).toMatchObject({ scheduled: 1, due: 0 });
+    },
+  );
+});
