@@ -321,7 +321,14 @@ describe('demo app (real redis-server)', () => {
         const deliver = (meal: number) =>
           consumer.onMealEnd(
             { petId: 'oscar', meal },
-            { queue: PET_FEEDING, id: 'hungry:oscar', attempt: 2, runAt: 0, firedAt: 0 },
+            {
+              queue: PET_FEEDING,
+              id: 'hungry:oscar',
+              attempt: 2,
+              runAt: 0,
+              firedAt: 0,
+              signal: new AbortController().signal,
+            },
           );
         const stable = ({ mealEndsIn: _, ...view }: PetView) => view;
         await post('/pets/oscar/feed');

@@ -107,7 +107,11 @@ describe('FixedQueue (real redis-server)', () => {
     const { queue } = await start(prefix, { batchSize: 10, capacity, maxWaitMs: 60_000 });
     await collector.untilMessages(capacity);
     expect(new Set(delivered()).size).toBe(capacity);
-    const stats = await queue.stats();
+    // Ordered: the group is held until the last batch's acknowledgement lands, just after its handler.
+    const stats = await pollUntil(async () => {
+      const now = await queue.stats();
+      return now.active === 0 && now;
+    }, 'the last batch acknowledged');
     expect(stats).toMatchObject({ pushed: 600, dropped: 600 - capacity, delivered: capacity, pending: 0, groups: 0 });
   });
 

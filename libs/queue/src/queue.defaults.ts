@@ -5,6 +5,7 @@
 
 const SECOND = 1000;
 const HOUR = 3600 * SECOND;
+const DEAD_LETTER = Object.freeze({ capacity: 10_000 });
 
 /** `QueueModule.forRoot` / `forRootAsync`. */
 export const MODULE_DEFAULTS = Object.freeze({
@@ -24,6 +25,12 @@ export const FIXED_QUEUE_DEFAULTS = Object.freeze({
   batchSize: 128,
   maxWaitMs: SECOND,
   ttlMs: 24 * HOUR,
+  ordered: true,
+  delivery: 'at-most-once' as 'at-most-once' | 'at-least-once',
+  leaseMs: 30 * SECOND,
+  maxAttempts: 5,
+  retryDelayMs: SECOND,
+  deadLetter: DEAD_LETTER,
 });
 
 /** `QueueModule.registerDelayQueue`. */
@@ -36,7 +43,7 @@ export const DELAY_QUEUE_DEFAULTS = Object.freeze({
     delayMs: SECOND,
     maxDelayMs: HOUR,
   }),
-  deadLetter: Object.freeze({ capacity: 10_000 }),
+  deadLetter: DEAD_LETTER,
 });
 
 /** `@BatchConsumer(queue, options)`. */

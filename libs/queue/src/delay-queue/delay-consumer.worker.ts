@@ -26,7 +26,10 @@ export interface DelayWorkerDependencies extends WorkerDependencies {
 export class DelayConsumerWorker extends ShardedWorker {
   /** Acks and fails on their way to Redis; shutdown waits for them before the connection closes. */
   private readonly recording = new Set<Promise<unknown>>();
-  private readonly running = new Map<string, { shard: number; id: string; token: string }>();
+  private readonly running = new Map<
+    string,
+    { shard: number; id: string; token: string; controller: AbortController }
+  >();
   private heartbeat?: NodeJS.Timeout;
 
   private readonly name: string;
@@ -57,7 +60,10 @@ export class DelayConsumerWorker extends ShardedWorker {
     if (finished) return true;
     this.stopHeartbeat();
     const released = await Promise.all(
-      [...this.running.values()].map(({ shard, id, token }) => this.store.release(shard, id, token).catch(() => false)),
+      [...this.running.values()].map(({ shard, id, token, controller }) => {
+        controller.abort(new Error('shutdown timeout ran out'));
+        return this.store.release(shard, id, token).catch(() => false);
+      }),
     );
     const count = released.filter(Boolean).length;
     if (count > 0)
@@ -67,14 +73,16 @@ export class DelayConsumerWorker extends ShardedWorker {
 
   private async handle(shard: number, task: ClaimedTask, firedAt: number): Promise<void> {
     const key = `${shard}:${task.id}:${task.token}`;
+    const controller = new AbortController();
     const ctx: DelayContext = {
       queue: this.name,
       id: task.id,
       attempt: task.attempt,
       runAt: task.runAt,
       firedAt,
+      signal: controller.signal,
     };
-    this.running.set(key, { shard, id: task.id, token: task.token });
+    this.running.set(key, { shard, id: task.id, token: task.token, controller });
     this.heartbeat ??= setInterval(() => this.beat(), Math.max(50, Math.floor(this.options.visibilityTimeoutMs / 3)));
     const { events } = this;
     if (events.has('task.fired')) events.emit('task.fired', this.describeTask(task, firedAt));
@@ -119,22 +127,23 @@ export class DelayConsumerWorker extends ShardedWorker {
    * beats still leave it alive. One timer for the worker, not one per task.
    */
   private beat(): void {
-    const byShard = new Map<number, { id: string; token: string }[]>();
-    for (const { shard, id, token } of this.running.values()) {
+    const byShard = new Map<number, { id: string; token: string; controller: AbortController }[]>();
+    for (const { shard, id, token, controller } of this.running.values()) {
       const list = byShard.get(shard);
-      if (list) list.push({ id, token });
-      else byShard.set(shard, [{ id, token }]);
+      if (list) list.push({ id, token, controller });
+      else byShard.set(shard, [{ id, token, controller }]);
     }
     for (const [shard, deliveries] of byShard) {
       this.store.extend(shard, deliveries).then(
         (kept) =>
           kept.forEach((held, i) => {
-            if (!held)
-              this.logger.warn(
-                logLine(this.label, 'lost the lease of a running task (replaced, cancelled or expired)', {
-                  id: deliveries[i].id,
-                }),
-              );
+            if (held) return;
+            deliveries[i].controller.abort(new Error('lease lost'));
+            this.logger.warn(
+              logLine(this.label, 'lost the lease of a running task (replaced, cancelled or expired)', {
+                id: deliveries[i].id,
+              }),
+            );
           }),
         (error) => {
           this.logger.warn(

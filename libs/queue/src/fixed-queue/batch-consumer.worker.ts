@@ -1,42 +1,89 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { ShardedWorker, type Taken, type WorkerDependencies } from '../consumer/sharded-worker';
+import { QueueConfigError } from '../errors';
+import type { QueueEvents } from '../events/queue-events';
+import type { BatchContext } from '../interfaces';
+import type { ShardBatcher } from '../redis/shard-batcher';
 import { describeError } from '../utils/errors';
 import { logLine } from '../utils/log-line';
-import type { BatchConsumerOptionsRules } from '../validation/queue-options';
-import type { BatchContext } from '../interfaces';
-import type { QueueEvents } from '../events/queue-events';
-import type { ClaimedBatch, FixedQueueStore } from './fixed-queue.store';
+import type { BatchConsumerOptionsRules, FixedQueueOptionsRules } from '../validation/queue-options';
+import type { ClaimedBatch, Delivery, FixedQueueStore } from './fixed-queue.store';
 
 export type BatchHandler = (messages: unknown[], ctx: BatchContext) => unknown;
 export type BatchFailureHandler = (error: unknown, messages: unknown[], ctx: BatchContext) => unknown;
 
+/** What an acknowledgement of an ordered delivery tells its worker. */
+export interface AckResult {
+  done: boolean;
+  serverNow: number;
+  /** When the group is due again (-1: it holds nothing more). */
+  wakeAt: number;
+}
+
 export interface BatchWorkerDependencies extends WorkerDependencies {
   store: FixedQueueStore;
+  /** Acknowledgements of ordered deliveries, gathered per shard and tick. */
+  acks: ShardBatcher<Delivery, AckResult>;
+  /** Tells consumers in every process that a group of the shard is due at `wakeAt`. */
+  wake(shard: number, serverNow: number, wakeAt: number): void;
+  delivery: Pick<FixedQueueOptionsRules, 'delivery' | 'leaseMs' | 'retryDelayMs'>;
   handler: BatchHandler;
   onFailed: BatchFailureHandler | undefined;
   options: BatchConsumerOptionsRules;
 }
 
+/** Longest error text kept with a dead batch. */
+const MAX_ERROR_LENGTH = 2000;
+/** Longest wait before a failed at-least-once batch is delivered again. */
+const MAX_RETRY_DELAY_MS = 3_600_000;
+
+interface Running {
+  shard: number;
+  /** Ordered queues: the delivery holding the group. */
+  delivery?: Delivery;
+  controller: AbortController;
+}
+
 /**
  * Runs one `@BatchConsumer` method: claims due batches (one group each) and hands them to the handler.
  * Continuous mode polls every shard; scheduled mode drains every due group when its schedule fires.
+ * On ordered queues a batch holds its group until acknowledged; a heartbeat keeps the leases of running
+ * batches, and on shutdown those whose handler does not finish in time are given back at once.
  */
 export class BatchConsumerWorker extends ShardedWorker {
   private draining?: Promise<void>;
   /** Per shard, the groups the last call listed as due. */
   private readonly candidates: string[][];
+  private readonly running = new Set<Running>();
+  /** Acknowledgements and failures on their way to Redis; shutdown waits for them. */
+  private readonly recording = new Set<Promise<unknown>>();
+  private heartbeat?: NodeJS.Timeout;
+  /** Batches claimed so far: a scheduled drain of an ordered queue goes on while its rounds claim any. */
+  private claimed = 0;
   private readonly name: string;
   private readonly store: FixedQueueStore;
   private readonly events: QueueEvents;
+  private readonly acks: BatchWorkerDependencies['acks'];
+  private readonly wake: BatchWorkerDependencies['wake'];
+  private readonly delivery: BatchWorkerDependencies['delivery'];
   private readonly handler: BatchHandler;
   private readonly onFailed: BatchFailureHandler | undefined;
   private readonly options: BatchConsumerOptionsRules;
 
   constructor(deps: BatchWorkerDependencies) {
     super(deps);
+    if (deps.delivery.delivery === 'at-least-once' && deps.options.retries > 0) {
+      throw new QueueConfigError(
+        `@BatchConsumer on ${deps.label}: retries applies to at-most-once queues; "${deps.queue}" is at-least-once ` +
+          'and retries through Redis (set maxAttempts and retryDelayMs on the queue instead)',
+      );
+    }
     this.name = deps.queue;
     this.store = deps.store;
     this.events = deps.events;
+    this.acks = deps.acks;
+    this.wake = deps.wake;
+    this.delivery = deps.delivery;
     this.handler = deps.handler;
     this.onFailed = deps.onFailed;
     this.options = deps.options;
@@ -51,9 +98,11 @@ export class BatchConsumerWorker extends ShardedWorker {
   }
 
   override async stop(timeoutMs: number): Promise<boolean> {
-    const stopping = super.stop(timeoutMs);
+    const finished = await super.stop(timeoutMs);
     await this.draining;
-    return stopping;
+    if (!finished) await this.giveBack();
+    await Promise.allSettled(this.recording);
+    return finished;
   }
 
   protected async take(shard: number, limit: number): Promise<Taken> {
@@ -66,73 +115,260 @@ export class BatchConsumerWorker extends ShardedWorker {
     }
     const jobs = outcome.batches
       .filter((batch) => batch.messages.length > 0)
-      .map((batch) => () => this.handle(batch, outcome.serverNow));
+      .map((batch) => () => this.handle(shard, batch, outcome.serverNow));
+    this.claimed += jobs.length;
     return { outcome, jobs };
   }
 
   private async drainAll(): Promise<void> {
-    await Promise.all(
-      Array.from({ length: this.shards }, async (_, shard) => {
-        while (!this.stopped) {
-          const outcome = await this.pollShard(shard).catch((error) => {
-            this.pollFailed(error);
-            return undefined;
-          });
-          if (!outcome || outcome.nextDueAt > outcome.serverNow) break;
-        }
-      }),
-    );
-    await this.slots.whenIdle();
+    for (;;) {
+      const before = this.claimed;
+      await Promise.all(
+        Array.from({ length: this.shards }, async (_, shard) => {
+          while (!this.stopped) {
+            const outcome = await this.pollShard(shard).catch((error) => {
+              this.pollFailed(error);
+              return undefined;
+            });
+            if (!outcome || outcome.nextDueAt > outcome.serverNow) break;
+          }
+        }),
+      );
+      await this.slots.whenIdle();
+      await Promise.allSettled(this.recording);
+      // Ordered: a group's next batch became claimable only when its previous one was acknowledged.
+      if (!this.store.ordered || this.claimed === before || this.stopped) return;
+    }
   }
 
-  private async handle(batch: ClaimedBatch, claimedAt: number): Promise<void> {
+  private async handle(shard: number, batch: ClaimedBatch, claimedAt: number): Promise<void> {
+    const running: Running = {
+      shard,
+      delivery: batch.token === undefined ? undefined : { group: batch.group, token: batch.token },
+      controller: new AbortController(),
+    };
+    this.running.add(running);
+    if (running.delivery) this.startHeartbeat();
+    try {
+      if (this.delivery.delivery === 'at-least-once') await this.deliverOnce(running, batch, claimedAt);
+      else await this.deliverWithRetries(running, batch, claimedAt);
+    } finally {
+      this.running.delete(running);
+      if (![...this.running].some((entry) => entry.delivery)) this.stopHeartbeat();
+    }
+  }
+
+  /** At-most-once: the messages left Redis with the claim; retries (if any) happen in this process. */
+  private async deliverWithRetries(running: Running, batch: ClaimedBatch, claimedAt: number): Promise<void> {
     const attempts = this.options.retries + 1;
     const { events } = this;
     let durationMs = 0;
     for (let attempt = 1; ; attempt++) {
-      const ctx: BatchContext = {
-        queue: this.name,
-        group: batch.group,
-        expired: batch.expired,
-        claimedAt,
-        attempt,
-      };
+      const ctx = this.context(batch, claimedAt, attempt, running.controller.signal);
       const started = performance.now();
       try {
         await this.handler(batch.messages, ctx);
         durationMs += performance.now() - started;
         if (events.has('batch.completed'))
           events.emit('batch.completed', this.describeBatch(batch, claimedAt, attempt, durationMs));
-        return;
+        break;
       } catch (error) {
         durationMs += performance.now() - started;
-        if (attempt < attempts) {
+        if (attempt < attempts && !running.controller.signal.aborted) {
           await delay(this.options.retryDelayMs * 2 ** (attempt - 1));
           continue;
         }
-        const size = batch.messages.length;
         this.logger.error(
           logLine(this.label, 'batch failed after its last attempt', {
             group: batch.group,
-            size,
+            size: batch.messages.length,
             attempts: attempt,
             error: describeError(error),
           }),
         );
-        if (events.has('batch.failed'))
-          events.emit('batch.failed', { ...this.describeBatch(batch, claimedAt, attempt, durationMs), error });
-        if (this.onFailed) {
-          try {
-            await this.onFailed(error, batch.messages, ctx);
-          } catch (hookError) {
-            this.logger.error(
-              logLine(this.label, 'onFailed hook threw', { group: batch.group, size, error: describeError(hookError) }),
-            );
-          }
-        }
-        return;
+        await this.failedForGood(batch, ctx, durationMs, error);
+        break;
       }
     }
+    if (running.delivery) this.record('ack', this.acknowledge(running.shard, running.delivery), batch);
+  }
+
+  /**
+   * At-least-once: one delivery per claim. Resolving acknowledges (the messages leave Redis); throwing
+   * schedules the next delivery of the same messages, or buries them after the last attempt.
+   */
+  private async deliverOnce(running: Running, batch: ClaimedBatch, claimedAt: number): Promise<void> {
+    const delivery = running.delivery!;
+    const ctx = this.context(batch, claimedAt, batch.attempt, running.controller.signal);
+    const started = performance.now();
+    const { events } = this;
+    try {
+      await this.handler(batch.messages, ctx);
+    } catch (error) {
+      const durationMs = performance.now() - started;
+      if (running.controller.signal.aborted) return;
+      const backoff = Math.min(MAX_RETRY_DELAY_MS, this.delivery.retryDelayMs * 2 ** Math.max(0, batch.attempt - 1));
+      const failing = this.store
+        .fail(running.shard, delivery, backoff, errorText(error))
+        .then(async ({ outcome, at }) => {
+          if (outcome === 'retry') {
+            this.dueAt(running.shard, at);
+            this.logger.warn(
+              logLine(this.label, 'batch failed, will be delivered again', {
+                group: batch.group,
+                size: batch.messages.length,
+                attempt: batch.attempt,
+                nextAttemptAt: new Date(at).toISOString(),
+                error: describeError(error),
+              }),
+            );
+          } else if (outcome === 'dead') {
+            this.logger.error(
+              logLine(this.label, 'batch failed its last attempt and is dead-lettered', {
+                group: batch.group,
+                size: batch.messages.length,
+                attempts: batch.attempt,
+                error: describeError(error),
+              }),
+            );
+            this.dueAt(running.shard, at);
+            await this.failedForGood(batch, ctx, durationMs, error);
+          }
+        });
+      this.record('fail', failing, batch);
+      return;
+    }
+    // Aborted: the lease was lost or the batch given back at shutdown; either way it is not ours to finish.
+    if (running.controller.signal.aborted) return;
+    const durationMs = performance.now() - started;
+    const acked = this.acknowledge(running.shard, delivery).then((done) => {
+      if (done && events.has('batch.completed'))
+        events.emit('batch.completed', this.describeBatch(batch, claimedAt, batch.attempt, durationMs));
+    });
+    this.record('ack', acked, batch);
+  }
+
+  /** Finishes an ordered delivery: the group is ready for its next batch, here or in any process. */
+  private async acknowledge(shard: number, delivery: Delivery): Promise<boolean> {
+    const { done, wakeAt, serverNow } = await this.acks.add(shard, delivery);
+    if (wakeAt >= 0) {
+      this.dueAt(shard, wakeAt);
+      this.wake(shard, serverNow, wakeAt);
+    }
+    return done;
+  }
+
+  /** The slot is free once the handler is: recording the outcome overlaps with the next batch. */
+  private record(operation: 'ack' | 'fail', outcome: Promise<unknown>, batch: ClaimedBatch): void {
+    this.recording.add(outcome);
+    outcome
+      .catch((error) => {
+        // The lease runs out and the group moves on (at-least-once: the batch is delivered again).
+        this.logger.warn(
+          logLine(this.label, `could not record the batch's ${operation}`, {
+            group: batch.group,
+            attempt: batch.attempt,
+            error: describeError(error),
+          }),
+        );
+        this.reportError(operation, error);
+      })
+      .finally(() => this.recording.delete(outcome));
+  }
+
+  private async failedForGood(batch: ClaimedBatch, ctx: BatchContext, durationMs: number, error: unknown) {
+    const { events } = this;
+    if (events.has('batch.failed'))
+      events.emit('batch.failed', { ...this.describeBatch(batch, ctx.claimedAt, ctx.attempt, durationMs), error });
+    if (!this.onFailed) return;
+    try {
+      await this.onFailed(error, batch.messages, ctx);
+    } catch (hookError) {
+      this.logger.error(
+        logLine(this.label, 'onFailed hook threw', {
+          group: batch.group,
+          size: batch.messages.length,
+          error: describeError(hookError),
+        }),
+      );
+    }
+  }
+
+  /**
+   * Shutdown ran out of time with handlers still running: their signals abort, and ordered deliveries
+   * let go of their groups at once (at-least-once: due again, not counted as an attempt) instead of
+   * holding them until their leases run out.
+   */
+  private async giveBack(): Promise<void> {
+    this.stopHeartbeat();
+    const byShard = new Map<number, Delivery[]>();
+    for (const { shard, delivery, controller } of this.running) {
+      controller.abort(new Error('shutdown timeout ran out'));
+      if (delivery) byShard.set(shard, [...(byShard.get(shard) ?? []), delivery]);
+    }
+    const atLeastOnce = this.delivery.delivery === 'at-least-once';
+    const given = await Promise.all(
+      [...byShard].map(([shard, deliveries]) =>
+        (atLeastOnce
+          ? this.store.release(shard, deliveries)
+          : this.store.ack(shard, deliveries).then(({ done }) => done)
+        ).catch(() => [] as boolean[]),
+      ),
+    );
+    const count = given.flat().filter(Boolean).length;
+    if (count > 0)
+      this.logger.warn(
+        logLine(this.label, 'gave unfinished batches back to the queue for another consumer', { count }),
+      );
+  }
+
+  /**
+   * Extends the lease of every running ordered delivery, one call per shard, at a third of the lease:
+   * two missed beats still leave it alive. One timer for the worker, not one per batch.
+   */
+  private startHeartbeat(): void {
+    this.heartbeat ??= setInterval(() => this.beat(), Math.max(50, Math.floor(this.delivery.leaseMs / 3)));
+  }
+
+  private stopHeartbeat(): void {
+    clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+  }
+
+  private beat(): void {
+    const byShard = new Map<number, Running[]>();
+    for (const running of this.running) {
+      if (running.delivery) byShard.set(running.shard, [...(byShard.get(running.shard) ?? []), running]);
+    }
+    for (const [shard, entries] of byShard) {
+      this.store
+        .extend(
+          shard,
+          entries.map((entry) => entry.delivery!),
+        )
+        .then(
+          (kept) =>
+            kept.forEach((held, i) => {
+              if (held) return;
+              entries[i].controller.abort(new Error('lease lost'));
+              this.logger.warn(
+                logLine(this.label, 'lost the lease of a running batch (its group may go to another consumer)', {
+                  group: entries[i].delivery!.group,
+                }),
+              );
+            }),
+          (error) => {
+            this.logger.warn(
+              logLine(this.label, 'could not extend leases', { count: entries.length, error: describeError(error) }),
+            );
+            this.reportError('extend', error);
+          },
+        );
+    }
+  }
+
+  private context(batch: ClaimedBatch, claimedAt: number, attempt: number, signal: AbortSignal): BatchContext {
+    return { queue: this.name, group: batch.group, expired: batch.expired, claimedAt, attempt, signal };
   }
 
   private describeBatch(batch: ClaimedBatch, claimedAt: number, attempts: number, durationMs: number) {
@@ -146,4 +382,12 @@ export class BatchConsumerWorker extends ShardedWorker {
       consumer: this.label,
     };
   }
+}
+
+/** What a dead batch keeps of its last error: name and message (a stack holds server paths). */
+function errorText(error: unknown): string {
+  return (error instanceof Error ? `${error.name}: ${describeError(error)}` : describeError(error)).slice(
+    0,
+    MAX_ERROR_LENGTH,
+  );
 }

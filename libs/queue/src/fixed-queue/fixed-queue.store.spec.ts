@@ -1,4 +1,4 @@
-import { decodeTake } from './fixed-queue.store';
+import { decodeClaim, decodeTake } from './fixed-queue.store';
 
 /** A stored entry as fixed-push writes it: the server's ms, then the message's JSON. */
 const entry = (message: unknown, at = 1_700_000_000_000) => `[${at},${JSON.stringify(message)}]`;
@@ -30,9 +30,9 @@ describe('decodeTake (fixed-take replies)', () => {
     const entries = [1, 2, 3, 4, 5].map((n) => entry({ n }));
     const taken = take([['g', entries, [0, 0, 5]]], 2);
     expect(taken.batches).toEqual([
-      { group: 'g', expired: 0, messages: [{ n: 1 }, { n: 2 }] },
-      { group: 'g', expired: 0, messages: [{ n: 3 }, { n: 4 }] },
-      { group: 'g', expired: 0, messages: [{ n: 5 }] },
+      { group: 'g', expired: 0, messages: [{ n: 1 }, { n: 2 }], attempt: 1 },
+      { group: 'g', expired: 0, messages: [{ n: 3 }, { n: 4 }], attempt: 1 },
+      { group: 'g', expired: 0, messages: [{ n: 5 }], attempt: 1 },
     ]);
   });
 
@@ -40,8 +40,8 @@ describe('decodeTake (fixed-take replies)', () => {
     const entries = ['old1', 'old2', 'a', 'b', 'c'].map((m) => entry(m));
     const taken = take([['g', entries, [2, 2, 3]]], 2);
     expect(taken.batches).toEqual([
-      { group: 'g', expired: 2, messages: ['a', 'b'] },
-      { group: 'g', expired: 0, messages: ['c'] },
+      { group: 'g', expired: 2, messages: ['a', 'b'], attempt: 1 },
+      { group: 'g', expired: 0, messages: ['c'], attempt: 1 },
     ]);
   });
 
@@ -53,7 +53,7 @@ describe('decodeTake (fixed-take replies)', () => {
       ],
       10,
     );
-    expect(taken.batches).toEqual([{ group: 'stale', expired: 3, messages: [] }]);
+    expect(taken.batches).toEqual([{ group: 'stale', expired: 3, messages: [], attempt: 0 }]);
   });
 
   it('keeps the batches of several reads apart, in the order of the reads', () => {
@@ -87,5 +87,33 @@ describe('decodeTake (fixed-take replies)', () => {
     expect(raw.batches[0].messages).toEqual(messages.map((m) => JSON.stringify(m)));
     const parsed = take([['g', entries, [0, 0, 4]]], 10);
     expect(parsed.batches[0].messages).toEqual(messages);
+  });
+});
+
+describe('decodeClaim (fixed-claim replies: ordered queues)', () => {
+  const claim = (reads: [string, string[], [number, number, number, number, string]][]) =>
+    decodeClaim(
+      [5000, -1, 0, ...reads.flatMap(([, , fields]) => fields)],
+      reads.map(([group, entries]) => ({ group, entries })),
+      false,
+    );
+
+  it('gives one batch per group, with its delivery number and token, after the expired head', () => {
+    const taken = claim([
+      ['a', ['old', 'x', 'y'].map((m) => entry(m)), [1, 1, 2, 3, '0.tok.1']],
+      ['b', [entry('z')], [0, 0, 1, 1, '0.tok.2']],
+    ]);
+    expect(taken.batches).toEqual([
+      { group: 'a', expired: 1, messages: ['x', 'y'], attempt: 3, token: '0.tok.1' },
+      { group: 'b', expired: 0, messages: ['z'], attempt: 1, token: '0.tok.2' },
+    ]);
+  });
+
+  it('reports a group that only expired messages, and skips a group not claimed (held elsewhere)', () => {
+    const taken = claim([
+      ['stale', [entry('x')], [1, 1, 0, 0, '']],
+      ['held', [entry('y')], [0, 0, 0, 0, '']],
+    ]);
+    expect(taken.batches).toEqual([{ group: 'stale', expired: 1, messages: [], attempt: 0 }]);
   });
 });

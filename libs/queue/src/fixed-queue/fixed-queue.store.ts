@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import type { Scripts } from '../redis/scripts';
 import type { QueueKeys } from '../redis/keys';
 import type { FixedQueueOptionsRules } from '../validation/queue-options';
-import type { FixedQueueStats, GroupSummary } from '../interfaces';
+import type { DeadBatch, FixedQueueStats, GroupSummary } from '../interfaces';
 
 export interface GroupPush {
   group: string;
@@ -20,7 +21,33 @@ export interface ClaimedBatch {
   group: string;
   expired: number;
   messages: unknown[];
+  /** Ordered queues: the delivery's fencing token (it holds the group until acknowledged). */
+  token?: string;
+  /** Ordered queues: delivery number of these messages, from 1. */
+  attempt: number;
 }
+
+/** A delivery of an ordered queue, as acknowledgements and heartbeats name it. */
+export interface Delivery {
+  group: string;
+  token: string;
+}
+
+export interface AckOutcome {
+  serverNow: number;
+  /** Earliest due time the acknowledgements set (a group ready again), or -1. */
+  wakeAt: number;
+  /** Per delivery: finished (true) or stale (its token no longer held the group). */
+  done: boolean[];
+}
+
+export type FailOutcome = { outcome: 'retry' | 'dead' | 'gone' | 'stale'; at: number };
+
+/** A dead batch as stored: its entries still carry their push times. */
+export type DeadRecord = Omit<DeadBatch, 'messages' | 'pushedAt'> & { entries: string[] };
+
+/** What `push` and the claim scripts call the ordered modes (ARGV). */
+const MODES = { unordered: '0', atMostOnce: '1', atLeastOnce: '2' } as const;
 
 export interface TakeOutcome {
   serverNow: number;
@@ -37,16 +64,30 @@ export class FixedQueueStore {
     private readonly scripts: Scripts,
     readonly keys: QueueKeys,
     private readonly options: FixedQueueOptionsRules,
-  ) {}
+  ) {
+    if (!options.ordered) this.mode = MODES.unordered;
+    else this.mode = options.delivery === 'at-least-once' ? MODES.atLeastOnce : MODES.atMostOnce;
+  }
+
+  get ordered(): boolean {
+    return this.mode !== MODES.unordered;
+  }
 
   groupKey(shard: number, group: string): string {
     return this.keys.member(shard, 'g', group);
   }
 
+  private readonly mode: string;
+
   async push(shard: number, groups: GroupPush[]): Promise<PushOutcome> {
     const { capacity, batchSize, maxWaitMs, ttlMs } = this.options;
-    const keys = [this.keys.key(shard, 'ready'), this.keys.key(shard, 'stats'), this.keys.key(shard, 'lens')];
-    const args: (string | number)[] = [capacity, batchSize, maxWaitMs, ttlMs];
+    const keys = [
+      this.keys.key(shard, 'ready'),
+      this.keys.key(shard, 'stats'),
+      this.keys.key(shard, 'lens'),
+      this.keys.key(shard, 'held'),
+    ];
+    const args: (string | number)[] = [capacity, batchSize, maxWaitMs, ttlMs, this.mode];
     for (const { group, messages } of groups) {
       keys.push(this.groupKey(shard, group));
       args.push(group, messages.length, messages.length === 1 ? messages[0] : messages.join('\n'));
@@ -63,6 +104,7 @@ export class FixedQueueStore {
    * here), and lists the groups due now as the candidates of the next call: one round trip per poll.
    */
   async take(shard: number, limit: number, candidates: string[], raw = false): Promise<TakeOutcome> {
+    if (this.ordered) return this.claim(shard, limit, candidates, raw);
     const { batchSize, maxAgeMs, maxWaitMs } = this.options;
     const keys = [this.keys.key(shard, 'ready'), this.keys.key(shard, 'stats'), this.keys.key(shard, 'lens')];
     const args: (string | number)[] = [batchSize, maxAgeMs ?? 0, maxWaitMs, limit];
@@ -83,6 +125,173 @@ export class FixedQueueStore {
       batchSize,
       raw,
     );
+  }
+
+  /**
+   * `take` for ordered queues: one batch per group at most, the group held by a token until `ack`
+   * (or `fail`/`release`, or its lease running out).
+   */
+  private async claim(shard: number, limit: number, candidates: string[], raw: boolean): Promise<TakeOutcome> {
+    const { batchSize, maxAgeMs, maxWaitMs, leaseMs, maxAttempts, deadLetter, ttlMs } = this.options;
+    const keys = [
+      this.keys.key(shard, 'ready'),
+      this.keys.key(shard, 'stats'),
+      this.keys.key(shard, 'lens'),
+      this.keys.key(shard, 'held'),
+      this.keys.key(shard, 'leases'),
+      this.keys.key(shard, 'dead'),
+      this.keys.key(shard, 'deadData'),
+      this.keys.key(shard, 'errors'),
+    ];
+    // Random, not a counter kept in Redis: a counter restarts when Redis loses its data, and a token
+    // issued again would let a stale acknowledgement finish a newer delivery.
+    const base = `${shard}.${randomBytes(9).toString('base64url')}`;
+    const args: (string | number)[] = [
+      batchSize,
+      maxAgeMs ?? 0,
+      maxWaitMs,
+      limit,
+      this.mode,
+      leaseMs,
+      maxAttempts,
+      deadLetter.capacity,
+      base,
+      ttlMs,
+    ];
+    if (candidates.length === 0) return decodeClaim(await this.scripts.run('fixed-claim', keys, args), [], raw);
+    const reads = candidates.map((group) => {
+      const key = this.groupKey(shard, group);
+      keys.push(key);
+      args.push(group, batchSize);
+      return { key, count: batchSize };
+    });
+    const { lists, result } = await this.scripts.runAfterReads<TakeReply>('fixed-claim', keys, args, reads);
+    return decodeClaim(
+      result,
+      candidates.map((group, i) => ({ group, entries: lists[i] })),
+      raw,
+    );
+  }
+
+  /** Finishes deliveries of an ordered queue; a stale one (its token lost the group) changes nothing. */
+  async ack(shard: number, deliveries: Delivery[]): Promise<AckOutcome> {
+    const keys = [
+      this.keys.key(shard, 'ready'),
+      this.keys.key(shard, 'stats'),
+      this.keys.key(shard, 'lens'),
+      this.keys.key(shard, 'held'),
+      this.keys.key(shard, 'leases'),
+      this.keys.key(shard, 'errors'),
+    ];
+    const args: (string | number)[] = [this.options.batchSize, this.options.maxWaitMs];
+    for (const { group, token } of deliveries) {
+      keys.push(this.groupKey(shard, group));
+      args.push(group, token);
+    }
+    const reply = await this.scripts.run<number[]>('fixed-ack', keys, args);
+    return { serverNow: reply[0], wakeAt: reply[1], done: reply.slice(2).map((done) => done === 1) };
+  }
+
+  /** At-least-once: a failed delivery is retried after `delayMs`, or dead-lettered after its last attempt. */
+  async fail(shard: number, delivery: Delivery, delayMs: number, error: string): Promise<FailOutcome> {
+    const { batchSize, maxWaitMs, maxAttempts, deadLetter } = this.options;
+    const keys = [
+      this.keys.key(shard, 'ready'),
+      this.keys.key(shard, 'stats'),
+      this.keys.key(shard, 'lens'),
+      this.keys.key(shard, 'held'),
+      this.keys.key(shard, 'leases'),
+      this.keys.key(shard, 'dead'),
+      this.keys.key(shard, 'deadData'),
+      this.keys.key(shard, 'errors'),
+      this.groupKey(shard, delivery.group),
+    ];
+    const args = [
+      batchSize,
+      maxWaitMs,
+      delivery.group,
+      delivery.token,
+      delayMs,
+      maxAttempts,
+      deadLetter.capacity,
+      error,
+    ];
+    const [outcome, at] = await this.scripts.run<[FailOutcome['outcome'], number]>('fixed-fail', keys, args);
+    return { outcome, at };
+  }
+
+  /** At-least-once, at shutdown: unfinished deliveries are due again at once, not counted as attempts. */
+  async release(shard: number, deliveries: Delivery[]): Promise<boolean[]> {
+    const keys = [this.keys.key(shard, 'ready'), this.keys.key(shard, 'held'), this.keys.key(shard, 'leases')];
+    const args = deliveries.flatMap(({ group, token }) => [group, token]);
+    const reply = await this.scripts.run<number[]>('fixed-release', keys, args);
+    return reply.map((done) => done === 1);
+  }
+
+  /** Heartbeat: extends the leases of running deliveries; false where the lease was lost. */
+  async extend(shard: number, deliveries: Delivery[]): Promise<boolean[]> {
+    const keys = [this.keys.key(shard, 'held'), this.keys.key(shard, 'leases')];
+    const args: (string | number)[] = [this.options.leaseMs, this.options.ttlMs];
+    for (const { group, token } of deliveries) {
+      keys.push(this.groupKey(shard, group));
+      args.push(group, token);
+    }
+    const reply = await this.scripts.run<number[]>('fixed-extend', keys, args);
+    return reply.map((held) => held === 1);
+  }
+
+  /** The newest `limit` dead batches of a shard. */
+  async dead(shard: number, limit: number): Promise<DeadRecord[]> {
+    const reply = await this.scripts.run<string[]>(
+      'fixed-dead',
+      [this.keys.key(shard, 'dead'), this.keys.key(shard, 'deadData')],
+      [limit],
+    );
+    const records: DeadRecord[] = [];
+    for (let i = 0; i < reply.length; i += 2) {
+      const { group, attempts, error, diedAt, entries } = JSON.parse(reply[i + 1]) as {
+        group: string;
+        attempts: number;
+        error: string;
+        diedAt: number;
+        entries: string[] | Record<string, never>;
+      };
+      records.push({
+        id: reply[i],
+        group,
+        attempts,
+        lastError: error,
+        diedAt,
+        entries: Array.isArray(entries) ? entries : [],
+      });
+    }
+    return records;
+  }
+
+  /** Appends a dead batch's messages to its group again. Null when no such dead batch exists. */
+  async requeue(shard: number, id: string): Promise<{ dropped: number; wakeAt: number } | null> {
+    const stored = await this.scripts.call((client) => client.hget(this.keys.key(shard, 'deadData'), id));
+    if (stored === null) return null;
+    const { group } = JSON.parse(stored) as { group: string };
+    const { capacity, batchSize, maxWaitMs, ttlMs } = this.options;
+    const keys = [
+      this.keys.key(shard, 'ready'),
+      this.keys.key(shard, 'stats'),
+      this.keys.key(shard, 'lens'),
+      this.keys.key(shard, 'held'),
+      this.keys.key(shard, 'dead'),
+      this.keys.key(shard, 'deadData'),
+      this.groupKey(shard, group),
+    ];
+    const reply = await this.scripts.run<number[]>('fixed-requeue', keys, [
+      id,
+      group,
+      capacity,
+      batchSize,
+      maxWaitMs,
+      ttlMs,
+    ]);
+    return reply[0] === 1 ? { dropped: reply[1], wakeAt: reply[2] } : null;
   }
 
   size(shard: number, group: string): Promise<number> {
@@ -115,16 +324,30 @@ export class FixedQueueStore {
       dropped: 0,
       expired: 0,
       delivered: 0,
+      dead: 0,
+      redelivered: 0,
+      requeued: 0,
+      active: 0,
       nextDueAt: null,
       lagMs: 0,
     };
     const shards = await Promise.all(
       Array.from({ length: this.options.shards }, (_, shard) =>
-        this.scripts.run<number[]>('fixed-stats', [this.keys.key(shard, 'ready'), this.keys.key(shard, 'stats')], []),
+        this.scripts.run<number[]>(
+          'fixed-stats',
+          [this.keys.key(shard, 'ready'), this.keys.key(shard, 'stats'), this.keys.key(shard, 'leases')],
+          [],
+        ),
       ),
     );
-    for (const [groups, pending, pushed, dropped, expired, delivered, nextDue, now] of shards) {
-      total.groups += groups;
+    for (const reply of shards) {
+      const [groups, pending, pushed, dropped, expired, delivered, dead, redelivered, requeued, active] = reply;
+      const [nextDue, now] = reply.slice(10);
+      total.groups += groups + active;
+      total.dead += dead;
+      total.redelivered += redelivered;
+      total.requeued += requeued;
+      total.active += active;
       total.pending += pending;
       total.pushed += pushed;
       total.dropped += dropped;
@@ -155,13 +378,44 @@ export function decodeTake(
     const { group, entries } = read[i];
     // Every message was discarded for age: no batch to handle, but the caller learns how many.
     if (end === offset && (reply[at + 1] as number) > 0)
-      batches.push({ group, expired: reply[at + 1] as number, messages: [] });
+      batches.push({ group, expired: reply[at + 1] as number, messages: [], attempt: 0 });
     for (let from = offset; from < end; from += batchSize) {
       batches.push({
         group,
         expired: from === offset ? (reply[at + 1] as number) : 0,
         messages: decodeEntries(entries, from, Math.min(end, from + batchSize), raw),
+        attempt: 1,
       });
+    }
+  }
+  return {
+    serverNow: reply[0] as number,
+    nextDueAt: reply[1] === -1 ? Infinity : (reply[1] as number),
+    due: reply.slice(3, listedEnd) as string[],
+    batches,
+  };
+}
+
+/** @internal Per candidate the claim says: offset, expired, claimed, attempt, token (one batch at most). */
+export function decodeClaim(reply: TakeReply, read: { group: string; entries: string[] }[], raw: boolean): TakeOutcome {
+  const listedEnd = 3 + (reply[2] as number);
+  const batches: ClaimedBatch[] = [];
+  for (let i = 0; i < read.length; i++) {
+    const at = listedEnd + 5 * i;
+    const offset = reply[at] as number;
+    const expired = reply[at + 1] as number;
+    const claimed = reply[at + 2] as number;
+    const { group, entries } = read[i];
+    if (claimed > 0) {
+      batches.push({
+        group,
+        expired,
+        messages: decodeEntries(entries, offset, offset + claimed, raw),
+        attempt: reply[at + 3] as number,
+        token: reply[at + 4] as string,
+      });
+    } else if (expired > 0) {
+      batches.push({ group, expired, messages: [], attempt: 0 });
     }
   }
   return {

@@ -8,8 +8,10 @@ import { assertQueueMeta } from '../redis/queue-meta';
 import type { QueueSettings } from '../queue.settings';
 import { FixedQueueOptionsRules, fixedQueueChecks, resolveOptions } from '../validation/queue-options';
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
-import type { FixedQueueOptions, FixedQueueStats, GroupSummary, PushResult } from '../interfaces';
-import { FixedQueueStore, type GroupPush, type PushOutcome } from './fixed-queue.store';
+import type { DeadBatch, FixedQueueOptions, FixedQueueStats, GroupSummary, PushResult } from '../interfaces';
+import { ShardBatcher } from '../redis/shard-batcher';
+import type { AckResult } from './batch-consumer.worker';
+import { FixedQueueStore, type Delivery, type GroupPush, type PushOutcome } from './fixed-queue.store';
 import { MAX_BYTES_PER_CALL, MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
 
 /**
@@ -24,6 +26,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
   readonly store: FixedQueueStore;
   /** @internal This process' estimate of Redis' clock, fed by pushes and consumer polls. */
   readonly clock = new ServerClock();
+  /** @internal Acknowledgements of ordered deliveries, one script call per shard and tick. */
+  readonly acks: ShardBatcher<Delivery, AckResult>;
   private readonly codec: PayloadCodec;
   private readonly coalescer: PushCoalescer;
   /** Per shard, the due time of the last wake-up hint still ahead of us (server ms). */
@@ -58,6 +62,10 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
       },
     );
     this.hinted = new Array<number>(this.options.shards).fill(-1);
+    this.acks = new ShardBatcher(async (shard, deliveries) => {
+      const { done, serverNow, wakeAt } = await this.store.ack(shard, deliveries);
+      return done.map((finished) => ({ done: finished, serverNow, wakeAt }));
+    });
   }
 
   async onModuleInit(): Promise<void> {
@@ -117,6 +125,46 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
     assertLimit(limit, 1000);
     const heads = await this.store.readyHeads(limit);
     return heads.sort((a, b) => b.size - a.size || a.dueAt - b.dueAt).slice(0, limit);
+  }
+
+  /**
+   * The newest dead batches (at-least-once queues: batches that failed their last attempt), newest
+   * first. Costs O(shards × limit).
+   */
+  async deadLetters(limit = 100): Promise<DeadBatch<T>[]> {
+    assertLimit(limit, 1000);
+    const shards = await Promise.all(
+      Array.from({ length: this.options.shards }, (_, shard) => this.store.dead(shard, limit)),
+    );
+    return shards
+      .flat()
+      .sort((a, b) => b.diedAt - a.diedAt)
+      .slice(0, limit)
+      .map(({ entries, ...record }) => ({
+        ...record,
+        pushedAt: entries.map((entry) => Number(entry.slice(1, entry.indexOf(',')))),
+        messages: entries.map((entry) => JSON.parse(entry.slice(entry.indexOf(',') + 1, -1)) as T),
+      }));
+  }
+
+  /**
+   * Appends a dead batch's messages to its group again, as if pushed now (so `maxAgeMs` counts from
+   * now, and capacity evicts the oldest as a push does), attempts starting over. Null when no dead batch
+   * has that id.
+   */
+  async requeue(id: string): Promise<{ id: string; dropped: number } | null> {
+    assertName(id, 'id');
+    const shard = Number(id.slice(0, id.indexOf('.')));
+    if (!Number.isInteger(shard) || shard < 0 || shard >= this.options.shards || !id.includes('.')) return null;
+    const placed = await this.store.requeue(shard, id);
+    if (!placed) return null;
+    this.wake(shard, 0, placed.wakeAt);
+    return { id, dropped: placed.dropped };
+  }
+
+  /** @internal A group became ready (a push, an acknowledgement): wake sleeping consumers in every process. */
+  wake(shard: number, serverNow: number, wakeAt: number): void {
+    this.hint(shard, { serverNow, wakeAt, evicted: [] });
   }
 
   /** Once per script call, not per push: what a write stored and evicted. */

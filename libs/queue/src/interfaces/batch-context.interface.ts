@@ -6,6 +6,14 @@ export interface BatchContext {
   expired: number;
   /** Redis server time of the claim, epoch ms. */
   claimedAt: number;
-  /** In-process attempt of this batch, from 1 (greater after a handler threw and `retries` allowed another). */
+  /**
+   * Delivery number, from 1. At-least-once: greater when these messages were delivered before (the
+   * handler threw, or its lease ran out). At-most-once: the in-process attempt (`retries`).
+   */
   attempt: number;
+  /**
+   * Aborted when this delivery's lease was lost (another consumer may get the batch) or the shutdown
+   * timeout ran out: stop work you no longer own.
+   */
+  signal: AbortSignal;
 }

@@ -7,4 +7,9 @@ export interface DelayContext {
   runAt: number;
   /** Redis server time at which it was claimed, epoch ms (`firedAt - runAt` is its lateness). */
   firedAt: number;
+  /**
+   * Aborted when this delivery's lease was lost (the task was rescheduled, cancelled, or went to another
+   * worker) or the shutdown timeout ran out: stop work you no longer own.
+   */
+  signal: AbortSignal;
 }

@@ -23,6 +23,44 @@ export interface FixedQueueOptions {
   maxPayloadBytes?: number;
   /** Pushes resolve only once this many replicas hold them (Redis WAIT); see README "Guarantees". Default: off. */
   waitForReplicas?: ReplicaWaitOptions;
+  /**
+   * One batch of a group out at a time, in push order, across every consumer and process; the next
+   * becomes claimable once the previous is finished or its lease ran out. Other groups still run in
+   * parallel. `false`: a group's batches may run in parallel (at-most-once only). Default: `FIXED_QUEUE_DEFAULTS.ordered`.
+   */
+  ordered?: boolean;
+  /**
+   * `'at-most-once'` (default): a claimed batch leaves Redis; a consumer that dies loses it.
+   * `'at-least-once'`: it stays until its handler resolves, is delivered again (attempt + 1) when the
+   * lease runs out or the handler throws, and goes to the dead letters after `maxAttempts` deliveries.
+   * Default: `FIXED_QUEUE_DEFAULTS.delivery`.
+   */
+  delivery?: FixedQueueDelivery;
+  /** How long a batch's group stays held without a heartbeat (a consumer that died). Default: `FIXED_QUEUE_DEFAULTS.leaseMs`. */
+  leaseMs?: number;
+  /** At-least-once: deliveries of a batch before it is dead-lettered. Default: `FIXED_QUEUE_DEFAULTS.maxAttempts`. */
+  maxAttempts?: number;
+  /** At-least-once: wait before a failed batch is delivered again, doubled on each attempt (at most 1 h). Default: `FIXED_QUEUE_DEFAULTS.retryDelayMs`. */
+  retryDelayMs?: number;
+  /** At-least-once: dead batches kept (the oldest are deleted beyond it). Default: `FIXED_QUEUE_DEFAULTS.deadLetter`. */
+  deadLetter?: { capacity?: number };
+}
+
+export type FixedQueueDelivery = 'at-most-once' | 'at-least-once';
+
+/** A batch that failed its last attempt (at-least-once), as `FixedQueue.deadLetters` lists it. */
+export interface DeadBatch<T = unknown> {
+  /** Pass it to `FixedQueue.requeue`. */
+  id: string;
+  group: string;
+  /** Oldest first, as they were delivered. */
+  messages: T[];
+  /** When each message was pushed, Redis time in epoch ms. */
+  pushedAt: number[];
+  attempts: number;
+  /** The last attempt's error (name and message), or why it ended ('lease expired: ...'). */
+  lastError: string;
+  diedAt: number;
 }
 
 export interface ReplicaWaitOptions {
@@ -38,14 +76,23 @@ export interface PushResult {
 }
 
 export interface FixedQueueStats {
-  /** Groups currently holding messages. */
+  /** Groups holding messages that wait for a consumer, plus (ordered) groups being handled. */
   groups: number;
   /** Messages held in all groups. */
   pending: number;
   pushed: number;
   dropped: number;
   expired: number;
+  /** Messages handed to a handler (at-least-once: acknowledged). */
   delivered: number;
+  /** At-least-once: messages moved to the dead letters. */
+  dead: number;
+  /** At-least-once: messages delivered again after a failure or a lease that ran out. */
+  redelivered: number;
+  /** At-least-once: messages brought back from the dead letters. */
+  requeued: number;
+  /** Ordered queues: groups whose batch is being handled now. */
+  active: number;
   /** Earliest time a group holding messages is due (Redis time, epoch ms), or null when none holds any. */
   nextDueAt: number | null;
   /** How long the most overdue group has waited past its due time, by Redis' clock; 0 when none is overdue. */

@@ -96,6 +96,12 @@ class QueueOptionsRules {
   schema?: SchemaClass;
 }
 
+class DeadLetterRules {
+  @IsInt()
+  @Min(0)
+  capacity = DELAY_QUEUE_DEFAULTS.deadLetter.capacity;
+}
+
 export class FixedQueueOptionsRules extends QueueOptionsRules {
   override shards = FIXED_QUEUE_DEFAULTS.shards;
 
@@ -122,6 +128,31 @@ export class FixedQueueOptionsRules extends QueueOptionsRules {
   @IsInt()
   @Min(1000)
   ttlMs = FIXED_QUEUE_DEFAULTS.ttlMs;
+
+  @IsBoolean()
+  ordered = FIXED_QUEUE_DEFAULTS.ordered;
+
+  @IsIn(['at-most-once', 'at-least-once'])
+  delivery = FIXED_QUEUE_DEFAULTS.delivery;
+
+  @IsInt()
+  @Min(100)
+  @Max(DAY_MS)
+  leaseMs = FIXED_QUEUE_DEFAULTS.leaseMs;
+
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  maxAttempts = FIXED_QUEUE_DEFAULTS.maxAttempts;
+
+  @IsInt()
+  @Min(0)
+  @Max(DAY_MS)
+  retryDelayMs = FIXED_QUEUE_DEFAULTS.retryDelayMs;
+
+  @ValidateNested()
+  @Type(() => DeadLetterRules)
+  deadLetter = new DeadLetterRules();
 }
 
 class BackoffRules {
@@ -135,12 +166,6 @@ class BackoffRules {
   @IsInt()
   @Min(0)
   maxDelayMs = DELAY_QUEUE_DEFAULTS.backoff.maxDelayMs;
-}
-
-class DeadLetterRules {
-  @IsInt()
-  @Min(0)
-  capacity = DELAY_QUEUE_DEFAULTS.deadLetter.capacity;
 }
 
 export class DelayQueueOptionsRules extends QueueOptionsRules {
@@ -271,6 +296,14 @@ export const fixedQueueChecks: Checks<FixedQueueOptionsRules> = (o) => {
     );
   if (o.schema !== undefined && typeof o.schema !== 'function')
     problems.push('schema must be a class decorated with class-validator');
+  if (o.delivery === 'at-least-once' && !o.ordered)
+    problems.push(
+      "delivery 'at-least-once' needs ordered: true (an unacknowledged batch stays at the head of its group until acknowledged, so a group's batches are handed out one at a time)",
+    );
+  if (o.delivery === 'at-least-once' && o.ttlMs <= o.leaseMs)
+    problems.push(
+      `ttlMs must be > leaseMs, or a group expires while its batch waits for redelivery (got ttlMs=${o.ttlMs}, leaseMs=${o.leaseMs})`,
+    );
   return problems;
 };
 

@@ -2,12 +2,13 @@
 -- shard's ready index (group -> time it becomes due) and counters in step.
 -- Input:
 --   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash (group -> length the counters know)
---   KEYS[3+i] list of group i
+--   KEYS[4] held hash (ordered queues: groups whose batch is out)  KEYS[4+i] list of group i
 --   ARGV[1] capacity  ARGV[2] batchSize  ARGV[3] maxWaitMs  ARGV[4] ttlMs
+--   ARGV[5] mode: 0 unordered, 1 ordered at-most-once, 2 ordered at-least-once
 --   then per group: name, count, its messages joined by '\n' (JSON text never holds a raw newline):
 --   one argument per group rather than per message halves the producer's cost of sending them.
 -- Output: {now, earliest due time made earlier by this call or -1, dropped of group 1, ...}
-local readyKey, statsKey, lensKey = KEYS[1], KEYS[2], KEYS[3]
+local readyKey, statsKey, lensKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 --- @include "now"
 --- @include "sliced"
 local capacity, batch = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -20,8 +21,9 @@ local out = {now, -1}
 local pushed, dropped, expired, pending = 0, 0, 0, 0
 local wake = -1
 local lens, fresh = {}, {}
-local a = 5
-for k = 4, #KEYS do
+local mode = ARGV[5]
+local a = 6
+for k = 5, #KEYS do
   local key, group, n, joined = KEYS[k], ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
   a = a + 3
   local len
@@ -46,6 +48,30 @@ for k = 4, #KEYS do
     len = capacity
   end
   redis.call('PEXPIRE', key, ttl)
+  local held = false
+  if mode ~= '0' and (evicted > 0 or before == 0 or (before < batch and len >= batch)) then
+    -- Ordered: a group whose batch is out (or waits for a retry) becomes ready through its
+    -- acknowledgement (or its retry time), never through a push. An at-least-once delivery owns the
+    -- oldest entries: what eviction took, or what a key that expired lost, it no longer owns.
+    local record = redis.call('HGET', heldKey, group)
+    if record then
+      held = true
+      if mode == '2' then
+        local holder, count, rest = string.match(record, '^([^:]*):(%d+):(.*)$')
+        local lost = evicted
+        if before == 0 then lost = tonumber(count) end
+        if lost > 0 and tonumber(count) > 0 then
+          count = math.max(0, tonumber(count) - lost)
+          if count == 0 and holder == '' then
+            redis.call('HDEL', heldKey, group)
+            held = false
+          else
+            redis.call('HSET', heldKey, group, holder .. ':' .. count .. ':' .. rest)
+          end
+        end
+      end
+    end
+  end
   lens[#lens + 1] = group
   lens[#lens + 1] = len
   -- A list that existed holds what the counters know; one that did not may have expired (ttlMs) with
@@ -54,9 +80,10 @@ for k = 4, #KEYS do
   pending = pending + len - before
   pushed = pushed + n
   dropped = dropped + evicted
-  -- A non-empty list always has its ready entry (a claim removes it only with the last message), so
-  -- the index changes only when the group appears or fills up; LT keeps an earlier due time.
-  if before == 0 or (before < batch and len >= batch) then
+  -- A non-empty list of a group not held always has its ready entry (a claim removes it only with the
+  -- last message, or while it holds the group), so the index changes only when the group appears or
+  -- fills up; LT keeps an earlier due time.
+  if not held and (before == 0 or (before < batch and len >= batch)) then
     local due = now + maxWait
     if len >= batch then due = now end
     if redis.call('ZADD', readyKey, 'LT', 'CH', due, group) == 1 and (wake < 0 or due < wake) then wake = due end

@@ -1,12 +1,14 @@
 -- Counters of one shard; O(1), whatever the number of groups (plus one ZRANGE for the earliest due).
 -- Input:
---   KEYS[1] ready zset  KEYS[2] stats hash
--- Output: {groups, pending, pushed, dropped, expired, delivered, earliest due time or -1, now}
-local readyKey, statsKey = KEYS[1], KEYS[2]
+--   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] leases zset (groups whose batch is being handled)
+-- Output: {groups ready, pending, pushed, dropped, expired, delivered, dead, redelivered, requeued,
+--   groups being handled, earliest due time or -1, now}
+local readyKey, statsKey, leasesKey = KEYS[1], KEYS[2], KEYS[3]
 --- @include "now"
-local s = redis.call('HMGET', statsKey, 'pending', 'pushed', 'dropped', 'expired', 'delivered')
+local s = redis.call('HMGET', statsKey, 'pending', 'pushed', 'dropped', 'expired', 'delivered', 'dead', 'redelivered', 'requeued')
 local out = {redis.call('ZCARD', readyKey)}
 for i = 1, #s do out[i + 1] = tonumber(s[i] or '0') end
+out[#out + 1] = redis.call('ZCARD', leasesKey)
 local head = redis.call('ZRANGE', readyKey, 0, 0, 'WITHSCORES')
 out[#out + 1] = -1
 if #head > 0 then out[#out] = tonumber(head[2]) end

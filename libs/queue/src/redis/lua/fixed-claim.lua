@@ -1,0 +1,155 @@
+-- Claims batches of an ordered FixedQueue: at most one batch of a group is out at a time, always the
+-- group's oldest messages. A claimed group leaves the ready index and is held (a token and a lease);
+-- its acknowledgement (fixed-ack) makes it ready again. At-least-once deliveries leave the messages at
+-- the head of the list: the acknowledgement trims exactly what the delivery still owns, so nothing is
+-- copied and order comes for free. A group whose lease ran out is ready again at once: at-most-once
+-- gives its next messages, at-least-once the same ones again (attempt + 1), or buries them once
+-- `maxAttempts` deliveries were made.
+-- Like fixed-take, the caller reads each candidate's first `read` entries (LRANGE in the same MULTI)
+-- and this script says which of those it claimed; keys are only those the caller declared.
+-- KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash  KEYS[4] held hash  KEYS[5] leases zset
+-- KEYS[6] dead zset  KEYS[7] dead records hash  KEYS[8] errors hash  KEYS[8+i] list of candidate i
+-- ARGV[1] batchSize  ARGV[2] maxAgeMs (0: none)  ARGV[3] maxWaitMs  ARGV[4] limit  ARGV[5] mode (1 at-most-
+-- once, 2 at-least-once)  ARGV[6] leaseMs  ARGV[7] maxAttempts  ARGV[8] dead-letter capacity
+-- ARGV[9] token base (random per call)  ARGV[10] ttlMs, then per candidate: name, entries read
+-- Returns {now, next due or -1, groups listed, group..., then per candidate: offset, expired, claimed,
+-- attempt, token}: the read entries [offset, offset + claimed) are one batch, delivered under token.
+local readyKey, statsKey, lensKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local leasesKey, deadKey, recordsKey, errorsKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+--- @include "now"
+local batch, maxAge, maxWait, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local atLeastOnce = ARGV[5] == '2'
+local lease, maxAttempts, deadCapacity = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local base, ttl = ARGV[9], ARGV[10]
+local cutoff = now - maxAge
+
+--- @include "fixed-held"
+
+-- Leases that ran out first (bounded per call; the rest on the next poll). Their lists are not
+-- declared here, so they only become ready: the claim below, with the list in hand, does the rest.
+local leaseHead = redis.call('ZRANGE', leasesKey, 0, 0, 'WITHSCORES')
+if #leaseHead > 0 and tonumber(leaseHead[2]) <= now then
+  local lapsed = redis.call('ZRANGE', leasesKey, '-inf', now, 'BYSCORE', 'LIMIT', 0, 100)
+  for _, group in ipairs(lapsed) do
+    redis.call('ZREM', leasesKey, group)
+    local token, count, attempts = parseHeld(redis.call('HGET', heldKey, group))
+    if atLeastOnce and count > 0 then
+      redis.call('HSET', heldKey, group, heldRecord('', count, attempts, 0))
+      redis.call('HSET', errorsKey, group, 'lease expired: the consumer stopped or stalled')
+      redis.call('HINCRBY', statsKey, 'redelivered', count)
+    else
+      redis.call('HDEL', heldKey, group)
+    end
+    redis.call('ZADD', readyKey, now, group)
+  end
+end
+
+local claims = {}
+local taken = 0
+local delivered, expiredTotal, pending = 0, 0, 0
+local first = 9
+for k = first, #KEYS do
+  local key, group, read = KEYS[k], ARGV[2 * (k - first) + 11], tonumber(ARGV[2 * (k - first) + 12])
+  local offset, expired, claimed, attempt, token = 0, 0, 0, 0, ''
+  local due = redis.call('ZSCORE', readyKey, group)
+  if taken < limit and due and tonumber(due) <= now then
+    local holder, count, attempts, notBefore = parseHeld(redis.call('HGET', heldKey, group))
+    if holder ~= '' then
+      -- Held by a delivery under way: its acknowledgement makes the group ready again.
+      redis.call('ZREM', readyKey, group)
+    elseif notBefore > now then
+      -- A retry waits for its backoff, whatever pushes did to the group's due time since.
+      redis.call('ZADD', readyKey, notBefore, group)
+    else
+      local known = tonumber(redis.call('HGET', lensKey, group) or '0')
+      local len = redis.call('LLEN', key)
+      if read > len then read = len end
+      -- The counters knew more than the list holds: the key expired (ttlMs), a delivery's messages with it.
+      if known > len then
+        expired = known - len
+        count, attempts = 0, 0
+      end
+      if maxAge > 0 and len > 0 and stampOf(redis.call('LINDEX', key, 0)) < cutoff then
+        local lo, hi = 1, len
+        while lo < hi do
+          local mid = math.floor((lo + hi) / 2)
+          if stampOf(redis.call('LINDEX', key, mid)) < cutoff then lo = mid + 1 else hi = mid end
+        end
+        redis.call('LTRIM', key, lo, -1)
+        expired = expired + lo
+        len = len - lo
+        offset = lo
+        -- Expired messages of an unacknowledged delivery are not delivered again.
+        count = math.max(0, count - lo)
+      end
+      if count == 0 then attempts = 0 end
+      if offset > read then offset = read end
+      if atLeastOnce and count > 0 and attempts >= maxAttempts then
+        -- Its last delivery's lease ran out: bury it; the group's next batch comes on the next poll.
+        len = bury(group, key, count, attempts, base .. '.' .. (k - first + 1))
+        count = 0
+      elseif taken < limit then
+        local available = read - offset
+        if count > 0 then
+          claimed = math.min(count, available)
+          attempt = attempts + 1
+        else
+          claimed = math.min(batch, available)
+          attempt = 1
+        end
+      end
+      if claimed > 0 then
+        taken = taken + 1
+        token = base .. '.' .. (k - first + 1)
+        if atLeastOnce then
+          redis.call('HSET', heldKey, group, heldRecord(token, claimed, attempt, 0))
+          -- A held list must outlive its lease: the acknowledgement trims it.
+          redis.call('PEXPIRE', key, ttl)
+        else
+          redis.call('LTRIM', key, claimed, -1)
+          len = len - claimed
+          delivered = delivered + claimed
+          redis.call('HSET', heldKey, group, heldRecord(token, 0, 1, 0))
+        end
+        redis.call('ZADD', leasesKey, now + lease, group)
+        redis.call('ZREM', readyKey, group)
+        if len == 0 then redis.call('HDEL', lensKey, group) else redis.call('HSET', lensKey, group, len) end
+      else
+        if count == 0 then
+          redis.call('HDEL', heldKey, group)
+        else
+          redis.call('HSET', heldKey, group, heldRecord('', count, attempts, 0))
+        end
+        settle(group, key, len)
+      end
+      expiredTotal = expiredTotal + expired
+      pending = pending + len - known
+    end
+  end
+  claims[#claims + 1] = offset
+  claims[#claims + 1] = expired
+  claims[#claims + 1] = claimed
+  claims[#claims + 1] = attempt
+  claims[#claims + 1] = token
+end
+if pending ~= 0 then redis.call('HINCRBY', statsKey, 'pending', pending) end
+if delivered > 0 then redis.call('HINCRBY', statsKey, 'delivered', delivered) end
+if expiredTotal > 0 then redis.call('HINCRBY', statsKey, 'expired', expiredTotal) end
+
+local listed = {}
+local nextDue = -1
+local head = redis.call('ZRANGE', readyKey, 0, 0, 'WITHSCORES')
+if #head > 0 then
+  nextDue = tonumber(head[2])
+  if nextDue <= now then
+    listed = redis.call('ZRANGE', readyKey, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
+    nextDue = now
+  end
+end
+-- Leases end too: the poller must come back then even when nothing else is due.
+leaseHead = redis.call('ZRANGE', leasesKey, 0, 0, 'WITHSCORES')
+if #leaseHead > 0 and (nextDue < 0 or tonumber(leaseHead[2]) < nextDue) then nextDue = tonumber(leaseHead[2]) end
+local out = {now, nextDue, #listed}
+for i = 1, #listed do out[#out + 1] = listed[i] end
+for i = 1, #claims do out[#out + 1] = claims[i] end
+return out

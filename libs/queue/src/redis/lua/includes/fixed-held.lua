@@ -1,0 +1,58 @@
+-- Helpers of the ordered FixedQueue scripts (held groups, dead letters). They use the including
+-- script's locals: now, batch, maxWait, readyKey, statsKey, lensKey, heldKey, leasesKey, and for
+-- bury also deadKey, recordsKey, errorsKey, deadCapacity.
+
+-- Entries are '[<13-digit ms>,<json>]'.
+local function stampOf(entry) return tonumber(string.sub(entry, 2, 14)) end
+
+-- held: group -> '<token>:<count>:<attempts>:<not before>'. token is empty while no delivery runs
+-- (a retry waits); count is how many head entries an at-least-once delivery owns.
+local function parseHeld(record)
+  if not record then return '', 0, 0, 0 end
+  local token, count, attempts, notBefore = string.match(record, '^([^:]*):(%d+):(%d+):(%d+)$')
+  return token, tonumber(count), tonumber(attempts), tonumber(notBefore)
+end
+
+local function heldRecord(token, count, attempts, notBefore)
+  return token .. ':' .. count .. ':' .. attempts .. ':' .. notBefore
+end
+
+-- After a group was handled (or found not claimable): ready again by the usual rule (a full batch now,
+-- otherwise once its oldest message waited maxWaitMs), or forgotten when empty. Returns the due time or -1.
+local function settle(group, key, len)
+  if len == 0 then
+    redis.call('ZREM', readyKey, group)
+    redis.call('HDEL', lensKey, group)
+    return -1
+  end
+  redis.call('HSET', lensKey, group, len)
+  local due = now
+  if len < batch then due = stampOf(redis.call('LINDEX', key, 0)) + maxWait end
+  redis.call('ZADD', readyKey, due, group)
+  return due
+end
+
+-- Moves a group's first `count` entries to the dead letters under `id`, with the last error, and
+-- trims the oldest dead letters beyond capacity (at most 100 a call: a lowered capacity is reached
+-- over the next calls rather than in one long script). Returns the list's new length; the caller
+-- counts what left `pending`.
+local function bury(group, key, count, attempts, id)
+  local entries = redis.call('LRANGE', key, 0, count - 1)
+  redis.call('LTRIM', key, count, -1)
+  local record = cjson.encode({
+    group = group, attempts = attempts, diedAt = now, entries = entries,
+    error = redis.call('HGET', errorsKey, group) or '',
+  })
+  redis.call('ZADD', deadKey, now, id)
+  redis.call('HSET', recordsKey, id, record)
+  redis.call('HDEL', heldKey, group)
+  redis.call('HDEL', errorsKey, group)
+  redis.call('ZREM', leasesKey, group)
+  redis.call('HINCRBY', statsKey, 'dead', #entries)
+  local over = redis.call('ZCARD', deadKey) - deadCapacity
+  if over > 0 then
+    local oldest = redis.call('ZPOPMIN', deadKey, math.min(over, 100))
+    for i = 1, #oldest, 2 do redis.call('HDEL', recordsKey, oldest[i]) end
+  end
+  return redis.call('LLEN', key)
+end
