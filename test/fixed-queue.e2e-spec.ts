@@ -225,6 +225,16 @@ describe('FixedQueue (real redis-server)', () => {
     await expect(start(prefix, { shards: 8 }, [])).rejects.toThrow(/created with 4 shards but is configured with 8/);
   });
 
+  it('takes over a queue stored in layout 1 (0.1), and marks it so that 0.1 processes refuse it', async () => {
+    const prefix = uniquePrefix();
+    // As 0.1.0 left it: no layout recorded.
+    await harness.redis.hset(`${prefix}:{events}:meta`, 'kind', 'fixed', 'shards', '4');
+    const { queue } = await start(prefix, { shards: 4 }, []);
+    expect(await harness.redis.hget(`${prefix}:{events}:meta`, 'layout')).toBe('2');
+    await queue.push('g', events(1)[0]);
+    expect(await queue.size('g')).toBe(1);
+  });
+
   it('loses no claimed batch when the app closes under load', async () => {
     const prefix = uniquePrefix();
     const slow = recordBatches<GameEvent>('events', { concurrency: 2 });

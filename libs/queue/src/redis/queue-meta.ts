@@ -6,9 +6,17 @@ import type { RedisConnection } from './redis-connection';
 
 /**
  * How each kind of queue stores its data. Raised when a change would make data written by an
- * earlier version unreadable (delay 2: attempts and tokens apart from the payload).
+ * earlier version unreadable (delay 2: attempts and tokens apart from the payload), or data written by
+ * this version unsafe for an earlier one (fixed 2: held groups, which 0.1 would claim from under
+ * their deliveries).
  */
-const LAYOUTS: Readonly<Record<QueueKind, number>> = { fixed: 1, delay: 2 };
+const LAYOUTS: Readonly<Record<QueueKind, number>> = { fixed: 2, delay: 2 };
+
+/**
+ * Earlier layouts this version reads as they are: recorded as the current one on start-up, so that a
+ * process of the earlier version refuses to start on the queue from then on. 0: none.
+ */
+const UPGRADES: Readonly<Record<QueueKind, number>> = { fixed: 1, delay: 0 };
 
 /** What is wrong with a queue's stored kind, shards and layout (the script's reply), or undefined. */
 function metaProblem(
@@ -34,7 +42,7 @@ export function assertQueueMeta(
   shards: number,
 ): Promise<void> {
   return connection.whenReady(`queue "${name}"`, async () => {
-    const args = [kind, shards, LAYOUTS[kind]];
+    const args = [kind, shards, LAYOUTS[kind], UPGRADES[kind]];
     const stored = await connection.scripts.run<[string, string, string]>('queue-meta', [keys.meta], args);
     const problem = metaProblem(name, stored, kind, shards);
     if (problem) throw new QueueConfigError(problem);
