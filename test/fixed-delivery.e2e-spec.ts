@@ -275,6 +275,20 @@ describe('FixedQueue at-least-once failures', () => {
     expect(await queue.requeue('nonsense')).toBeNull();
   });
 
+  it('lists dead batches newest first across pages of script calls, each once', async () => {
+    const queue = await start(uniquePrefix(), { maxAttempts: 1, shards: 2 });
+    const groups = Array.from({ length: 45 }, (_, i) => `g${i}`);
+    for (const group of groups) failing.set(group, 1);
+    await Promise.all(groups.map((group, seq) => queue.push(group, { seq })));
+    await pollUntil(async () => (await queue.stats()).dead === 45, 'every batch dead');
+    const all = await queue.deadLetters(100);
+    expect(all).toHaveLength(45);
+    expect(new Set(all.map((dead) => dead.id)).size).toBe(45);
+    expect(all.map((dead) => dead.group).sort()).toEqual([...groups].sort());
+    expect(all.map((dead) => dead.diedAt)).toEqual([...all.map((dead) => dead.diedAt)].sort((a, b) => b - a));
+    expect((await queue.deadLetters(30)).map((dead) => dead.id)).toEqual(all.slice(0, 30).map((dead) => dead.id));
+  });
+
   it('counts unacknowledged messages evicted by capacity as dropped and never delivers them again', async () => {
     const queue = await start(uniquePrefix(), { capacity: 10 });
     failing.set('g', 1);

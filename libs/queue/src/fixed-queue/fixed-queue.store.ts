@@ -46,6 +46,9 @@ export type FailOutcome = { outcome: 'retry' | 'dead' | 'gone' | 'stale'; at: nu
 /** A dead batch as stored: its entries still carry their push times. */
 export type DeadRecord = Omit<DeadBatch, 'messages' | 'pushedAt'> & { entries: string[] };
 
+/** Dead batches read per script call: each holds up to batchSize messages. */
+const DEAD_BATCHES_PER_CALL = 20;
+
 /** What `push` and the claim scripts call the ordered modes (ARGV). */
 const MODES = { unordered: '0', atMostOnce: '1', atLeastOnce: '2' } as const;
 
@@ -240,30 +243,45 @@ export class FixedQueueStore {
     return reply.map((held) => held === 1);
   }
 
-  /** The newest `limit` dead batches of a shard. */
+  /** The newest `limit` dead batches of a shard, a page of at most DEAD_BATCHES_PER_CALL per script call. */
   async dead(shard: number, limit: number): Promise<DeadRecord[]> {
-    const reply = await this.scripts.run<string[]>(
-      'fixed-dead',
-      [this.keys.key(shard, 'dead'), this.keys.key(shard, 'deadData')],
-      [limit],
-    );
     const records: DeadRecord[] = [];
-    for (let i = 0; i < reply.length; i += 2) {
-      const { group, attempts, error, diedAt, entries } = JSON.parse(reply[i + 1]) as {
-        group: string;
-        attempts: number;
-        error: string;
-        diedAt: number;
-        entries: string[] | Record<string, never>;
-      };
-      records.push({
-        id: reply[i],
-        group,
-        attempts,
-        lastError: error,
-        diedAt,
-        entries: Array.isArray(entries) ? entries : [],
-      });
+    // Where the next page starts: at the latest death time not fully listed, past those already listed.
+    let latest = '+inf';
+    let listedAtLatest = 0;
+    while (records.length < limit) {
+      const page = Math.min(DEAD_BATCHES_PER_CALL, limit - records.length);
+      const reply = await this.scripts.run<(string | null)[]>(
+        'fixed-dead',
+        [this.keys.key(shard, 'dead'), this.keys.key(shard, 'deadData')],
+        [page, latest, listedAtLatest],
+      );
+      for (let i = 0; i < reply.length; i += 2) {
+        const stored = reply[i + 1];
+        // Trimmed (capacity) between the two reads of the script: nothing left to show.
+        if (stored === null) continue;
+        const { group, attempts, error, diedAt, entries } = JSON.parse(stored) as {
+          group: string;
+          attempts: number;
+          error: string;
+          diedAt: number;
+          // cjson writes an empty table as an object.
+          entries: string[] | Record<string, never>;
+        };
+        records.push({
+          id: reply[i]!,
+          group,
+          attempts,
+          lastError: error,
+          diedAt,
+          entries: Array.isArray(entries) ? entries : [],
+        });
+      }
+      if (reply.length / 2 < page || records.length === 0) break;
+      const last = String(records[records.length - 1].diedAt);
+      if (last !== latest) listedAtLatest = 0;
+      latest = last;
+      for (let i = records.length - 1; i >= 0 && String(records[i].diedAt) === latest; i--) listedAtLatest++;
     }
     return records;
   }

@@ -1,14 +1,15 @@
--- Lists the most recent dead batches of one shard.
--- KEYS[1] dead zset  KEYS[2] dead records hash   ARGV[1] most to list (at most 1,000)
--- Returns {id, record JSON, ...}, newest first.
+-- Lists one page of a shard's dead batches, newest first. Paged because a dead batch holds up to
+-- batchSize messages: listing hundreds in one script would block Redis for tens of ms.
+-- Input:
+--   KEYS[1] dead zset  KEYS[2] dead records hash
+--   ARGV[1] most to list  ARGV[2] latest death time to list ('+inf' for the first page)
+--   ARGV[3] how many dead at exactly that time the earlier pages listed
+-- Output: {id, record JSON, ...}
 local deadKey, recordsKey = KEYS[1], KEYS[2]
-local ids = redis.call('ZRANGE', deadKey, 0, tonumber(ARGV[1]) - 1, 'REV')
+local ids = redis.call('ZRANGE', deadKey, ARGV[2], '-inf', 'BYSCORE', 'REV', 'LIMIT', ARGV[3], ARGV[1])
 local out = {}
 for i = 1, #ids do
-  local record = redis.call('HGET', recordsKey, ids[i])
-  if record then
-    out[#out + 1] = ids[i]
-    out[#out + 1] = record
-  end
+  out[#out + 1] = ids[i]
+  out[#out + 1] = redis.call('HGET', recordsKey, ids[i]) or false
 end
 return out
