@@ -11,10 +11,18 @@ import { Servers } from './harness/servers';
 import { consumeScenario } from './scenarios/consume';
 import { delayScenario } from './scenarios/delay';
 import { growthScenario } from './scenarios/growth';
+import { hotGroupScenario } from './scenarios/hot-group';
 import { idleScenario } from './scenarios/idle';
 import { pushScenario } from './scenarios/push';
 
-export const SCENARIOS: Scenario[] = [pushScenario, consumeScenario, delayScenario, idleScenario, growthScenario];
+export const SCENARIOS: Scenario[] = [
+  pushScenario,
+  consumeScenario,
+  hotGroupScenario,
+  delayScenario,
+  idleScenario,
+  growthScenario,
+];
 
 export interface BenchOptions {
   scale?: number;

@@ -1,3 +1,4 @@
+import type { FixedQueueOptions } from 'nestjs-redis-queues';
 import { batchConsumer, fixedQueueOf, LIBRARY, libraryApp } from '../contenders/library';
 import { gameEvents, type GameEvent } from '../contenders/payloads';
 import { SEED, seedClient } from '../contenders/seed';
@@ -7,6 +8,10 @@ import { Recorder, type MetricSpec } from '../harness/results';
 import type { BenchServer } from '../harness/servers';
 
 const BATCH = 128;
+/** The library's delivery modes, each its own contender: ordered at-most-once is the default. */
+const ORDERED = `${LIBRARY} ordered`;
+const UNORDERED = `${LIBRARY} unordered`;
+const AT_LEAST_ONCE = `${LIBRARY} at-least-once`;
 const RAW = `${LIBRARY} raw`;
 const CAPACITY = 1000;
 const CONCURRENCY = 16;
@@ -23,6 +28,18 @@ export interface Fill {
 
 /** Due as soon as it holds anything, so that no group waits out maxWaitMs: the seed's reader never waits either. */
 const libraryQueue = { name: 'events', capacity: CAPACITY, batchSize: BATCH, maxWaitMs: 0 };
+
+/** How each library contender's queue and consumer are set up. */
+const MODES: Record<string, { queue: Partial<FixedQueueOptions>; raw: boolean; label: string }> = {
+  [ORDERED]: { queue: {}, raw: false, label: `${LIBRARY} @BatchConsumer, ordered at-most-once (the default)` },
+  [UNORDERED]: { queue: { ordered: false }, raw: false, label: `${LIBRARY} @BatchConsumer, ordered: false` },
+  [AT_LEAST_ONCE]: {
+    queue: { delivery: 'at-least-once' },
+    raw: false,
+    label: `${LIBRARY} @BatchConsumer, ordered at-least-once`,
+  },
+  [RAW]: { queue: {}, raw: true, label: `${LIBRARY} @BatchConsumer({ raw: true }), ordered at-most-once` },
+};
 
 /** Both contenders' queues take messages as one pipelined write per group: the fill is not measured. */
 export async function fillLibrary(url: string, prefix: string, fill: Fill, events: GameEvent[]): Promise<void> {
@@ -45,12 +62,16 @@ export const consumeScenario: Scenario = {
       `FixedQueue consume: drain ${total.toLocaleString('en')} messages (${fill.groups.toLocaleString('en')} groups × ${fill.perGroup.toLocaleString('en')}) in batches of ${BATCH}, ${CONCURRENCY} batches at once`,
       { ...fill, total, batch: BATCH, concurrency: CONCURRENCY, payloadBytes: JSON.stringify(events[0]).length },
     )
-      .contender(LIBRARY, `${LIBRARY} @BatchConsumer`)
-      .contender(RAW, `${LIBRARY} @BatchConsumer({ raw: true })`)
+      .contender(ORDERED, MODES[ORDERED].label)
+      .contender(UNORDERED, MODES[UNORDERED].label)
+      .contender(AT_LEAST_ONCE, MODES[AT_LEAST_ONCE].label)
+      .contender(RAW, MODES[RAW].label)
       .contender(SEED, 'seed: loop over every game, lrange/ltrim script')
-      .ratio(`${LIBRARY} / seed`, THROUGHPUT, LIBRARY, SEED)
-      .check(`${LIBRARY} drain throughput`, THROUGHPUT, LIBRARY, { op: '>=', value: 1_000_000 })
-      .check(`${LIBRARY} raw drain throughput`, THROUGHPUT, RAW, { op: '>=', value: 1_000_000 });
+      .ratio('ordered / unordered', THROUGHPUT, ORDERED, UNORDERED, { op: '>=', value: 0.9 })
+      .ratio('at-least-once / unordered', THROUGHPUT, AT_LEAST_ONCE, UNORDERED, { op: '>=', value: 0.7 })
+      .ratio('ordered / seed', THROUGHPUT, ORDERED, SEED)
+      .check(`${ORDERED} drain throughput`, THROUGHPUT, ORDERED, { op: '>=', value: 1_000_000 })
+      .check(`${RAW} drain throughput`, THROUGHPUT, RAW, { op: '>=', value: 1_000_000 });
 
     /** Fills a fresh server, then times `drain` from its first line to the last message handled. */
     const measure = async (
@@ -84,10 +105,11 @@ export const consumeScenario: Scenario = {
       }
     };
 
-    const library = (fill: Fill, record: boolean, raw = false) => {
+    const library = (mode: string, fill: Fill, record: boolean) => {
       const prefix = ctx.prefix('consume');
+      const { queue, raw } = MODES[mode];
       return measure(
-        raw ? RAW : LIBRARY,
+        mode,
         fill,
         record,
         (server) => fillLibrary(server.url, prefix, fill, events),
@@ -98,7 +120,12 @@ export const consumeScenario: Scenario = {
             (messages) => countdown.add(messages.length),
             raw,
           );
-          const app = await libraryApp({ url: server.url, prefix, fixed: libraryQueue, consumers: [consumer] });
+          const app = await libraryApp({
+            url: server.url,
+            prefix,
+            fixed: { ...libraryQueue, ...queue },
+            consumers: [consumer],
+          });
           return () => app.close();
         },
       );
@@ -157,8 +184,10 @@ export const consumeScenario: Scenario = {
 
     const warmupFill: Fill = { groups: Math.max(1, Math.round(fill.groups / 10)), perGroup: fill.perGroup };
     await interleave(ctx, [
-      { key: LIBRARY, round: (_, warmup) => library(warmup ? warmupFill : fill, !warmup) },
-      { key: RAW, round: (_, warmup) => library(warmup ? warmupFill : fill, !warmup, true) },
+      ...Object.keys(MODES).map((key) => ({
+        key,
+        round: (_: number, warmup: boolean) => library(key, warmup ? warmupFill : fill, !warmup),
+      })),
       { key: SEED, round: (_, warmup) => seed(warmup ? warmupFill : fill, !warmup) },
     ]);
     recorder.note(

@@ -14,18 +14,15 @@ export type BatchFailureHandler = (error: unknown, messages: unknown[], ctx: Bat
 
 /** What an acknowledgement of an ordered delivery tells its worker. */
 export interface AckResult {
-  done: boolean;
   serverNow: number;
-  /** When the group is due again (-1: it holds nothing more). */
-  wakeAt: number;
+  /** When the group is due again (-1: it holds nothing more), or null when the delivery was stale. */
+  dueAt: number | null;
 }
 
 export interface BatchWorkerDependencies extends WorkerDependencies {
   store: FixedQueueStore;
   /** Acknowledgements of ordered deliveries, gathered per shard and tick. */
   acks: ShardBatcher<Delivery, AckResult>;
-  /** Tells consumers in every process that a group of the shard is due at `wakeAt`. */
-  wake(shard: number, serverNow: number, wakeAt: number): void;
   delivery: Pick<FixedQueueOptionsRules, 'delivery' | 'leaseMs' | 'retryDelayMs'>;
   handler: BatchHandler;
   onFailed: BatchFailureHandler | undefined;
@@ -64,7 +61,6 @@ export class BatchConsumerWorker extends ShardedWorker {
   private readonly store: FixedQueueStore;
   private readonly events: QueueEvents;
   private readonly acks: BatchWorkerDependencies['acks'];
-  private readonly wake: BatchWorkerDependencies['wake'];
   private readonly delivery: BatchWorkerDependencies['delivery'];
   private readonly handler: BatchHandler;
   private readonly onFailed: BatchFailureHandler | undefined;
@@ -82,7 +78,6 @@ export class BatchConsumerWorker extends ShardedWorker {
     this.store = deps.store;
     this.events = deps.events;
     this.acks = deps.acks;
-    this.wake = deps.wake;
     this.delivery = deps.delivery;
     this.handler = deps.handler;
     this.onFailed = deps.onFailed;
@@ -248,14 +243,20 @@ export class BatchConsumerWorker extends ShardedWorker {
     this.record('ack', acked, batch);
   }
 
-  /** Finishes an ordered delivery: the group is ready for its next batch, here or in any process. */
+  /**
+   * Finishes an ordered delivery: the group is ready for its next batch. This worker, whose slot just
+   * freed, is told (no hint is published: other processes find the group by their own polls).
+   */
   private async acknowledge(shard: number, delivery: Delivery): Promise<boolean> {
-    const { done, wakeAt, serverNow } = await this.acks.add(shard, delivery);
-    if (wakeAt >= 0) {
-      this.dueAt(shard, wakeAt);
-      this.wake(shard, serverNow, wakeAt);
+    const { dueAt, serverNow } = await this.acks.add(shard, delivery);
+    if (dueAt === null) return false;
+    if (dueAt >= 0) {
+      // Due now: the next poll claims it, rather than only listing it for the poll after.
+      if (dueAt <= serverNow && !this.candidates[shard].includes(delivery.group))
+        this.candidates[shard].push(delivery.group);
+      this.dueAt(shard, dueAt);
     }
-    return done;
+    return true;
   }
 
   /** The slot is free once the handler is: recording the outcome overlaps with the next batch. */
@@ -311,7 +312,7 @@ export class BatchConsumerWorker extends ShardedWorker {
       [...byShard].map(([shard, deliveries]) =>
         (atLeastOnce
           ? this.store.release(shard, deliveries)
-          : this.store.ack(shard, deliveries).then(({ done }) => done)
+          : this.store.ack(shard, deliveries).then(({ dueAt }) => dueAt.map((due) => due !== null))
         ).catch(() => [] as boolean[]),
       ),
     );

@@ -37,8 +37,8 @@ export interface AckOutcome {
   serverNow: number;
   /** Earliest due time the acknowledgements set (a group ready again), or -1. */
   wakeAt: number;
-  /** Per delivery: finished (true) or stale (its token no longer held the group). */
-  done: boolean[];
+  /** Per delivery: when its group is due again (-1: it holds nothing more), or null when the delivery was stale. */
+  dueAt: (number | null)[];
 }
 
 export type FailOutcome = { outcome: 'retry' | 'dead' | 'gone' | 'stale'; at: number };
@@ -192,7 +192,7 @@ export class FixedQueueStore {
       args.push(group, token);
     }
     const reply = await this.scripts.run<number[]>('fixed-ack', keys, args);
-    return { serverNow: reply[0], wakeAt: reply[1], done: reply.slice(2).map((done) => done === 1) };
+    return { serverNow: reply[0], wakeAt: reply[1], dueAt: reply.slice(2).map((due) => (due === -2 ? null : due)) };
   }
 
   /** At-least-once: a failed delivery is retried after `delayMs`, or dead-lettered after its last attempt. */

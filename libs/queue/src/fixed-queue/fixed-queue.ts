@@ -63,8 +63,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
     );
     this.hinted = new Array<number>(this.options.shards).fill(-1);
     this.acks = new ShardBatcher(async (shard, deliveries) => {
-      const { done, serverNow, wakeAt } = await this.store.ack(shard, deliveries);
-      return done.map((finished) => ({ done: finished, serverNow, wakeAt }));
+      const { dueAt, serverNow } = await this.store.ack(shard, deliveries);
+      return dueAt.map((due) => ({ dueAt: due, serverNow }));
     });
   }
 
@@ -158,13 +158,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
     if (!Number.isInteger(shard) || shard < 0 || shard >= this.options.shards || !id.includes('.')) return null;
     const placed = await this.store.requeue(shard, id);
     if (!placed) return null;
-    this.wake(shard, 0, placed.wakeAt);
+    this.hint(shard, { serverNow: 0, wakeAt: placed.wakeAt, evicted: [] });
     return { id, dropped: placed.dropped };
-  }
-
-  /** @internal A group became ready (a push, an acknowledgement): wake sleeping consumers in every process. */
-  wake(shard: number, serverNow: number, wakeAt: number): void {
-    this.hint(shard, { serverNow, wakeAt, evicted: [] });
   }
 
   /** Once per script call, not per push: what a write stored and evicted. */

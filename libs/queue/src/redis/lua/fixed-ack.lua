@@ -5,7 +5,8 @@
 -- KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash  KEYS[4] held hash  KEYS[5] leases zset
 -- KEYS[6] errors hash  KEYS[6+i] list of delivery i's group
 -- ARGV[1] batchSize  ARGV[2] maxWaitMs, then per delivery: group, token
--- Returns {now, earliest due time set or -1, then per delivery 1 (done) or 0 (stale)}
+-- Returns {now, earliest due time set or -1, then per delivery: when its group is due again, -1 when it
+-- holds nothing more, -2 when the delivery was stale}
 local readyKey, statsKey, lensKey, heldKey, leasesKey, errorsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 --- @include "now"
 local batch, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -31,9 +32,9 @@ for k = first, #KEYS do
     redis.call('ZREM', leasesKey, group)
     local due = settle(group, key, len)
     if due >= 0 and (out[2] < 0 or due < out[2]) then out[2] = due end
-    out[#out + 1] = 1
+    out[#out + 1] = due
   else
-    out[#out + 1] = 0
+    out[#out + 1] = -2
   end
 end
 if delivered > 0 then redis.call('HINCRBY', statsKey, 'delivered', delivered) end
