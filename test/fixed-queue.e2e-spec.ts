@@ -215,7 +215,9 @@ describe('FixedQueue (real redis-server)', () => {
     await expect(start(uniquePrefix(), { capacity: 10, batchSize: 128 })).rejects.toThrow(
       /capacity must be ≥ batchSize/,
     );
-    await expect(start(uniquePrefix(), { shards: 0 })).rejects.toThrow(/shards must not be less than 1/);
+    await expect(start(uniquePrefix(), { shards: 0 })).rejects.toThrow(
+      /shards must be an integer between 1 and 16384 \(got 0\)/,
+    );
     await expect(start(uniquePrefix(), { name: 'bad name' } as never)).rejects.toThrow(/name must be 1-100 characters/);
   });
 

@@ -1,10 +1,10 @@
 import { Injectable, type INestApplication, type LoggerService, type ModuleMetadata, type Type } from '@nestjs/common';
 import {
   BatchConsumer,
-  type BatchConsumerOptions,
+  type BatchConsumerDecoratorOptions,
   type BatchContext,
   DelayConsumer,
-  type DelayConsumerOptions,
+  type DelayConsumerDecoratorOptions,
   type DelayContext,
   type DelayQueue,
   type DelayQueueOptions,
@@ -237,7 +237,7 @@ export interface BatchRecorder<T> extends Recorder<[T[], BatchContext]> {
 /** A `@BatchConsumer(queue, options)` that records every batch it is handed, then runs `behaviour`. */
 export function recordBatches<T = unknown>(
   queue: string,
-  options: BatchConsumerOptions = {},
+  options: BatchConsumerDecoratorOptions = {},
   behaviour: BatchRecorder<T>['behaviour'] = () => undefined,
 ): BatchRecorder<T> {
   const base = recorder(
@@ -274,7 +274,7 @@ export interface TaskRecorder<T> extends Recorder<[T, DelayContext]> {
 /** A `@DelayConsumer(queue, options)` that records every delivery it is handed, then runs `behaviour`. */
 export function recordTasks<T = unknown>(
   queue: string,
-  options: DelayConsumerOptions = {},
+  options: DelayConsumerDecoratorOptions = {},
   behaviour: TaskRecorder<T>['behaviour'] = () => undefined,
 ): TaskRecorder<T> {
   const base = recorder(

@@ -2,6 +2,7 @@ import { Controller, Injectable, Scope } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { BatchConsumer, DelayConsumer, OnQueueEvent } from './decorators';
+import { QueueConfigError } from './errors';
 import { QueueExplorer } from './queue.explorer';
 import { QueueMetadataAccessor } from './queue-metadata.accessor';
 
@@ -76,10 +77,17 @@ describe('QueueExplorer', () => {
     expect(found.batchConsumers.map(({ label }) => label)).toEqual(['ByClass.report']);
   });
 
-  it('skips request-scoped providers and providers whose value is not an object', async () => {
+  it('refuses a consumer on a request-scoped provider, which no request would ever create', async () => {
+    const exploring = explore({ providers: [PerRequest] });
+    await expect(exploring).rejects.toThrow(QueueConfigError);
+    await expect(exploring).rejects.toThrow(
+      /^@DelayConsumer on PerRequest\.run: a request-scoped provider .* cannot consume queues/,
+    );
+  });
+
+  it('skips providers whose value is not an object', async () => {
     const found = await explore({
       providers: [
-        PerRequest,
         { provide: 'nothing', useValue: null },
         { provide: 'text', useValue: 'a string' },
         { provide: 'bare', useValue: Object.create(null) },

@@ -1,5 +1,6 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { QueueConfigError } from './errors';
 import { requestScopedConsumer } from './queue.messages';
 import { QueueMetadataAccessor } from './queue-metadata.accessor';
 import type { BatchConsumerMetadata, DelayConsumerMetadata, QueueEventHandlerMetadata } from './decorators';
@@ -21,12 +22,10 @@ export interface DiscoveredHandlers {
 
 /**
  * Finds `@BatchConsumer`, `@DelayConsumer` and `@OnQueueEvent` methods on every provider and
- * controller. It only looks: QueueOrchestrator mounts what it finds.
+ * controller. It only looks (and refuses what could never run): QueueOrchestrator mounts what it finds.
  */
 @Injectable()
 export class QueueExplorer {
-  private readonly logger = new Logger('QueueModule');
-
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
@@ -48,11 +47,11 @@ export class QueueExplorer {
         const listeners = this.accessor.getQueueEventHandlers(prototype[method]);
         if (!batch && !delay && !listeners) continue;
         const label = `${(instance as object).constructor?.name ?? 'provider'}.${method}`;
+        // Only a request creates such a provider: its handlers would never be called, silently.
         if (!wrapper.isDependencyTreeStatic()) {
-          this.logger.warn(
+          throw new QueueConfigError(
             requestScopedConsumer(batch ? '@BatchConsumer' : delay ? '@DelayConsumer' : '@OnQueueEvent', label),
           );
-          continue;
         }
         const at = { instance: instance as object, method, label };
         if (batch) found.batchConsumers.push({ ...at, metadata: batch });

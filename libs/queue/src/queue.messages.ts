@@ -7,6 +7,16 @@ export const unknownQueue = (kind: QueueKind, name: string, known: string[]): st
   (known.length ? ` (registered: ${known.map((k) => `"${k}"`).join(', ')})` : '') +
   `; import ${REGISTER[kind]}({ name: '${name}', ... }) in a module of this application`;
 
+export const queueKindConflict = (name: string, first: QueueKind, second: QueueKind): string =>
+  `"${name}" is registered as a ${first} queue and as a ${second} queue; a name holds one queue of one kind: ` +
+  `rename one of them (${REGISTER[first]} / ${REGISTER[second]})`;
+
+export const asyncQueueName = (method: string): string =>
+  `${method} needs a name (a string) beside useFactory: the queue's injection token is made from it before the factory runs`;
+
+export const factoryRenamed = (name: string, given: unknown): string =>
+  `The useFactory of queue "${name}" returned name ${JSON.stringify(given)}; leave name out of what it returns (the name given beside useFactory is the queue's)`;
+
 export const duplicateQueue = (name: string): string =>
   `A queue named "${name}" is registered twice with different options; queue names must be unique within an application`;
 
@@ -30,7 +40,15 @@ export const missingScheduler = (queue: string, method: string): string =>
   `but @nestjs/schedule is not set up: install it and import ScheduleModule.forRoot() in the application module`;
 
 export const requestScopedConsumer = (decorator: string, target: string): string =>
-  `${decorator} on ${target} is ignored: request-scoped providers cannot consume queues. Make the provider a singleton`;
+  `${decorator} on ${target}: a request-scoped provider (Scope.REQUEST, or depending on one) cannot consume queues, ` +
+  `since no request creates it; make it a singleton, and move what needs the request into the handler's own calls`;
+
+export const badCron = (label: string, cron: string, reason: string): string =>
+  `@BatchConsumer on ${label}: cron "${cron}" is not a cron expression (${reason}); ` +
+  `six fields with seconds ('*/30 * * * * *') or five without ('0 * * * *')`;
+
+export const replacedQueue = (kind: QueueKind, name: string, label: string): string =>
+  `${label}: the ${kind} queue "${name}" is replaced by a provider override (not a ${kind === 'fixed' ? 'FixedQueue' : 'DelayQueue'}), so this consumer does not run`;
 
 export const unknownEvent = (event: string, known: readonly string[]): string =>
   `"${event}" is not a queue event; listen to one of ${known.map((name) => `"${name}"`).join(', ')}`;

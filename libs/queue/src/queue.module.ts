@@ -1,4 +1,4 @@
-import { DynamicModule, Module, Provider } from '@nestjs/common';
+import { DynamicModule, type FactoryProvider, Module, type ModuleMetadata, Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { FixedQueue } from './fixed-queue/fixed-queue';
 import { DelayQueue } from './delay-queue/delay-queue';
@@ -13,7 +13,16 @@ import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './queue.module-de
 import { QueueRegistry } from './queue.registry';
 import { QueueSettings } from './queue.settings';
 import { RedisConnection } from './redis/redis-connection';
-import type { DelayQueueOptions, FixedQueueOptions, QueueModuleOptions } from './interfaces';
+import { QueueConfigError } from './errors';
+import { asyncQueueName, factoryRenamed } from './queue.messages';
+import type {
+  DelayQueueAsyncOptions,
+  DelayQueueOptions,
+  FixedQueueAsyncOptions,
+  FixedQueueOptions,
+  QueueAsyncOptions,
+  QueueModuleOptions,
+} from './interfaces';
 
 /**
  * `QueueModule.forRoot(...)` / `forRootAsync(...)` once (global) for the connection, then
@@ -41,16 +50,27 @@ import type { DelayQueueOptions, FixedQueueOptions, QueueModuleOptions } from '.
 export class QueueModule extends ConfigurableModuleClass {
   /** Registers a FixedQueue, injectable with `@InjectFixedQueue(name)`. */
   static registerFixedQueue(options: FixedQueueOptions): DynamicModule {
-    return queueModule(getFixedQueueToken(options?.name), (connection, settings, registry, events) =>
-      registry.register('fixed', options?.name, options, () => new FixedQueue(options, connection, settings, events)),
-    );
+    return queueModule(getFixedQueueToken(options?.name), given(options), createFixedQueue);
+  }
+
+  /**
+   * Registers a FixedQueue whose options come from `useFactory` (given what `inject` lists, from `imports`):
+   * `registerFixedQueueAsync({ name, imports: [ConfigModule], inject: [ConfigService], useFactory: (config) => ({ ... }) })`.
+   */
+  static registerFixedQueueAsync(options: FixedQueueAsyncOptions): DynamicModule {
+    const name = asyncName(options, 'QueueModule.registerFixedQueueAsync');
+    return queueModule(getFixedQueueToken(name), factoryOf(name, options), createFixedQueue, options.imports);
   }
 
   /** Registers a DelayQueue, injectable with `@InjectDelayQueue(name)`. */
   static registerDelayQueue(options: DelayQueueOptions): DynamicModule {
-    return queueModule(getDelayQueueToken(options?.name), (connection, settings, registry, events) =>
-      registry.register('delay', options?.name, options, () => new DelayQueue(options, connection, settings, events)),
-    );
+    return queueModule(getDelayQueueToken(options?.name), given(options), createDelayQueue);
+  }
+
+  /** Registers a DelayQueue whose options come from `useFactory`, as `registerFixedQueueAsync` does. */
+  static registerDelayQueueAsync(options: DelayQueueAsyncOptions): DynamicModule {
+    const name = asyncName(options, 'QueueModule.registerDelayQueueAsync');
+    return queueModule(getDelayQueueToken(name), factoryOf(name, options), createDelayQueue, options.imports);
   }
 }
 
@@ -58,19 +78,71 @@ export class QueueModule extends ConfigurableModuleClass {
 @Module({})
 export class QueueFeatureModule {}
 
+type CreateQueue = (
+  options: never,
+  connection: RedisConnection,
+  settings: QueueSettings,
+  registry: QueueRegistry,
+  events: QueueEvents,
+) => unknown;
+
+const createFixedQueue = (
+  options: FixedQueueOptions,
+  connection: RedisConnection,
+  settings: QueueSettings,
+  registry: QueueRegistry,
+  events: QueueEvents,
+) => registry.register('fixed', options?.name, options, () => new FixedQueue(options, connection, settings, events));
+
+const createDelayQueue = (
+  options: DelayQueueOptions,
+  connection: RedisConnection,
+  settings: QueueSettings,
+  registry: QueueRegistry,
+  events: QueueEvents,
+) => registry.register('delay', options?.name, options, () => new DelayQueue(options, connection, settings, events));
+
+/** The queue's options as a provider of the feature module: given, or made by the caller's factory. */
+type OptionsSource = Pick<FactoryProvider, 'useFactory' | 'inject'>;
+
+// A factory, not useValue: Nest would take `useValue: undefined` for another kind of provider.
+const given = (options: unknown): OptionsSource => ({ useFactory: () => options });
+
 function queueModule(
   token: string,
-  create: (
-    connection: RedisConnection,
-    settings: QueueSettings,
-    registry: QueueRegistry,
-    events: QueueEvents,
-  ) => unknown,
+  source: OptionsSource,
+  create: CreateQueue,
+  imports: ModuleMetadata['imports'] = [],
 ): DynamicModule {
-  const provider: Provider = {
-    provide: token,
-    useFactory: create,
-    inject: [RedisConnection, QueueSettings, QueueRegistry, QueueEvents],
+  // Private to this feature module: modules registering the same queue each have their own.
+  const optionsToken = `${token}:options`;
+  const providers: Provider[] = [
+    { provide: optionsToken, ...source },
+    {
+      provide: token,
+      useFactory: create,
+      inject: [optionsToken, RedisConnection, QueueSettings, QueueRegistry, QueueEvents],
+    },
+  ];
+  return { module: QueueFeatureModule, imports, providers, exports: [token] };
+}
+
+/** The name, checked at once: the injection token is made from it before any factory runs. */
+function asyncName(options: QueueAsyncOptions<{ name: string }>, method: string): string {
+  if (typeof options?.name !== 'string' || options.name === '') throw new QueueConfigError(asyncQueueName(method));
+  return options.name;
+}
+
+function factoryOf(name: string, options: QueueAsyncOptions<{ name: string }>): OptionsSource {
+  return {
+    inject: options.inject ?? [],
+    useFactory: async (...args: unknown[]) => {
+      const made: unknown = await options.useFactory(...args);
+      // Anything but an object goes on to validation, which says what it got.
+      if (made === null || typeof made !== 'object' || Array.isArray(made)) return made;
+      const given = (made as { name?: unknown }).name;
+      if (given !== undefined && given !== name) throw new QueueConfigError(factoryRenamed(name, given));
+      return { ...made, name };
+    },
   };
-  return { module: QueueFeatureModule, providers: [provider], exports: [token] };
 }

@@ -1,13 +1,21 @@
-import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Injectable,
+  type InjectionToken,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleInit,
+} from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { ConsumerStatusRegistry } from './consumer-status.registry';
 import { QueueConfigError } from './errors';
-import type { FixedQueue } from './fixed-queue/fixed-queue';
+import { FixedQueue } from './fixed-queue/fixed-queue';
 import { BatchConsumerWorker, type BatchFailureHandler } from './fixed-queue/batch-consumer.worker';
 import { DelayConsumerWorker } from './delay-queue/delay-consumer.worker';
-import type { DelayQueue } from './delay-queue/delay-queue';
+import { DelayQueue } from './delay-queue/delay-queue';
 import { eventQueueKind, QUEUE_EVENT_NAMES, QueueEvents } from './events/queue-events';
-import { missingScheduler, unknownEvent } from './queue.messages';
+import { getDelayQueueToken, getFixedQueueToken } from './queue.constants';
+import { badCron, missingScheduler, replacedQueue, unknownEvent } from './queue.messages';
 import { QueueExplorer, type FoundMethod } from './queue.explorer';
 import { QueueRegistry } from './queue.registry';
 import { QueueSettings } from './queue.settings';
@@ -23,6 +31,7 @@ import {
   resolveOptions,
 } from './validation/queue-options';
 import type { BatchConsumerMetadata, DelayConsumerMetadata, QueueEventHandlerMetadata } from './decorators';
+import type { ConsumerOptionsFactory, QueueKind } from './interfaces';
 
 type Method = (...args: unknown[]) => unknown;
 
@@ -60,6 +69,8 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
   private delayConsumers: FoundMethod<DelayConsumerMetadata>[] = [];
   private readonly workers: Stoppable[] = [];
   private readonly scheduled: (() => void)[] = [];
+  /** What discovery refused, thrown once every module is initialised. */
+  private refused: unknown;
 
   constructor(
     private readonly explorer: QueueExplorer,
@@ -72,31 +83,61 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
   ) {}
 
   onModuleInit(): void {
-    const found = this.explorer.explore();
-    this.batchConsumers = found.batchConsumers;
-    this.delayConsumers = found.delayConsumers;
-    for (const { metadata, label } of [...found.batchConsumers, ...found.delayConsumers])
-      this.status.add(metadata.queue, label);
-    for (const handler of found.eventHandlers) this.listen(handler);
+    try {
+      const found = this.explorer.explore();
+      this.batchConsumers = found.batchConsumers;
+      this.delayConsumers = found.delayConsumers;
+      for (const { metadata, label } of [...found.batchConsumers, ...found.delayConsumers])
+        this.status.add(metadata.queue, label);
+      for (const handler of found.eventHandlers) this.listen(handler);
+    } catch (error) {
+      // Thrown at bootstrap: the connection's own start-up (PING) runs beside this hook, and closing it
+      // now would be reported as Redis being unreachable.
+      this.refused = error;
+    }
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    try {
+      if (this.refused !== undefined) throw this.refused;
+      await this.startConsumers();
+    } catch (error) {
+      await this.abandonStartup();
+      throw error;
+    }
+  }
+
+  /**
+   * A failed start-up is often not followed by `app.close()` (a test whose `init()` rejected, a
+   * bootstrap that exits): what start-up opened is closed here, or it would keep the process alive.
+   */
+  private async abandonStartup(): Promise<void> {
+    await this.beforeApplicationShutdown();
+    await this.connection.onApplicationShutdown();
+  }
+
+  private async startConsumers(): Promise<void> {
     // Resolve everything first: a misconfigured consumer fails start-up before any worker claims work.
-    const batchWorkers = this.batchConsumers.map((found) => this.createBatchWorker(found));
-    const delayWorkers = this.delayConsumers.map((found) => this.createDelayWorker(found));
+    const batchWorkers: { worker: BatchConsumerWorker; schedule?: () => void }[] = [];
+    for (const found of this.batchConsumers) {
+      const prepared = await this.createBatchWorker(found);
+      if (prepared) batchWorkers.push(prepared);
+    }
+    const delayWorkers: DelayConsumerWorker[] = [];
+    for (const found of this.delayConsumers) {
+      const worker = await this.createDelayWorker(found);
+      if (worker) delayWorkers.push(worker);
+    }
     if (!this.settings.consumers) return;
     this.status.setRunning(true);
     for (const worker of delayWorkers) {
       this.workers.push(worker);
       await worker.start();
     }
-    for (const { worker, options, found } of batchWorkers) {
+    for (const { worker, schedule } of batchWorkers) {
       this.workers.push(worker);
-      if (options.cron !== undefined || options.intervalMs !== undefined) {
-        this.schedule(worker, options, found);
-      } else {
-        await worker.start();
-      }
+      if (schedule) schedule();
+      else await worker.start();
     }
   }
 
@@ -121,7 +162,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       throw new QueueConfigError(`@OnQueueEvent on ${label}: ${unknownEvent(String(event), QUEUE_EVENT_NAMES)}`);
     // A listener filtering on a queue that does not exist would never be called: say so at start-up.
     const kind = eventQueueKind(event);
-    if (queue !== undefined && kind) this.registry.get(kind, queue);
+    if (queue !== undefined && kind) this.queueOf(kind, queue);
     this.events.on(event, bound(instance, method), { queue });
   }
 
@@ -145,20 +186,74 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     };
   }
 
-  private createBatchWorker(found: FoundMethod<BatchConsumerMetadata>) {
+  /**
+   * The queue a consumer or listener names: registered, or provided under its token by something else
+   * (a test's `overrideProvider(getDelayQueueToken(name))`), which is found but not consumed.
+   * Neither: UnknownQueueError.
+   */
+  private queueOf(kind: QueueKind, name: string): FixedQueue<unknown> | DelayQueue<unknown> | object {
+    if (this.registry.has(kind, name)) return this.registry.get(kind, name);
+    let provided: unknown;
+    try {
+      provided = this.moduleRef.get(kind === 'fixed' ? getFixedQueueToken(name) : getDelayQueueToken(name), {
+        strict: false,
+      });
+    } catch {
+      return this.registry.get(kind, name);
+    }
+    return (provided ?? {}) as object;
+  }
+
+  /** A consumer's queue, or undefined (logged) when a provider override replaced it with something else. */
+  private consumedQueue<Q>(kind: QueueKind, name: string, label: string, type: abstract new (...args: never[]) => Q) {
+    const queue = this.queueOf(kind, name);
+    if (queue instanceof type) return queue;
+    this.logger.log(replacedQueue(kind, name, label));
+    return undefined;
+  }
+
+  /** Decorator options, with what their `useFactory` makes of the providers `inject` lists laid over them. */
+  private async consumerOptions(raw: unknown, label: string): Promise<unknown> {
+    if (raw === null || typeof raw !== 'object' || !('useFactory' in raw)) return raw;
+    const { inject = [], useFactory, ...written } = raw as ConsumerOptionsFactory<object>;
+    if (typeof useFactory !== 'function') throw new QueueConfigError(`${label}: useFactory must be a function`);
+    if (!Array.isArray(inject)) throw new QueueConfigError(`${label}: inject must be an array of providers`);
+    const dependencies = inject.map((token: InjectionToken) => {
+      try {
+        return this.moduleRef.get(token, { strict: false });
+      } catch (error) {
+        throw new QueueConfigError(
+          `${label}: inject lists ${typeof token === 'function' ? token.name : String(token)}, which no module of the application provides`,
+          { cause: error },
+        );
+      }
+    });
+    let made: unknown;
+    try {
+      made = await useFactory(...dependencies);
+    } catch (error) {
+      throw new QueueConfigError(`${label}: the options' useFactory threw: ${describeError(error)}`, { cause: error });
+    }
+    // Anything but an object goes on to validation, which says what it got.
+    return made !== null && typeof made === 'object' ? { ...written, ...made } : made;
+  }
+
+  private async createBatchWorker(found: FoundMethod<BatchConsumerMetadata>) {
     const { instance, label, metadata } = found;
-    const queue = this.registry.get<FixedQueue<unknown>>('fixed', metadata.queue);
+    const where = `@BatchConsumer on ${label}`;
+    const queue = this.consumedQueue('fixed', metadata.queue, label, FixedQueue<unknown>);
     const options = resolveOptions(
       BatchConsumerOptionsRules,
-      metadata.options,
-      `@BatchConsumer on ${label}`,
+      await this.consumerOptions(metadata.options, where),
+      where,
       batchConsumerChecks,
     );
+    if (!queue) return undefined;
     let onFailed: BatchFailureHandler | undefined;
     if (typeof options.onFailed === 'string') {
       if (typeof (instance as Record<string, unknown>)[options.onFailed] !== 'function') {
         throw new QueueConfigError(
-          `@BatchConsumer on ${label}: onFailed names "${options.onFailed}", which is not a method of ${instance.constructor?.name}`,
+          `${where}: onFailed names "${options.onFailed}", which is not a method of ${instance.constructor?.name}`,
         );
       }
       onFailed = bound(instance, options.onFailed);
@@ -174,13 +269,21 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       onFailed,
       options,
     });
-    return { worker, options, found };
+    // A producer-only process need not have @nestjs/schedule: checked only where consumers run.
+    const scheduled = this.settings.consumers && (options.cron !== undefined || options.intervalMs !== undefined);
+    return { worker, schedule: scheduled ? this.prepareSchedule(worker, options, found) : undefined };
   }
 
-  private createDelayWorker(found: FoundMethod<DelayConsumerMetadata>): DelayConsumerWorker {
+  private async createDelayWorker(found: FoundMethod<DelayConsumerMetadata>) {
     const { instance, label, metadata } = found;
-    const queue = this.registry.get<DelayQueue<unknown>>('delay', metadata.queue);
-    const options = resolveOptions(DelayConsumerOptionsRules, metadata.options, `@DelayConsumer on ${label}`);
+    const where = `@DelayConsumer on ${label}`;
+    const queue = this.consumedQueue('delay', metadata.queue, label, DelayQueue<unknown>);
+    const options = resolveOptions(
+      DelayConsumerOptionsRules,
+      await this.consumerOptions(metadata.options, where),
+      where,
+    );
+    if (!queue) return undefined;
     return new DelayConsumerWorker({
       ...this.workerDependencies(queue, found, options.concurrency),
       store: queue.store,
@@ -190,12 +293,15 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     });
   }
 
-  /** Registers a scheduled drain in @nestjs/schedule's SchedulerRegistry, so it is visible (and stoppable) there. */
-  private schedule(
+  /**
+   * Checks a scheduled drain's setup (SchedulerRegistry present, cron valid) and returns what starts it:
+   * registered in @nestjs/schedule's SchedulerRegistry, so it is visible (and stoppable) there.
+   */
+  private prepareSchedule(
     worker: BatchConsumerWorker,
     options: BatchConsumerOptionsRules,
     found: FoundMethod<BatchConsumerMetadata>,
-  ): void {
+  ): () => void {
     const name = options.name ?? `nrq:${found.metadata.queue}:${found.label}`;
     const feature = `@BatchConsumer('${found.metadata.queue}') with a schedule on ${found.label}`;
     const { SchedulerRegistry } = loadOptional<ScheduleModule>('@nestjs/schedule', feature);
@@ -210,23 +316,34 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
         .drain()
         .catch((error) => this.logger.error(`${found.label} scheduled drain failed: ${describeError(error)}`));
     if (options.intervalMs !== undefined) {
-      const interval = setInterval(run, options.intervalMs);
-      registry.addInterval(name, interval);
-      this.scheduled.push(() => {
-        clearInterval(interval);
-        forget(() => registry.deleteInterval(name));
-      });
-    } else {
-      // @nestjs/schedule does not re-export CronJob, and its registry takes jobs of its own `cron`.
-      const { CronJob } = loadOptional<CronModule>('cron', feature, '@nestjs/schedule');
-      const job = new CronJob(options.cron as string, run);
+      const every = options.intervalMs;
+      return () => {
+        const interval = setInterval(run, every);
+        registry.addInterval(name, interval);
+        this.scheduled.push(() => {
+          clearInterval(interval);
+          forget(() => registry.deleteInterval(name));
+        });
+      };
+    }
+    // @nestjs/schedule does not re-export CronJob, and its registry takes jobs of its own `cron`.
+    const { CronJob } = loadOptional<CronModule>('cron', feature, '@nestjs/schedule');
+    const cron = options.cron as string;
+    let job: CronJob;
+    try {
+      // Not started: a job only arms its timer in start().
+      job = new CronJob(cron, run);
+    } catch (error) {
+      throw new QueueConfigError(badCron(found.label, cron, describeError(error)), { cause: error });
+    }
+    return () => {
       registry.addCronJob(name, job);
       job.start();
       this.scheduled.push(() => {
         job.stop();
         forget(() => registry.deleteCronJob(name));
       });
-    }
+    };
   }
 }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { isDeepStrictEqual } from 'node:util';
 import { QueueConfigError, UnknownQueueError } from './errors';
-import { duplicateQueue, unknownQueue } from './queue.messages';
+import { duplicateQueue, queueKindConflict, unknownQueue } from './queue.messages';
 import type { DelayQueue } from './delay-queue/delay-queue';
 import type { FixedQueue } from './fixed-queue/fixed-queue';
 import type { QueueKind } from './interfaces';
@@ -27,8 +27,8 @@ export class QueueRegistry {
   register<Q>(kind: QueueKind, name: string, options: unknown, create: () => Q): Q {
     const existing = this.queues.get(name);
     if (existing) {
-      if (existing.kind !== kind || !isDeepStrictEqual(existing.options, options))
-        throw new QueueConfigError(duplicateQueue(name));
+      if (existing.kind !== kind) throw new QueueConfigError(queueKindConflict(name, existing.kind, kind));
+      if (!isDeepStrictEqual(existing.options, options)) throw new QueueConfigError(duplicateQueue(name));
       return existing.queue as Q;
     }
     const queue = create();
@@ -39,6 +39,10 @@ export class QueueRegistry {
   /** Every registered queue, in the order they were registered. */
   all(): RegisteredQueue[] {
     return [...this.queues].map(([name, { kind, queue }]) => ({ kind, name, queue }) as RegisteredQueue);
+  }
+
+  has(kind: QueueKind, name: string): boolean {
+    return this.queues.get(name)?.kind === kind;
   }
 
   get<Q>(kind: QueueKind, name: string): Q {

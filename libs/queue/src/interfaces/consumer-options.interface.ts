@@ -1,3 +1,4 @@
+import type { InjectionToken } from '@nestjs/common';
 import type { BatchContext } from './batch-context.interface';
 
 export interface BatchConsumerOptions {
@@ -30,3 +31,22 @@ export interface DelayConsumerOptions {
   /** Tasks handled at once by this method in this process. Default: `DELAY_CONSUMER_DEFAULTS.concurrency`. */
   concurrency?: number;
 }
+
+/**
+ * Consumer options taken from configuration at start-up, with the providers `inject` lists (from any
+ * module of the application): `{ inject: [ConfigService], useFactory: (config) => ({ cron: config.get('DIGEST_CRON') }) }`.
+ * What the factory returns (or resolves to) is laid over the options written beside it, then validated.
+ */
+export interface ConsumerOptionsFactory<O> {
+  inject?: InjectionToken[];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a factory takes whatever `inject` lists, as Nest's own do
+  useFactory: (...args: any[]) => O | Promise<O>;
+}
+
+/** `@BatchConsumer(queue, options)`: written out, or (partly) made by a factory at start-up. */
+export type BatchConsumerDecoratorOptions =
+  BatchConsumerOptions | (BatchConsumerOptions & ConsumerOptionsFactory<BatchConsumerOptions>);
+
+/** `@DelayConsumer(queue, options)`: written out, or made by a factory at start-up. */
+export type DelayConsumerDecoratorOptions =
+  DelayConsumerOptions | (DelayConsumerOptions & ConsumerOptionsFactory<DelayConsumerOptions>);

@@ -2,6 +2,7 @@ export * from './queue-module-options.interface';
 export * from './queue-kind.interface';
 export * from './fixed-queue-options.interface';
 export * from './delay-queue-options.interface';
+export * from './queue-async-options.interface';
 export * from './consumer-options.interface';
 export * from './batch-context.interface';
 export * from './delay-context.interface';

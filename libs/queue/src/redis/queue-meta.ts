@@ -41,10 +41,15 @@ export function assertQueueMeta(
   kind: QueueKind,
   shards: number,
 ): Promise<void> {
-  return connection.whenReady(`queue "${name}"`, async () => {
+  const checked = connection.whenReady(`queue "${name}"`, async () => {
     const args = [kind, shards, LAYOUTS[kind], UPGRADES[kind]];
     const stored = await connection.scripts.run<[string, string, string]>('queue-meta', [keys.meta], args);
     const problem = metaProblem(name, stored, kind, shards);
     if (problem) throw new QueueConfigError(problem);
+  });
+  // This fails start-up, which is often not followed by app.close(): an open connection would keep the process alive.
+  return checked.catch(async (error: unknown) => {
+    await connection.onApplicationShutdown();
+    throw error;
   });
 }

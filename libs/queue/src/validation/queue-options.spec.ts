@@ -57,8 +57,10 @@ describe('resolveOptions', () => {
     const message = refusal(() => delay({ name: 'bad name', shards: 0, backoff: { type: 'linear', delayMs: 1 } }));
     expect(message).toMatch(/^Invalid options for delay queue "q": /);
     expect(message).toContain('name must be 1-100 characters');
-    expect(message).toContain('shards must not be less than 1');
-    expect(message).toContain('backoff.type must be one of the following values: fixed, exponential');
+    expect(message).toContain('shards must be an integer between 1 and 16384 (got 0)');
+    expect(message).toContain(
+      'backoff.type must be one of the following values: fixed, exponential (got "linear", a string)',
+    );
   });
 
   it('runs cross-field checks only once each field is valid', () => {
@@ -88,9 +90,40 @@ describe('resolveOptions', () => {
     expect(refusal(() => fixed('q'))).toBe('Invalid options for fixed queue "q": expected an object, got string');
   });
 
-  it('says a rule shared by several constraints once, with the value received', () => {
+  it('says an integer rule once, with its bounds and the value received', () => {
+    expect(refusal(() => fixed({ name: 'q', batchSize: '50' }))).toBe(
+      'Invalid options for fixed queue "q": batchSize must be an integer between 1 and 10000 (got "50", a string)',
+    );
     expect(refusal(() => resolveOptions(DashboardOptionsRules, { hottestGroups: 'ten' }, 'dashboard'))).toBe(
-      'Invalid options for dashboard: hottestGroups must be an integer from 1 to 1000 (got ten)',
+      'Invalid options for dashboard: hottestGroups must be an integer between 1 and 1000 (got "ten", a string)',
+    );
+    expect(refusal(() => fixed({ name: 'q', maxWaitMs: 1.5 }))).toContain(
+      'maxWaitMs must be an integer between 0 and 86400000 (got 1.5)',
+    );
+    expect(refusal(() => fixed({ name: 'q', maxAgeMs: -1 }))).toContain('maxAgeMs must be an integer ≥ 1 (got -1)');
+    expect(refusal(() => delay({ name: 'q', backoff: { delayMs: null } }))).toContain(
+      'backoff.delayMs must be an integer ≥ 0 (got null)',
+    );
+    expect(refusal(() => fixed({ name: 'a b' }))).toContain('name must be 1-100 characters');
+    expect(refusal(() => fixed({ name: 'a b' }))).toContain('(got "a b", a string)');
+  });
+
+  it('refuses unknown keys, nested ones too, naming the option most likely meant', () => {
+    expect(refusal(() => fixed({ name: 'q', maxWait: 500 }))).toBe(
+      'Invalid options for fixed queue "q": maxWait is not an option (did you mean maxWaitMs?)',
+    );
+    expect(refusal(() => delay({ name: 'q', backoff: { type: 'fixed', dealyMs: 5 } }))).toBe(
+      'Invalid options for delay queue "q": backoff.dealyMs is not an option (did you mean backoff.delayMs?)',
+    );
+    expect(refusal(() => fixed({ name: 'q', onFailed: () => undefined }))).toContain('onFailed is not an option');
+    const unlike = refusal(() => fixed({ name: 'q', colour: 'red' }));
+    expect(unlike).toMatch(/colour is not an option \(known: .*\)$/);
+    for (const key of ['name', 'shards', 'capacity', 'batchSize', 'schema']) expect(unlike).toContain(key);
+  });
+
+  it('says which value of a cross-field rule is a default', () => {
+    expect(refusal(() => fixed({ name: 'q', capacity: 100 }))).toBe(
+      'Invalid options for fixed queue "q": capacity must be ≥ batchSize (got capacity=100, batchSize=128 by default)',
     );
   });
 });

@@ -1,5 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import {
+  Allow,
   IsBoolean,
   IsIn,
   IsInt,
@@ -21,7 +22,7 @@ import {
   MODULE_DEFAULTS,
 } from '../queue.defaults';
 import { QueueConfigError } from '../errors';
-import { describeViolations } from './violations';
+import { describeOptionViolations } from './option-violations';
 import type { SchemaClass } from '../interfaces';
 
 const QUEUE_NAME = /^[A-Za-z0-9._-]{1,100}$/;
@@ -93,6 +94,7 @@ class QueueOptionsRules {
   @Type(() => ReplicaWaitRules)
   waitForReplicas?: ReplicaWaitRules;
 
+  @Allow()
   schema?: SchemaClass;
 }
 
@@ -220,6 +222,7 @@ export class BatchConsumerOptionsRules {
   @IsBoolean()
   raw = BATCH_CONSUMER_DEFAULTS.raw;
 
+  @Allow()
   onFailed?: unknown;
 }
 
@@ -230,34 +233,43 @@ export class DelayConsumerOptionsRules {
   concurrency = DELAY_CONSUMER_DEFAULTS.concurrency;
 }
 
-const LISTED = { message: '$property must be an integer from 1 to 1000 (got $value)' };
-
 export class DashboardOptionsRules {
   @IsString()
   @Matches(/^[A-Za-z0-9._~\-/]*$/, { message: 'path must be a plain URL path (got "$value")' })
   path = DASHBOARD_DEFAULTS.path;
 
-  @IsInt(LISTED)
-  @Min(1, LISTED)
-  @Max(1000, LISTED)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
   hottestGroups = DASHBOARD_DEFAULTS.hottestGroups;
 
-  @IsInt(LISTED)
-  @Min(1, LISTED)
-  @Max(1000, LISTED)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
   upcomingTasks = DASHBOARD_DEFAULTS.upcomingTasks;
 
-  @IsInt(LISTED)
-  @Min(1, LISTED)
-  @Max(1000, LISTED)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
   deadLetters = DASHBOARD_DEFAULTS.deadLetters;
 }
 
-type Checks<T> = (options: T) => string[];
+/**
+ * Cross-field rules. `given` holds the keys the caller set: a rule broken by a default says so
+ * (`batchSize=128 by default`), or the caller looks for a value they never wrote.
+ */
+type Checks<T> = (options: T, given: ReadonlySet<string>) => string[];
+
+/** `key=value`, or `key=value by default` when the caller left it out. */
+export function shown<T extends object>(options: T, given: ReadonlySet<string>, key: keyof T & string): string {
+  return `${key}=${String(options[key])}${given.has(key) ? '' : ' by default'}`;
+}
 
 /**
- * Applies defaults and validates raw options, throwing one QueueConfigError that names every broken rule.
- * Cross-field rules (`capacity must be ≥ batchSize`) come from `checks`, run only when each field is valid.
+ * Applies defaults and validates raw options, throwing one QueueConfigError that names every broken rule
+ * with the value received. Keys no rule knows are refused (a typo would otherwise leave the default in
+ * force, silently): every option needs a rule, or `@Allow()` if it is passed through as given.
+ * Cross-field rules come from `checks`, run only when each field is valid.
  */
 export function resolveOptions<T extends object>(
   rules: new () => T,
@@ -278,21 +290,24 @@ export function resolveOptions<T extends object>(
     (typeof value === 'function' ? kept : data)[key] = value;
   }
   const options = Object.assign(plainToInstance(rules, data, { exposeDefaultValues: true }), kept);
-  const problems = describeViolations(validateSync(options, { forbidUnknownValues: false }));
-  if (problems.length === 0 && checks) problems.push(...checks(options));
+  const problems = describeOptionViolations(
+    validateSync(options, { forbidUnknownValues: false, whitelist: true, forbidNonWhitelisted: true }),
+  );
+  if (problems.length === 0 && checks)
+    problems.push(...checks(options, new Set([...Object.keys(data), ...Object.keys(kept)])));
   if (problems.length > 0) {
     throw new QueueConfigError(`Invalid options for ${label}: ${problems.join('; ')}`);
   }
   return options;
 }
 
-export const fixedQueueChecks: Checks<FixedQueueOptionsRules> = (o) => {
+export const fixedQueueChecks: Checks<FixedQueueOptionsRules> = (o, given) => {
   const problems: string[] = [];
   if (o.capacity < o.batchSize)
-    problems.push(`capacity must be ≥ batchSize (got capacity=${o.capacity}, batchSize=${o.batchSize})`);
+    problems.push(`capacity must be ≥ batchSize (got ${shown(o, given, 'capacity')}, ${shown(o, given, 'batchSize')})`);
   if (o.ttlMs <= o.maxWaitMs)
     problems.push(
-      `ttlMs must be > maxWaitMs, or groups expire before they are flushed (got ttlMs=${o.ttlMs}, maxWaitMs=${o.maxWaitMs})`,
+      `ttlMs must be > maxWaitMs, or groups expire before they are flushed (got ${shown(o, given, 'ttlMs')}, ${shown(o, given, 'maxWaitMs')})`,
     );
   if (o.schema !== undefined && typeof o.schema !== 'function')
     problems.push('schema must be a class decorated with class-validator');
