@@ -106,7 +106,7 @@ describe('Redis unreachable', () => {
       const recorded = await Promise.all(metas.map((key) => raw.hgetall(key)));
       expect(recorded).toEqual(
         expect.arrayContaining([
-          { kind: 'fixed', shards: '2', layout: '1' },
+          { kind: 'fixed', shards: '2', layout: '2' },
           { kind: 'delay', shards: '2', layout: '2' },
         ]),
       );
