@@ -101,7 +101,12 @@ export class BatchConsumerWorker extends ShardedWorker {
   }
 
   protected async take(shard: number, limit: number): Promise<Taken> {
-    const outcome = await this.store.take(shard, limit, this.candidates[shard], this.options.raw);
+    const candidates = this.candidates[shard];
+    // Ordered: a group claimed by one poll is held, so a second poll of the shard under way with the
+    // same candidates would only read their heads for nothing; it lists instead. (Unordered, it takes
+    // the groups' next batches.)
+    if (this.store.ordered) this.candidates[shard] = [];
+    const outcome = await this.store.take(shard, limit, candidates, this.options.raw);
     this.candidates[shard] = outcome.due;
     if (this.events.has('messages.expired')) {
       for (const { group, expired } of outcome.batches) {

@@ -106,7 +106,9 @@ export class FixedQueueStore {
    * Claims up to `limit` batches from `candidates` (groups an earlier call listed as due; re-checked
    * here), and lists the groups due now as the candidates of the next call: one round trip per poll.
    */
-  async take(shard: number, limit: number, candidates: string[], raw = false): Promise<TakeOutcome> {
+  async take(shard: number, limit: number, listed: string[], raw = false): Promise<TakeOutcome> {
+    // Never more than `limit` are claimed: reading more heads would be work for nothing.
+    const candidates = listed.length > limit ? listed.slice(0, limit) : listed;
     if (this.ordered) return this.claim(shard, limit, candidates, raw);
     const { batchSize, maxAgeMs, maxWaitMs } = this.options;
     const keys = [this.keys.key(shard, 'ready'), this.keys.key(shard, 'stats'), this.keys.key(shard, 'lens')];
