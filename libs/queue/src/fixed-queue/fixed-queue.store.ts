@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Scripts } from '../redis/scripts';
-import type { QueueKeys } from '../redis/keys';
+import type { QueueKeys, ShardKeyKind } from '../redis/keys';
 import type { FixedQueueOptionsRules } from '../validation/queue-options';
 import type { DeadBatch, FixedQueueStats, GroupSummary } from '../interfaces';
 
@@ -76,6 +76,10 @@ export class FixedQueueStore {
     return this.mode !== MODES.unordered;
   }
 
+  private k(shard: number, ...kinds: ShardKeyKind[]): string[] {
+    return kinds.map((kind) => this.keys.key(shard, kind));
+  }
+
   groupKey(shard: number, group: string): string {
     return this.keys.member(shard, 'g', group);
   }
@@ -84,12 +88,7 @@ export class FixedQueueStore {
 
   async push(shard: number, groups: GroupPush[]): Promise<PushOutcome> {
     const { capacity, batchSize, maxWaitMs, ttlMs } = this.options;
-    const keys = [
-      this.keys.key(shard, 'ready'),
-      this.keys.key(shard, 'stats'),
-      this.keys.key(shard, 'lens'),
-      this.keys.key(shard, 'held'),
-    ];
+    const keys = this.k(shard, 'ready', 'stats', 'lens', 'held');
     const args: (string | number)[] = [capacity, batchSize, maxWaitMs, ttlMs, this.mode];
     for (const { group, messages } of groups) {
       keys.push(this.groupKey(shard, group));
@@ -111,7 +110,7 @@ export class FixedQueueStore {
     const candidates = listed.length > limit ? listed.slice(0, limit) : listed;
     if (this.ordered) return this.claim(shard, limit, candidates, raw);
     const { batchSize, maxAgeMs, maxWaitMs } = this.options;
-    const keys = [this.keys.key(shard, 'ready'), this.keys.key(shard, 'stats'), this.keys.key(shard, 'lens')];
+    const keys = this.k(shard, 'ready', 'stats', 'lens');
     const args: (string | number)[] = [batchSize, maxAgeMs ?? 0, maxWaitMs, limit];
     if (candidates.length === 0)
       return decodeTake(await this.scripts.run('fixed-take', keys, args), [], batchSize, raw);
@@ -138,16 +137,7 @@ export class FixedQueueStore {
    */
   private async claim(shard: number, limit: number, candidates: string[], raw: boolean): Promise<TakeOutcome> {
     const { batchSize, maxAgeMs, maxWaitMs, leaseMs, maxAttempts, deadLetter, ttlMs } = this.options;
-    const keys = [
-      this.keys.key(shard, 'ready'),
-      this.keys.key(shard, 'stats'),
-      this.keys.key(shard, 'lens'),
-      this.keys.key(shard, 'held'),
-      this.keys.key(shard, 'leases'),
-      this.keys.key(shard, 'dead'),
-      this.keys.key(shard, 'deadData'),
-      this.keys.key(shard, 'errors'),
-    ];
+    const keys = this.k(shard, 'ready', 'stats', 'lens', 'held', 'leases', 'dead', 'deadData', 'errors');
     // Random, not a counter kept in Redis: a counter restarts when Redis loses its data, and a token
     // issued again would let a stale acknowledgement finish a newer delivery.
     const base = `${shard}.${randomBytes(9).toString('base64url')}`;
@@ -180,14 +170,7 @@ export class FixedQueueStore {
 
   /** Finishes deliveries of an ordered queue; a stale one (its token lost the group) changes nothing. */
   async ack(shard: number, deliveries: Delivery[]): Promise<AckOutcome> {
-    const keys = [
-      this.keys.key(shard, 'ready'),
-      this.keys.key(shard, 'stats'),
-      this.keys.key(shard, 'lens'),
-      this.keys.key(shard, 'held'),
-      this.keys.key(shard, 'leases'),
-      this.keys.key(shard, 'errors'),
-    ];
+    const keys = this.k(shard, 'ready', 'stats', 'lens', 'held', 'leases', 'errors');
     const args: (string | number)[] = [this.options.batchSize, this.options.maxWaitMs];
     for (const { group, token } of deliveries) {
       keys.push(this.groupKey(shard, group));
@@ -201,14 +184,7 @@ export class FixedQueueStore {
   async fail(shard: number, delivery: Delivery, delayMs: number, error: string): Promise<FailOutcome> {
     const { batchSize, maxWaitMs, maxAttempts, deadLetter } = this.options;
     const keys = [
-      this.keys.key(shard, 'ready'),
-      this.keys.key(shard, 'stats'),
-      this.keys.key(shard, 'lens'),
-      this.keys.key(shard, 'held'),
-      this.keys.key(shard, 'leases'),
-      this.keys.key(shard, 'dead'),
-      this.keys.key(shard, 'deadData'),
-      this.keys.key(shard, 'errors'),
+      ...this.k(shard, 'ready', 'stats', 'lens', 'held', 'leases', 'dead', 'deadData', 'errors'),
       this.groupKey(shard, delivery.group),
     ];
     const args = [
@@ -227,7 +203,7 @@ export class FixedQueueStore {
 
   /** At-least-once, at shutdown: unfinished deliveries are due again at once, not counted as attempts. */
   async release(shard: number, deliveries: Delivery[]): Promise<boolean[]> {
-    const keys = [this.keys.key(shard, 'ready'), this.keys.key(shard, 'held'), this.keys.key(shard, 'leases')];
+    const keys = this.k(shard, 'ready', 'held', 'leases');
     const args = deliveries.flatMap(({ group, token }) => [group, token]);
     const reply = await this.scripts.run<number[]>('fixed-release', keys, args);
     return reply.map((done) => done === 1);
@@ -235,7 +211,7 @@ export class FixedQueueStore {
 
   /** Heartbeat: extends the leases of running deliveries; false where the lease was lost. */
   async extend(shard: number, deliveries: Delivery[]): Promise<boolean[]> {
-    const keys = [this.keys.key(shard, 'held'), this.keys.key(shard, 'leases')];
+    const keys = this.k(shard, 'held', 'leases');
     const args: (string | number)[] = [this.options.leaseMs, this.options.ttlMs];
     for (const { group, token } of deliveries) {
       keys.push(this.groupKey(shard, group));
@@ -253,11 +229,11 @@ export class FixedQueueStore {
     let listedAtLatest = 0;
     while (records.length < limit) {
       const page = Math.min(DEAD_BATCHES_PER_CALL, limit - records.length);
-      const reply = await this.scripts.run<(string | null)[]>(
-        'fixed-dead',
-        [this.keys.key(shard, 'dead'), this.keys.key(shard, 'deadData')],
-        [page, latest, listedAtLatest],
-      );
+      const reply = await this.scripts.run<(string | null)[]>('fixed-dead', this.k(shard, 'dead', 'deadData'), [
+        page,
+        latest,
+        listedAtLatest,
+      ]);
       for (let i = 0; i < reply.length; i += 2) {
         const stored = reply[i + 1];
         // Trimmed (capacity) between the two reads of the script: nothing left to show.
@@ -294,15 +270,7 @@ export class FixedQueueStore {
     if (stored === null) return null;
     const { group } = JSON.parse(stored) as { group: string };
     const { capacity, batchSize, maxWaitMs, ttlMs } = this.options;
-    const keys = [
-      this.keys.key(shard, 'ready'),
-      this.keys.key(shard, 'stats'),
-      this.keys.key(shard, 'lens'),
-      this.keys.key(shard, 'held'),
-      this.keys.key(shard, 'dead'),
-      this.keys.key(shard, 'deadData'),
-      this.groupKey(shard, group),
-    ];
+    const keys = [...this.k(shard, 'ready', 'stats', 'lens', 'held', 'dead', 'deadData'), this.groupKey(shard, group)];
     const reply = await this.scripts.run<number[]>('fixed-requeue', keys, [
       id,
       group,
@@ -353,11 +321,7 @@ export class FixedQueueStore {
     };
     const shards = await Promise.all(
       Array.from({ length: this.options.shards }, (_, shard) =>
-        this.scripts.run<number[]>(
-          'fixed-stats',
-          [this.keys.key(shard, 'ready'), this.keys.key(shard, 'stats'), this.keys.key(shard, 'leases')],
-          [],
-        ),
+        this.scripts.run<number[]>('fixed-stats', this.k(shard, 'ready', 'stats', 'leases'), []),
       ),
     );
     for (const reply of shards) {

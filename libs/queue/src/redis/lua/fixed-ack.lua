@@ -2,16 +2,17 @@
 -- at-least-once delivery trims the head entries it still owns (fewer if pushes evicted some meanwhile),
 -- an at-most-once one only lets go of the group. The group is then ready again for its next batch.
 -- An acknowledgement from a worker whose lease ran out (the group moved on) changes nothing.
--- KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash  KEYS[4] held hash  KEYS[5] leases zset
--- KEYS[6] errors hash  KEYS[6+i] list of delivery i's group
--- ARGV[1] batchSize  ARGV[2] maxWaitMs, then per delivery: group, token
--- Returns {now, earliest due time set or -1, then per delivery: when its group is due again, -1 when it
--- holds nothing more, -2 when the delivery was stale}
+-- Input:
+--   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash  KEYS[4] held hash  KEYS[5] leases zset
+--   KEYS[6] errors hash  KEYS[6+i] list of delivery i's group
+--   ARGV[1] batchSize  ARGV[2] maxWaitMs, then per delivery: group, token
+-- Output: {now, earliest due time set or -1, then per delivery: when its group is due again, -1 when it
+--   holds nothing more, -2 when the delivery was stale}
 local readyKey, statsKey, lensKey, heldKey, leasesKey, errorsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 --- @include "now"
 local batch, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2])
 
---- @include "fixed-held"
+--- @include "fixed-settle"
 
 local out = {now, -1}
 local delivered = 0

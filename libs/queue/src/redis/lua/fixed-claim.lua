@@ -7,13 +7,14 @@
 -- `maxAttempts` deliveries were made.
 -- Like fixed-take, the caller reads each candidate's first `read` entries (LRANGE in the same MULTI)
 -- and this script says which of those it claimed; keys are only those the caller declared.
--- KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash  KEYS[4] held hash  KEYS[5] leases zset
--- KEYS[6] dead zset  KEYS[7] dead records hash  KEYS[8] errors hash  KEYS[8+i] list of candidate i
--- ARGV[1] batchSize  ARGV[2] maxAgeMs (0: none)  ARGV[3] maxWaitMs  ARGV[4] limit  ARGV[5] mode (1 at-most-
--- once, 2 at-least-once)  ARGV[6] leaseMs  ARGV[7] maxAttempts  ARGV[8] dead-letter capacity
--- ARGV[9] token base (random per call)  ARGV[10] ttlMs, then per candidate: name, entries read
--- Returns {now, next due or -1, groups listed, group..., then per candidate: offset, expired, claimed,
--- attempt, token}: the read entries [offset, offset + claimed) are one batch, delivered under token.
+-- Input:
+--   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash  KEYS[4] held hash  KEYS[5] leases zset
+--   KEYS[6] dead zset  KEYS[7] dead records hash  KEYS[8] errors hash  KEYS[8+i] list of candidate i
+--   ARGV[1] batchSize  ARGV[2] maxAgeMs (0: none)  ARGV[3] maxWaitMs  ARGV[4] limit  ARGV[5] mode (1 at-most-
+--   once, 2 at-least-once)  ARGV[6] leaseMs  ARGV[7] maxAttempts  ARGV[8] dead-letter capacity
+--   ARGV[9] token base (random per call)  ARGV[10] ttlMs, then per candidate: name, entries read
+-- Output: {now, next due or -1, groups listed, group..., then per candidate: offset, expired, claimed,
+--   attempt, token}: the read entries [offset, offset + claimed) are one batch, delivered under token.
 local readyKey, statsKey, lensKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local leasesKey, deadKey, recordsKey, errorsKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 --- @include "now"
@@ -23,7 +24,8 @@ local lease, maxAttempts, deadCapacity = tonumber(ARGV[6]), tonumber(ARGV[7]), t
 local base, ttl = ARGV[9], ARGV[10]
 local cutoff = now - maxAge
 
---- @include "fixed-held"
+--- @include "fixed-settle"
+--- @include "claim-reply"
 
 -- Leases that ran out first (bounded per call; the rest on the next poll). Their lists are not
 -- declared here, so they only become ready: the claim below, with the list in hand, does the rest.
@@ -69,13 +71,8 @@ for k = first, #KEYS do
         expired = known - len
         count, attempts = 0, 0
       end
-      if maxAge > 0 and len > 0 and stampOf(redis.call('LINDEX', key, 0)) < cutoff then
-        local lo, hi = 1, len
-        while lo < hi do
-          local mid = math.floor((lo + hi) / 2)
-          if stampOf(redis.call('LINDEX', key, mid)) < cutoff then lo = mid + 1 else hi = mid end
-        end
-        redis.call('LTRIM', key, lo, -1)
+      if maxAge > 0 then
+        local lo = trimOlderThan(key, len, cutoff)
         expired = expired + lo
         len = len - lo
         offset = lo
@@ -132,24 +129,9 @@ for k = first, #KEYS do
   claims[#claims + 1] = attempt
   claims[#claims + 1] = token
 end
-if pending ~= 0 then redis.call('HINCRBY', statsKey, 'pending', pending) end
-if delivered > 0 then redis.call('HINCRBY', statsKey, 'delivered', delivered) end
-if expiredTotal > 0 then redis.call('HINCRBY', statsKey, 'expired', expiredTotal) end
-
-local listed = {}
-local nextDue = -1
-local head = redis.call('ZRANGE', readyKey, 0, 0, 'WITHSCORES')
-if #head > 0 then
-  nextDue = tonumber(head[2])
-  if nextDue <= now then
-    listed = redis.call('ZRANGE', readyKey, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
-    nextDue = now
-  end
-end
+local out = claimReply(readyKey, statsKey, now, limit, pending, delivered, expiredTotal)
 -- Leases end too: the poller must come back then even when nothing else is due.
 leaseHead = redis.call('ZRANGE', leasesKey, 0, 0, 'WITHSCORES')
-if #leaseHead > 0 and (nextDue < 0 or tonumber(leaseHead[2]) < nextDue) then nextDue = tonumber(leaseHead[2]) end
-local out = {now, nextDue, #listed}
-for i = 1, #listed do out[#out + 1] = listed[i] end
+if #leaseHead > 0 and (out[2] < 0 or tonumber(leaseHead[2]) < out[2]) then out[2] = tonumber(leaseHead[2]) end
 for i = 1, #claims do out[#out + 1] = claims[i] end
 return out

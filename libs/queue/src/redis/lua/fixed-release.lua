@@ -1,16 +1,18 @@
 -- Gives unfinished at-least-once deliveries back at shutdown, each only if its token still holds the
 -- group: due again at once, and not counted as an attempt (the handler was interrupted, not failing).
--- KEYS[1] ready zset  KEYS[2] held hash  KEYS[3] leases zset
--- ARGV: per delivery: group, token.  Returns per delivery 1 when given back, 0 when stale.
+-- Input:
+--   KEYS[1] ready zset  KEYS[2] held hash  KEYS[3] leases zset
+--   ARGV: per delivery: group, token
+-- Output: per delivery 1 when given back, 0 when stale
 local readyKey, heldKey, leasesKey = KEYS[1], KEYS[2], KEYS[3]
 --- @include "now"
+--- @include "held"
 local out = {}
 for a = 1, #ARGV, 2 do
-  local group, token = ARGV[a], ARGV[a + 1]
-  local record = redis.call('HGET', heldKey, group)
-  local holder, count, attempts = string.match(record or '', '^([^:]*):(%d+):(%d+):')
-  if holder and holder ~= '' and holder == token then
-    redis.call('HSET', heldKey, group, ':' .. count .. ':' .. math.max(0, tonumber(attempts) - 1) .. ':0')
+  local group = ARGV[a]
+  local holder, count, attempts = parseHeld(redis.call('HGET', heldKey, group))
+  if holder ~= '' and holder == ARGV[a + 1] then
+    redis.call('HSET', heldKey, group, heldRecord('', count, math.max(0, attempts - 1), 0))
     redis.call('ZREM', leasesKey, group)
     redis.call('ZADD', readyKey, now, group)
     out[#out + 1] = 1

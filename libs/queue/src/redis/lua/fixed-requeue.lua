@@ -1,12 +1,15 @@
 -- Brings a dead batch back: its messages are appended to their group as if pushed now (fresh times,
 -- so maxAgeMs counts from now; capacity evicts the oldest as a push does), with attempts starting over.
--- KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash  KEYS[4] held hash  KEYS[5] dead zset
--- KEYS[6] dead records hash  KEYS[7] the group's list
--- ARGV[1] id  ARGV[2] group  ARGV[3] capacity  ARGV[4] batchSize  ARGV[5] maxWaitMs  ARGV[6] ttlMs
--- Returns {1, evicted, due time or -1} or {0} when no such dead batch (of that group) exists.
+-- Input:
+--   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash  KEYS[4] held hash  KEYS[5] dead zset
+--   KEYS[6] dead records hash  KEYS[7] the group's list
+--   ARGV[1] id  ARGV[2] group  ARGV[3] capacity  ARGV[4] batchSize  ARGV[5] maxWaitMs  ARGV[6] ttlMs
+-- Output: {1, evicted, due time or -1} or {0} when no such dead batch (of that group) exists.
 local readyKey, statsKey, lensKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local deadKey, recordsKey, key = KEYS[5], KEYS[6], KEYS[7]
 --- @include "now"
+--- @include "entries"
+--- @include "held"
 local id, group, capacity = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local batch, maxWait, ttl = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 
@@ -31,11 +34,11 @@ if len > capacity then
   evicted = len - capacity
   redis.call('LTRIM', key, evicted, -1)
   len = capacity
-  local holder, count, attempts, notBefore = string.match(redis.call('HGET', heldKey, group) or '', '^([^:]*):(%d+):(%d+):(%d+)$')
-  if holder and tonumber(count) > 0 then
-    count = math.max(0, tonumber(count) - evicted)
+  local holder, count, attempts, notBefore = parseHeld(redis.call('HGET', heldKey, group))
+  if count > 0 then
+    count = math.max(0, count - evicted)
     if count == 0 and holder == '' then redis.call('HDEL', heldKey, group)
-    else redis.call('HSET', heldKey, group, holder .. ':' .. count .. ':' .. attempts .. ':' .. notBefore) end
+    else redis.call('HSET', heldKey, group, heldRecord(holder, count, attempts, notBefore)) end
   end
 end
 redis.call('PEXPIRE', key, ttl)
@@ -52,7 +55,7 @@ redis.call('HINCRBY', statsKey, 'requeued', #record.entries)
 local due = -1
 if redis.call('HEXISTS', heldKey, group) == 0 then
   due = now
-  if len < batch then due = tonumber(string.sub(redis.call('LINDEX', key, 0), 2, 14)) + maxWait end
+  if len < batch then due = stampOf(redis.call('LINDEX', key, 0)) + maxWait end
   redis.call('ZADD', readyKey, due, group)
 end
 return {1, evicted, due}

@@ -19,8 +19,8 @@ local batch, maxAge, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(AR
 local limit = tonumber(ARGV[4])
 local cutoff = now - maxAge
 
--- Entries are '[<13-digit ms>,<json>]'.
-local function stampOf(entry) return tonumber(string.sub(entry, 2, 14)) end
+--- @include "entries"
+--- @include "claim-reply"
 
 local claims = {}
 local taken = 0
@@ -35,14 +35,8 @@ for k = 4, #KEYS do
     if read > len then read = len end
     -- The counters knew more than the list holds: the key expired (ttlMs) while it waited.
     if known > len then expired = known - len end
-    if maxAge > 0 and len > 0 and stampOf(redis.call('LINDEX', key, 0)) < cutoff then
-      -- Entries are in time order: binary-search the first one young enough to deliver.
-      local lo, hi = 1, len
-      while lo < hi do
-        local mid = math.floor((lo + hi) / 2)
-        if stampOf(redis.call('LINDEX', key, mid)) < cutoff then lo = mid + 1 else hi = mid end
-      end
-      redis.call('LTRIM', key, lo, -1)
+    if maxAge > 0 then
+      local lo = trimOlderThan(key, len, cutoff)
       expired = expired + lo
       len = len - lo
       offset = lo
@@ -75,22 +69,6 @@ for k = 4, #KEYS do
   claims[#claims + 1] = expired
   claims[#claims + 1] = claimed
 end
-if pending ~= 0 then redis.call('HINCRBY', statsKey, 'pending', pending) end
-if delivered > 0 then redis.call('HINCRBY', statsKey, 'delivered', delivered) end
-if expiredTotal > 0 then redis.call('HINCRBY', statsKey, 'expired', expiredTotal) end
-
--- The head first: an idle shard (the common case when polled) costs one ZRANGE.
-local listed = {}
-local nextDue = -1
-local head = redis.call('ZRANGE', readyKey, 0, 0, 'WITHSCORES')
-if #head > 0 then
-  nextDue = tonumber(head[2])
-  if nextDue <= now then
-    listed = redis.call('ZRANGE', readyKey, '-inf', now, 'BYSCORE', 'LIMIT', 0, limit)
-    nextDue = now
-  end
-end
-local out = {now, nextDue, #listed}
-for i = 1, #listed do out[#out + 1] = listed[i] end
+local out = claimReply(readyKey, statsKey, now, limit, pending, delivered, expiredTotal)
 for i = 1, #claims do out[#out + 1] = claims[i] end
 return out

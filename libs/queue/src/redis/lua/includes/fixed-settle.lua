@@ -1,21 +1,8 @@
--- Helpers of the ordered FixedQueue scripts (held groups, dead letters). They use the including
+--- @include "entries"
+--- @include "held"
+-- Helpers of the ordered FixedQueue scripts: a group ready again, or buried. They use the including
 -- script's locals: now, batch, maxWait, readyKey, statsKey, lensKey, heldKey, leasesKey, and for
 -- bury also deadKey, recordsKey, errorsKey, deadCapacity.
-
--- Entries are '[<13-digit ms>,<json>]'.
-local function stampOf(entry) return tonumber(string.sub(entry, 2, 14)) end
-
--- held: group -> '<token>:<count>:<attempts>:<not before>'. token is empty while no delivery runs
--- (a retry waits); count is how many head entries an at-least-once delivery owns.
-local function parseHeld(record)
-  if not record then return '', 0, 0, 0 end
-  local token, count, attempts, notBefore = string.match(record, '^([^:]*):(%d+):(%d+):(%d+)$')
-  return token, tonumber(count), tonumber(attempts), tonumber(notBefore)
-end
-
-local function heldRecord(token, count, attempts, notBefore)
-  return token .. ':' .. count .. ':' .. attempts .. ':' .. notBefore
-end
 
 -- After a group was handled (or found not claimable): ready again by the usual rule (a full batch now,
 -- otherwise once its oldest message waited maxWaitMs), or forgotten when empty. Returns the due time or -1.

@@ -1,0 +1,15 @@
+-- A FixedQueue list's entries are '[<13-digit ms>,<json>]': the push time leads.
+local function stampOf(entry) return tonumber(string.sub(entry, 2, 14)) end
+
+-- Trims a list's entries pushed before `cutoff` (entries are in time order: a binary search finds the
+-- first young enough). Returns how many went.
+local function trimOlderThan(key, len, cutoff)
+  if len == 0 or stampOf(redis.call('LINDEX', key, 0)) >= cutoff then return 0 end
+  local lo, hi = 1, len
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if stampOf(redis.call('LINDEX', key, mid)) < cutoff then lo = mid + 1 else hi = mid end
+  end
+  redis.call('LTRIM', key, lo, -1)
+  return lo
+end
