@@ -14,6 +14,7 @@ import { QueueSettings } from './queue.settings';
 import { RedisConnection } from './redis/redis-connection';
 import { loadOptional } from './optional-dependency';
 import { describeError } from './utils/errors';
+import { raceTimeout, TIMED_OUT } from './utils/timers';
 import { queueLogContext } from './utils/log-line';
 import type { WorkerDependencies } from './consumer/sharded-worker';
 import {
@@ -43,7 +44,11 @@ interface Scheduler {
 interface CronJob {
   start(): void;
   stop(): void;
+  nextDates(count: number): { toMillis(): number }[];
 }
+
+/** Runs of a cron looked ahead to find its longest gap (a weekday cron's weekend, a month's end). */
+const CRON_LOOKAHEAD = 8;
 
 type ScheduleModule = { SchedulerRegistry: abstract new (...args: never[]) => Scheduler };
 type CronModule = { CronJob: new (cronTime: string, onTick: () => void) => CronJob };
@@ -104,10 +109,16 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     this.status.setRunning(false);
     for (const cancel of this.scheduled.splice(0)) cancel();
     const timeout = this.settings.shutdownTimeoutMs;
-    const results = await Promise.all(
-      this.workers.map(async (worker) => [worker, await worker.stop(timeout)] as const),
+    // One budget for the whole shutdown (RedisConnection closes by the same deadline): handlers get
+    // `shutdownTimeoutMs`, handing back their unfinished work at most `commandTimeoutMs` more, whatever
+    // state Redis is in. A hand-back cut short is dropped with the connection; its lease returns it.
+    const budgetMs = timeout + this.settings.commandTimeoutMs;
+    const results = await raceTimeout(
+      Promise.all(this.workers.map(async (worker) => [worker, await worker.stop(timeout)] as const)),
+      budgetMs,
     );
-    for (const [worker, finished] of results) {
+    const stopped = results === TIMED_OUT ? this.workers.map((worker) => [worker, false] as const) : results;
+    for (const [worker, finished] of stopped) {
       if (!finished)
         this.logger.warn(
           `${worker.label}: ${worker.inFlight} handler(s) still running after ${timeout} ms (shutdownTimeoutMs)`,
@@ -211,6 +222,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
         .drain()
         .catch((error) => this.logger.error(`${found.label} scheduled drain failed: ${describeError(error)}`));
     if (options.intervalMs !== undefined) {
+      this.status.setSchedule(found.metadata.queue, found.label, options.intervalMs);
       const interval = setInterval(run, options.intervalMs);
       registry.addInterval(name, interval);
       this.scheduled.push(() => {
@@ -221,6 +233,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       // @nestjs/schedule does not re-export CronJob, and its registry takes jobs of its own `cron`.
       const { CronJob } = loadOptional<CronModule>('cron', feature, '@nestjs/schedule');
       const job = new CronJob(options.cron as string, run);
+      this.status.setSchedule(found.metadata.queue, found.label, longestGap(job));
       registry.addCronJob(name, job);
       job.start();
       this.scheduled.push(() => {
@@ -229,6 +242,13 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       });
     }
   }
+}
+
+function longestGap(job: CronJob): number {
+  const runs = job.nextDates(CRON_LOOKAHEAD).map((date) => date.toMillis());
+  let gap = 0;
+  for (let i = 1; i < runs.length; i++) gap = Math.max(gap, runs[i] - runs[i - 1]);
+  return gap;
 }
 
 /** `instance[method]` bound to its instance; the explorer found it to be a method. */
