@@ -1,11 +1,17 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
+import { ScheduleModule } from '@nestjs/schedule';
 import { QueueHealthIndicator, UnknownQueueError } from 'nestjs-redis-queues';
 import { CapturedLogs, startRedis, type RedisServer } from './support/faults';
 import { recordBatches, recordTasks, useQueueApps } from './support/fixtures';
 import { pollUntil } from './support/testing';
 
-const consumers = [recordBatches('events').consumer, recordTasks('tasks').consumer];
+// 'digest' is drained only every 30 s, like a periodic report.
+const consumers = [
+  recordBatches('events').consumer,
+  recordTasks('tasks').consumer,
+  recordBatches('digest', { intervalMs: 30_000 }).consumer,
+];
 
 @Controller('health')
 class HealthController {
@@ -47,9 +53,10 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
       fixed: [
         { name: 'events', shards: 2, maxWaitMs: 20 },
         { name: 'idle', shards: 2, maxWaitMs: 60_000 },
+        { name: 'digest', shards: 2, maxWaitMs: 20 },
       ],
       delay: [{ name: 'tasks', shards: 2 }],
-      imports: [TerminusModule.forRoot({ logger: false })],
+      imports: [TerminusModule.forRoot({ logger: false }), ScheduleModule.forRoot()],
       controllers: [HealthController],
       providers: consumers,
       logger: new CapturedLogs(),
@@ -58,6 +65,7 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
     const base = await app.getUrl();
     return {
       idle: fixed<number>('idle'),
+      digest: fixed<number>('digest'),
       events: fixed<number>('events'),
       indicator: app.get(QueueHealthIndicator),
       health: async (query = '') => {
@@ -75,9 +83,11 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
     expect(up.body.details.queues).toEqual({
       status: 'up',
       redis: 'up',
+      evictionPolicy: 'noeviction',
       queues: {
         events: { kind: 'fixed', backlog: 0, lagMs: 0, consumers: 1 },
         idle: { kind: 'fixed', backlog: 0, lagMs: 0, consumers: 0 },
+        digest: { kind: 'fixed', backlog: 0, lagMs: 0, consumers: 1, drainedEveryMs: 30_000 },
         tasks: { kind: 'delay', backlog: 0, lagMs: 0, consumers: 1 },
       },
     });
@@ -100,6 +110,35 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
     }, 'the lag to pass 50 ms');
     expect(result.q.message).toMatch(/^events: lag \d+ ms > 50 ms$/);
     expect(result.q.queues!.events.lagMs).toBeGreaterThan(50);
+  });
+
+  it('judges a queue drained on a schedule against its period, not the global lag limit', async () => {
+    const { indicator, digest } = await start();
+    await digest.push('g', 1);
+    // Due after 20 ms, drained every 30 s: waiting past maxLagMs is normal there.
+    const waited = await pollUntil(async () => {
+      const checked = await indicator.isHealthy('q', { maxLagMs: 50 });
+      return checked.q.queues!.digest.lagMs > 50 ? checked : undefined;
+    }, "'digest' to wait past 50 ms");
+    expect(waited.q).toMatchObject({ status: 'up', queues: { digest: { drainedEveryMs: 30_000, backlog: 1 } } });
+    // A queue's own limit is held to the same allowance.
+    const own = await indicator.isHealthy('q', { maxLagMs: 50, queues: { digest: { maxLagMs: 10 } } });
+    expect(own.q.status).toBe('up');
+  });
+
+  it('takes limits per queue, the others keeping the top-level ones', async () => {
+    const { indicator, idle } = await start();
+    await idle.pushMany('g', [1, 2, 3]);
+    const global = await indicator.isHealthy('q', { maxBacklog: 2 });
+    expect(global.q).toMatchObject({ status: 'down', message: 'idle: backlog 3 > 2' });
+    const own = await indicator.isHealthy('q', { maxBacklog: 2, queues: { idle: { maxBacklog: 10 } } });
+    expect(own.q.status).toBe('up');
+    // Every queue is still checked against the top-level limits.
+    const tighter = await indicator.isHealthy('q', { maxBacklog: 0, queues: { idle: { maxBacklog: 3 } } });
+    expect(tighter.q.status).toBe('up');
+    const others = await indicator.isHealthy('q', { maxBacklog: 2, queues: { events: { maxBacklog: 10 } } });
+    expect(others.q).toMatchObject({ status: 'down', message: 'idle: backlog 3 > 2' });
+    await expect(indicator.isHealthy('q', { queues: { evnets: { maxLagMs: 1 } } })).rejects.toThrow(UnknownQueueError);
   });
 
   it('is down, within its timeout, when Redis does not answer', async () => {

@@ -5,6 +5,8 @@ export interface ConsumerStatus {
   /** `Class.method` of the consumer. */
   consumer: string;
   running: boolean;
+  /** For a consumer that drains on a schedule (`cron` / `intervalMs`): the longest gap between two runs. */
+  periodMs?: number;
 }
 
 /**
@@ -14,11 +16,17 @@ export interface ConsumerStatus {
  */
 @Injectable()
 export class ConsumerStatusRegistry {
-  private readonly consumers: { queue: string; consumer: string }[] = [];
+  private readonly consumers: { queue: string; consumer: string; periodMs?: number }[] = [];
   private running = false;
 
   add(queue: string, consumer: string): void {
     this.consumers.push({ queue, consumer });
+  }
+
+  /** The consumer drains on a schedule: its queue waits up to `periodMs` between drains by design. */
+  setSchedule(queue: string, consumer: string, periodMs: number): void {
+    for (const entry of this.consumers)
+      if (entry.queue === queue && entry.consumer === consumer) entry.periodMs = periodMs;
   }
 
   setRunning(running: boolean): void {

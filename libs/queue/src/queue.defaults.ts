@@ -16,6 +16,7 @@ export const MODULE_DEFAULTS = Object.freeze({
   maxPayloadBytes: 1024 * 1024,
   commandTimeoutMs: 10 * SECOND,
   startup: 'fail' as 'fail' | 'continue',
+  evictionPolicy: 'warn' as 'warn' | 'fail',
 });
 
 /** `QueueModule.registerFixedQueue`. */

@@ -22,6 +22,7 @@ import { QueueSettings } from './queue.settings';
 import { RedisConnection } from './redis/redis-connection';
 import { loadOptional } from './optional-dependency';
 import { describeError } from './utils/errors';
+import { raceTimeout, TIMED_OUT } from './utils/timers';
 import { queueLogContext } from './utils/log-line';
 import type { WorkerDependencies } from './consumer/sharded-worker';
 import {
@@ -52,7 +53,11 @@ interface Scheduler {
 interface CronJob {
   start(): void;
   stop(): void;
+  nextDates(count: number): { toMillis(): number }[];
 }
+
+/** Runs of a cron looked ahead to find its longest gap (a weekday cron's weekend, a month's end). */
+const CRON_LOOKAHEAD = 8;
 
 type ScheduleModule = { SchedulerRegistry: abstract new (...args: never[]) => Scheduler };
 type CronModule = { CronJob: new (cronTime: string, onTick: () => void) => CronJob };
@@ -145,10 +150,16 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     this.status.setRunning(false);
     for (const cancel of this.scheduled.splice(0)) cancel();
     const timeout = this.settings.shutdownTimeoutMs;
-    const results = await Promise.all(
-      this.workers.map(async (worker) => [worker, await worker.stop(timeout)] as const),
+    // One budget for the whole shutdown (RedisConnection closes by the same deadline): handlers get
+    // `shutdownTimeoutMs`, handing back their unfinished work at most `commandTimeoutMs` more, whatever
+    // state Redis is in. A hand-back cut short is dropped with the connection; its lease returns it.
+    const budgetMs = timeout + this.settings.commandTimeoutMs;
+    const results = await raceTimeout(
+      Promise.all(this.workers.map(async (worker) => [worker, await worker.stop(timeout)] as const)),
+      budgetMs,
     );
-    for (const [worker, finished] of results) {
+    const stopped = results === TIMED_OUT ? this.workers.map((worker) => [worker, false] as const) : results;
+    for (const [worker, finished] of stopped) {
       if (!finished)
         this.logger.warn(
           `${worker.label}: ${worker.inFlight} handler(s) still running after ${timeout} ms (shutdownTimeoutMs)`,
@@ -318,6 +329,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     if (options.intervalMs !== undefined) {
       const every = options.intervalMs;
       return () => {
+        this.status.setSchedule(found.metadata.queue, found.label, every);
         const interval = setInterval(run, every);
         registry.addInterval(name, interval);
         this.scheduled.push(() => {
@@ -337,6 +349,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       throw new QueueConfigError(badCron(found.label, cron, describeError(error)), { cause: error });
     }
     return () => {
+      this.status.setSchedule(found.metadata.queue, found.label, longestGap(job));
       registry.addCronJob(name, job);
       job.start();
       this.scheduled.push(() => {
@@ -345,6 +358,13 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       });
     };
   }
+}
+
+function longestGap(job: CronJob): number {
+  const runs = job.nextDates(CRON_LOOKAHEAD).map((date) => date.toMillis());
+  let gap = 0;
+  for (let i = 1; i < runs.length; i++) gap = Math.max(gap, runs[i] - runs[i - 1]);
+  return gap;
 }
 
 /** `instance[method]` bound to its instance; the explorer found it to be a method. */

@@ -6,6 +6,7 @@ import { ShardLoop, type PollOutcome } from './shard-loop';
 import { Slots } from './slots';
 import { describeError } from '../utils/errors';
 import { logLine } from '../utils/log-line';
+import { RepeatedFailure } from '../utils/repeated-failure';
 import { waitOrTimeout } from '../utils/timers';
 
 export interface Taken {
@@ -45,6 +46,14 @@ export abstract class ShardedWorker {
   readonly label: string;
   private readonly loops: ShardLoop[] = [];
   private unsubscribe?: () => void;
+  /** Every shard's poll fails while Redis is away, each retrying with backoff: one account of it for all. */
+  private readonly claimFailures = new RepeatedFailure({
+    first: (error) => this.logger.warn(logLine(this.label, 'could not claim, retrying', { error })),
+    summary: (count, sinceMs, error) =>
+      this.logger.warn(logLine(this.label, 'still cannot claim, retrying', { failures: count, forMs: sinceMs, error })),
+    recovered: (count, sinceMs) =>
+      this.logger.log(logLine(this.label, 'claiming again', { failures: count, forMs: sinceMs })),
+  });
 
   constructor(private readonly worker: WorkerDependencies) {
     this.slots = new Slots(worker.concurrency);
@@ -102,6 +111,7 @@ export abstract class ShardedWorker {
     try {
       if (reserved === 0 || this.stopped) return { serverNow: 0, nextDueAt: Infinity };
       const { outcome, jobs } = await this.take(shard, reserved);
+      this.claimFailures.succeeded();
       // Claimed work is handed over even when stop() began meanwhile: it is no longer waiting in Redis.
       for (const job of jobs) {
         handed++;
@@ -114,7 +124,7 @@ export abstract class ShardedWorker {
   }
 
   protected pollFailed(error: unknown): void {
-    this.logger.warn(logLine(this.label, 'could not claim, retrying', { error: describeError(error) }));
+    this.claimFailures.failed(describeError(error));
     this.reportError('claim', error);
   }
 

@@ -64,6 +64,14 @@ export class QueueConnectionError extends QueueError {
 }
 
 /**
+ * Redis refused a write because it is out of memory (`OOM command not allowed when used memory >
+ * 'maxmemory'`, under `maxmemory-policy noeviction`). Redis refuses before a call writes anything, so
+ * nothing was applied; retrying succeeds once memory is freed (consumers drain the queues, or
+ * `maxmemory` is raised). `cause` is Redis' reply.
+ */
+export class QueueMemoryError extends QueueError {}
+
+/**
  * `waitForReplicas` was asked for and fewer replicas acknowledged the write in time. The write is
  * applied on the primary (and visible); only its survival of a failover is not assured.
  */

@@ -15,7 +15,14 @@ import type {
   QueueHealthOptions,
   QueueHealthResult,
 } from '../interfaces';
-import { QueueInputError, UnknownQueueError } from '../errors';
+import { QueueConnectionError, QueueInputError, UnknownQueueError } from '../errors';
+import type { ConsumerStatus } from '../consumer-status.registry';
+
+/** A queue all of whose consumers here drain on a schedule waits up to the longest of their periods. */
+function scheduledPeriod(consumers: ConsumerStatus[]): number | undefined {
+  if (consumers.length === 0 || consumers.some((consumer) => consumer.periodMs === undefined)) return undefined;
+  return Math.max(...consumers.map((consumer) => consumer.periodMs as number));
+}
 
 /** The part of terminus' HealthIndicatorService (≥ 11) this uses. */
 interface HealthIndicators {
@@ -48,17 +55,18 @@ export class QueueHealthIndicator {
 
   async isHealthy<Key extends string>(key: Key, options: QueueHealthOptions = {}): Promise<QueueHealthResult<Key>> {
     const indicator = this.terminus().check(key);
-    const queues = this.select(options.queues);
+    const { queues, limits } = this.select(options);
     const timeoutMs = options.timeoutMs ?? HEALTH_DEFAULTS.timeoutMs;
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
       throw new QueueInputError(`isHealthy: timeoutMs must be a positive number of ms, got ${timeoutMs}`);
     const down = (data: object) => indicator.down(data) as QueueHealthResult<Key>;
 
     let stats: (FixedQueueStats | DelayQueueStats)[];
+    let eviction: { evictionPolicy: string; warning?: string };
     try {
       await deadline(this.connection.client.ping(), timeoutMs, `PING took longer than ${timeoutMs} ms`);
-      stats = await deadline(
-        Promise.all(queues.map(({ queue }) => queue.stats())),
+      [stats, eviction] = await deadline(
+        Promise.all([Promise.all(queues.map(({ queue }) => queue.stats())), this.eviction()]),
         timeoutMs,
         `the queues' stats took longer than ${timeoutMs} ms`,
       );
@@ -67,6 +75,7 @@ export class QueueHealthIndicator {
     }
 
     const problems: string[] = [];
+    if (eviction.warning && this.settings.evictionPolicy === 'fail') problems.push(eviction.warning);
     const checked = new Set(queues.map(({ name }) => name));
     const consumers = this.consumerStatus.list().filter((consumer) => checked.has(consumer.queue));
     if (this.settings.consumers) {
@@ -77,32 +86,64 @@ export class QueueHealthIndicator {
     queues.forEach(({ kind, name }, i) => {
       const backlog = kind === 'fixed' ? (stats[i] as FixedQueueStats).pending : (stats[i] as DelayQueueStats).due;
       const { lagMs } = stats[i];
+      const own = consumers.filter((consumer) => consumer.queue === name);
+      const drainedEveryMs = scheduledPeriod(own);
       details[name] = {
         kind,
         backlog,
         lagMs,
-        consumers: consumers.filter((consumer) => consumer.queue === name && consumer.running).length,
+        consumers: own.filter((consumer) => consumer.running).length,
+        ...(drainedEveryMs !== undefined && { drainedEveryMs }),
       };
-      if (options.maxBacklog !== undefined && backlog > options.maxBacklog)
-        problems.push(`${name}: backlog ${backlog} > ${options.maxBacklog}`);
-      if (options.maxLagMs !== undefined && lagMs > options.maxLagMs)
-        problems.push(`${name}: lag ${lagMs} ms > ${options.maxLagMs} ms`);
+      const { maxBacklog, maxLagMs } = { ...options, ...limits[name] };
+      if (maxBacklog !== undefined && backlog > maxBacklog)
+        problems.push(`${name}: backlog ${backlog} > ${maxBacklog}`);
+      if (maxLagMs === undefined) return;
+      // Between two scheduled drains a queue waits by design: only lag beyond the period is late.
+      const allowed = maxLagMs + (drainedEveryMs ?? 0);
+      if (lagMs > allowed)
+        problems.push(
+          drainedEveryMs === undefined
+            ? `${name}: lag ${lagMs} ms > ${maxLagMs} ms`
+            : `${name}: lag ${lagMs} ms > ${allowed} ms (maxLagMs ${maxLagMs} + drained every ${drainedEveryMs} ms)`,
+        );
     });
-    if (problems.length > 0) return down({ redis: 'up', queues: details, message: problems.join('; ') });
-    return indicator.up({ redis: 'up', queues: details }) as QueueHealthResult<Key>;
+    const data = { redis: 'up', ...eviction, queues: details };
+    if (problems.length > 0) return down({ ...data, message: problems.join('; ') });
+    return indicator.up(data) as QueueHealthResult<Key>;
   }
 
-  private select(names: string[] | undefined) {
+  /** Redis' eviction policy, and the warning it deserves when it is not `noeviction`. */
+  private async eviction(): Promise<{ evictionPolicy: string; warning?: string }> {
+    let policies: string[];
+    try {
+      policies = [...new Set((await this.connection.evictionPolicies()).map(({ policy }) => policy))];
+    } catch (error) {
+      if (error instanceof QueueConnectionError) throw error;
+      return { evictionPolicy: 'unknown', warning: `maxmemory-policy could not be read: ${describeError(error)}` };
+    }
+    const evictionPolicy = policies.join(', ');
+    if (policies.every((policy) => policy === 'noeviction')) return { evictionPolicy };
+    return {
+      evictionPolicy,
+      warning: `maxmemory-policy ${evictionPolicy}: Redis may evict queued work silently; set noeviction`,
+    };
+  }
+
+  private select({ queues: chosen }: QueueHealthOptions) {
     const all = this.registry.all();
-    if (names === undefined) return all;
-    return names.map((name) => {
+    const find = (name: string) => {
       const found = all.find((entry) => entry.name === name);
       if (!found)
         throw new UnknownQueueError(
           `isHealthy: no queue named "${name}" is registered (registered: ${all.map((entry) => `"${entry.name}"`).join(', ')})`,
         );
       return found;
-    });
+    };
+    if (chosen === undefined) return { queues: all, limits: {} };
+    if (Array.isArray(chosen)) return { queues: chosen.map(find), limits: {} };
+    for (const name of Object.keys(chosen)) find(name);
+    return { queues: all, limits: chosen };
   }
 
   /** terminus' own service when TerminusModule is imported; otherwise one of ours (it holds no state we rely on). */

@@ -1,12 +1,24 @@
 import type { QueueKind } from './queue-kind.interface';
 
-export interface QueueHealthOptions {
-  /** Names of the queues to check. Default: every registered queue. */
-  queues?: string[];
+/** Limits a queue is held to in a health check. */
+export interface QueueHealthLimits {
   /** Most messages waiting in a FixedQueue, or due tasks waiting in a DelayQueue, before the check is down. */
   maxBacklog?: number;
-  /** Longest the most overdue group or task of a queue may have waited past its due time (Redis time). */
+  /**
+   * Longest the most overdue group or task of a queue may have waited past its due time (Redis time).
+   * A queue drained only by scheduled consumers (`cron` / `intervalMs`) waits up to one period between
+   * drains by design: it is allowed this much more than its period (the longest gap between two runs).
+   */
   maxLagMs?: number;
+}
+
+export interface QueueHealthOptions extends QueueHealthLimits {
+  /**
+   * Names of the queues to check (default: every registered queue), or limits per queue:
+   * `{ 'game-digest': { maxLagMs: 120_000 } }` checks every queue, the named ones against their own
+   * limits (a limit left out there is the top-level one) instead of the top-level ones.
+   */
+  queues?: string[] | Record<string, QueueHealthLimits>;
   /** How long Redis has to answer PING, and then the queues' stats, before it counts as down. Default: `HEALTH_DEFAULTS.timeoutMs`. */
   timeoutMs?: number;
 }
@@ -19,6 +31,8 @@ export interface QueueHealthDetails {
   lagMs: number;
   /** Consumers of this queue running in this process. */
   consumers: number;
+  /** When every consumer of this queue here runs on a schedule: the longest gap between two of its drains. */
+  drainedEveryMs?: number;
 }
 
 /** A terminus indicator result: `{ [key]: { status, ...details } }`. */
@@ -27,6 +41,10 @@ export type QueueHealthResult<Key extends string = string> = Record<
   {
     status: 'up' | 'down';
     redis: 'up' | 'down';
+    /** Redis' `maxmemory-policy` (of every master, when they differ): anything but `noeviction` can lose queued work. */
+    evictionPolicy?: string;
+    /** Set when the policy evicts (or could not be read) and `evictionPolicy: 'warn'` lets the application run. */
+    warning?: string;
     queues?: Record<string, QueueHealthDetails>;
     message?: string;
   }

@@ -43,4 +43,11 @@ export interface QueueModuleOptions {
    * Redis answers, and log a mismatch instead of refusing to start.
    */
   startup?: 'fail' | 'continue';
+  /**
+   * What start-up does when Redis' `maxmemory-policy` is not `noeviction` (read with `INFO memory`; on a
+   * Cluster, of every master): Redis would then delete keys when memory is full, which loses queued
+   * messages and tasks silently. `'warn'` (`MODULE_DEFAULTS.evictionPolicy`): log a warning saying what
+   * can be lost and how to fix it. `'fail'`: the application does not start.
+   */
+  evictionPolicy?: 'warn' | 'fail';
 }

@@ -1,9 +1,18 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationShutdown,
+  OnModuleInit,
+} from '@nestjs/common';
 import IORedis, { Cluster, ReplyError, type RedisOptions } from 'ioredis';
 import { MODULE_OPTIONS_TOKEN } from '../queue.module-definition';
 import { QueueSettings } from '../queue.settings';
 import { QueueConfigError, QueueConnectionError, QueueError } from '../errors';
 import { describeError } from '../utils/errors';
+import { RepeatedFailure } from '../utils/repeated-failure';
+import { waitOrTimeout } from '../utils/timers';
 import type { ClusterConnection, QueueConnection, QueueModuleOptions } from '../interfaces';
 import { Scripts, type RedisClient } from './scripts';
 
@@ -50,6 +59,39 @@ function createClient(connection: Exclude<QueueConnection, RedisClient>, setting
   return new IORedis({ ...shared, ...bounded, ...(connection as RedisOptions) });
 }
 
+/** Schemes of the URLs ioredis understands; it reads any other `x://host` as a socket path named `//host`. */
+const REDIS_URL = /^rediss?:\/\//i;
+const ANY_URL = /^([a-z][a-z0-9+.-]*):\/\//i;
+
+function checkUrl(connection: QueueConnection): void {
+  if (typeof connection !== 'string' || REDIS_URL.test(connection)) return;
+  const scheme = ANY_URL.exec(connection)?.[1];
+  if (scheme === undefined) return;
+  throw new QueueConfigError(
+    `Invalid options for QueueModule.forRoot: connection "${describeTarget(connection)}" is a ${scheme}:// URL; ` +
+      'Redis URLs start with redis:// (or rediss:// for TLS), e.g. redis://127.0.0.1:6379',
+  );
+}
+
+/** A server's `maxmemory-policy`. */
+export interface EvictionPolicy {
+  /** Where it was read: the configured address, or a Cluster master's `host:port`. */
+  server: string;
+  policy: string;
+}
+
+/** Policies under which Redis deletes keys when memory is full, and what that does to queued work. */
+function evictionMessage(evicting: EvictionPolicy[]): string {
+  const where = evicting.map(({ server, policy }) => `${policy} at ${server}`).join(', ');
+  return (
+    `Redis evicts keys when it reaches maxmemory (maxmemory-policy ${where}). Evicted keys lose queued work silently: ` +
+    "a group's messages or a task's payload can go while its index entry stays (or the reverse), so acknowledged " +
+    'pushes and schedules are never delivered and stats() drift (volatile-* policies too: group lists carry a TTL). ' +
+    'Set maxmemory-policy noeviction (CONFIG SET maxmemory-policy noeviction, and in redis.conf): a full Redis then ' +
+    'refuses writes with QueueMemoryError and loses nothing'
+  );
+}
+
 /** Where Redis is, for log lines: never the password. */
 function describeTarget(connection: QueueConnection): string {
   if (typeof connection === 'string') {
@@ -73,7 +115,7 @@ function describeTarget(connection: QueueConnection): string {
  * connection opened only when a consumer listens for wake-up hints.
  */
 @Injectable()
-export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
+export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   readonly client: RedisClient;
   readonly scripts: Scripts;
   private readonly owned: boolean;
@@ -84,6 +126,8 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   /** The last connection error, to say why Redis is unreachable (a flushed call only says that it was). */
   private lastError?: Error;
   private warnedUnreachable = false;
+  /** When connections are dropped rather than waited on: the shutdown budget's end (`beforeApplicationShutdown`). */
+  private closeBy = Infinity;
   /** Start-up checks Redis could not run yet (`startup: 'continue'`), run when it answers. */
   private readonly deferred: { what: string; check: () => Promise<void> }[] = [];
 
@@ -92,6 +136,7 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
     private readonly settings: QueueSettings,
   ) {
     const connection = options.connection;
+    checkUrl(connection);
     this.owned = !isClient(connection);
     this.target = describeTarget(connection);
     this.client = isClient(connection) ? connection : createClient(connection, settings);
@@ -104,7 +149,10 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
    * `startup: 'fail'` an unreachable Redis stops the application here, with the reason.
    */
   async onModuleInit(): Promise<void> {
-    if (this.settings.startup === 'continue') return;
+    if (this.settings.startup === 'continue') {
+      this.client.once('ready', () => void this.checkEvictionPolicy(false));
+      return;
+    }
     try {
       await this.client.ping();
     } catch (error) {
@@ -120,6 +168,54 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
         ? new QueueConfigError(message, { cause: error })
         : new QueueConnectionError(message, { cause: error });
     }
+    await this.checkEvictionPolicy(true);
+  }
+
+  /**
+   * `maxmemory-policy` of each server holding data (every master of a Cluster), from `INFO memory`,
+   * which ACLs and managed services allow where `CONFIG GET` is refused.
+   */
+  async evictionPolicies(): Promise<EvictionPolicy[]> {
+    const { client } = this;
+    const servers = client instanceof Cluster ? client.nodes('master') : [client];
+    return Promise.all(
+      servers.map(async (server) => {
+        const info = await this.scripts.call(() => server.info('memory'));
+        return {
+          server: client instanceof Cluster ? `${server.options.host}:${server.options.port}` : this.target,
+          policy: /^maxmemory_policy:(\S+)/m.exec(info)?.[1] ?? 'unknown',
+        };
+      }),
+    );
+  }
+
+  /**
+   * Warns about (or, with `evictionPolicy: 'fail'`, refuses to start on) a Redis that deletes keys when
+   * memory is full. `atStartup`: false once the application runs (`startup: 'continue'`, Redis came
+   * later), when failing is what that mode was asked not to do: then it is logged as an error.
+   */
+  private async checkEvictionPolicy(atStartup: boolean): Promise<void> {
+    const strict = this.settings.evictionPolicy === 'fail';
+    let message: string;
+    try {
+      const evicting = (await this.evictionPolicies()).filter(({ policy }) => policy !== 'noeviction');
+      if (evicting.length === 0) return;
+      message = evictionMessage(evicting);
+    } catch (error) {
+      message =
+        `Could not read Redis' maxmemory-policy (${describeError(error)}); it must be noeviction, or queued work ` +
+        'can be evicted silently (an ACL user needs INFO for this check)';
+    }
+    if (!strict) {
+      this.logger.warn(`${message}. evictionPolicy: 'fail' refuses to start instead of this warning`);
+      return;
+    }
+    this.logger.error(
+      `${message}. ${atStartup ? 'The application does not start' : 'Found after start-up'} (evictionPolicy: 'fail')`,
+    );
+    if (!atStartup) return;
+    if (this.owned) this.client.disconnect();
+    throw new QueueConfigError(`${message}; the application does not start (evictionPolicy: 'fail')`);
   }
 
   /**
@@ -208,18 +304,28 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
     return this.subscriber;
   }
 
-  /** Logs a client's errors and its recovery (of clients the module opened: a caller's client is the caller's to watch). */
+  /**
+   * Logs a client's errors and its recovery (of clients the module opened: a caller's client is the
+   * caller's to watch). A reconnecting client fails every attempt: the first error is logged, then a
+   * count at most every 10 s, then the recovery.
+   */
   private watch(client: RedisClient, label: string): void {
-    let failing = false;
+    const failure = new RepeatedFailure({
+      first: (error) => this.logger.warn(`${label}: ${error}`),
+      summary: (count, sinceMs, last) =>
+        this.logger.warn(
+          `${label}: still failing after ${Math.round(sinceMs / 1000)} s (${count} more errors since the last line; last: ${last})`,
+        ),
+      recovered: (count, sinceMs) =>
+        this.logger.log(
+          `${label}: connected again to ${this.target} (after ${count} errors over ${Math.round(sinceMs / 1000)} s)`,
+        ),
+    });
     client.on('error', (error: Error) => {
       this.lastError = error;
-      failing = true;
-      this.logger.warn(`${label}: ${error.message}`);
+      failure.failed(describeError(error));
     });
-    client.on('ready', () => {
-      if (failing) this.logger.log(`${label}: connected again to ${this.target}`);
-      failing = false;
-    });
+    client.on('ready', () => failure.succeeded());
   }
 
   private warnUnreachable(error: unknown): void {
@@ -235,26 +341,37 @@ export class RedisConnection implements OnModuleInit, OnApplicationShutdown {
     return this.lastError?.message ?? (error instanceof Error ? error.message : String(error));
   }
 
+  /**
+   * Shutdown has one budget, `shutdownTimeoutMs` + `commandTimeoutMs`, from the moment it begins:
+   * running handlers get the first part, handing back their unfinished work and closing the
+   * connections share what is left (QueueOrchestrator works to the same deadline).
+   */
+  beforeApplicationShutdown(): void {
+    this.closeBy = Date.now() + this.settings.shutdownTimeoutMs + this.settings.commandTimeoutMs;
+  }
+
   async onApplicationShutdown(): Promise<void> {
     const closing: Promise<void>[] = [];
-    if (this.subscriber) closing.push(close(this.subscriber));
-    if (this.owned) closing.push(close(this.client));
+    const budgetMs = Math.max(0, this.closeBy - Date.now());
+    if (this.subscriber) closing.push(close(this.subscriber, budgetMs));
+    if (this.owned) closing.push(close(this.client, budgetMs));
     await Promise.all(closing);
   }
 }
 
 /**
- * QUIT lets replies still in flight arrive. A client that is not connected is dropped instead: QUIT
- * would resolve at once and leave ioredis reconnecting in the background.
+ * QUIT lets replies still in flight arrive, for as long as the shutdown budget allows; then the
+ * connection is dropped (a frozen Redis never answers QUIT). A client that is not connected is dropped
+ * at once: QUIT would resolve and leave ioredis reconnecting in the background.
  */
-async function close(client: RedisClient): Promise<void> {
-  if (client.status !== 'ready') {
+async function close(client: RedisClient, budgetMs: number): Promise<void> {
+  if (client.status !== 'ready' || budgetMs === 0) {
     client.disconnect();
     return;
   }
-  try {
-    await client.quit();
-  } catch {
-    client.disconnect();
-  }
+  const quit = client.quit().then(
+    () => true,
+    () => false,
+  );
+  if (!(await waitOrTimeout(quit, budgetMs)) || !(await quit)) client.disconnect();
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { Cluster, ReplyError, type Redis } from 'ioredis';
 import { deadline } from '../utils/timers';
-import { QueueConnectionError, QueueReplicationError } from '../errors';
+import { QueueConnectionError, QueueMemoryError, QueueReplicationError } from '../errors';
 import { CallOutcomes, type Issued } from './call-outcome';
 import { loadScript } from './lua-loader';
 
@@ -72,6 +72,12 @@ export interface ReplicaWait {
 /** Redirections of a call ioredis passed on instead of following (see `redirected`). */
 const MAX_REDIRECTS = 5;
 const REDIRECT = /^(MOVED|ASK) /;
+
+/**
+ * Redis at `maxmemory` under `noeviction`: it refuses a command that may grow memory, and a script's
+ * first such command (scripts are stopped before they wrote anything, never half-way).
+ */
+const OUT_OF_MEMORY = /\bOOM command not allowed\b/;
 
 /** Replies that say the server cannot serve right now, as opposed to refusing this call. */
 const UNAVAILABLE = /^(LOADING|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|BUSY) /;
@@ -296,9 +302,20 @@ export class Scripts {
     }
   }
 
-  /** Redis' refusals (NOPERM, WRONGTYPE, ...) pass as they are; not reaching Redis becomes QueueConnectionError. */
+  /**
+   * Redis' refusals (NOPERM, WRONGTYPE, ...) pass as they are, except OOM (QueueMemoryError); not
+   * reaching Redis becomes QueueConnectionError.
+   */
   private asConnectionError(error: unknown, issued: Issued): unknown {
-    if (error instanceof QueueConnectionError || !(error instanceof Error)) return error;
+    if (error instanceof QueueConnectionError || error instanceof QueueMemoryError || !(error instanceof Error))
+      return error;
+    const oom = outOfMemory(error);
+    if (oom)
+      return new QueueMemoryError(
+        `Redis is out of memory and refused the write (${oom.message}); nothing was applied. ` +
+          "Retry once memory is freed (consumers draining the queues), or raise Redis' maxmemory",
+        { cause: oom },
+      );
     if (error instanceof ReplyError && !UNAVAILABLE.test(error.message)) return error;
     const outcome = this.outcomes.outcome(error, issued);
     return new QueueConnectionError(
@@ -313,6 +330,16 @@ export class Scripts {
     if (this.deadlineMs === undefined || !(this.client instanceof Cluster)) return call;
     return deadline(call, this.deadlineMs, `no reply within ${this.deadlineMs} ms`);
   }
+}
+
+/**
+ * The OOM refusal in an error: the error itself, or, for a MULTI that Redis discarded (EXECABORT), one
+ * of the refusals of the commands queued in it.
+ */
+function outOfMemory(error: Error): Error | undefined {
+  if (OUT_OF_MEMORY.test(error.message)) return error;
+  const queued = (error as { previousErrors?: unknown[] }).previousErrors ?? [];
+  return queued.find((cause): cause is Error => cause instanceof Error && OUT_OF_MEMORY.test(cause.message));
 }
 
 function isRedirect(error: unknown): boolean {

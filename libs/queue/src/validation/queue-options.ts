@@ -58,6 +58,9 @@ export class ModuleOptionsRules {
 
   @IsIn(['fail', 'continue'])
   startup = MODULE_DEFAULTS.startup;
+
+  @IsIn(['warn', 'fail'])
+  evictionPolicy = MODULE_DEFAULTS.evictionPolicy;
 }
 
 class ReplicaWaitRules {
