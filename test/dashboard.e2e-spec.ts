@@ -142,7 +142,7 @@ describe('QueueDashboardModule', () => {
     expect(JSON.stringify(overview)).not.toContain('secret');
   });
 
-  it('re-queues a dead task only with the header the page sends', async () => {
+  it('re-queues a dead task only with the header the page sends, and answers 404 for what it does not know', async () => {
     const { base, tasks } = await serve({}, true);
     await tasks.schedule({}, { id: 'dies' });
     await pollUntil(async () => (await tasks.get('dies'))?.state === 'dead', 'the task to die');
@@ -153,11 +153,20 @@ describe('QueueDashboardModule', () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ requeued: true });
     expect((await tasks.get('dies'))?.attempts).toBeLessThanOrEqual(1);
-    const unknown = await fetch(`${base}/queues/api/delay/nope/requeue/dies`, {
-      method: 'POST',
-      headers: { 'x-requested-with': 'nrq-dashboard' },
-    });
-    expect(unknown.status).toBe(404);
+    // No longer dead, never existed, too long to be an id, a queue unknown or of the other kind.
+    for (const path of [
+      'tasks/requeue/dies',
+      'tasks/requeue/nope',
+      `tasks/requeue/${'x'.repeat(2000)}`,
+      'nope/requeue/dies',
+      'events/requeue/dies',
+    ]) {
+      const refused = await fetch(`${base}/queues/api/delay/${path}`, {
+        method: 'POST',
+        headers: { 'x-requested-with': 'nrq-dashboard' },
+      });
+      expect([path.slice(0, 40), refused.status]).toEqual([path.slice(0, 40), 404]);
+    }
   });
 
   it('re-queues a dead batch of a FixedQueue only with that header, and answers 404 for what it does not know', async () => {

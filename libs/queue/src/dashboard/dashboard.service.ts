@@ -115,23 +115,17 @@ export class DashboardService {
     };
   }
 
-  async requeue(queueName: string, id: string): Promise<{ requeued: boolean }> {
+  /** Re-queues a DelayQueue's dead task; an id that names none is a 404, as an unknown queue is. */
+  async requeue(queueName: string, id: string): Promise<{ requeued: true }> {
     const queue = this.find<DelayQueue>('delay', queueName);
-    return { requeued: (await queue.requeue(id)) !== null };
+    await found(() => queue.requeue(id), `DelayQueue "${queueName}" has no dead task "${id}"`);
+    return { requeued: true };
   }
 
   /** Re-queues a FixedQueue's dead batch; an id that names none is a 404, as an unknown queue is. */
   async requeueBatch(queueName: string, id: string): Promise<{ requeued: true; dropped: number }> {
     const queue = this.find<FixedQueue>('fixed', queueName);
-    let placed: Awaited<ReturnType<FixedQueue['requeue']>>;
-    try {
-      placed = await queue.requeue(id);
-    } catch (error) {
-      // An id the queue refuses to read (too long, say) cannot name a dead batch either.
-      if (error instanceof QueueInputError) placed = null;
-      else throw error;
-    }
-    if (!placed) throw new NotFoundException(`FixedQueue "${queueName}" has no dead batch "${id}"`);
+    const placed = await found(() => queue.requeue(id), `FixedQueue "${queueName}" has no dead batch "${id}"`);
     return { requeued: true, dropped: placed.dropped };
   }
 
@@ -143,6 +137,23 @@ export class DashboardService {
       throw error;
     }
   }
+}
+
+/**
+ * What `requeue` placed, or a 404 when it placed nothing (another viewer re-queued it first, say): the
+ * page must not report a re-queue that did not happen.
+ */
+async function found<R>(requeue: () => Promise<R | null>, missing: string): Promise<R> {
+  let placed: R | null;
+  try {
+    placed = await requeue();
+  } catch (error) {
+    // An id the queue refuses to read (too long, say) cannot name a dead letter either.
+    if (!(error instanceof QueueInputError)) throw error;
+    placed = null;
+  }
+  if (placed === null) throw new NotFoundException(missing);
+  return placed;
 }
 
 function summariseBatch(batch: DeadBatch, local: (serverTime: number) => number): DeadBatchSummary {
