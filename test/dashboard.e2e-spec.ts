@@ -1,11 +1,15 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { QueueConfigError, QueueDashboardModule, type QueueDashboardOptions } from 'nestjs-redis-queues';
 import { CapturedLogs } from './support/faults';
-import { recordTasks, useQueueApps } from './support/fixtures';
+import { recordBatches, recordTasks, useQueueApps } from './support/fixtures';
 import { pollUntil } from './support/testing';
 
 const failing = recordTasks('tasks', {}, () => {
   throw new Error('the vet is <b>closed</b>');
+});
+
+const failingBatches = recordBatches('readings', {}, () => {
+  throw new Error('the upstream is <i>down</i>');
 });
 
 @Injectable()
@@ -21,10 +25,21 @@ describe('QueueDashboardModule', () => {
   async function serve(dashboard: QueueDashboardOptions, consumers = false) {
     const { app, fixed, delay } = await harness.start({
       root: { idlePollMs: 200 },
-      fixed: [{ name: 'events', shards: 2, batchSize: 100, maxWaitMs: 60_000 }],
+      fixed: [
+        { name: 'events', shards: 2, batchSize: 100, maxWaitMs: 60_000 },
+        {
+          name: 'readings',
+          shards: 2,
+          batchSize: 5,
+          maxWaitMs: 0,
+          delivery: 'at-least-once',
+          maxAttempts: 2,
+          retryDelayMs: 10,
+        },
+      ],
       delay: [{ name: 'tasks', shards: 2, maxAttempts: 1 }],
       imports: [QueueDashboardModule.register(dashboard)],
-      providers: consumers ? [failing.consumer] : [],
+      providers: consumers ? [failing.consumer, failingBatches.consumer] : [],
       logger: new CapturedLogs(),
     });
     await app.listen(0, '127.0.0.1');
@@ -33,12 +48,16 @@ describe('QueueDashboardModule', () => {
       app,
       base,
       events: fixed('events'),
+      readings: fixed('readings'),
       tasks: delay('tasks'),
     };
   }
 
   it('serves the page, and an API listing every queue with its hottest groups, upcoming tasks and dead letters', async () => {
-    const { base, events, tasks } = await serve({ path: '/ops/queues/' }, true);
+    const { base, events, readings, tasks } = await serve({ path: '/ops/queues/' }, true);
+    const hostileGroup = '<b onclick=alert(1)>g</b>';
+    await readings.pushMany(hostileGroup, [{ text: 'y'.repeat(300) }, ...[1, 2, 3, 4, 5, 6].map((seq) => ({ seq }))]);
+    await pollUntil(async () => (await readings.stats()).dead === 7, 'both batches of the group to die');
     await events.pushMany('<img src=x onerror=alert(1)>', [1, 2, 3]);
     await events.push('quiet', 1);
     await tasks.schedule({ secret: 'payload' }, { id: 'soon', delayMs: 0 });
@@ -74,14 +93,43 @@ describe('QueueDashboardModule', () => {
     const overview: any = await (await fetch(`${base}/ops/queues/api`)).json();
     expect(overview.queues.map((q: { name: string; kind: string }) => [q.name, q.kind])).toEqual([
       ['events', 'fixed'],
+      ['readings', 'fixed'],
       ['tasks', 'delay'],
     ]);
-    const [fixed, delay] = overview.queues;
-    expect(fixed.stats).toMatchObject({ pending: 4, groups: 2, pushed: 4 });
+    const [fixed, atLeastOnce, delay] = overview.queues;
+    expect(fixed).toMatchObject({ ordered: true, delivery: 'at-most-once', dead: [] });
+    expect(fixed.stats).toMatchObject({ pending: 4, groups: 2, pushed: 4, active: 0, dead: 0, redelivered: 0 });
     expect(fixed.hottest.map((g: { group: string; size: number }) => [g.group, g.size])).toEqual([
       ['<img src=x onerror=alert(1)>', 3],
       ['quiet', 1],
     ]);
+    expect(atLeastOnce).toMatchObject({ ordered: true, delivery: 'at-least-once' });
+    expect(atLeastOnce.stats).toMatchObject({ pushed: 7, dead: 7, redelivered: 7, pending: 0 });
+    // Newest first: the second batch died after the first, which held the group until then.
+    const error = 'Error: the upstream is <i>down</i>';
+    expect(atLeastOnce.dead).toEqual([
+      {
+        id: expect.any(String),
+        group: hostileGroup,
+        size: 2,
+        attempts: 2,
+        lastError: error,
+        diedAt: expect.any(Number),
+        preview: ['{"seq":5}', '{"seq":6}'],
+      },
+      {
+        id: expect.any(String),
+        group: hostileGroup,
+        size: 5,
+        attempts: 2,
+        lastError: error,
+        diedAt: expect.any(Number),
+        // A few messages, each cut short: enough to recognise the batch.
+        preview: [`{"text":"${'y'.repeat(110)}…`, '{"seq":1}', '{"seq":2}'],
+      },
+    ]);
+    expect(atLeastOnce.dead[0].diedAt).toBeGreaterThanOrEqual(atLeastOnce.dead[1].diedAt);
+    expect(atLeastOnce.dead[1].preview[0]).toHaveLength(120);
     expect(delay.upcoming.map((t: { id: string }) => t.id)).toEqual(['later']);
     expect(delay.dead).toEqual([
       {
@@ -94,7 +142,7 @@ describe('QueueDashboardModule', () => {
     expect(JSON.stringify(overview)).not.toContain('secret');
   });
 
-  it('re-queues a dead task only with the header the page sends', async () => {
+  it('re-queues a dead task only with the header the page sends, and answers 404 for what it does not know', async () => {
     const { base, tasks } = await serve({}, true);
     await tasks.schedule({}, { id: 'dies' });
     await pollUntil(async () => (await tasks.get('dies'))?.state === 'dead', 'the task to die');
@@ -105,11 +153,61 @@ describe('QueueDashboardModule', () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ requeued: true });
     expect((await tasks.get('dies'))?.attempts).toBeLessThanOrEqual(1);
-    const unknown = await fetch(`${base}/queues/api/delay/nope/requeue/dies`, {
-      method: 'POST',
-      headers: { 'x-requested-with': 'nrq-dashboard' },
-    });
-    expect(unknown.status).toBe(404);
+    // No longer dead, never existed, too long to be an id, a queue unknown or of the other kind.
+    for (const path of [
+      'tasks/requeue/dies',
+      'tasks/requeue/nope',
+      `tasks/requeue/${'x'.repeat(2000)}`,
+      'nope/requeue/dies',
+      'events/requeue/dies',
+    ]) {
+      const refused = await fetch(`${base}/queues/api/delay/${path}`, {
+        method: 'POST',
+        headers: { 'x-requested-with': 'nrq-dashboard' },
+      });
+      expect([path.slice(0, 40), refused.status]).toEqual([path.slice(0, 40), 404]);
+    }
+  });
+
+  it('re-queues a dead batch of a FixedQueue only with that header, and answers 404 for what it does not know', async () => {
+    const { base, readings } = await serve({}, true);
+    await readings.pushMany('sensor-7', [1, 2, 3]);
+    const [dead] = await pollUntil(async () => {
+      const batches = await readings.deadLetters();
+      return batches.length === 1 ? batches : undefined;
+    }, 'the batch to die');
+    expect(dead).toMatchObject({ group: 'sensor-7', messages: [1, 2, 3], attempts: 2 });
+    const post = (path: string, headers: Record<string, string> = { 'x-requested-with': 'nrq-dashboard' }) =>
+      fetch(`${base}/queues/api/fixed/${path}`, { method: 'POST', headers });
+    const url = `readings/requeue/${encodeURIComponent(dead.id)}`;
+
+    expect((await post(url, {})).status).toBe(403);
+    expect((await post(url, { 'x-requested-with': 'someone-else' })).status).toBe(403);
+    expect((await readings.deadLetters()).map((batch) => batch.id)).toEqual([dead.id]);
+
+    failingBatches.behaviour = () => undefined;
+    const before = failingBatches.messages().length;
+    const response = await post(url);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ requeued: true, dropped: 0 });
+    await failingBatches.untilMessages(before + 3);
+    expect(failingBatches.batches.at(-1)).toMatchObject({ group: 'sensor-7', messages: [1, 2, 3] });
+    expect(failingBatches.batches.at(-1)?.ctx.attempt).toBe(1);
+    await pollUntil(async () => (await readings.stats()).delivered === 3, 'the re-queued batch acknowledged');
+    expect(await readings.deadLetters()).toEqual([]);
+
+    // Already re-queued, never existed, too long to be an id, a queue unknown or of the other kind.
+    for (const path of [
+      url,
+      'readings/requeue/0.nope',
+      `readings/requeue/${'x'.repeat(2000)}`,
+      `nope/requeue/${encodeURIComponent(dead.id)}`,
+      `tasks/requeue/${encodeURIComponent(dead.id)}`,
+    ]) {
+      const refused = await post(path);
+      expect([path.slice(0, 40), refused.status]).toEqual([path.slice(0, 40), 404]);
+    }
+    expect((await readings.stats()).requeued).toBe(3);
   });
 
   it('puts every route behind the guard the application supplies: a class, an instance or a function', async () => {
@@ -123,14 +221,13 @@ describe('QueueDashboardModule', () => {
         expect((await fetch(`${base}${path}`)).status).toBe(403);
         expect((await fetch(`${base}${path}`, { headers: { 'x-admin': 'yes' } })).status).toBe(200);
       }
-      expect(
-        (
-          await fetch(`${base}/queues/api/delay/tasks/requeue/x`, {
-            method: 'POST',
-            headers: { 'x-requested-with': 'nrq-dashboard' },
-          })
-        ).status,
-      ).toBe(403);
+      for (const kind of ['delay/tasks', 'fixed/readings']) {
+        const requeue = await fetch(`${base}/queues/api/${kind}/requeue/x`, {
+          method: 'POST',
+          headers: { 'x-requested-with': 'nrq-dashboard' },
+        });
+        expect(requeue.status).toBe(403);
+      }
       await harness.close(app);
     }
   });

@@ -1,10 +1,12 @@
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { INestApplication } from '@nestjs/common';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type DelayQueue, getDelayQueueToken } from 'nestjs-redis-queues';
+import { type DelayQueue, getDelayQueueToken, QueueDashboardModule } from 'nestjs-redis-queues';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { startDemo } from '../../apps/demo/src/demo.app';
 import { VET_CHECKS } from '../../apps/demo/src/pets/pets.constants';
+import { CapturedLogs } from '../support/faults';
+import { recordBatches, useQueueApps } from '../support/fixtures';
 import { pollUntil, redisUrl, uniquePrefix } from '../support/testing';
 
 const ARTIFACTS = join(__dirname, '../../test-artifacts');
@@ -13,8 +15,43 @@ const TIME_SCALE = 18_000;
 const VET_CLOSED_MS = 2_000;
 const HOSTILE_ID = '<img src=x onerror="window.__xss = 1">';
 
+/**
+ * A headless chromium on the dashboard at `url`. Script errors and Content-Security-Policy refusals
+ * both end up in `problems` (the favicon's 404 aside).
+ */
+async function openDashboard(url: string, problems: string[]): Promise<{ browser: Browser; page: Page }> {
+  // On a closed network, in a fresh profile of Playwright's: no sandbox (root in CI), nothing that phones home.
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 1500 } });
+  page.on('pageerror', (error) => problems.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !message.location().url.endsWith('/favicon.ico')) problems.push(message.text());
+  });
+  await page.goto(url);
+  return { browser, page };
+}
+
+const localUrl = async (app: INestApplication) => (await app.getUrl()).replace('[::1]', '127.0.0.1');
+
+const figureOf = (page: Page, queue: string, name: string) =>
+  page.locator(`section[data-queue="${queue}"] [data-figure="${name}"]`);
+const numberOf = async (page: Page, queue: string, name: string) =>
+  Number((await figureOf(page, queue, name).textContent())?.replace(/,/g, ''));
+
 describe('the dashboard in a real browser, while the demo runs', () => {
-  let app: NestExpressApplication;
+  let app: INestApplication;
   let browser: Browser;
   let page: Page;
   let startedAt: number;
@@ -36,27 +73,7 @@ describe('the dashboard in a real browser, while the demo runs', () => {
     );
     // While the vet is still closed: a check-up under a hostile id, to die beside the story's.
     await app.get<DelayQueue>(getDelayQueueToken(VET_CHECKS)).schedule({ petId: 'mallory' }, { id: HOSTILE_ID });
-    // Headless on a closed network, in a fresh profile of Playwright's: no sandbox (root in CI), nothing that phones home.
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    page = await browser.newPage({ viewport: { width: 1280, height: 1500 } });
-    // Script errors and Content-Security-Policy refusals both end up here (the favicon's 404 aside).
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.location().url.endsWith('/favicon.ico')) problems.push(message.text());
-    });
-    await page.goto(`${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/queues`);
+    ({ browser, page } = await openDashboard(`${await localUrl(app)}/queues`, problems));
   });
 
   afterAll(async () => {
@@ -64,19 +81,26 @@ describe('the dashboard in a real browser, while the demo runs', () => {
     await app?.close();
   });
 
-  const figure = (queue: string, name: string) =>
-    page.locator(`section[data-queue="${queue}"] [data-figure="${name}"]`);
-  const number = async (queue: string, name: string) =>
-    Number((await figure(queue, name).textContent())?.replace(/,/g, ''));
+  const number = (queue: string, name: string) => numberOf(page, queue, name);
 
   it('shows every queue, with counters that move as the demo runs', async () => {
     await page.locator('section[data-queue="game-events"]').waitFor();
-    expect(await page.locator('section[data-queue] h2').allTextContents()).toEqual([
-      'game-digestFixedQueue',
-      'game-eventsFixedQueue',
-      'pet-feedingDelayQueue',
-      'vet-checksDelayQueue',
+    const cards = page.locator('section[data-queue]');
+    expect(
+      await cards.evaluateAll((sections) => sections.map((section) => section.getAttribute('data-queue'))),
+    ).toEqual(['game-digest', 'game-events', 'pet-feeding', 'vet-checks']);
+    expect(await page.locator('section[data-queue] h2 small:first-of-type').allTextContents()).toEqual([
+      'FixedQueue',
+      'FixedQueue',
+      'DelayQueue',
+      'DelayQueue',
     ]);
+    // How a FixedQueue delivers is on its card, beside its counters of redeliveries and dead messages.
+    expect(await page.locator('section[data-queue="game-events"] h2 small.mode').textContent()).toMatch(
+      /^(un)?ordered · at-(most|least)-once$/,
+    );
+    for (const counter of ['active', 'redelivered', 'dead', 'lag'])
+      await figureOf(page, 'game-events', counter).waitFor();
     const before = await number('game-events', 'pushed');
     await pollUntil(
       async () => (await number('game-events', 'pushed')) > before,
@@ -115,6 +139,108 @@ describe('the dashboard in a real browser, while the demo runs', () => {
 
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard.png'), fullPage: true });
+    expect(problems).toEqual([]);
+  });
+});
+
+describe('the dashboard in a real browser, on dead batches of an at-least-once FixedQueue', () => {
+  const harness = useQueueApps({ scope: 'suite' });
+  const HOSTILE_GROUP = '<img src=x onerror="window.__xss = 2">';
+  // Long, too: the page gets it cut short, and the card must not grow to fit it.
+  const HOSTILE_MESSAGE = { reading: '</code><script>window.__xss = 3</script>', raw: 'f'.repeat(300) };
+  let upstreamDown = true;
+  const reporter = recordBatches<unknown>('readings', {}, () => {
+    if (upstreamDown) throw new Error('upstream refused the batch: 503 Service Unavailable');
+  });
+  let app: INestApplication;
+  let browser: Browser;
+  let page: Page;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    const started = await harness.start({
+      root: { idlePollMs: 200 },
+      fixed: [
+        {
+          name: 'readings',
+          shards: 2,
+          batchSize: 4,
+          maxWaitMs: 0,
+          delivery: 'at-least-once',
+          maxAttempts: 2,
+          retryDelayMs: 10,
+        },
+      ],
+      imports: [QueueDashboardModule.register()],
+      providers: [reporter.consumer],
+      // The dead-lettering the test causes on purpose is logged as an error: kept out of the test's output.
+      logger: new CapturedLogs(),
+    });
+    app = started.app;
+    await app.listen(0, '127.0.0.1');
+    const readings = started.fixed('readings');
+    await readings.pushMany(HOSTILE_GROUP, [HOSTILE_MESSAGE, ...[1, 2, 3, 4, 5].map((seq) => ({ seq }))]);
+    await readings.pushMany('sensor-7', [{ celsius: 21.5 }, { celsius: 21.7 }, { celsius: 22.1 }]);
+    await pollUntil(async () => (await readings.stats()).dead === 9, 'every batch to die');
+    ({ browser, page } = await openDashboard(`${await localUrl(app)}/queues`, problems));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('lists each dead batch with its group, size, attempts, error and first messages, all as text', async () => {
+    const dead = page.locator('section[data-queue="readings"] tbody[data-dead-id]');
+    await pollUntil(async () => (await dead.count()) === 3, 'three dead batches on the page');
+    expect(await page.locator('section[data-queue="readings"] h2 small.mode').textContent()).toBe(
+      'ordered · at-least-once',
+    );
+    expect(await numberOf(page, 'readings', 'dead')).toBe(9);
+    expect(await numberOf(page, 'readings', 'redelivered')).toBe(9);
+
+    const hostile = dead.filter({ hasText: 'onerror' });
+    expect(await hostile.count()).toBe(2);
+    const first = hostile.last();
+    expect(await first.locator('tr').first().locator('td').allTextContents()).toEqual([
+      HOSTILE_GROUP,
+      '4',
+      '2',
+      'Error: upstream refused the batch: 503 Service Unavailable',
+      expect.stringMatching(/ago$/),
+      're-queue',
+    ]);
+    expect(await first.locator('td.preview code').allTextContents()).toEqual([
+      `${JSON.stringify(HOSTILE_MESSAGE).slice(0, 119)}…`,
+      '{"seq":1}',
+      '{"seq":2}',
+      '… 1 more',
+    ]);
+    expect(
+      await page.evaluate('({ xss: window.__xss, images: document.images.length, scripts: document.scripts.length })'),
+    ).toEqual({ xss: undefined, images: 0, scripts: 1 });
+    const card = page.locator('section[data-queue="readings"]');
+    expect(await card.evaluate((section) => section.scrollWidth - section.clientWidth)).toBe(0);
+  });
+
+  it('re-queues a dead batch with its button, and the batch is then delivered', async () => {
+    upstreamDown = false;
+    const sensor = page.locator('section[data-queue="readings"] tbody[data-dead-id]', { hasText: 'sensor-7' });
+    const id = await sensor.getAttribute('data-dead-id');
+    const before = reporter.messages().length;
+    await sensor.getByRole('button', { name: 're-queue' }).click();
+    await page.locator('#status', { hasText: `re-queued ${id}` }).waitFor();
+    await sensor.waitFor({ state: 'detached' });
+    await reporter.untilMessages(before + 3);
+    expect(reporter.batches.at(-1)).toMatchObject({
+      group: 'sensor-7',
+      messages: [{ celsius: 21.5 }, { celsius: 21.7 }, { celsius: 22.1 }],
+    });
+    expect(reporter.batches.at(-1)?.ctx.attempt).toBe(1);
+    await pollUntil(async () => (await numberOf(page, 'readings', 'delivered')) === 3, 'the delivery on the page');
+    expect(await page.locator('section[data-queue="readings"] tbody[data-dead-id]').count()).toBe(2);
+
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-dead-batches.png'), fullPage: true });
     expect(problems).toEqual([]);
   });
 });

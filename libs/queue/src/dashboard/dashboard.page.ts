@@ -3,8 +3,8 @@
  * elsewhere. Kept in TypeScript strings rather than files beside the code so that they ship inside the
  * compiled library with no asset copying, in CommonJS and ES module applications alike. The script and
  * the styles are served as files of their own, so the page's Content-Security-Policy can refuse every
- * inline script. Every value from the queues (group names, task ids, errors) reaches the page through
- * `textContent` or an SVG attribute set with `setAttribute`, never as markup.
+ * inline script. Every value from the queues (group names, task ids, errors, message previews) reaches
+ * the page through `textContent` or an SVG attribute set with `setAttribute`, never as markup.
  */
 
 /** The page; `base` is where it is served, HTML-escaped by the caller. */
@@ -33,6 +33,7 @@ header h1 { font-size: 18px; margin: 0; }
 main { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 16px; padding: 16px 24px; }
 section { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; }
 h2 { font-size: 15px; margin: 0 0 8px; } h2 small { color: var(--muted); font-weight: normal; margin-left: 6px; }
+h2 small.mode { font-size: 12px; border: 1px solid var(--line); border-radius: 4px; padding: 0 6px; }
 h3 { font-size: 12px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); margin: 14px 0 6px; }
 .figures { display: grid; grid-template-columns: repeat(4, 1fr); gap: 8px; }
 .figure b { display: block; font-size: 18px; font-variant-numeric: tabular-nums; }
@@ -45,6 +46,9 @@ td, th { text-align: left; padding: 3px 6px; border-bottom: 1px solid var(--line
 th { color: var(--muted); font-weight: normal; white-space: nowrap; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; } td.tight { white-space: nowrap; width: 1%; }
 .empty { color: var(--muted); font-style: italic; }
+tbody.dead-batch tr:first-child td { border-bottom: none; }
+td.preview { padding-top: 0; color: var(--muted); }
+td.preview code { display: block; font: 12px/1.35 ui-monospace, "SFMono-Regular", Menlo, monospace; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 0; min-width: 100%; }
 button { font: inherit; font-size: 12px; padding: 2px 10px; border: 1px solid var(--a); color: var(--a); background: #fff; border-radius: 4px; cursor: pointer; }
 button:disabled { opacity: .5; cursor: default; }
 .error { color: var(--bad); }
@@ -103,24 +107,48 @@ export const DASHBOARD_JS = `(() => {
     if (rows.length === 0) return el('p', { class: 'empty' }, empty);
     return el('table', {}, el('tr', {}, ...headers.map((h) => el('th', {}, h))), ...rows);
   }
+  function requeueButton(kind, queue, id) {
+    const button = el('button', { type: 'button' }, 're-queue');
+    button.addEventListener('click', () => requeue(kind, queue, id, button));
+    return button;
+  }
+  // The error's first line; the whole text (a stack, often) on hover.
+  const errorCell = (text) => el('td', { title: text || '' }, (text || '').split('\\n')[0]);
+
+  function deadBatch(queue, batch, time) {
+    const more = batch.size - batch.preview.length;
+    const preview = batch.preview.map((json) => el('code', {}, json));
+    if (more > 0) preview.push(el('code', {}, '… ' + fmt.format(more) + ' more'));
+    return el('tbody', { class: 'dead-batch', 'data-dead-id': batch.id },
+      el('tr', {}, el('td', {}, batch.group), el('td', { class: 'num tight' }, fmt.format(batch.size)), el('td', { class: 'num tight' }, batch.attempts),
+        errorCell(batch.lastError), el('td', { class: 'tight' }, ago(time - batch.diedAt)), el('td', { class: 'tight' }, requeueButton('fixed', queue.name, batch.id))),
+      el('tr', {}, el('td', { class: 'preview', colspan: 6 }, ...preview)));
+  }
 
   function fixedCard(queue, time) {
     const s = queue.stats;
     const [pushed, delivered] = rates(queue.name, s, time, ['pushed', 'delivered']);
     const backlog = (history.get(queue.name) || []).slice(1).map((p) => p.stats.pending);
+    const mode = (queue.ordered ? 'ordered' : 'unordered') + ' · ' + queue.delivery;
     return el('section', { 'data-queue': queue.name },
-      el('h2', {}, queue.name, el('small', {}, 'FixedQueue')),
+      el('h2', {}, queue.name, el('small', {}, 'FixedQueue'), el('small', { class: 'mode' }, mode)),
       el('div', { class: 'figures' },
         figure('pending messages', fmt.format(s.pending), 'pending'), figure('groups', fmt.format(s.groups), 'groups'),
         figure('pushed', fmt.format(s.pushed), 'pushed'), figure('delivered', fmt.format(s.delivered), 'delivered'),
         figure('pushed / s', fmt.format(pushed.at(-1) || 0), 'pushed-rate'), figure('delivered / s', fmt.format(delivered.at(-1) || 0), 'delivered-rate'),
-        figure('dropped', fmt.format(s.dropped), 'dropped'), figure('expired', fmt.format(s.expired), 'expired')),
+        figure('dropped', fmt.format(s.dropped), 'dropped'), figure('expired', fmt.format(s.expired), 'expired'),
+        figure('groups running', fmt.format(s.active), 'active'), figure('redelivered', fmt.format(s.redelivered), 'redelivered'),
+        figure('dead messages', fmt.format(s.dead), 'dead'), figure('lag', duration(s.lagMs), 'lag')),
       el('h3', {}, 'throughput (messages / s)'),
       chart([{ label: 'pushed', color: 'var(--a)', values: pushed }, { label: 'delivered', color: 'var(--b)', values: delivered }]),
       el('h3', {}, 'backlog (messages)'), chart([{ label: 'pending', color: 'var(--c)', values: backlog }]),
       el('h3', {}, 'hottest groups'),
       table(['group', 'messages', 'due'], queue.hottest.map((g) =>
-        el('tr', { 'data-group': g.group }, el('td', {}, g.group), el('td', { class: 'num tight' }, fmt.format(g.size)), el('td', { class: 'tight' }, ago(time - g.dueAt)))), 'no group holds messages'));
+        el('tr', { 'data-group': g.group }, el('td', {}, g.group), el('td', { class: 'num tight' }, fmt.format(g.size)), el('td', { class: 'tight' }, ago(time - g.dueAt)))), 'no group holds messages'),
+      // At-most-once, a batch leaves Redis as it is claimed: there is never a dead one to show.
+      ...(queue.delivery === 'at-least-once'
+        ? [el('h3', {}, 'dead batches'), table(['group', 'messages', 'attempts', 'last error', 'died', ''], queue.dead.map((b) => deadBatch(queue, b, time)), 'no dead batch')]
+        : []));
   }
 
   function timeline(tasks, time) {
@@ -154,19 +182,15 @@ export const DASHBOARD_JS = `(() => {
       el('h3', {}, 'upcoming'), timeline(queue.upcoming, time),
       table(['task', 'due'], queue.upcoming.slice(0, 5).map((t) => el('tr', {}, el('td', {}, t.id), el('td', {}, ago(time - t.runAt)))), 'nothing scheduled'),
       el('h3', {}, 'dead letters'),
-      table(['task', 'attempts', 'last error', 'died', ''], queue.dead.map((t) => {
-        const button = el('button', { type: 'button' }, 're-queue');
-        button.addEventListener('click', () => requeue(queue.name, t.id, button));
-        // The error's first line; the whole text (a stack, often) on hover.
-        const error = el('td', { title: t.lastError || '' }, (t.lastError || '').split('\\n')[0]);
-        return el('tr', { 'data-dead-id': t.id }, el('td', {}, t.id), el('td', { class: 'num tight' }, t.attempts), error, el('td', { class: 'tight' }, ago(time - t.diedAt)), el('td', { class: 'tight' }, button));
-      }), 'no dead task'));
+      table(['task', 'attempts', 'last error', 'died', ''], queue.dead.map((t) =>
+        el('tr', { 'data-dead-id': t.id }, el('td', {}, t.id), el('td', { class: 'num tight' }, t.attempts), errorCell(t.lastError),
+          el('td', { class: 'tight' }, ago(time - t.diedAt)), el('td', { class: 'tight' }, requeueButton('delay', queue.name, t.id)))), 'no dead task'));
   }
 
-  async function requeue(queue, id, button) {
+  async function requeue(kind, queue, id, button) {
     button.disabled = true;
     try {
-      const response = await fetch(BASE + '/api/delay/' + encodeURIComponent(queue) + '/requeue/' + encodeURIComponent(id), {
+      const response = await fetch(BASE + '/api/' + kind + '/' + encodeURIComponent(queue) + '/requeue/' + encodeURIComponent(id), {
         method: 'POST', headers: { 'x-requested-with': 'nrq-dashboard' },
       });
       if (!response.ok) throw new Error(response.status + ' ' + response.statusText);

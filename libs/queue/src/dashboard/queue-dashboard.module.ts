@@ -27,6 +27,11 @@ const REQUESTED_WITH = 'nrq-dashboard';
 const PAGE_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+function assertFromPage(requestedWith: string | undefined): void {
+  if (requestedWith !== REQUESTED_WITH)
+    throw new ForbiddenException(`Re-queueing needs the header X-Requested-With: ${REQUESTED_WITH}`);
+}
+
 const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
@@ -45,7 +50,7 @@ function isGuardClass(guard: DashboardGuard): guard is Type<CanActivate> {
 
 /**
  * An opt-in page showing every queue of the application live: throughput and backlog, the hottest
- * groups, upcoming tasks and dead letters with a re-queue button. Import it next to `QueueModule`:
+ * groups, upcoming tasks, dead tasks and dead batches with a re-queue button. Import it next to `QueueModule`:
  * `QueueDashboardModule.register({ path: 'queues', guard: AdminGuard })`.
  */
 @Module({})
@@ -101,9 +106,19 @@ export class QueueDashboardModule {
         @Param('id') id: string,
         @Headers('x-requested-with') requestedWith?: string,
       ) {
-        if (requestedWith !== REQUESTED_WITH)
-          throw new ForbiddenException(`Re-queueing needs the header X-Requested-With: ${REQUESTED_WITH}`);
+        assertFromPage(requestedWith);
         return this.dashboard.requeue(queue, id);
+      }
+
+      @Post('api/fixed/:queue/requeue/:id')
+      @HttpCode(200)
+      requeueBatch(
+        @Param('queue') queue: string,
+        @Param('id') id: string,
+        @Headers('x-requested-with') requestedWith?: string,
+      ) {
+        assertFromPage(requestedWith);
+        return this.dashboard.requeueBatch(queue, id);
       }
     }
 

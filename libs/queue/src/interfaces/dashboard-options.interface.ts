@@ -20,6 +20,6 @@ export interface QueueDashboardOptions {
   hottestGroups?: number;
   /** Upcoming tasks listed per DelayQueue. Default: `DASHBOARD_DEFAULTS.upcomingTasks`. */
   upcomingTasks?: number;
-  /** Dead letters listed per DelayQueue. Default: `DASHBOARD_DEFAULTS.deadLetters`. */
+  /** Dead tasks listed per DelayQueue, dead batches per at-least-once FixedQueue. Default: `DASHBOARD_DEFAULTS.deadLetters`. */
   deadLetters?: number;
 }
