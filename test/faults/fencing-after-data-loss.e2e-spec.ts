@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import IORedis from 'ioredis';
-import { DelayQueue, getDelayQueueToken, QueueModule } from 'nestjs-redis-queues';
+import { DelayQueue, FixedQueue, getDelayQueueToken, getFixedQueueToken, QueueModule } from 'nestjs-redis-queues';
 import { startRedis, type RedisServer } from '../support/faults';
 import { createApp, uniquePrefix } from '../support/testing';
 
@@ -15,6 +15,7 @@ describe('fencing tokens survive Redis losing its data', () => {
   let redis: IORedis;
   let app: INestApplication;
   let tasks: DelayQueue<{ run: number }>;
+  let events: FixedQueue<{ run: number }>;
 
   beforeAll(async () => {
     // A server of its own: the test flushes it.
@@ -24,9 +25,11 @@ describe('fencing tokens survive Redis losing its data', () => {
       imports: [
         QueueModule.forRoot({ connection: server.url, prefix: uniquePrefix(), consumers: false }),
         QueueModule.registerDelayQueue({ name: 'tasks', shards: 1, maxAttempts: 3 }),
+        QueueModule.registerFixedQueue({ name: 'events', shards: 1, maxWaitMs: 0, delivery: 'at-least-once' }),
       ],
     });
     tasks = app.get(getDelayQueueToken('tasks'));
+    events = app.get(getFixedQueueToken('events'));
   });
 
   afterAll(async () => {
@@ -70,5 +73,19 @@ describe('fencing tokens survive Redis losing its data', () => {
     // The new delivery still holds the task: its failure is recorded and retried.
     expect(await tasks.store.fail(0, 'X', current, 0, 'boom')).toMatchObject({ outcome: 'retry' });
     expect(await tasks.get('X')).toMatchObject({ state: 'scheduled', attempts: 1, lastError: 'boom' });
+  });
+
+  it("keeps a FixedQueue batch's first delivery from trimming the batch pushed since", async () => {
+    await events.push('g', { run: 1 });
+    const [stale] = (await events.store.take(0, 1, ['g'])).batches;
+    await redis.flushdb();
+    await events.pushMany('g', [{ run: 2 }, { run: 3 }]);
+    const [current] = (await events.store.take(0, 1, ['g'])).batches;
+    expect(current).toMatchObject({ attempt: 1, messages: [{ run: 2 }, { run: 3 }] });
+    expect(current.token).not.toBe(stale.token);
+    expect((await events.store.ack(0, [{ group: 'g', token: stale.token! }])).dueAt).toEqual([null]);
+    expect(await events.size('g')).toBe(2);
+    expect((await events.store.ack(0, [{ group: 'g', token: current.token! }])).dueAt).toEqual([-1]);
+    expect(await events.size('g')).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { fencingToken } from '../redis/fencing-token';
 import type { Scripts } from '../redis/scripts';
 import type { QueueKeys, ShardKeyKind } from '../redis/keys';
 import type { FixedQueueOptionsRules } from '../validation/queue-options';
@@ -138,9 +138,9 @@ export class FixedQueueStore {
   private async claim(shard: number, limit: number, candidates: string[], raw: boolean): Promise<TakeOutcome> {
     const { batchSize, maxAgeMs, maxWaitMs, leaseMs, maxAttempts, deadLetter, ttlMs } = this.options;
     const keys = this.k(shard, 'ready', 'stats', 'lens', 'held', 'leases', 'dead', 'deadData', 'errors');
-    // Random, not a counter kept in Redis: a counter restarts when Redis loses its data, and a token
-    // issued again would let a stale acknowledgement finish a newer delivery.
-    const base = `${shard}.${randomBytes(9).toString('base64url')}`;
+    // The script appends each delivery's place in the call; the shard leads so that a dead batch's id
+    // (its last delivery's token) says where to find it.
+    const base = `${shard}.${fencingToken()}`;
     const args: (string | number)[] = [
       batchSize,
       maxAgeMs ?? 0,
