@@ -318,9 +318,12 @@ describe('FixedQueue at-least-once failures', () => {
     expect(await queue.stats()).toMatchObject({ dropped: 3, pending: 0, delivered: 10 });
   });
 
-  it('is refused with ordered: false, and a BatchConsumer with in-process retries is refused too', async () => {
+  it('is refused with ordered: false, and with batches too large to bury in one short script', async () => {
     await expect(start(uniquePrefix(), { ordered: false })).rejects.toThrow(QueueConfigError);
     await expect(start(uniquePrefix(), { ordered: false })).rejects.toThrow(/needs ordered: true/);
+    await expect(start(uniquePrefix(), { batchSize: 5000, capacity: 5000 })).rejects.toThrow(
+      /batchSize must be ≤ 4000 with delivery 'at-least-once'/,
+    );
   });
 });
 

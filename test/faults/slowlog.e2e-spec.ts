@@ -27,6 +27,7 @@ describe('no script blocks Redis for long, whatever the call (SLOWLOG)', () => {
   let events: FixedQueue<{ n: number }>;
   let tasks: DelayQueue<{ n: number }>;
   let trimmed: DelayQueue<{ n: number }>;
+  let batches: FixedQueue<{ n: number; pad: string }>;
   const prefix = uniquePrefix();
   const longest: Record<string, number> = {};
 
@@ -42,11 +43,22 @@ describe('no script blocks Redis for long, whatever the call (SLOWLOG)', () => {
         QueueModule.registerDelayQueue({ name: 'tasks', shards: SHARDS, maxAttempts: 1 }),
         // Stored with the default capacity (10,000 dead letters), then started with 10.
         QueueModule.registerDelayQueue({ name: 'trimmed', shards: 1, maxAttempts: 1, deadLetter: { capacity: 10 } }),
+        // The largest at-least-once batches: claimed in place, buried, re-queued whole.
+        QueueModule.registerFixedQueue({
+          name: 'batches',
+          shards: 1,
+          delivery: 'at-least-once',
+          batchSize: 4000,
+          capacity: 4000,
+          maxWaitMs: 0,
+          maxAttempts: 1,
+        }),
       ],
     });
     events = app.get(getFixedQueueToken('events'));
     tasks = app.get(getDelayQueueToken('tasks'));
     trimmed = app.get(getDelayQueueToken('trimmed'));
+    batches = app.get(getFixedQueueToken('batches'));
   });
 
   afterAll(async () => {
@@ -173,5 +185,28 @@ describe('no script blocks Redis for long, whatever the call (SLOWLOG)', () => {
     });
     expect(claimed).toBe(1000);
     expect(ms).toBeLessThan(BOUND_MS);
+  });
+
+  it('the largest at-least-once batch (4,000 messages) claimed, buried, listed and re-queued', async () => {
+    const pad = 'x'.repeat(80);
+    for (let from = 0; from < 4000; from += 1000)
+      await batches.pushMany(
+        'big',
+        Array.from({ length: 1000 }, (_, i) => ({ n: from + i, pad })),
+      );
+    let claimed: Awaited<ReturnType<typeof batches.store.take>>['batches'][number] | undefined;
+    const claim = await measure('claim a batch of 4,000', async () => {
+      for (let polls = 0; !claimed && polls < 3; polls++) [claimed] = (await batches.store.take(0, 1, ['big'])).batches;
+    });
+    expect(claimed?.messages).toHaveLength(4000);
+    const burial = await measure('bury a batch of 4,000', () =>
+      batches.store.fail(0, { group: 'big', token: claimed!.token! }, 0, 'boom'),
+    );
+    let dead: Awaited<ReturnType<typeof batches.deadLetters>> = [];
+    const listing = await measure('deadLetters of a batch of 4,000', async () => (dead = await batches.deadLetters(1)));
+    expect(dead[0].messages).toHaveLength(4000);
+    const requeue = await measure('requeue a batch of 4,000', () => batches.requeue(dead[0].id));
+    expect(await batches.size('big')).toBe(4000);
+    for (const ms of [claim, burial, listing, requeue]) expect(ms).toBeLessThan(BOUND_MS);
   });
 });

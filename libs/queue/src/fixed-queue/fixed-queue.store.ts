@@ -46,6 +46,14 @@ export type FailOutcome = { outcome: 'retry' | 'dead' | 'gone' | 'stale'; at: nu
 /** A dead batch as stored: its entries still carry their push times. */
 export type DeadRecord = Omit<DeadBatch, 'messages' | 'pushedAt'> & { entries: string[] };
 
+/** What a dead batch's record says before its messages. */
+interface DeadHeader {
+  group: string;
+  attempts: number;
+  error: string;
+  diedAt: number;
+}
+
 /** Dead batches read per script call: each holds up to batchSize messages. */
 const DEAD_BATCHES_PER_CALL = 20;
 
@@ -238,22 +246,10 @@ export class FixedQueueStore {
         const stored = reply[i + 1];
         // Trimmed (capacity) between the two reads of the script: nothing left to show.
         if (stored === null) continue;
-        const { group, attempts, error, diedAt, entries } = JSON.parse(stored) as {
-          group: string;
-          attempts: number;
-          error: string;
-          diedAt: number;
-          // cjson writes an empty table as an object.
-          entries: string[] | Record<string, never>;
-        };
-        records.push({
-          id: reply[i]!,
-          group,
-          attempts,
-          lastError: error,
-          diedAt,
-          entries: Array.isArray(entries) ? entries : [],
-        });
+        // A JSON header, then the entries as stored, one a line.
+        const [header, ...entries] = stored.split('\n');
+        const { group, attempts, error, diedAt } = JSON.parse(header) as DeadHeader;
+        records.push({ id: reply[i]!, group, attempts, lastError: error, diedAt, entries });
       }
       if (reply.length / 2 < page || records.length === 0) break;
       const last = String(records[records.length - 1].diedAt);
@@ -266,9 +262,9 @@ export class FixedQueueStore {
 
   /** Appends a dead batch's messages to its group again. Null when no such dead batch exists. */
   async requeue(shard: number, id: string): Promise<{ dropped: number; wakeAt: number } | null> {
-    const stored = await this.scripts.call((client) => client.hget(this.keys.key(shard, 'deadData'), id));
-    if (stored === null) return null;
-    const { group } = JSON.parse(stored) as { group: string };
+    const header = await this.scripts.run<string | null>('fixed-dead-header', this.k(shard, 'deadData'), [id]);
+    if (header === null) return null;
+    const { group } = JSON.parse(header) as DeadHeader;
     const { capacity, batchSize, maxWaitMs, ttlMs } = this.options;
     const keys = [...this.k(shard, 'ready', 'stats', 'lens', 'held', 'dead', 'deadData'), this.groupKey(shard, group)];
     const reply = await this.scripts.run<number[]>('fixed-requeue', keys, [

@@ -20,6 +20,7 @@ export const SCRIPT_NAMES = [
   'fixed-release',
   'fixed-extend',
   'fixed-dead',
+  'fixed-dead-header',
   'fixed-requeue',
   'delay-schedule',
   'delay-move',

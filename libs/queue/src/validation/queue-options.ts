@@ -304,6 +304,9 @@ export function resolveOptions<T extends object>(
   return options;
 }
 
+/** Largest at-least-once batch: as many messages as one pushMany, so a burial or requeue costs no more. */
+const MAX_AT_LEAST_ONCE_BATCH = 4000;
+
 export const fixedQueueChecks: Checks<FixedQueueOptionsRules> = (o, given) => {
   const problems: string[] = [];
   if (o.capacity < o.batchSize)
@@ -321,6 +324,11 @@ export const fixedQueueChecks: Checks<FixedQueueOptionsRules> = (o, given) => {
   if (o.delivery === 'at-least-once' && o.ttlMs <= o.leaseMs)
     problems.push(
       `ttlMs must be > leaseMs, or a group expires while its batch waits for redelivery (got ttlMs=${o.ttlMs}, leaseMs=${o.leaseMs})`,
+    );
+  // A dead batch is copied whole into the dead letters, and back on requeue, each in one script.
+  if (o.delivery === 'at-least-once' && o.batchSize > MAX_AT_LEAST_ONCE_BATCH)
+    problems.push(
+      `batchSize must be ≤ ${MAX_AT_LEAST_ONCE_BATCH} with delivery 'at-least-once', so that burying or re-queueing a batch stays a short script (got ${shown(o, given, 'batchSize')})`,
     );
   return problems;
 };

@@ -13,19 +13,26 @@ local deadKey, recordsKey, key = KEYS[5], KEYS[6], KEYS[7]
 local id, group, capacity = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local batch, maxWait, ttl = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 
-local json = redis.call('HGET', recordsKey, id)
-if not json then return {0} end
-local record = cjson.decode(json)
-if record.group ~= group then return {0} end
+local record = redis.call('HGET', recordsKey, id)
+if not record then return {0} end
+-- A JSON header, then the entries one a line (see fixed-settle's bury).
+local newline = string.find(record, '\n', 1, true)
+if cjson.decode(string.sub(record, 1, newline - 1)).group ~= group then return {0} end
 local known = tonumber(redis.call('HGET', lensKey, group) or '0')
 local before = redis.call('LLEN', key)
 local len = before
+local stamp = '[' .. now .. ','
 local entries = {}
-for i, entry in ipairs(record.entries) do
-  -- '[<13-digit ms>,' is 15 characters: keep the message and its closing bracket.
-  entries[#entries + 1] = '[' .. now .. ',' .. string.sub(entry, 16)
-  if #entries == 1000 or i == #record.entries then
+local requeued = 0
+local from = newline + 1
+while from <= #record do
+  local stop = string.find(record, '\n', from, true) or (#record + 1)
+  -- '[<13-digit ms>,' is 15 characters: keep the message and its closing bracket, with a new time.
+  entries[#entries + 1] = stamp .. string.sub(record, from + 15, stop - 1)
+  from = stop + 1
+  if #entries == 1000 or from > #record then
     len = redis.call('RPUSH', key, unpack(entries))
+    requeued = requeued + #entries
     entries = {}
   end
 end
@@ -51,7 +58,7 @@ redis.call('HSET', lensKey, group, len)
 redis.call('HINCRBY', statsKey, 'pending', len - before - lost)
 if lost > 0 then redis.call('HINCRBY', statsKey, 'expired', lost) end
 if evicted > 0 then redis.call('HINCRBY', statsKey, 'dropped', evicted) end
-redis.call('HINCRBY', statsKey, 'requeued', #record.entries)
+redis.call('HINCRBY', statsKey, 'requeued', requeued)
 local due = -1
 if redis.call('HEXISTS', heldKey, group) == 0 then
   due = now
