@@ -118,6 +118,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
    */
   private async abandonStartup(): Promise<void> {
     await this.beforeApplicationShutdown();
+    this.connection.beforeApplicationShutdown();
     await this.connection.onApplicationShutdown();
   }
 

@@ -365,6 +365,9 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
  * at once: QUIT would resolve and leave ioredis reconnecting in the background.
  */
 async function close(client: RedisClient, budgetMs: number): Promise<void> {
+  // Closed already (a failed start-up closed it, then app.close() came): disconnecting again would only
+  // start ioredis' reconnection timer.
+  if (client.status === 'end') return;
   if (client.status !== 'ready' || budgetMs === 0) {
     client.disconnect();
     return;
