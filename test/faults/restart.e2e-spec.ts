@@ -131,7 +131,15 @@ describe('redis-server killed and restarted', () => {
 
     // Another application drains the FixedQueue: every acknowledged push is there, none twice.
     await boot(server.url, prefix, [eventLog.consumer]);
-    await pollUntil(async () => (await events.stats()).pending === 0, 'the FixedQueue to drain', 20_000);
+    // Drained once nothing is pending and no batch is out (its handler done, the group let go of).
+    await pollUntil(
+      async () => {
+        const { pending, active } = await events.stats();
+        return pending === 0 && active === 0;
+      },
+      'the FixedQueue to drain',
+      20_000,
+    );
     const delivered = new Set(eventLog.messages());
     expect(delivered.size).toBe(eventLog.messages().length);
     expect([...pushed].filter((m) => !delivered.has(m))).toEqual([]);
