@@ -57,7 +57,7 @@ export class ReportingSummary implements OnApplicationBootstrap, OnModuleDestroy
         `${n(live + digest)} reported in ${n(batches('live') + batches('digest'))} batches ` +
         `(live ${n(live)}/${n(batches('live'))}, digest ${n(digest)}/${n(batches('digest'))}), ` +
         `dropped ${n(totals.dropped - this.last.dropped)}, expired ${n(totals.expired - this.last.expired)}, ` +
-        `failed ${n(totals.failed - this.last.failed)}; ${n(pending)} pending`,
+        `dead-lettered ${n(totals.failed - this.last.failed)}; ${n(pending)} pending`,
     );
 
     const reported = new Map([...this.stats.perGame()].map(([game, counters]) => [game, counters.reported]));
@@ -74,7 +74,9 @@ export class ReportingSummary implements OnApplicationBootstrap, OnModuleDestroy
           .join(', ') || '-'
       } · ` +
         `upstream so far: ${n(sink.batches)} batches, largest ${sink.largestBatch}, oldest event ${(sink.oldestAgeMs / 1000).toFixed(1)} s, ` +
-        `${sink.violations} rule violations`,
+        `${n(sink.refused)} refused, ${n(sink.streams.duplicates)} duplicates, ` +
+        `${n(sink.streams.missing)} missing (${n(sink.streams.dead)} dead-lettered, ${n(sink.streams.unexplained)} unexplained), ` +
+        `${n(sink.streams.outOfOrder)} out of order, ${sink.violations} rule violations`,
     );
     this.last = totals;
     this.lastReported = reported;
