@@ -76,7 +76,7 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const GAP_GRACE_MS = 2000;
 /** Share of the flaky game's reports refused: most before recording them, some after (the answer got lost). */
 const REFUSED = 0.5;
-const ANSWER_LOST = 0.15;
+const ANSWER_LOST = 0.1;
 
 interface Stream {
   kind: string;
