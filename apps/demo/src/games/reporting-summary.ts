@@ -65,18 +65,21 @@ export class ReportingSummary implements OnApplicationBootstrap, OnModuleDestroy
       .map(([game, events]) => [game, events - (this.lastReported.get(game) ?? 0)] as const)
       .filter(([, events]) => events > 0)
       .sort((a, b) => b[1] - a[1]);
-    const sink = this.sink.totals();
     this.logger.log(
       `${n(busiest.length)} games reported; busiest ${
         busiest
           .slice(0, BUSIEST)
           .map(([game, events]) => `${game} ${n(events)}`)
           .join(', ') || '-'
-      } · ` +
-        `upstream so far: ${n(sink.batches)} batches, largest ${sink.largestBatch}, oldest event ${(sink.oldestAgeMs / 1000).toFixed(1)} s, ` +
-        `${n(sink.refused)} refused, ${n(sink.streams.duplicates)} duplicates, ` +
-        `${n(sink.streams.missing)} missing (${n(sink.streams.dead)} dead-lettered, ${n(sink.streams.unexplained)} unexplained), ` +
-        `${n(sink.streams.outOfOrder)} out of order, ${sink.violations} rule violations`,
+      }`,
+    );
+    const sink = this.sink.totals();
+    const order = sink.streams;
+    this.logger.log(
+      `upstream so far: ${n(sink.batches)} batches, largest ${sink.largestBatch}, oldest event ${(sink.oldestAgeMs / 1000).toFixed(1)} s, ` +
+        `${n(sink.refused)} refused; ${n(order.duplicates)} duplicates, ${n(order.outOfOrder)} out of order, ` +
+        `${n(order.missing)} missing (${n(order.dead)} dead-lettered, ${n(order.unexplained)} unexplained); ` +
+        `${sink.violations} rule violations`,
     );
     this.last = totals;
     this.lastReported = reported;
