@@ -1,3 +1,4 @@
+import type { LogLevel } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type IORedis from 'ioredis';
 import { type DelayQueue, type FixedQueue, getDelayQueueToken, getFixedQueueToken } from 'nestjs-redis-queues';
@@ -5,8 +6,14 @@ import { startDemo } from '../apps/demo/src/demo.app';
 import type { DemoConfig } from '../apps/demo/src/demo.config';
 import { DIGEST_TYPES, type EventType, type GameEvent } from '../apps/demo/src/games/dto/game-event.dto';
 import type { GameView } from '../apps/demo/src/games/game-events.service';
+import { GameSequences } from '../apps/demo/src/games/game-sequences';
 import { GAME_DIGEST, GAME_EVENTS } from '../apps/demo/src/games/games.constants';
-import { type RecordedBatch, ReportSink, type SinkTotals } from '../apps/demo/src/games/upstream/report-sink';
+import {
+  type GameStreams,
+  type RecordedBatch,
+  ReportSink,
+  type SinkTotals,
+} from '../apps/demo/src/games/upstream/report-sink';
 import type { MealTask, PetView } from '../apps/demo/src/pets/dto/pet.dto';
 import { FeedingConsumer } from '../apps/demo/src/pets/feeding.consumer';
 import { PET_FEEDING } from '../apps/demo/src/pets/pets.constants';
@@ -17,6 +24,7 @@ const SCALE = 18_000;
 const HOUR = 3_600_000 / SCALE;
 const MEAL = 4 * HOUR;
 const THREE_MINUTES = 180_000;
+const FLAKY = 'com.demo.game02';
 
 interface Demo {
   app: NestExpressApplication;
@@ -25,7 +33,7 @@ interface Demo {
   upstream: string;
 }
 
-async function boot(overrides: Partial<DemoConfig>): Promise<Demo> {
+async function boot(overrides: Partial<DemoConfig>, logLevels: LogLevel[] = ['error', 'warn']): Promise<Demo> {
   const prefix = uniquePrefix('demo');
   const app = await startDemo(
     {
@@ -38,7 +46,7 @@ async function boot(overrides: Partial<DemoConfig>): Promise<Demo> {
       digestIntervalMs: 300,
       ...overrides,
     },
-    ['error', 'warn'],
+    logLevels,
   );
   return { app, prefix, api: await app.getUrl(), upstream: app.get(ReportSink).url };
 }
@@ -58,7 +66,10 @@ async function call<T = any>(
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
 
-async function reports(demo: Demo, game?: string): Promise<{ totals: SinkTotals; batches: RecordedBatch[] }> {
+async function reports(
+  demo: Demo,
+  game?: string,
+): Promise<{ totals: SinkTotals; streams?: GameStreams; batches: RecordedBatch[] }> {
   const query = new URLSearchParams({ limit: '20000', ...(game ? { game } : {}) });
   return (await call(demo.upstream, 'GET', `/reports?${query}`)).body;
 }
@@ -78,7 +89,8 @@ describe('demo app (real redis-server)', () => {
     let demo: Demo;
 
     beforeAll(async () => {
-      demo = await boot({ eventsPerSecond: 2000, games: 50 });
+      // The upstream refuses half of the second hottest game's reports: retries, duplicates, dead letters (logged as errors).
+      demo = await boot({ eventsPerSecond: 2000, games: 50, flakyGame: FLAKY }, ['error']);
     });
     afterAll(async () => {
       await demo.app.close();
@@ -113,6 +125,45 @@ describe('demo app (real redis-server)', () => {
       expect(body.games[0].game).toBe('com.demo.game01');
       expect(body.games[0].received).toBeGreaterThan(1.5 * body.games[1].received);
     });
+
+    it("delivers each game's events in push order through retries and dead letters, missing none unaccounted for", async () => {
+      const queues = [GAME_EVENTS, GAME_DIGEST].map((name) =>
+        demo.app.get<FixedQueue<GameEvent>>(getFixedQueueToken(name)),
+      );
+      // Refused reports come again (some had arrived: duplicates); a third refusal dead-letters a batch, and a
+      // re-queued one arrives late, which the upstream allows for dead letters only.
+      const totals = await pollUntil(
+        async () => {
+          for (const queue of queues) {
+            for (const dead of await queue.deadLetters(10)) await queue.requeue(dead.id);
+          }
+          const received = (await reports(demo)).totals;
+          return received.streams.requeued > 0 && received.streams.duplicates > 0 ? received : undefined;
+        },
+        'a redelivered report and a re-queued dead batch reported',
+        45_000,
+        200,
+      );
+      expect(totals.refused).toBeGreaterThan(0);
+      expect(totals.streams.received).toBeGreaterThan(1000);
+      expect(totals.streams.outOfOrder).toBe(0);
+      expect(totals.streams.unexplained).toBe(0);
+      expect(totals.violations).toBe(0);
+
+      const flaky = await reports(demo, FLAKY);
+      expect(flaky.streams?.live?.received).toBeGreaterThan(0);
+      expect(flaky.streams?.digest?.received).toBeGreaterThan(0);
+      expect(flaky.batches.some((batch) => batch.attempt > 1)).toBe(true);
+
+      // A game the upstream never refuses gets its live events in consecutive batches, one after another.
+      const steady = (await reports(demo, 'com.demo.game01')).batches.filter((batch) => batch.kind === 'live');
+      expect(steady.length).toBeGreaterThan(10);
+      for (const [i, batch] of steady.entries()) {
+        expect(batch.attempt).toBe(1);
+        expect(batch.lastSeq! - batch.firstSeq! + 1).toBe(batch.count);
+        if (i > 0) expect(batch.firstSeq).toBe(steady[i - 1].lastSeq! + 1);
+      }
+    });
   });
 
   describe('on a quiet app', () => {
@@ -145,7 +196,11 @@ describe('demo app (real redis-server)', () => {
           status: 202,
           body: { accepted: 300, dropped: 0 },
         });
-        await pollUntil(async () => (await statsOf(demo, game))?.reported === 300, 'the burst reported');
+        // At-least-once: a batch leaves the queue when its handler resolves, just after it counted the batch reported.
+        await pollUntil(async () => {
+          const entry = await statsOf(demo, game);
+          return entry?.reported === 300 && entry.pending === 0;
+        }, 'the burst reported and acknowledged');
         const { batches } = await reports(demo, game);
         expect(batches.map((batch) => batch.count).sort((a, b) => a - b)).toEqual([44, 128, 128]);
         expect(batches.every((batch) => batch.kind === 'live' && batch.games.length === 1)).toBe(true);
@@ -174,8 +229,8 @@ describe('demo app (real redis-server)', () => {
         expect(await post(`/games/${game}/events`, body)).toMatchObject({ status: 202, body: { accepted: 9 } });
         const stats = await pollUntil(async () => {
           const entry = await statsOf(demo, game);
-          return entry && entry.reported + entry.expired === 9 ? entry : undefined;
-        }, 'every event reported or expired');
+          return entry && entry.reported + entry.expired === 9 && entry.pending === 0 ? entry : undefined;
+        }, 'every event reported or expired, and acknowledged');
         expect(stats).toMatchObject({ reported: 6, expired: 3, pending: 0 });
         const { batches } = await reports(demo, game);
         expect(sum(batches)).toBe(6);
@@ -193,7 +248,10 @@ describe('demo app (real redis-server)', () => {
           status: 202,
           body: { accepted: 1500, dropped: 500 },
         });
-        await pollUntil(async () => (await statsOf(demo, game))?.reported === 1000, 'the kept events reported');
+        await pollUntil(async () => {
+          const entry = await statsOf(demo, game);
+          return entry?.reported === 1000 && entry.pending === 0;
+        }, 'the kept events reported and acknowledged');
         const { batches } = await reports(demo, game);
         expect(batches.map((batch) => batch.count).sort((a, b) => a - b)).toEqual([
           104, 128, 128, 128, 128, 128, 128, 128,
@@ -201,6 +259,50 @@ describe('demo app (real redis-server)', () => {
         expect(Math.min(...batches.map((batch) => batch.oldestTs))).toBe(base + 500);
         expect(Math.max(...batches.map((batch) => batch.newestTs))).toBe(base + 1499);
         expect(await statsOf(demo, game)).toMatchObject({ received: 1500, reported: 1000, dropped: 500, pending: 0 });
+      });
+
+      it('counts an event that arrives after a later one, or goes missing with no reason given, as a violation', async () => {
+        const game = 'com.test.forged';
+        const { run } = demo.app.get(GameSequences);
+        const send = (seqs: number[], from = run) =>
+          call(demo.upstream, 'POST', '/reports', {
+            kind: 'live',
+            game,
+            events: seqs.map((seq) => ({ game, type: 'level_up', userId: 'u', ts: Date.now(), run: from, seq })),
+          });
+        const before = (await reports(demo)).totals.violations;
+
+        expect((await send([1, 2])).status).toBe(204);
+        expect((await send([4])).status).toBe(204);
+        expect((await send([2])).status).toBe(204);
+        const gap = await reports(demo, game);
+        expect(gap.streams?.live).toMatchObject({ received: 3, duplicates: 1, missing: 1, unexplained: 1 });
+        expect(gap.batches.map((batch) => batch.duplicates)).toEqual([0, 0, 1]);
+
+        // 3 after 4: out of order, at once.
+        expect((await send([3])).status).toBe(204);
+        const late = await reports(demo, game);
+        expect(late.batches.at(-1)!.violations).toEqual(['1 events arrived after later ones (3...)']);
+        expect(late.streams?.live).toMatchObject({ missing: 0, outOfOrder: 1, unexplained: 0 });
+        expect(late.totals.violations).toBe(before + 1);
+
+        // 5 never comes, and no queue said why: a violation once the grace for the explanation is over.
+        await send([6]);
+        expect((await reports(demo)).totals.violations).toBe(before + 1);
+        await pollUntil(
+          async () => (await reports(demo)).totals.violations === before + 2,
+          'the unexplained gap flagged',
+        );
+
+        // Events numbered by an earlier run are counted, not held to this run's order.
+        const earlier = (await reports(demo)).totals.earlierRun;
+        await send([9, 7], run === 'ffffffff' ? '00000000' : 'ffffffff');
+        const after = (await reports(demo)).totals;
+        expect(after.earlierRun).toBe(earlier + 2);
+        expect(after.violations).toBe(before + 2);
+        expect((await call(demo.upstream, 'POST', '/reports', { kind: 'live', game, events: [{ game }] })).status).toBe(
+          400,
+        );
       });
 
       it('refuses invalid events with 400 and the violations, and stores none of them', async () => {

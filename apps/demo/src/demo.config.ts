@@ -80,6 +80,13 @@ export class DemoConfig {
   @IsInt()
   vetClosedMs = 30_000;
 
+  /**
+   * The stand-in upstream refuses half of this game's reports, so that retries, duplicates and dead
+   * letters show; a game nobody plays (such as `none`) turns it off.
+   */
+  @Matches(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, { message: 'flakyGame must be a game name' })
+  flakyGame = 'com.demo.game010';
+
   /** Port of the stand-in upstream reporting service; 0 picks a free one. */
   @Min(0)
   @Max(65_535)
@@ -124,6 +131,7 @@ const ENV: Record<keyof DemoConfig, [name: string, parse: Parse]> = {
   summaryIntervalMs: ['DEMO_SUMMARY_EVERY_S', seconds],
   petStory: ['DEMO_PET_STORY', flag],
   vetClosedMs: ['DEMO_VET_CLOSED_S', seconds],
+  flakyGame: ['DEMO_FLAKY_GAME', text],
   upstreamPort: ['DEMO_UPSTREAM_PORT', numeric],
   durationS: ['DEMO_DURATION_S', numeric],
 };

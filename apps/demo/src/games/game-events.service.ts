@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { FixedQueue, InjectFixedQueue, type FixedQueueStats, type PushResult } from 'nestjs-redis-queues';
 import { DIGEST_TYPES, type GameEvent } from './dto/game-event.dto';
 import { GAME_DIGEST, GAME_EVENTS } from './games.constants';
+import { GameSequences } from './game-sequences';
 import { GameStats, type GameCounters } from './game-stats';
+import { UpstreamClient } from './upstream/upstream.client';
 
 export interface GameView extends GameCounters {
   game: string;
@@ -10,23 +12,30 @@ export interface GameView extends GameCounters {
   pending: number;
 }
 
-/** The producer side: routes each event to its queue and keeps the per-game counters. */
+/** An event before the producer numbered it, as the API and the simulator make it. */
+export type UnnumberedEvent = Omit<GameEvent, 'run' | 'seq'>;
+
+/** The producer side: routes each event to its queue, numbers it there, and keeps the per-game counters. */
 @Injectable()
 export class GameEventsService {
   constructor(
     @InjectFixedQueue(GAME_EVENTS) private readonly live: FixedQueue<GameEvent>,
     @InjectFixedQueue(GAME_DIGEST) private readonly digest: FixedQueue<GameEvent>,
     private readonly stats: GameStats,
+    private readonly sequences: GameSequences,
+    private readonly upstream: UpstreamClient,
   ) {}
 
   /** The events of one request: each queue takes its share of them in one atomic write. */
-  async track(game: string, events: GameEvent[]): Promise<PushResult> {
+  async track(game: string, events: UnnumberedEvent[]): Promise<PushResult> {
     const [live, digest] = await Promise.all([
-      this.live.pushMany(
+      this.push(
+        this.live,
         game,
         events.filter((event) => !DIGEST_TYPES.has(event.type)),
       ),
-      this.digest.pushMany(
+      this.push(
+        this.digest,
         game,
         events.filter((event) => DIGEST_TYPES.has(event.type)),
       ),
@@ -37,9 +46,9 @@ export class GameEventsService {
   }
 
   /** One event at a time, as a busy producer sends them: the queue writes those of one event-loop turn together. */
-  async trackOne(game: string, event: GameEvent): Promise<void> {
+  async trackOne(game: string, event: UnnumberedEvent): Promise<void> {
     const queue = DIGEST_TYPES.has(event.type) ? this.digest : this.live;
-    const { dropped } = await queue.push(game, event);
+    const { dropped } = await this.push(queue, game, [event]);
     this.stats.received(game, 1, dropped);
   }
 
@@ -57,5 +66,24 @@ export class GameEventsService {
         return { game, pending: live + digest, ...counters };
       }),
     );
+  }
+
+  /**
+   * Numbers the events and pushes them at once: numbers are taken in the order pushes are made, and a
+   * queue writes one group's pushes in the order they were made, so a game's numbers are its push order.
+   */
+  private async push(queue: FixedQueue<GameEvent>, game: string, events: UnnumberedEvent[]): Promise<PushResult> {
+    if (events.length === 0) return { dropped: 0 };
+    const { run } = this.sequences;
+    const first = this.sequences.take(queue.name, game, events.length);
+    try {
+      return await queue.pushMany(
+        game,
+        events.map((event, i) => ({ ...event, run, seq: first + i })),
+      );
+    } catch (error) {
+      this.upstream.lost(queue.name, game, { notQueued: events.length });
+      throw error;
+    }
   }
 }

@@ -12,7 +12,7 @@ export interface GameCounters {
   dropped: number;
   /** Older than the reporting window when their turn came. */
   expired: number;
-  /** In batches the upstream kept refusing. */
+  /** In batches the upstream refused on every attempt (dead-lettered; a re-queue counts them again). */
   failed: number;
 }
 
@@ -45,7 +45,7 @@ export class GameStats {
     this.sums.dropped += dropped;
   }
 
-  reported(game: string, kind: ReportKind, events: number, expired: number): void {
+  reported(game: string, kind: ReportKind, events: number, tooOld: number): void {
     const counters = this.of(game);
     if (events > 0) {
       counters.reported += events;
@@ -53,16 +53,17 @@ export class GameStats {
       this.sums.reported[kind].events += events;
       this.sums.reported[kind].batches += 1;
     }
-    counters.expired += expired;
-    this.sums.expired += expired;
+    this.expired(game, tooOld);
   }
 
-  failed(game: string, events: number, expired: number): void {
-    const counters = this.of(game);
-    counters.failed += events;
-    counters.expired += expired;
+  expired(game: string, events: number): void {
+    this.of(game).expired += events;
+    this.sums.expired += events;
+  }
+
+  failed(game: string, events: number): void {
+    this.of(game).failed += events;
     this.sums.failed += events;
-    this.sums.expired += expired;
   }
 
   /** A copy of every game's counters. */

@@ -13,5 +13,20 @@ export const REPORTING = {
   maxAgeMs: 180_000,
 } as const;
 
+/**
+ * How both queues deliver: a game's batches one at a time, in push order (ordered), each kept in Redis
+ * until the upstream took it (at-least-once). A refused batch is delivered again after half a second,
+ * then a second; after its third refusal it is dead-lettered (the dashboard can re-queue it) and the
+ * game moves on.
+ */
+export const DELIVERY = {
+  ordered: true,
+  delivery: 'at-least-once',
+  leaseMs: 30_000,
+  maxAttempts: 3,
+  retryDelayMs: 500,
+  deadLetter: { capacity: 1000 },
+} as const;
+
 /** One request may carry more events than a game holds: the newest `capacity` of them are kept. */
 export const MAX_EVENTS_PER_REQUEST = 2000;

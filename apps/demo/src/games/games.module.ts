@@ -3,8 +3,9 @@ import { QueueModule } from 'nestjs-redis-queues';
 import type { DemoConfig } from '../demo.config';
 import { GameEvent } from './dto/game-event.dto';
 import { GameEventsService } from './game-events.service';
+import { GameSequences } from './game-sequences';
 import { GameStats } from './game-stats';
-import { GAME_DIGEST, GAME_EVENTS, REPORTING } from './games.constants';
+import { DELIVERY, GAME_DIGEST, GAME_EVENTS, REPORTING } from './games.constants';
 import { GamesController } from './games.controller';
 import { digestReporter, LiveReporter } from './reporters';
 import { ReportingSummary } from './reporting-summary';
@@ -25,6 +26,7 @@ export class GamesModule {
         QueueModule.registerFixedQueue({
           name: GAME_EVENTS,
           ...REPORTING,
+          ...DELIVERY,
           maxWaitMs: 1000,
           ttlMs: IDLE_TTL_MS,
           schema: GameEvent,
@@ -33,6 +35,7 @@ export class GamesModule {
         QueueModule.registerFixedQueue({
           name: GAME_DIGEST,
           ...REPORTING,
+          ...DELIVERY,
           maxWaitMs: config.digestIntervalMs,
           ttlMs: IDLE_TTL_MS,
           schema: GameEvent,
@@ -41,6 +44,7 @@ export class GamesModule {
       controllers: [GamesController],
       providers: [
         GameStats,
+        GameSequences,
         GameEventsService,
         ReportSink,
         UpstreamClient,

@@ -4,21 +4,22 @@ import type { GameEvent } from './dto/game-event.dto';
 import { GAME_DIGEST, GAME_EVENTS } from './games.constants';
 import { UpstreamClient } from './upstream/upstream.client';
 
-/** A refused report is tried twice more before its batch counts as failed. */
-const RETRIES = { retries: 2, retryDelayMs: 200, onFailed: 'lost' } as const;
-
-/** Reports gameplay events as they come: a full game at once, a quiet one after its oldest event waited a second. */
+/**
+ * Reports gameplay events as they come: a full game at once, a quiet one after its oldest event waited
+ * a second. The queue is ordered and at-least-once: a game's batches come one at a time in push order,
+ * and a batch the upstream refuses is delivered again (its game waits) until it is dead-lettered.
+ */
 @Injectable()
 export class LiveReporter {
   constructor(private readonly upstream: UpstreamClient) {}
 
-  @BatchConsumer(GAME_EVENTS, { concurrency: 8, ...RETRIES })
+  @BatchConsumer(GAME_EVENTS, { concurrency: 8, onFailed: 'dead' })
   report(events: GameEvent[], ctx: BatchContext): Promise<void> {
     return this.upstream.report('live', events, ctx);
   }
 
-  lost(_error: unknown, events: GameEvent[], ctx: BatchContext): void {
-    this.upstream.lost(events, ctx);
+  dead(_error: unknown, events: GameEvent[], ctx: BatchContext): void {
+    this.upstream.dead('live', events, ctx);
   }
 }
 
@@ -32,13 +33,13 @@ export function digestReporter(intervalMs: number): Type<unknown> {
   class DigestReporter {
     constructor(private readonly upstream: UpstreamClient) {}
 
-    @BatchConsumer(GAME_DIGEST, { intervalMs, name: 'game-digest', ...RETRIES })
+    @BatchConsumer(GAME_DIGEST, { intervalMs, name: 'game-digest', onFailed: 'dead' })
     report(events: GameEvent[], ctx: BatchContext): Promise<void> {
       return this.upstream.report('digest', events, ctx);
     }
 
-    lost(_error: unknown, events: GameEvent[], ctx: BatchContext): void {
-      this.upstream.lost(events, ctx);
+    dead(_error: unknown, events: GameEvent[], ctx: BatchContext): void {
+      this.upstream.dead('digest', events, ctx);
     }
   }
   return DigestReporter;

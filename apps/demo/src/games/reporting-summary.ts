@@ -57,7 +57,7 @@ export class ReportingSummary implements OnApplicationBootstrap, OnModuleDestroy
         `${n(live + digest)} reported in ${n(batches('live') + batches('digest'))} batches ` +
         `(live ${n(live)}/${n(batches('live'))}, digest ${n(digest)}/${n(batches('digest'))}), ` +
         `dropped ${n(totals.dropped - this.last.dropped)}, expired ${n(totals.expired - this.last.expired)}, ` +
-        `failed ${n(totals.failed - this.last.failed)}; ${n(pending)} pending`,
+        `dead-lettered ${n(totals.failed - this.last.failed)}; ${n(pending)} pending`,
     );
 
     const reported = new Map([...this.stats.perGame()].map(([game, counters]) => [game, counters.reported]));
@@ -65,15 +65,20 @@ export class ReportingSummary implements OnApplicationBootstrap, OnModuleDestroy
       .map(([game, events]) => [game, events - (this.lastReported.get(game) ?? 0)] as const)
       .filter(([, events]) => events > 0)
       .sort((a, b) => b[1] - a[1]);
-    const sink = this.sink.totals();
     this.logger.log(
       `${n(busiest.length)} games reported; busiest ${
         busiest
           .slice(0, BUSIEST)
           .map(([game, events]) => `${game} ${n(events)}`)
           .join(', ') || '-'
-      } · ` +
-        `upstream so far: ${n(sink.batches)} batches, largest ${sink.largestBatch}, oldest event ${(sink.oldestAgeMs / 1000).toFixed(1)} s, ` +
+      }`,
+    );
+    const sink = this.sink.totals();
+    const order = sink.streams;
+    this.logger.log(
+      `upstream so far: ${n(sink.batches)} batches, largest ${sink.largestBatch}, oldest event ${(sink.oldestAgeMs / 1000).toFixed(1)} s, ` +
+        `${n(sink.refused)} refused; ${n(order.duplicates)} duplicates, ${n(order.outOfOrder)} out of order, ` +
+        `${n(order.missing)} missing (${n(order.dead)} dead-lettered, ${n(order.unexplained)} unexplained); ` +
         `${sink.violations} rule violations`,
     );
     this.last = totals;

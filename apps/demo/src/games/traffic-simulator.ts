@@ -1,7 +1,7 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { DemoConfig } from '../demo.config';
-import type { EventType, GameEvent } from './dto/game-event.dto';
-import { GameEventsService } from './game-events.service';
+import type { EventType } from './dto/game-event.dto';
+import { GameEventsService, type UnnumberedEvent } from './game-events.service';
 
 const TICK_MS = 50;
 /** Zipf exponent of game popularity: of 500 games, the first gets a fifth of the traffic, the last 1/5000th. */
@@ -95,7 +95,7 @@ export class TrafficSimulator implements OnApplicationBootstrap, OnModuleDestroy
     }
   }
 
-  private event(game: string, ts: number): GameEvent {
+  private event(game: string, ts: number): UnnumberedEvent {
     const type = TYPE_WEIGHTS[draw(this.types)][0];
     const userId = `player-${Math.floor(Math.random() * PLAYERS)}`;
     if (type === 'level_up') return { game, type, userId, ts, value: 1 + Math.floor(Math.random() * 100) };

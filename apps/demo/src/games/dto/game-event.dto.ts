@@ -33,10 +33,19 @@ export class GameEventDto {
   value?: number;
 }
 
-/** An event as it travels through the queues to the upstream: stamped with its game and time. */
+/** An event as it travels through the queues to the upstream: stamped with its game, time and number. */
 export class GameEvent {
   @Matches(GAME_PACKAGE, GAME_RULE)
   game!: string;
+
+  /** The producer run that numbered it (see GameSequences). */
+  @Matches(/^[0-9a-f]{8}$/, { message: 'run must be 8 hexadecimal digits' })
+  run!: string;
+
+  /** Its place in the game's events of its kind (live or digest) from this run: 1, 2, 3, ... */
+  @IsInt()
+  @Min(1)
+  seq!: number;
 
   @IsIn(EVENT_TYPES)
   type!: EventType;
