@@ -47,6 +47,7 @@ th { color: var(--muted); font-weight: normal; white-space: nowrap; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; } td.tight { white-space: nowrap; width: 1%; }
 .empty { color: var(--muted); font-style: italic; }
 tbody.dead-batch tr:first-child td { border-bottom: none; }
+tbody.dead-batch tr:first-child td:first-child { min-width: 18ch; }
 td.preview { padding-top: 0; color: var(--muted); }
 td.preview code { display: block; font: 12px/1.35 ui-monospace, "SFMono-Regular", Menlo, monospace; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 0; min-width: 100%; }
 button { font: inherit; font-size: 12px; padding: 2px 10px; border: 1px solid var(--a); color: var(--a); background: #fff; border-radius: 4px; cursor: pointer; }
