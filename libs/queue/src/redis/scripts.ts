@@ -21,6 +21,8 @@ export const SCRIPT_NAMES = [
   'fixed-extend',
   'fixed-dead',
   'fixed-requeue',
+  'fixed-clear',
+  'fixed-obliterate',
   'delay-schedule',
   'delay-move',
   'delay-cancel',
