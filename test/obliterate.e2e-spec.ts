@@ -9,12 +9,16 @@ const SHARDS = 4;
 const GROUPS = 10_000;
 
 /** Every key of one queue: its shards' (`{queue:shard}`) and its record (`{queue}`). */
-const keysOf = (redis: RawRedis, prefix: string, queue: string) => keysMatching(redis, `${prefix}:{${queue}[:}]*`);
+async function keysOf(redis: RawRedis, prefix: string, queue: string): Promise<string[]> {
+  // A cluster client knows its masters only once connected.
+  await redis.ping();
+  return keysMatching(redis, `${prefix}:{${queue}[:}]*`);
+}
 
 /** Every key of a queue with what it holds, to show that obliterating another queue left it alone. */
 async function snapshot(redis: RawRedis, prefix: string, queue: string): Promise<Record<string, string>> {
   const keys = await keysOf(redis, prefix, queue);
-  const dumps = await Promise.all(keys.map((key) => redis.dump(key)));
+  const dumps = await Promise.all(keys.map((key) => redis.dumpBuffer(key)));
   return Object.fromEntries(keys.map((key, i) => [key, dumps[i]?.toString('base64') ?? '']));
 }
 
@@ -151,7 +155,9 @@ describe('obliterate', () => {
   it('refuses options it does not know, deleting nothing', async () => {
     const { prefix, fixed, delay } = await start(false);
     await fixed('events').push('g', { n: 0 });
+    await harness.redis.ping();
     const before = await keysMatching(harness.redis, `${prefix}:*`);
+    expect(before.length).toBeGreaterThan(0);
     for (const queue of [fixed('events'), delay('reminders')]) {
       await expect(queue.obliterate({ forse: true } as never)).rejects.toThrow(
         new QueueInputError('obliterate takes only { force?: boolean }; unknown option(s): forse'),
