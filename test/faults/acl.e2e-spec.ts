@@ -18,6 +18,7 @@ const CLIENT_COMMANDS = [
   'ping',
   'info',
   'quit',
+  'unlink',
 ];
 const SCRIPT_COMMANDS = [
   'time',
@@ -40,6 +41,8 @@ const SCRIPT_COMMANDS = [
   'hexists',
   'hincrby',
   'hmget',
+  'hrandfield',
+  'unlink',
 ];
 
 const eventLog = recordBatches<string>('events', { concurrency: 2 });
@@ -117,6 +120,11 @@ describe('a Redis ACL user restricted to its prefix', () => {
     expect(await tasks.cancel('moved')).toBe(true);
     expect(await events.stats()).toMatchObject({ delivered: 5 });
     expect((await tasks.stats()).completed).toBe(1);
+    await events.pushMany('cleared', ['a']);
+    expect(await events.clear('cleared')).toEqual({ dropped: 1 });
+    await tasks.obliterate({ force: true });
+    await events.obliterate({ force: true });
+    expect(await admin.keys('acl:*')).toEqual([]);
     const denied = (await admin.acl('LOG')) as unknown[][];
     // CLIENT SETINFO is sent by ioredis on connect and its refusal ignored: the only denial allowed.
     const commands = denied.map((entry) => String(entry[entry.indexOf('object') + 1]));

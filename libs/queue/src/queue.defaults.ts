@@ -5,7 +5,7 @@
 
 const SECOND = 1000;
 const HOUR = 3600 * SECOND;
-const DEAD_LETTER = Object.freeze({ capacity: 10_000 });
+const DEAD_LETTER = Object.freeze({ capacity: 10_000, keepStack: false });
 
 /** `QueueModule.forRoot` / `forRootAsync`. */
 export const MODULE_DEFAULTS = Object.freeze({

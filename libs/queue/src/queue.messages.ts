@@ -55,3 +55,7 @@ export const unknownEvent = (event: string, known: readonly string[]): string =>
 
 export const missingPeer = (feature: string, pkg: string): string =>
   `${feature} needs the optional dependency ${pkg}, which is not installed: npm install ${pkg}`;
+
+export const queueInUse = (kind: QueueKind, name: string, consumers: readonly string[]): string =>
+  `The ${kind} queue "${name}" cannot be obliterated while its consumers run in this process (${consumers.join(', ')}): ` +
+  `close the application or start it with consumers: false first, or pass { force: true }`;

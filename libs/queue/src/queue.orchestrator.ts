@@ -25,6 +25,7 @@ import { describeError } from './utils/errors';
 import { raceTimeout, TIMED_OUT } from './utils/timers';
 import { queueLogContext } from './utils/log-line';
 import type { WorkerDependencies } from './consumer/sharded-worker';
+import type { RunningConsumers } from './consumer/running-consumers';
 import {
   BatchConsumerOptionsRules,
   batchConsumerChecks,
@@ -73,6 +74,8 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
   private batchConsumers: FoundMethod<BatchConsumerMetadata>[] = [];
   private delayConsumers: FoundMethod<DelayConsumerMetadata>[] = [];
   private readonly workers: Stoppable[] = [];
+  /** Each started worker's entry in its queue's running consumers (`obliterate` asks them). */
+  private readonly running = new Map<Stoppable, RunningConsumers>();
   private readonly scheduled: (() => void)[] = [];
   /** What discovery refused, thrown once every module is initialised. */
   private refused: unknown;
@@ -124,27 +127,33 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
 
   private async startConsumers(): Promise<void> {
     // Resolve everything first: a misconfigured consumer fails start-up before any worker claims work.
-    const batchWorkers: { worker: BatchConsumerWorker; schedule?: () => void }[] = [];
+    const batchWorkers: { worker: BatchConsumerWorker; queue: FixedQueue; schedule?: () => void }[] = [];
     for (const found of this.batchConsumers) {
       const prepared = await this.createBatchWorker(found);
       if (prepared) batchWorkers.push(prepared);
     }
-    const delayWorkers: DelayConsumerWorker[] = [];
+    const delayWorkers: { worker: DelayConsumerWorker; queue: DelayQueue }[] = [];
     for (const found of this.delayConsumers) {
-      const worker = await this.createDelayWorker(found);
-      if (worker) delayWorkers.push(worker);
+      const prepared = await this.createDelayWorker(found);
+      if (prepared) delayWorkers.push(prepared);
     }
     if (!this.settings.consumers) return;
     this.status.setRunning(true);
-    for (const worker of delayWorkers) {
-      this.workers.push(worker);
+    for (const { worker, queue } of delayWorkers) {
+      this.mount(worker, queue.consumers);
       await worker.start();
     }
-    for (const { worker, schedule } of batchWorkers) {
-      this.workers.push(worker);
+    for (const { worker, queue, schedule } of batchWorkers) {
+      this.mount(worker, queue.consumers);
       if (schedule) schedule();
       else await worker.start();
     }
+  }
+
+  private mount(worker: Stoppable, consumers: RunningConsumers): void {
+    this.workers.push(worker);
+    consumers.add(worker);
+    this.running.set(worker, consumers);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -166,6 +175,8 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
           `${worker.label}: ${worker.inFlight} handler(s) still running after ${timeout} ms (shutdownTimeoutMs)`,
         );
     }
+    for (const [worker, consumers] of this.running) consumers.delete(worker);
+    this.running.clear();
     this.workers.length = 0;
   }
 
@@ -283,7 +294,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     });
     // A producer-only process need not have @nestjs/schedule: checked only where consumers run.
     const scheduled = this.settings.consumers && (options.cron !== undefined || options.intervalMs !== undefined);
-    return { worker, schedule: scheduled ? this.prepareSchedule(worker, options, found) : undefined };
+    return { worker, queue, schedule: scheduled ? this.prepareSchedule(worker, options, found) : undefined };
   }
 
   private async createDelayWorker(found: FoundMethod<DelayConsumerMetadata>) {
@@ -296,13 +307,14 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       where,
     );
     if (!queue) return undefined;
-    return new DelayConsumerWorker({
+    const worker = new DelayConsumerWorker({
       ...this.workerDependencies(queue, found, options.concurrency),
       store: queue.store,
       acks: queue.acks,
       handler: bound(instance, found.method),
       options: queue.options,
     });
+    return { worker, queue };
   }
 
   /**

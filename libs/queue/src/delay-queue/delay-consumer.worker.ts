@@ -1,5 +1,5 @@
 import { ShardedWorker, type Taken, type WorkerDependencies } from '../consumer/sharded-worker';
-import { describeError, errorDetail } from '../utils/errors';
+import { describeError, failureText } from '../utils/errors';
 import { logLine } from '../utils/log-line';
 import type { QueueEvents } from '../events/queue-events';
 import type { ShardBatcher } from '../redis/shard-batcher';
@@ -15,7 +15,7 @@ export interface DelayWorkerDependencies extends WorkerDependencies {
   acks: ShardBatcher<{ id: string; token: string }, boolean>;
   handler: DelayHandler;
   /** The queue's lease and retry options. */
-  options: Pick<DelayQueueOptionsRules, 'visibilityTimeoutMs' | 'backoff'>;
+  options: Pick<DelayQueueOptionsRules, 'visibilityTimeoutMs' | 'backoff' | 'deadLetter'>;
 }
 
 /**
@@ -167,7 +167,7 @@ export class DelayConsumerWorker extends ShardedWorker {
     durationMs: number,
     error: unknown,
   ): Promise<void> {
-    const text = errorDetail(error);
+    const text = failureText(error, this.options.deadLetter.keepStack);
     const result = await this.store.fail(shard, task.id, task.token, this.retryDelay(task.attempt), text);
     // Null: the lease was lost meanwhile (the task was replaced, cancelled, or went to another worker).
     if (!result) return;

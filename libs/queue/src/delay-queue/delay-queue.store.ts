@@ -232,6 +232,15 @@ export class DelayQueueStore {
   }
 
   /** The first `perShard` tasks of each shard's due index, with their times. */
+  /**
+   * Deletes every key of a shard: one command (its keys share a slot). UNLINK frees large values (a
+   * million tasks' payloads) in a background thread, so it does not block Redis for long.
+   */
+  async obliterate(shard: number): Promise<void> {
+    const keys = this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors', 'runs');
+    await this.scripts.call((client) => client.unlink(...keys));
+  }
+
   async dueHeads(perShard: number): Promise<UpcomingTask[]> {
     const shards = await Promise.all(
       Array.from({ length: this.options.shards }, (_, shard) =>

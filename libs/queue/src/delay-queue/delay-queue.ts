@@ -4,7 +4,8 @@ import { ServerClock } from '../consumer/server-clock';
 import type { QueueEvents } from '../events/queue-events';
 import { TaskStateError } from '../errors';
 import { QueueKeys, shardOf } from '../redis/keys';
-import { assertQueueMeta } from '../redis/queue-meta';
+import { assertQueueMeta, deleteQueueMeta } from '../redis/queue-meta';
+import { RunningConsumers } from '../consumer/running-consumers';
 import type { RedisConnection } from '../redis/redis-connection';
 import type { QueueSettings } from '../queue.settings';
 import { DelayQueueOptionsRules, delayQueueChecks, resolveOptions } from '../validation/queue-options';
@@ -13,6 +14,7 @@ import { resolveDelta, resolveNewTime, resolveTime } from '../validation/time';
 import type {
   DelayQueueOptions,
   DelayQueueStats,
+  ObliterateOptions,
   ScheduledTask,
   ScheduleOptions,
   TaskInfo,
@@ -50,6 +52,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   private readonly scheduler: ShardBatcher<ScheduleItem, ScheduleResult>;
   /** @internal Acknowledgements likewise: one call per shard per turn. */
   readonly acks: ShardBatcher<{ id: string; token: string }, boolean>;
+  /** @internal Consumers of this queue running in this process (QueueOrchestrator keeps it). */
+  readonly consumers = new RunningConsumers();
 
   constructor(
     options: DelayQueueOptions,
@@ -147,6 +151,20 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     assertLimit(limit, 1000);
     const heads = await this.store.dueHeads(limit);
     return heads.sort((a, b) => a.runAt - b.runAt).slice(0, limit);
+  }
+
+  /**
+   * Deletes every key of the queue: tasks in every state, dead letters, counters, and its record
+   * (shards, layout), one short command per shard. Refused with QueueInUseError while consumers of the
+   * queue run in this process, unless `{ force: true }`. Consumers of other processes are not seen:
+   * stop them first, or their writes (a retry scheduled meanwhile) outlive it.
+   */
+  async obliterate(options?: ObliterateOptions): Promise<void> {
+    this.consumers.assertObliterable('delay', this.name, options);
+    // Schedules made before the call are deleted too.
+    this.scheduler.flush();
+    await Promise.all(Array.from({ length: this.options.shards }, (_, shard) => this.store.obliterate(shard)));
+    await deleteQueueMeta(this.connection, this.store.keys);
   }
 
   stats(): Promise<DelayQueueStats> {

@@ -84,3 +84,17 @@ export class QueueReplicationError extends QueueError {
     super(message);
   }
 }
+
+/**
+ * An operation that would pull the data from under running consumers (`obliterate`) was refused:
+ * `consumers` lists those of this process (`Class.method`). Stop them first (close the application,
+ * or start it with `consumers: false`), or pass `{ force: true }`.
+ */
+export class QueueInUseError extends QueueError {
+  constructor(
+    message: string,
+    readonly consumers: string[],
+  ) {
+    super(message);
+  }
+}

@@ -4,7 +4,7 @@ import { QueueConfigError } from '../errors';
 import type { QueueEvents } from '../events/queue-events';
 import type { BatchContext } from '../interfaces';
 import type { ShardBatcher } from '../redis/shard-batcher';
-import { describeError } from '../utils/errors';
+import { describeError, failureText } from '../utils/errors';
 import { logLine } from '../utils/log-line';
 import type { BatchConsumerOptionsRules, FixedQueueOptionsRules } from '../validation/queue-options';
 import type { ClaimedBatch, Delivery, FixedQueueStore } from './fixed-queue.store';
@@ -23,14 +23,12 @@ export interface BatchWorkerDependencies extends WorkerDependencies {
   store: FixedQueueStore;
   /** Acknowledgements of ordered deliveries, gathered per shard and tick. */
   acks: ShardBatcher<Delivery, AckResult>;
-  delivery: Pick<FixedQueueOptionsRules, 'delivery' | 'leaseMs' | 'retryDelayMs'>;
+  delivery: Pick<FixedQueueOptionsRules, 'delivery' | 'leaseMs' | 'retryDelayMs' | 'deadLetter'>;
   handler: BatchHandler;
   onFailed: BatchFailureHandler | undefined;
   options: BatchConsumerOptionsRules;
 }
 
-/** Longest error text kept with a dead batch. */
-const MAX_ERROR_LENGTH = 2000;
 /** Longest wait before a failed at-least-once batch is delivered again. */
 const MAX_RETRY_DELAY_MS = 3_600_000;
 
@@ -209,7 +207,7 @@ export class BatchConsumerWorker extends ShardedWorker {
       if (running.controller.signal.aborted) return;
       const backoff = Math.min(MAX_RETRY_DELAY_MS, this.delivery.retryDelayMs * 2 ** Math.max(0, batch.attempt - 1));
       const failing = this.store
-        .fail(running.shard, delivery, backoff, errorText(error))
+        .fail(running.shard, delivery, backoff, failureText(error, this.delivery.deadLetter.keepStack))
         .then(async ({ outcome, at }) => {
           if (outcome === 'retry') {
             this.dueAt(running.shard, at);
@@ -388,12 +386,4 @@ export class BatchConsumerWorker extends ShardedWorker {
       consumer: this.label,
     };
   }
-}
-
-/** What a dead batch keeps of its last error: name and message (a stack holds server paths). */
-function errorText(error: unknown): string {
-  return (error instanceof Error ? `${error.name}: ${describeError(error)}` : describeError(error)).slice(
-    0,
-    MAX_ERROR_LENGTH,
-  );
 }

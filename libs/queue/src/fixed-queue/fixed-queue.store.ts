@@ -57,6 +57,17 @@ interface DeadHeader {
 /** Dead batches read per script call: each holds up to batchSize messages. */
 const DEAD_BATCHES_PER_CALL = 20;
 
+/**
+ * Bounds on one call of `obliterate`: groups whose lists it deletes, and the entries they may hold
+ * (lists are freed in Redis' own thread unless large, so their size counts too). Measured (SLOWLOG):
+ * see the README's Guarantees.
+ */
+const OBLITERATE_GROUPS_PER_CALL = 500;
+const OBLITERATE_ENTRIES_PER_CALL = 50_000;
+
+/** Every key of a shard but the groups' lists: `lens` first, as fixed-obliterate expects. */
+const SHARD_KINDS: ShardKeyKind[] = ['lens', 'ready', 'stats', 'held', 'leases', 'dead', 'deadData', 'errors'];
+
 /** What `push` and the claim scripts call the ordered modes (ARGV). */
 const MODES = { unordered: '0', atMostOnce: '1', atLeastOnce: '2' } as const;
 
@@ -276,6 +287,27 @@ export class FixedQueueStore {
       ttlMs,
     ]);
     return reply[0] === 1 ? { dropped: reply[1], wakeAt: reply[2] } : null;
+  }
+
+  /** Deletes a group's messages (counted as dropped); returns how many. A delivery of it under way finishes harmlessly. */
+  clear(shard: number, group: string): Promise<number> {
+    const keys = [...this.k(shard, 'ready', 'stats', 'lens', 'held', 'errors'), this.groupKey(shard, group)];
+    return this.scripts.runNow<number>('fixed-clear', keys, [group]);
+  }
+
+  /** Deletes every key of a shard, groups' lists included, a bounded page of groups per script call. */
+  async obliterate(shard: number): Promise<void> {
+    const own = this.k(shard, ...SHARD_KINDS);
+    let page: string[] = [];
+    do {
+      const keys = [...own, ...page.map((group) => this.groupKey(shard, group))];
+      page = await this.scripts.run<string[]>('fixed-obliterate', keys, [
+        own.length,
+        OBLITERATE_GROUPS_PER_CALL,
+        OBLITERATE_ENTRIES_PER_CALL,
+        ...page,
+      ]);
+    } while (page.length > 0);
   }
 
   size(shard: number, group: string): Promise<number> {

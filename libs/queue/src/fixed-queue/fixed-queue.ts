@@ -4,11 +4,19 @@ import { ServerClock } from '../consumer/server-clock';
 import type { QueueEvents } from '../events/queue-events';
 import { QueueKeys, shardOf } from '../redis/keys';
 import type { RedisConnection } from '../redis/redis-connection';
-import { assertQueueMeta } from '../redis/queue-meta';
+import { assertQueueMeta, deleteQueueMeta } from '../redis/queue-meta';
+import { RunningConsumers } from '../consumer/running-consumers';
 import type { QueueSettings } from '../queue.settings';
 import { FixedQueueOptionsRules, fixedQueueChecks, resolveOptions } from '../validation/queue-options';
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
-import type { DeadBatch, FixedQueueOptions, FixedQueueStats, GroupSummary, PushResult } from '../interfaces';
+import type {
+  DeadBatch,
+  FixedQueueOptions,
+  FixedQueueStats,
+  GroupSummary,
+  ObliterateOptions,
+  PushResult,
+} from '../interfaces';
 import { ShardBatcher } from '../redis/shard-batcher';
 import type { AckResult } from './batch-consumer.worker';
 import { FixedQueueStore, type Delivery, type GroupPush, type PushOutcome } from './fixed-queue.store';
@@ -28,6 +36,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
   readonly clock = new ServerClock();
   /** @internal Acknowledgements of ordered deliveries, one script call per shard and tick. */
   readonly acks: ShardBatcher<Delivery, AckResult>;
+  /** @internal Consumers of this queue running in this process (QueueOrchestrator keeps it). */
+  readonly consumers = new RunningConsumers();
   private readonly codec: PayloadCodec;
   private readonly coalescer: PushCoalescer;
   /** Per shard, the due time of the last wake-up hint still ahead of us (server ms). */
@@ -160,6 +170,32 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
     if (!placed) return null;
     this.hint(shard, { serverNow: 0, wakeAt: placed.wakeAt, evicted: [] });
     return { id, dropped: placed.dropped };
+  }
+
+  /**
+   * Deletes a group's messages now, counted as `dropped` in `stats()`, and resolves with how many. A
+   * batch of the group being handled (ordered queues) finishes as usual; its acknowledgement then
+   * removes nothing pushed after the clear.
+   */
+  async clear(group: string): Promise<{ dropped: number }> {
+    assertName(group, 'group');
+    // Pushes made before the clear are cleared too.
+    this.coalescer.flush();
+    return { dropped: await this.store.clear(shardOf(group, this.options.shards), group) };
+  }
+
+  /**
+   * Deletes every key of the queue: messages of every group, dead batches, counters, and its record
+   * (shards, layout), a bounded page per script call so Redis is never blocked for long. Refused with
+   * QueueInUseError while consumers of the queue run in this process, unless `{ force: true }`.
+   * Consumers of other processes are not seen: stop them first, or their writes (a batch acknowledged
+   * meanwhile, a push) outlive it.
+   */
+  async obliterate(options?: ObliterateOptions): Promise<void> {
+    this.consumers.assertObliterable('fixed', this.name, options);
+    this.coalescer.flush();
+    await Promise.all(Array.from({ length: this.options.shards }, (_, shard) => this.store.obliterate(shard)));
+    await deleteQueueMeta(this.connection, this.store.keys);
   }
 
   /** Once per script call, not per push: what a write stored and evicted. */

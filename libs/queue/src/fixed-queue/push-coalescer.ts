@@ -78,7 +78,8 @@ export class PushCoalescer {
     });
   }
 
-  private flush(): void {
+  /** Sends what is buffered now, so that an operation issued next (a clear) cannot overtake it. */
+  flush(): void {
     const shards = new Map<number, GroupBuffer[]>();
     for (const buffer of this.buffers.values()) {
       const shard = this.shardOf(buffer.group);

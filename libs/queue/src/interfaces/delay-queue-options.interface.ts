@@ -1,4 +1,4 @@
-import type { ReplicaWaitOptions, SchemaClass } from './fixed-queue-options.interface';
+import type { DeadLetterOptions, ReplicaWaitOptions, SchemaClass } from './fixed-queue-options.interface';
 
 export interface BackoffOptions {
   type: 'fixed' | 'exponential';
@@ -21,8 +21,8 @@ export interface DelayQueueOptions {
   backoff?: BackoffOptions;
   /** class-validator class every payload must satisfy. */
   schema?: SchemaClass;
-  /** Dead tasks kept per shard; beyond it the oldest dead are deleted. Default: `DELAY_QUEUE_DEFAULTS.deadLetter`. */
-  deadLetter?: { capacity?: number };
+  /** Dead tasks kept per shard, and what failed tasks keep of their error. Default: `DELAY_QUEUE_DEFAULTS.deadLetter`. */
+  deadLetter?: DeadLetterOptions;
   /** Size limit of one serialised payload; defaults to the module's `maxPayloadBytes`. */
   maxPayloadBytes?: number;
   /**

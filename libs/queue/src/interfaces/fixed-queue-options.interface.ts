@@ -42,8 +42,18 @@ export interface FixedQueueOptions {
   maxAttempts?: number;
   /** At-least-once: wait before a failed batch is delivered again, doubled on each attempt (at most 1 h). Default: `FIXED_QUEUE_DEFAULTS.retryDelayMs`. */
   retryDelayMs?: number;
-  /** At-least-once: dead batches kept (the oldest are deleted beyond it). Default: `FIXED_QUEUE_DEFAULTS.deadLetter`. */
-  deadLetter?: { capacity?: number };
+  /** At-least-once: dead batches kept, and what is kept of their last error. Default: `FIXED_QUEUE_DEFAULTS.deadLetter`. */
+  deadLetter?: DeadLetterOptions;
+}
+
+export interface DeadLetterOptions {
+  /** Dead letters kept (per shard for a DelayQueue); the oldest are deleted beyond it. */
+  capacity?: number;
+  /**
+   * Keep the error's stack as `lastError` rather than its name and message. Off by default: a stack
+   * holds the server's file paths, and the dashboard shows `lastError` to whoever may open it.
+   */
+  keepStack?: boolean;
 }
 
 export type FixedQueueDelivery = 'at-most-once' | 'at-least-once';

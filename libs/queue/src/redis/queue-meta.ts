@@ -53,3 +53,8 @@ export function assertQueueMeta(
     throw error;
   });
 }
+
+/** Deletes the queue's record (last, by `obliterate`: the next start records it anew). */
+export async function deleteQueueMeta(connection: RedisConnection, keys: QueueKeys): Promise<void> {
+  await connection.scripts.call((client) => client.unlink(keys.meta));
+}

@@ -22,6 +22,8 @@ export const SCRIPT_NAMES = [
   'fixed-dead',
   'fixed-dead-header',
   'fixed-requeue',
+  'fixed-clear',
+  'fixed-obliterate',
   'delay-schedule',
   'delay-move',
   'delay-cancel',

@@ -1,4 +1,4 @@
-import { describeError, errorDetail, MAX_ERROR_TEXT } from './errors';
+import { describeError, errorDetail, failureText, MAX_ERROR_TEXT } from './errors';
 
 describe('describeError', () => {
   it("gives an Error's message and any other value's text", () => {
@@ -44,5 +44,16 @@ describe('errorDetail', () => {
     expect(errorDetail(error)).toBe(error.stack);
     expect(errorDetail(Object.create(null))).toBe('[object Object]');
     expect(errorDetail(new Error('y'.repeat(5000)))).toHaveLength(MAX_ERROR_TEXT);
+  });
+});
+
+describe('failureText', () => {
+  it("keeps an error's name and message, its stack only when asked", () => {
+    const error = new TypeError('bad input');
+    expect(failureText(error, false)).toBe('TypeError: bad input');
+    expect(failureText(error, true)).toBe(error.stack);
+    expect(failureText('a string', true)).toBe('a string');
+    expect(failureText(Object.create(null), false)).toBe('[object Object]');
+    expect(failureText(new Error('y'.repeat(5000)), false)).toHaveLength(MAX_ERROR_TEXT);
   });
 });

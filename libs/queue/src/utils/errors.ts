@@ -15,6 +15,20 @@ export function errorDetail(error: unknown): string {
   return cap(safely(() => (error instanceof Error ? String(error.stack ?? error.message) : String(error)), error));
 }
 
+/**
+ * What a failed task or dead batch keeps as its `lastError`: the error's name and message, or its stack
+ * with `keepStack` (opt-in: a stack holds server paths, and dashboards show lastError).
+ */
+export function failureText(error: unknown, keepStack: boolean): string {
+  return cap(
+    safely(() => {
+      if (!(error instanceof Error)) return String(error);
+      if (keepStack && error.stack) return String(error.stack);
+      return `${String(error.name)}: ${String(error.message)}`;
+    }, error),
+  );
+}
+
 function safely(text: () => string, error: unknown): string {
   try {
     return text();

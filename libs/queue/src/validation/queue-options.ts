@@ -105,6 +105,9 @@ class DeadLetterRules {
   @IsInt()
   @Min(0)
   capacity = DELAY_QUEUE_DEFAULTS.deadLetter.capacity;
+
+  @IsBoolean()
+  keepStack = DELAY_QUEUE_DEFAULTS.deadLetter.keepStack;
 }
 
 export class FixedQueueOptionsRules extends QueueOptionsRules {
