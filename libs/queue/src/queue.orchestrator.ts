@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { ConsumerStatusRegistry } from './consumer-status.registry';
+import { QueueConsumers } from './queue-consumers';
 import { QueueConfigError } from './errors';
 import { FixedQueue } from './fixed-queue/fixed-queue';
 import { BatchConsumerWorker, type BatchFailureHandler } from './fixed-queue/batch-consumer.worker';
@@ -85,6 +86,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     private readonly moduleRef: ModuleRef,
     private readonly events: QueueEvents,
     private readonly status: ConsumerStatusRegistry,
+    private readonly consumers: QueueConsumers,
   ) {}
 
   onModuleInit(): void {
@@ -137,10 +139,12 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     this.status.setRunning(true);
     for (const worker of delayWorkers) {
       this.workers.push(worker);
+      this.consumers.attach(worker.queue, worker);
       await worker.start();
     }
     for (const { worker, schedule } of batchWorkers) {
       this.workers.push(worker);
+      this.consumers.attach(worker.queue, worker);
       if (schedule) schedule();
       else await worker.start();
     }

@@ -20,6 +20,7 @@ import type {
   UpcomingTask,
 } from '../interfaces';
 import { ShardBatcher } from '../redis/shard-batcher';
+import { PauseFlag } from '../redis/pause-flag';
 import {
   DelayQueueStore,
   type Placement,
@@ -46,6 +47,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   /** @internal This process' estimate of Redis' clock, fed by schedules and consumer polls. */
   readonly clock = new ServerClock();
   private readonly codec: PayloadCodec;
+  private readonly pauseFlag: PauseFlag;
   /** Schedules of one event-loop turn share one script call per shard (as pushes do). */
   private readonly scheduler: ShardBatcher<ScheduleItem, ScheduleResult>;
   /** @internal Acknowledgements likewise: one call per shard per turn. */
@@ -70,6 +72,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       new QueueKeys(settings.prefix, this.name, this.options.shards),
       this.options,
     );
+    this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards);
     this.scheduler = new ShardBatcher((shard, items) => this.scheduleBatch(shard, items));
     this.acks = new ShardBatcher((shard, deliveries) => this.store.ack(shard, deliveries));
   }
@@ -151,6 +154,32 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
 
   stats(): Promise<DelayQueueStats> {
     return this.store.stats();
+  }
+
+  /**
+   * Stops every consumer of this queue, in every process, from claiming: once this resolves no claim
+   * hands anything out (work in flight finishes normally). Producers keep writing; due work waits.
+   * The flag lives in Redis, so consumers started later stay paused too.
+   */
+  async pause(): Promise<void> {
+    await this.pauseFlag.set(true);
+    if (this.events.has('queue.paused')) this.events.emit('queue.paused', { queue: this.name, kind: 'delay' });
+  }
+
+  /** Lets consumers claim again; work that fell due meanwhile is handed out at once (they are woken). */
+  async resume(): Promise<void> {
+    await this.pauseFlag.set(false);
+    for (let shard = 0; shard < this.options.shards; shard++) {
+      this.connection.client.publish(this.store.keys.wakeChannel, `${shard}:0`).catch(() => {
+        // Only a latency hint: paused pollers still look every idlePollMs.
+      });
+    }
+    if (this.events.has('queue.resumed')) this.events.emit('queue.resumed', { queue: this.name, kind: 'delay' });
+  }
+
+  /** Whether the queue is paused (any of its shards, should a pause() have failed half-way). */
+  isPaused(): Promise<boolean> {
+    return this.pauseFlag.read();
   }
 
   /** @internal */

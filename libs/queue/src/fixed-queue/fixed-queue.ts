@@ -10,6 +10,7 @@ import { FixedQueueOptionsRules, fixedQueueChecks, resolveOptions } from '../val
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
 import type { DeadBatch, FixedQueueOptions, FixedQueueStats, GroupSummary, PushResult } from '../interfaces';
 import { ShardBatcher } from '../redis/shard-batcher';
+import { PauseFlag } from '../redis/pause-flag';
 import type { AckResult } from './batch-consumer.worker';
 import { FixedQueueStore, type Delivery, type GroupPush, type PushOutcome } from './fixed-queue.store';
 import { MAX_BYTES_PER_CALL, MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
@@ -29,6 +30,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
   /** @internal Acknowledgements of ordered deliveries, one script call per shard and tick. */
   readonly acks: ShardBatcher<Delivery, AckResult>;
   private readonly codec: PayloadCodec;
+  private readonly pauseFlag: PauseFlag;
   private readonly coalescer: PushCoalescer;
   /** Per shard, the due time of the last wake-up hint still ahead of us (server ms). */
   private readonly hinted: number[];
@@ -52,6 +54,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
       new QueueKeys(settings.prefix, this.name, this.options.shards),
       this.options,
     );
+    this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards);
     this.coalescer = new PushCoalescer(
       this.store,
       (group) => shardOf(group, this.options.shards),
@@ -160,6 +163,32 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
     if (!placed) return null;
     this.hint(shard, { serverNow: 0, wakeAt: placed.wakeAt, evicted: [] });
     return { id, dropped: placed.dropped };
+  }
+
+  /**
+   * Stops every consumer of this queue, in every process, from claiming: once this resolves no claim
+   * hands anything out (work in flight finishes normally). Producers keep writing; due work waits.
+   * The flag lives in Redis, so consumers started later stay paused too.
+   */
+  async pause(): Promise<void> {
+    await this.pauseFlag.set(true);
+    if (this.events.has('queue.paused')) this.events.emit('queue.paused', { queue: this.name, kind: 'fixed' });
+  }
+
+  /** Lets consumers claim again; work that fell due meanwhile is handed out at once (they are woken). */
+  async resume(): Promise<void> {
+    await this.pauseFlag.set(false);
+    for (let shard = 0; shard < this.options.shards; shard++) {
+      this.connection.client.publish(this.store.keys.wakeChannel, `${shard}:0`).catch(() => {
+        // Only a latency hint: paused pollers still look every idlePollMs.
+      });
+    }
+    if (this.events.has('queue.resumed')) this.events.emit('queue.resumed', { queue: this.name, kind: 'fixed' });
+  }
+
+  /** Whether the queue is paused (any of its shards, should a pause() have failed half-way). */
+  isPaused(): Promise<boolean> {
+    return this.pauseFlag.read();
   }
 
   /** Once per script call, not per push: what a write stored and evicted. */
