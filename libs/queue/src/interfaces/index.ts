@@ -10,3 +10,4 @@ export * from './queue-events.interface';
 export * from './queue-metrics-options.interface';
 export * from './queue-health-options.interface';
 export * from './dashboard-options.interface';
+export * from './inspection.interface';
