@@ -29,8 +29,10 @@ const longest = (operation: string): MetricSpec => ({
   unit: 'ms',
   better: 'lower',
 });
+/** Made once: results are kept per metric object. */
+/** Made once: the recorder keeps each metric's figures by the metric object. */
 const OPERATIONS = {
-  fixed: ['pause()', 'resume()', 'isPaused()', 'groups() page of 100', 'peek(group, 100)'],
+  fixed: ['pause()', 'resume()', 'isPaused()', 'groups() page of 100', 'peek(group, 100)'].map(longest),
   delay: [
     'pause()',
     'resume()',
@@ -39,7 +41,7 @@ const OPERATIONS = {
     'deadLetters() page of 500',
     'requeueAll()',
     'deleteDead()',
-  ],
+  ].map(longest),
 };
 
 /**
@@ -171,7 +173,7 @@ async function fixedGrowth(ctx: BenchContext) {
       const stats = await timeStats(server, () => queue.stats());
       recorder.record(STATS_CLIENT, key, stats.clientMs);
       recorder.record(STATS_REDIS, key, stats.redisUs);
-      const [pause, resume, isPaused, groups, peek] = OPERATIONS.fixed.map(longest);
+      const [pause, resume, isPaused, groups, peek] = OPERATIONS.fixed;
       recorder.record(pause, key, await longestCommandMs(server, () => queue.pause()));
       recorder.record(resume, key, await longestCommandMs(server, () => queue.resume()));
       recorder.record(isPaused, key, await longestCommandMs(server, () => queue.isPaused()));
@@ -273,7 +275,7 @@ async function measureOperations(
   prefix: string,
   queue: DelayQueue<FeedTask>,
 ) {
-  const [pause, resume, firstPage, laterPage, deadPage, requeueAll, deleteDead] = OPERATIONS.delay.map(longest);
+  const [pause, resume, firstPage, laterPage, deadPage, requeueAll, deleteDead] = OPERATIONS.delay;
   recorder.record(pause, key, await longestCommandMs(server, () => queue.pause()));
   recorder.record(resume, key, await longestCommandMs(server, () => queue.resume()));
   recorder.record(firstPage, key, await longestCommandMs(server, () => queue.list('scheduled', { limit: 500 })));
