@@ -210,6 +210,54 @@ describe('QueueDashboardModule', () => {
     expect((await readings.stats()).requeued).toBe(3);
   });
 
+  it('pauses and resumes a queue only with the header the page sends, and says so in the overview', async () => {
+    const { base, events, tasks } = await serve({});
+    const post = (path: string, headers: Record<string, string> = { 'x-requested-with': 'nrq-dashboard' }) =>
+      fetch(`${base}/queues/api/${path}`, { method: 'POST', headers });
+    expect((await post('fixed/events/pause', {})).status).toBe(403);
+    expect(await events.isPaused()).toBe(false);
+    const paused = await post('fixed/events/pause');
+    expect([paused.status, await paused.json()]).toEqual([200, { paused: true }]);
+    expect((await post('delay/tasks/pause')).status).toBe(200);
+    expect([await events.isPaused(), await tasks.isPaused()]).toEqual([true, true]);
+    const overview: any = await (await fetch(`${base}/queues/api`)).json();
+    expect(overview.queues.map((q: { name: string; paused: boolean }) => [q.name, q.paused])).toEqual([
+      ['events', true],
+      ['readings', false],
+      ['tasks', true],
+    ]);
+    expect((await post('fixed/events/resume')).status).toBe(200);
+    expect(await events.isPaused()).toBe(false);
+    for (const path of ['fixed/nope/pause', 'delay/events/pause', 'other/events/pause'])
+      expect([path, (await post(path)).status]).toEqual([path, 404]);
+  });
+
+  it("pages through dead letters after the overview's newest, and shows a group's oldest messages", async () => {
+    const { base, events, tasks } = await serve({ deadLetters: 2 }, true);
+    for (const id of ['a', 'b', 'c', 'd', 'e']) await tasks.schedule({}, { id });
+    await pollUntil(async () => (await tasks.stats()).dead === 5, 'five dead tasks');
+    const overview: any = await (await fetch(`${base}/queues/api`)).json();
+    const delay = overview.queues.find((q: { name: string }) => q.name === 'tasks');
+    const seen: string[] = delay.dead.map((t: { id: string }) => t.id);
+    let cursor: string | null = delay.deadCursor;
+    while (cursor) {
+      const page: any = await (
+        await fetch(`${base}/queues/api/delay/tasks/dead?cursor=${encodeURIComponent(cursor)}`)
+      ).json();
+      seen.push(...page.dead.map((t: { id: string }) => t.id));
+      cursor = page.deadCursor;
+    }
+    expect(seen.sort()).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect((await fetch(`${base}/queues/api/delay/tasks/dead?cursor=junk`)).status).toBe(404);
+
+    await events.pushMany('<b>device</b>', [{ n: 1 }, { n: 2 }]);
+    const head: any = await (
+      await fetch(`${base}/queues/api/fixed/events/groups/${encodeURIComponent('<b>device</b>')}/head`)
+    ).json();
+    expect(head.messages.map((m: { preview: string }) => m.preview)).toEqual(['{"n":1}', '{"n":2}']);
+    expect(head.messages[0].pushedAt).toBeLessThanOrEqual(head.time);
+  });
+
   it('puts every route behind the guard the application supplies: a class, an instance or a function', async () => {
     for (const guard of [
       HeaderGuard,

@@ -112,6 +112,21 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
     expect(result.q.queues!.events.lagMs).toBeGreaterThan(50);
   });
 
+  it('reports a paused queue as up with paused: true, its backlog and lag limits set aside', async () => {
+    const { indicator, events } = await start({ consumers: false });
+    await events.push('g', 1);
+    await events.pause();
+    const waited = await pollUntil(async () => {
+      const checked = await indicator.isHealthy('q', { maxLagMs: 50, maxBacklog: 0 });
+      return checked.q.queues!.events.lagMs > 50 ? checked : undefined;
+    }, "'events' to wait past 50 ms");
+    expect(waited.q.status).toBe('up');
+    expect(waited.q.queues!.events).toMatchObject({ paused: true, backlog: 1 });
+    expect(waited.q.queues!.idle.paused).toBeUndefined();
+    await events.resume();
+    expect((await indicator.isHealthy('q', { maxLagMs: 50, maxBacklog: 0 })).q.status).toBe('down');
+  });
+
   it('judges a queue drained on a schedule against its period, not the global lag limit', async () => {
     const { indicator, digest } = await start();
     await digest.push('g', 1);

@@ -1,10 +1,11 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { batchConsumer, delayQueueOf, fixedQueueOf, LIBRARY, libraryApp } from '../contenders/library';
+import { batchConsumer, delayConsumer, delayQueueOf, fixedQueueOf, LIBRARY, libraryApp } from '../contenders/library';
 import { gameEvents, type GameEvent } from '../contenders/payloads';
 import { scaled, type BenchContext, type Scenario } from '../harness/context';
 import { collectGarbage, Countdown, inParallel, now } from '../harness/load';
 import { Recorder, type MetricSpec } from '../harness/results';
 import { commandStats, type BenchServer } from '../harness/servers';
+import type { DelayQueue } from 'nestjs-redis-queues';
 import { median } from '../harness/stats';
 import { DELAY_QUEUE, fire, leadFor, libraryContender, plan, type FeedTask } from './delay';
 
@@ -21,6 +22,48 @@ const SCHEDULE: MetricSpec = { label: 'schedule throughput', unit: 'task/s', bet
 const FIRE: MetricSpec = { label: 'fire throughput', unit: 'task/s', better: 'higher' };
 const STATS_CLIENT: MetricSpec = { label: 'stats() time, at the client', unit: 'ms', better: 'lower' };
 const STATS_REDIS: MetricSpec = { label: 'stats() time, in Redis', unit: 'µs', better: 'lower' };
+
+/** The longest single command (script or plain) of an operation, in Redis (SLOWLOG): what it blocks others for. */
+const longest = (operation: string): MetricSpec => ({
+  label: `${operation}: longest command in Redis`,
+  unit: 'ms',
+  better: 'lower',
+});
+/** Made once: results are kept per metric object. */
+/** Made once: the recorder keeps each metric's figures by the metric object. */
+const OPERATIONS = {
+  fixed: ['pause()', 'resume()', 'isPaused()', 'groups() page of 100', 'peek(group, 100)'].map(longest),
+  delay: [
+    'pause()',
+    'resume()',
+    "list('scheduled') page of 500",
+    "list('scheduled') 20th page of 500",
+    'deadLetters() page of 500',
+    'requeueAll()',
+    'deleteDead()',
+  ].map(longest),
+};
+
+/**
+ * Runs `work` with every command logged (slowlog-log-slower-than 0) and returns the longest one's
+ * duration in ms, as Redis measured it. Nothing else uses the server meanwhile.
+ */
+async function longestCommandMs(server: BenchServer, work: () => Promise<unknown>): Promise<number> {
+  const { admin } = server;
+  const [, threshold] = (await admin.config('GET', 'slowlog-log-slower-than')) as string[];
+  await admin.config('SET', 'slowlog-max-len', '100000');
+  await admin.config('SET', 'slowlog-log-slower-than', '0');
+  await admin.slowlog('RESET');
+  try {
+    await work();
+    const entries = (await admin.call('SLOWLOG', 'GET', '-1')) as [number, number, number, string[]][];
+    // The admin connection's own SLOWLOG/CONFIG calls are listed too: they are not the operation's.
+    const own = new Set(['slowlog', 'config']);
+    return Math.max(0, ...entries.filter((e) => !own.has(String(e[3][0]).toLowerCase())).map((e) => e[2] / 1000));
+  } finally {
+    await admin.config('SET', 'slowlog-log-slower-than', threshold);
+  }
+}
 
 const label = (n: number, what: string) => `${n.toLocaleString('en')} ${what}`;
 
@@ -130,6 +173,12 @@ async function fixedGrowth(ctx: BenchContext) {
       const stats = await timeStats(server, () => queue.stats());
       recorder.record(STATS_CLIENT, key, stats.clientMs);
       recorder.record(STATS_REDIS, key, stats.redisUs);
+      const [pause, resume, isPaused, groups, peek] = OPERATIONS.fixed;
+      recorder.record(pause, key, await longestCommandMs(server, () => queue.pause()));
+      recorder.record(resume, key, await longestCommandMs(server, () => queue.resume()));
+      recorder.record(isPaused, key, await longestCommandMs(server, () => queue.isPaused()));
+      recorder.record(groups, key, await longestCommandMs(server, () => queue.groups({ limit: 100 })));
+      recorder.record(peek, key, await longestCommandMs(server, () => queue.peek('work-0', 100)));
 
       const total = workGroups * perGroup;
       const countdown = new Countdown(total);
@@ -202,6 +251,7 @@ async function delayGrowth(ctx: BenchContext) {
         offset: (t) => Math.floor((t * spreadMs) / batch),
       });
       lastRate.set(key, outcome.scheduleRate);
+      await measureOperations(ctx, recorder, key, server, prefix, queue);
       if (outcome.overran)
         recorder.note(`${key}: in a round, scheduling outlasted its lead; that round's fire throughput includes it.`);
       recorder.record(SCHEDULE, key, outcome.scheduleRate);
@@ -210,6 +260,72 @@ async function delayGrowth(ctx: BenchContext) {
     (server, prefix) => libraryApp({ url: server.url, prefix, delay: { name: DELAY_QUEUE } }),
   );
   return recorder.result();
+}
+
+/**
+ * The longest command of each inspection and clean-up operation beside this many pending tasks. Dead
+ * letters come from a queue of their own on the same server (a consumer that always throws, one
+ * attempt): the chunks' cost depends on the chunk, not on the tasks pending elsewhere.
+ */
+async function measureOperations(
+  ctx: BenchContext,
+  recorder: Recorder,
+  key: string,
+  server: BenchServer,
+  prefix: string,
+  queue: DelayQueue<FeedTask>,
+) {
+  const [pause, resume, firstPage, laterPage, deadPage, requeueAll, deleteDead] = OPERATIONS.delay;
+  recorder.record(pause, key, await longestCommandMs(server, () => queue.pause()));
+  recorder.record(resume, key, await longestCommandMs(server, () => queue.resume()));
+  recorder.record(firstPage, key, await longestCommandMs(server, () => queue.list('scheduled', { limit: 500 })));
+  let cursor: string | undefined;
+  for (let page = 1; page < 20; page++)
+    cursor = (await queue.list('scheduled', { cursor, limit: 500 })).cursor ?? undefined;
+  recorder.record(
+    laterPage,
+    key,
+    await longestCommandMs(server, () => queue.list('scheduled', { cursor, limit: 500 })),
+  );
+
+  const dead = scaled(ctx, 10_000, 100);
+  const deadPrefix = `${prefix}-dead`;
+  const kill = async () => {
+    const killer = await libraryApp({
+      url: server.url,
+      prefix: deadPrefix,
+      delay: { name: 'dies', maxAttempts: 1 },
+      consumers: [
+        delayConsumer('dies', 64, () => {
+          throw new Error('always');
+        }),
+      ],
+    });
+    const dies = delayQueueOf(killer, 'dies');
+    try {
+      await inParallel(dead, 2000, (t) => dies.schedule({ t }, { id: `dead-${t}` }));
+      for (let waited = 0; (await dies.stats()).dead < dead; waited += 50) {
+        if (waited > DRAIN_TIMEOUT_MS) throw new Error(`${key}: ${dead} tasks did not die in time`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      await killer.close();
+    }
+  };
+  const producer = await libraryApp({ url: server.url, prefix: deadPrefix, delay: { name: 'dies', maxAttempts: 1 } });
+  try {
+    const dies = delayQueueOf(producer, 'dies');
+    await kill();
+    recorder.record(deadPage, key, await longestCommandMs(server, () => dies.deadLetters({ limit: 500 })));
+    recorder.record(requeueAll, key, await longestCommandMs(server, () => dies.requeueAll()));
+    await kill();
+    recorder.record(deleteDead, key, await longestCommandMs(server, () => dies.deleteDead()));
+  } finally {
+    await producer.close();
+  }
+  recorder.note(
+    `${key}: requeueAll() and deleteDead() measured on ${label(dead, 'dead tasks')} beside the pending ones.`,
+  );
 }
 
 export const growthScenario: Scenario = {

@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type DelayQueue, getDelayQueueToken, QueueDashboardModule } from 'nestjs-redis-queues';
+import { type DelayQueue, type FixedQueue, getDelayQueueToken, QueueDashboardModule } from 'nestjs-redis-queues';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { startDemo } from '../../apps/demo/src/demo.app';
 import { VET_CHECKS } from '../../apps/demo/src/pets/pets.constants';
@@ -155,6 +155,7 @@ describe('the dashboard in a real browser, on dead batches of an at-least-once F
   let app: INestApplication;
   let browser: Browser;
   let page: Page;
+  let readings: FixedQueue;
   const problems: string[] = [];
 
   beforeAll(async () => {
@@ -178,7 +179,7 @@ describe('the dashboard in a real browser, on dead batches of an at-least-once F
     });
     app = started.app;
     await app.listen(0, '127.0.0.1');
-    const readings = started.fixed('readings');
+    readings = started.fixed('readings');
     await readings.pushMany(HOSTILE_GROUP, [HOSTILE_MESSAGE, ...[1, 2, 3, 4, 5].map((seq) => ({ seq }))]);
     await readings.pushMany('sensor-7', [{ celsius: 21.5 }, { celsius: 21.7 }, { celsius: 22.1 }]);
     await pollUntil(async () => (await readings.stats()).dead === 9, 'every batch to die');
@@ -241,6 +242,33 @@ describe('the dashboard in a real browser, on dead batches of an at-least-once F
 
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-dead-batches.png'), fullPage: true });
+    expect(problems).toEqual([]);
+  });
+
+  it('pauses the queue with its button (a paused badge, nothing delivered), opens a group on click, and resumes', async () => {
+    const card = page.locator('section[data-queue="readings"]');
+    await card.getByRole('button', { name: 'pause' }).click();
+    await card.locator('h2 small.paused', { hasText: 'paused' }).waitFor();
+    expect(await readings.isPaused()).toBe(true);
+    const before = reporter.messages().length;
+    await readings.pushMany('sensor-9', [{ celsius: 30 }, { celsius: 31 }]);
+    // Due at once (maxWaitMs 0) yet held back: it waits among the hottest groups, its head a click away.
+    await card.locator('tr[data-group="sensor-9"]').click();
+    await card.locator('[data-head="sensor-9"] code', { hasText: '{"celsius":31}' }).waitFor();
+    expect(await card.locator('[data-head="sensor-9"] code').allTextContents()).toEqual([
+      '{"celsius":30}',
+      '{"celsius":31}',
+    ]);
+    expect(reporter.messages()).toHaveLength(before);
+    expect((await readings.stats()).pending).toBe(2);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-paused.png'), fullPage: true });
+
+    await card.getByRole('button', { name: 'resume' }).click();
+    await card.locator('h2 small.paused').waitFor({ state: 'detached' });
+    expect(await readings.isPaused()).toBe(false);
+    await reporter.untilMessages(before + 2);
+    expect(reporter.batches.at(-1)).toMatchObject({ group: 'sensor-9', messages: [{ celsius: 30 }, { celsius: 31 }] });
     expect(problems).toEqual([]);
   });
 });

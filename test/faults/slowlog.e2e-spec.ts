@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import IORedis from 'ioredis';
 import {
+  type DeadBatch,
   DelayQueue,
   FixedQueue,
   getDelayQueueToken,
@@ -203,7 +204,7 @@ describe('no script blocks Redis for long, whatever the call (SLOWLOG)', () => {
     const burial = await measure('bury a batch of 4,000', () =>
       batches.store.fail(0, { group: 'big', token: claimed!.token! }, 0, 'boom'),
     );
-    let dead: Awaited<ReturnType<typeof batches.deadLetters>> = [];
+    let dead: DeadBatch<{ n: number; pad: string }>[] = [];
     const listing = await measure('deadLetters of a batch of 4,000', async () => (dead = await batches.deadLetters(1)));
     expect(dead[0].messages).toHaveLength(4000);
     const requeue = await measure('requeue a batch of 4,000', () => batches.requeue(dead[0].id));

@@ -3,6 +3,7 @@ export { FixedQueue } from './fixed-queue/fixed-queue';
 export { DelayQueue, type DeadTask } from './delay-queue/delay-queue';
 export { BatchConsumer, InjectFixedQueue, InjectDelayQueue, DelayConsumer, OnQueueEvent } from './decorators';
 export { QueueEvents } from './events/queue-events';
+export { QueueConsumers } from './queue-consumers';
 export { QueueMetricsModule } from './metrics/queue-metrics.module';
 export { QueueMetrics } from './metrics/queue-metrics';
 export { QueueHealthIndicator } from './health/queue-health.indicator';

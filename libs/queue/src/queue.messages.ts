@@ -7,6 +7,11 @@ export const unknownQueue = (kind: QueueKind, name: string, known: string[]): st
   (known.length ? ` (registered: ${known.map((k) => `"${k}"`).join(', ')})` : '') +
   `; import ${REGISTER[kind]}({ name: '${name}', ... }) in a module of this application`;
 
+export const unknownQueueName = (name: string, known: string[]): string =>
+  `No queue named "${name}" is registered` +
+  (known.length ? ` (registered: ${known.map((k) => `"${k}"`).join(', ')})` : '') +
+  `; register it with QueueModule.registerFixedQueue or registerDelayQueue`;
+
 export const queueKindConflict = (name: string, first: QueueKind, second: QueueKind): string =>
   `"${name}" is registered as a ${first} queue and as a ${second} queue; a name holds one queue of one kind: ` +
   `rename one of them (${REGISTER[first]} / ${REGISTER[second]})`;

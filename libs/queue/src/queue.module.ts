@@ -6,6 +6,7 @@ import { QueueEvents } from './events/queue-events';
 import { QueueHealthIndicator } from './health/queue-health.indicator';
 import { getDelayQueueToken, getFixedQueueToken } from './queue.constants';
 import { ConsumerStatusRegistry } from './consumer-status.registry';
+import { QueueConsumers } from './queue-consumers';
 import { QueueExplorer } from './queue.explorer';
 import { QueueOrchestrator } from './queue.orchestrator';
 import { QueueMetadataAccessor } from './queue-metadata.accessor';
@@ -42,10 +43,11 @@ import type {
     QueueExplorer,
     QueueOrchestrator,
     ConsumerStatusRegistry,
+    QueueConsumers,
     QueueEvents,
     QueueHealthIndicator,
   ],
-  exports: [QueueSettings, RedisConnection, QueueRegistry, QueueEvents, QueueHealthIndicator],
+  exports: [QueueSettings, RedisConnection, QueueRegistry, QueueEvents, QueueHealthIndicator, QueueConsumers],
 })
 export class QueueModule extends ConfigurableModuleClass {
   /** Registers a FixedQueue, injectable with `@InjectFixedQueue(name)`. */

@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { ConsumerStatusRegistry } from './consumer-status.registry';
+import { QueueConsumers } from './queue-consumers';
 import { QueueConfigError } from './errors';
 import { FixedQueue } from './fixed-queue/fixed-queue';
 import { BatchConsumerWorker, type BatchFailureHandler } from './fixed-queue/batch-consumer.worker';
@@ -88,6 +89,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     private readonly moduleRef: ModuleRef,
     private readonly events: QueueEvents,
     private readonly status: ConsumerStatusRegistry,
+    private readonly consumers: QueueConsumers,
   ) {}
 
   onModuleInit(): void {
@@ -141,10 +143,12 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     this.status.setRunning(true);
     for (const { worker, queue } of delayWorkers) {
       this.mount(worker, queue.consumers);
+      this.consumers.attach(worker.queue, worker);
       await worker.start();
     }
     for (const { worker, queue, schedule } of batchWorkers) {
       this.mount(worker, queue.consumers);
+      this.consumers.attach(worker.queue, worker);
       if (schedule) schedule();
       else await worker.start();
     }

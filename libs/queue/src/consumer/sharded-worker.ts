@@ -46,6 +46,8 @@ export abstract class ShardedWorker {
   readonly label: string;
   private readonly loops: ShardLoop[] = [];
   private unsubscribe?: () => void;
+  /** Set while this process holds its consumers back (`QueueConsumers.pauseConsumers`): polls wait on it. */
+  private held?: { until: Promise<void>; release: () => void };
   /** Every shard's poll fails while Redis is away, each retrying with backoff: one account of it for all. */
   private readonly claimFailures = new RepeatedFailure({
     first: (error) => this.logger.warn(logLine(this.label, 'could not claim, retrying', { error })),
@@ -64,6 +66,11 @@ export abstract class ShardedWorker {
 
   /** Claims at most `limit` items of a shard (never more: the slots are already reserved). */
   protected abstract take(shard: number, limit: number): Promise<Taken>;
+
+  /** The queue consumed. */
+  get queue(): string {
+    return this.worker.queue;
+  }
 
   get inFlight(): number {
     return this.slots.inFlight;
@@ -91,6 +98,7 @@ export abstract class ShardedWorker {
   /** Stops claiming, then waits (at most `timeoutMs`) for the handlers already running. False on timeout. */
   async stop(timeoutMs: number): Promise<boolean> {
     this.stopped = true;
+    this.held?.release();
     this.unsubscribe?.();
     this.slots.close();
     // One deadline for both: a poll stuck on an unreachable Redis must not hold shutdown past it.
@@ -99,12 +107,34 @@ export abstract class ShardedWorker {
     return polled && waitOrTimeout(this.slots.whenIdle(), Math.max(0, deadline - Date.now()));
   }
 
+  /**
+   * This process stops claiming for this consumer, until `release`: its polls wait without a command
+   * to Redis (handlers under way finish). Unlike a queue's `pause()`, other processes go on.
+   */
+  hold(): void {
+    if (this.held) return;
+    let release!: () => void;
+    const until = new Promise<void>((resolve) => (release = resolve));
+    this.held = { until, release };
+  }
+
+  release(): void {
+    const held = this.held;
+    this.held = undefined;
+    held?.release();
+  }
+
+  get isHeld(): boolean {
+    return this.held !== undefined;
+  }
+
   /** Work this process put back in a shard falls due then (server ms): poll it by then. */
   protected dueAt(shard: number, serverTime: number): void {
     this.loops[shard]?.hint(serverTime);
   }
 
   protected async pollShard(shard: number): Promise<PollOutcome> {
+    while (this.held && !this.stopped) await this.held.until;
     // Half the slots at most: two polls in flight let Redis work on one while this process decodes the other.
     const reserved = await this.slots.acquire(Math.ceil(this.slots.size / 2));
     let handed = 0;

@@ -53,6 +53,10 @@ td.preview code { display: block; font: 12px/1.35 ui-monospace, "SFMono-Regular"
 button { font: inherit; font-size: 12px; padding: 2px 10px; border: 1px solid var(--a); color: var(--a); background: #fff; border-radius: 4px; cursor: pointer; }
 button:disabled { opacity: .5; cursor: default; }
 .error { color: var(--bad); }
+h2 small.paused { color: #fff; background: var(--c); border-radius: 4px; padding: 0 6px; font-size: 12px; }
+h2 button { float: right; }
+tr[data-group] { cursor: pointer; } tr[data-group]:hover td { background: #f0f4fc; }
+.pager { display: flex; gap: 8px; margin-top: 6px; }
 `;
 
 export const DASHBOARD_JS = `(() => {
@@ -62,6 +66,9 @@ export const DASHBOARD_JS = `(() => {
   const history = new Map();
   const SVG = 'http://www.w3.org/2000/svg';
   const fmt = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 });
+  // Pages of dead letters past the newest (by queue), and the group whose head is open: kept across refreshes.
+  const deadPages = new Map();
+  let openGroup = null;
 
   function el(tag, attrs, ...children) {
     const node = tag.startsWith('svg:') ? document.createElementNS(SVG, tag.slice(4)) : document.createElement(tag);
@@ -113,6 +120,79 @@ export const DASHBOARD_JS = `(() => {
     button.addEventListener('click', () => requeue(kind, queue, id, button));
     return button;
   }
+  function post(path) {
+    return fetch(BASE + '/api/' + path, { method: 'POST', headers: { 'x-requested-with': 'nrq-dashboard' } }).then((response) => {
+      if (!response.ok) throw new Error(response.status + ' ' + response.statusText);
+      return response.json();
+    });
+  }
+  const queuePath = (kind, name) => kind + '/' + encodeURIComponent(name);
+  function title(kind, queue, label, extra) {
+    const action = queue.paused ? 'resume' : 'pause';
+    const button = el('button', { type: 'button', 'data-action': action }, action);
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      try {
+        await post(queuePath(kind, queue.name) + '/' + action);
+        setStatus((queue.paused ? 'resumed ' : 'paused ') + queue.name);
+        await refresh();
+      } catch (error) {
+        button.disabled = false;
+        setStatus('could not ' + action + ' ' + queue.name + ': ' + error.message, true);
+      }
+    });
+    return el('h2', {}, queue.name, el('small', {}, label), ...extra, ...(queue.paused ? [el('small', { class: 'paused' }, 'paused')] : []), button);
+  }
+  // The newest dead letters come with the overview; older pages are asked for and kept until "newest".
+  function deadList(kind, queue, render, headers, empty) {
+    const key = kind + ':' + queue.name;
+    const paged = deadPages.get(key);
+    const items = paged ? paged.items : queue.dead;
+    const cursor = paged ? paged.cursor : queue.deadCursor;
+    const controls = [];
+    if (paged) {
+      const newest = el('button', { type: 'button' }, 'newest');
+      newest.addEventListener('click', () => { deadPages.delete(key); refresh(); });
+      controls.push(newest);
+    }
+    if (cursor) {
+      const older = el('button', { type: 'button', 'data-action': 'older' }, 'older');
+      older.addEventListener('click', async () => {
+        older.disabled = true;
+        try {
+          const response = await fetch(BASE + '/api/' + queuePath(kind, queue.name) + '/dead?cursor=' + encodeURIComponent(cursor));
+          if (!response.ok) throw new Error(response.status + ' ' + response.statusText);
+          const page = await response.json();
+          deadPages.set(key, { items: page.dead, cursor: page.deadCursor });
+          await refresh();
+        } catch (error) {
+          older.disabled = false;
+          setStatus('could not read older dead letters: ' + error.message, true);
+        }
+      });
+      controls.push(older);
+    }
+    return el('div', {}, table(headers, items.map(render), empty), ...(controls.length ? [el('div', { class: 'pager' }, ...controls)] : []));
+  }
+  async function showGroup(queue, group) {
+    try {
+      const response = await fetch(BASE + '/api/fixed/' + encodeURIComponent(queue) + '/groups/' + encodeURIComponent(group) + '/head');
+      if (!response.ok) throw new Error(response.status + ' ' + response.statusText);
+      openGroup = { queue, group, ...(await response.json()) };
+      await refresh();
+    } catch (error) {
+      setStatus('could not read group ' + group + ': ' + error.message, true);
+    }
+  }
+  function groupHead(queue) {
+    if (!openGroup || openGroup.queue !== queue.name) return [];
+    const close = el('button', { type: 'button' }, 'close');
+    close.addEventListener('click', () => { openGroup = null; refresh(); });
+    return [el('h3', {}, 'head of ' + openGroup.group), el('div', { class: 'group-head', 'data-head': openGroup.group },
+      table(['pushed', 'message'], openGroup.messages.map((m) => el('tr', {}, el('td', { class: 'tight' }, ago(openGroup.time - m.pushedAt)), el('td', { class: 'preview' }, el('code', {}, m.preview)))), 'the group holds no message'),
+      el('div', { class: 'pager' }, close))];
+  }
+
   // The error's first line; the whole text (a stack, often) on hover.
   const errorCell = (text) => el('td', { title: text || '' }, (text || '').split('\\n')[0]);
 
@@ -132,7 +212,7 @@ export const DASHBOARD_JS = `(() => {
     const backlog = (history.get(queue.name) || []).slice(1).map((p) => p.stats.pending);
     const mode = (queue.ordered ? 'ordered' : 'unordered') + ' · ' + queue.delivery;
     return el('section', { 'data-queue': queue.name },
-      el('h2', {}, queue.name, el('small', {}, 'FixedQueue'), el('small', { class: 'mode' }, mode)),
+      title('fixed', queue, 'FixedQueue', [el('small', { class: 'mode' }, mode)]),
       el('div', { class: 'figures' },
         figure('pending messages', fmt.format(s.pending), 'pending'), figure('groups', fmt.format(s.groups), 'groups'),
         figure('pushed', fmt.format(s.pushed), 'pushed'), figure('delivered', fmt.format(s.delivered), 'delivered'),
@@ -144,11 +224,15 @@ export const DASHBOARD_JS = `(() => {
       chart([{ label: 'pushed', color: 'var(--a)', values: pushed }, { label: 'delivered', color: 'var(--b)', values: delivered }]),
       el('h3', {}, 'backlog (messages)'), chart([{ label: 'pending', color: 'var(--c)', values: backlog }]),
       el('h3', {}, 'hottest groups'),
-      table(['group', 'messages', 'due'], queue.hottest.map((g) =>
-        el('tr', { 'data-group': g.group }, el('td', {}, g.group), el('td', { class: 'num tight' }, fmt.format(g.size)), el('td', { class: 'tight' }, ago(time - g.dueAt)))), 'no group holds messages'),
+      table(['group', 'messages', 'due'], queue.hottest.map((g) => {
+        const row = el('tr', { 'data-group': g.group, title: 'show its oldest messages' }, el('td', {}, g.group), el('td', { class: 'num tight' }, fmt.format(g.size)), el('td', { class: 'tight' }, ago(time - g.dueAt)));
+        row.addEventListener('click', () => showGroup(queue.name, g.group));
+        return row;
+      }), 'no group holds messages'),
+      ...groupHead(queue),
       // At-most-once, a batch leaves Redis as it is claimed: there is never a dead one to show.
       ...(queue.delivery === 'at-least-once'
-        ? [el('h3', {}, 'dead batches'), table(['group', 'messages', 'attempts', 'last error', 'died', ''], queue.dead.map((b) => deadBatch(queue, b, time)), 'no dead batch')]
+        ? [el('h3', {}, 'dead batches'), deadList('fixed', queue, (b) => deadBatch(queue, b, time), ['group', 'messages', 'attempts', 'last error', 'died', ''], 'no dead batch')]
         : []));
   }
 
@@ -171,7 +255,7 @@ export const DASHBOARD_JS = `(() => {
     const [fired, completed] = rates(queue.name, s, time, ['fired', 'completed']);
     const backlog = (history.get(queue.name) || []).slice(1).map((p) => p.stats.scheduled);
     return el('section', { 'data-queue': queue.name },
-      el('h2', {}, queue.name, el('small', {}, 'DelayQueue')),
+      title('delay', queue, 'DelayQueue', []),
       el('div', { class: 'figures' },
         figure('scheduled', fmt.format(s.scheduled), 'scheduled'), figure('running', fmt.format(s.active), 'active'),
         figure('due, waiting', fmt.format(s.due), 'due'), figure('dead', fmt.format(s.dead), 'dead'),
@@ -183,9 +267,9 @@ export const DASHBOARD_JS = `(() => {
       el('h3', {}, 'upcoming'), timeline(queue.upcoming, time),
       table(['task', 'due'], queue.upcoming.slice(0, 5).map((t) => el('tr', {}, el('td', {}, t.id), el('td', {}, ago(time - t.runAt)))), 'nothing scheduled'),
       el('h3', {}, 'dead letters'),
-      table(['task', 'attempts', 'last error', 'died', ''], queue.dead.map((t) =>
+      deadList('delay', queue, (t) =>
         el('tr', { 'data-dead-id': t.id }, el('td', {}, t.id), el('td', { class: 'num tight' }, t.attempts), errorCell(t.lastError),
-          el('td', { class: 'tight' }, ago(time - t.diedAt)), el('td', { class: 'tight' }, requeueButton('delay', queue.name, t.id)))), 'no dead task'));
+          el('td', { class: 'tight' }, ago(time - t.diedAt)), el('td', { class: 'tight' }, requeueButton('delay', queue.name, t.id))), ['task', 'attempts', 'last error', 'died', ''], 'no dead task'));
   }
 
   async function requeue(kind, queue, id, button) {
@@ -215,7 +299,7 @@ export const DASHBOARD_JS = `(() => {
     const overview = await response.json();
     const cards = overview.queues.map((q) => (q.kind === 'fixed' ? fixedCard(q, overview.time) : delayCard(q, overview.time)));
     document.getElementById('queues').replaceChildren(...cards);
-    if (!/^re-queued/.test(document.getElementById('status').textContent)) setStatus('updated ' + new Date(overview.time).toLocaleTimeString());
+    if (!/^(re-queued|paused|resumed)/.test(document.getElementById('status').textContent)) setStatus('updated ' + new Date(overview.time).toLocaleTimeString());
   }
 
   async function loop() {

@@ -1,5 +1,5 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
-import type { DelayQueue } from '../delay-queue/delay-queue';
+import type { DeadTask, DelayQueue } from '../delay-queue/delay-queue';
 import { QueueInputError, UnknownQueueError } from '../errors';
 import type { FixedQueue } from '../fixed-queue/fixed-queue';
 import type {
@@ -49,11 +49,25 @@ export type QueueOverview =
       ordered: boolean;
       delivery: FixedQueueDelivery;
       stats: FixedQueueStats;
+      paused: boolean;
       hottest: GroupSummary[];
       /** Always empty at-most-once: only at-least-once batches can die. */
       dead: DeadBatchSummary[];
+      /** The next page of dead batches (`deadPage`), null when these are all. */
+      deadCursor: string | null;
     }
-  | { kind: 'delay'; name: string; stats: DelayQueueStats; upcoming: UpcomingTask[]; dead: DeadSummary[] };
+  | {
+      kind: 'delay';
+      name: string;
+      paused: boolean;
+      stats: DelayQueueStats;
+      upcoming: UpcomingTask[];
+      dead: DeadSummary[];
+      deadCursor: string | null;
+    };
+
+/** Messages of a group shown when it is clicked. */
+const HEAD_MESSAGES = 10;
 
 /**
  * What the dashboard shows: every registered queue, read through the queues' own bounded methods.
@@ -70,25 +84,21 @@ export class DashboardService {
         const { name } = entry;
         if (entry.kind === 'fixed') return this.fixedOverview(entry.queue, limits);
         const delay = entry.queue;
-        const [stats, upcoming, dead] = await Promise.all([
+        const [stats, upcoming, dead, paused] = await Promise.all([
           delay.stats(),
           delay.upcoming(limits.upcomingTasks),
-          delay.deadLetters(limits.deadLetters),
+          delay.deadLetters({ limit: limits.deadLetters }),
+          delay.isPaused(),
         ]);
-        // Payloads stay out: a dashboard needs to know which task died and why, not its data.
         const local = (serverTime: number) => delay.clock.toLocal(serverTime);
-        const summaries = dead.map(({ id, attempts, diedAt, lastError }) => ({
-          id,
-          attempts,
-          diedAt: local(diedAt),
-          ...(lastError ? { lastError } : {}),
-        }));
         return {
           kind: 'delay',
           name,
+          paused,
           stats,
           upcoming: upcoming.map((task) => ({ ...task, runAt: local(task.runAt) })),
-          dead: summaries,
+          dead: dead.items.map((task) => summariseTask(task, local)),
+          deadCursor: dead.cursor,
         };
       }),
     );
@@ -97,11 +107,12 @@ export class DashboardService {
 
   private async fixedOverview(fixed: FixedQueue, limits: DashboardLimits): Promise<QueueOverview> {
     const { delivery, ordered } = fixed.options;
-    const [stats, hottest, dead] = await Promise.all([
+    const [stats, hottest, dead, paused] = await Promise.all([
       fixed.stats(),
       fixed.hottestGroups(limits.hottestGroups),
       // Nothing to read at-most-once, where a batch leaves Redis as it is claimed.
-      delivery === 'at-least-once' ? fixed.deadLetters(limits.deadLetters) : [],
+      delivery === 'at-least-once' ? fixed.deadLetters({ limit: limits.deadLetters }) : { items: [], cursor: null },
+      fixed.isPaused(),
     ]);
     const local = (serverTime: number) => fixed.clock.toLocal(serverTime);
     return {
@@ -109,10 +120,56 @@ export class DashboardService {
       name: fixed.name,
       ordered,
       delivery,
+      paused,
       stats,
       hottest: hottest.map((group) => ({ ...group, dueAt: local(group.dueAt) })),
-      dead: dead.map((batch) => summariseBatch(batch, local)),
+      dead: dead.items.map((batch) => summariseBatch(batch, local)),
+      deadCursor: dead.cursor,
     };
+  }
+
+  /** The next page of a queue's dead letters, after `cursor` (from the overview or an earlier page). */
+  async deadPage(
+    kind: QueueKind,
+    queueName: string,
+    cursor: string,
+    limit: number,
+  ): Promise<{ time: number; dead: (DeadSummary | DeadBatchSummary)[]; deadCursor: string | null }> {
+    const page = await badInputIs404(async () => {
+      if (kind === 'fixed') {
+        const fixed = this.find<FixedQueue>('fixed', queueName);
+        const dead = await fixed.deadLetters({ cursor, limit });
+        return { ...dead, items: dead.items.map((batch) => summariseBatch(batch, (t) => fixed.clock.toLocal(t))) };
+      }
+      const delay = this.find<DelayQueue>('delay', queueName);
+      const dead = await delay.deadLetters({ cursor, limit });
+      return { ...dead, items: dead.items.map((task) => summariseTask(task, (t) => delay.clock.toLocal(t))) };
+    });
+    return { time: Date.now(), dead: page.items, deadCursor: page.cursor };
+  }
+
+  /** The oldest messages of a group, each cut short as dead batches' previews are, with their push times. */
+  async groupHead(
+    queueName: string,
+    group: string,
+  ): Promise<{ time: number; messages: { pushedAt: number; preview: string }[] }> {
+    const fixed = this.find<FixedQueue>('fixed', queueName);
+    const head = await badInputIs404(() => fixed.peek(group, HEAD_MESSAGES));
+    return {
+      time: Date.now(),
+      messages: head.map(({ message, pushedAt }) => ({
+        pushedAt: fixed.clock.toLocal(pushedAt),
+        preview: cut(message),
+      })),
+    };
+  }
+
+  /** Pauses or resumes a queue for every process (`pause()` / `resume()`). */
+  async setPaused(kind: QueueKind, queueName: string, paused: boolean): Promise<{ paused: boolean }> {
+    if (kind !== 'fixed' && kind !== 'delay') throw new NotFoundException(`No queue kind "${String(kind)}"`);
+    const queue = this.find<FixedQueue | DelayQueue>(kind, queueName);
+    await (paused ? queue.pause() : queue.resume());
+    return { paused };
   }
 
   /** Re-queues a DelayQueue's dead task; an id that names none is a 404, as an unknown queue is. */
@@ -156,11 +213,30 @@ async function found<R>(requeue: () => Promise<R | null>, missing: string): Prom
   return placed;
 }
 
+/** A message as JSON, cut to PREVIEW_CHARS. */
+function cut(message: unknown): string {
+  const json = JSON.stringify(message) ?? String(message);
+  return json.length > PREVIEW_CHARS ? `${json.slice(0, PREVIEW_CHARS - 1)}…` : json;
+}
+
 function summariseBatch(batch: DeadBatch, local: (serverTime: number) => number): DeadBatchSummary {
   const { id, group, messages, attempts, lastError, diedAt } = batch;
-  const preview = messages.slice(0, PREVIEW_MESSAGES).map((message) => {
-    const json = JSON.stringify(message);
-    return json.length > PREVIEW_CHARS ? `${json.slice(0, PREVIEW_CHARS - 1)}…` : json;
-  });
+  const preview = messages.slice(0, PREVIEW_MESSAGES).map(cut);
   return { id, group, size: messages.length, attempts, lastError, diedAt: local(diedAt), preview };
+}
+
+/** Payloads stay out: a dashboard needs to know which task died and why, not its data. */
+function summariseTask(task: DeadTask<unknown>, local: (serverTime: number) => number): DeadSummary {
+  const { id, attempts, diedAt, lastError } = task;
+  return { id, attempts, diedAt: local(diedAt), ...(lastError ? { lastError } : {}) };
+}
+
+/** A cursor or group the queue refuses to read names nothing there: a 404, like an unknown queue. */
+async function badInputIs404<R>(read: () => Promise<R>): Promise<R> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof QueueInputError) throw new NotFoundException(error.message);
+    throw error;
+  }
 }

@@ -9,14 +9,16 @@ import {
   Headers,
   HttpCode,
   Module,
+  NotFoundException,
   Param,
   type Type,
   Post,
+  Query,
   Req,
   UseGuards,
 } from '@nestjs/common';
 import { DashboardOptionsRules, resolveOptions } from '../validation/queue-options';
-import type { DashboardGuard, QueueDashboardOptions } from '../interfaces';
+import type { DashboardGuard, QueueDashboardOptions, QueueKind } from '../interfaces';
 import { DashboardService, type DashboardLimits } from './dashboard.service';
 import { DASHBOARD_CSS, DASHBOARD_JS, dashboardPage } from './dashboard.page';
 
@@ -27,9 +29,14 @@ const REQUESTED_WITH = 'nrq-dashboard';
 const PAGE_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-function assertFromPage(requestedWith: string | undefined): void {
+function assertFromPage(requestedWith: string | undefined, what = 'Re-queueing'): void {
   if (requestedWith !== REQUESTED_WITH)
-    throw new ForbiddenException(`Re-queueing needs the header X-Requested-With: ${REQUESTED_WITH}`);
+    throw new ForbiddenException(`${what} needs the header X-Requested-With: ${REQUESTED_WITH}`);
+}
+
+function queueKind(kind: string): QueueKind {
+  if (kind !== 'fixed' && kind !== 'delay') throw new NotFoundException(`No queue kind "${kind}": fixed or delay`);
+  return kind;
 }
 
 const escapeHtml = (text: string): string =>
@@ -108,6 +115,42 @@ export class QueueDashboardModule {
       ) {
         assertFromPage(requestedWith);
         return this.dashboard.requeue(queue, id);
+      }
+
+      @Post('api/:kind/:queue/pause')
+      @HttpCode(200)
+      pause(
+        @Param('kind') kind: string,
+        @Param('queue') queue: string,
+        @Headers('x-requested-with') requestedWith?: string,
+      ) {
+        assertFromPage(requestedWith, 'Pausing');
+        return this.dashboard.setPaused(queueKind(kind), queue, true);
+      }
+
+      @Post('api/:kind/:queue/resume')
+      @HttpCode(200)
+      resume(
+        @Param('kind') kind: string,
+        @Param('queue') queue: string,
+        @Headers('x-requested-with') requestedWith?: string,
+      ) {
+        assertFromPage(requestedWith, 'Resuming');
+        return this.dashboard.setPaused(queueKind(kind), queue, false);
+      }
+
+      @Get('api/:kind/:queue/dead')
+      @Header('Cache-Control', 'no-store')
+      deadPage(@Param('kind') kind: string, @Param('queue') queue: string, @Query('cursor') cursor?: string) {
+        if (typeof cursor !== 'string')
+          throw new NotFoundException('A page of dead letters needs ?cursor= from the last one');
+        return this.dashboard.deadPage(queueKind(kind), queue, cursor, limits.deadLetters);
+      }
+
+      @Get('api/fixed/:queue/groups/:group/head')
+      @Header('Cache-Control', 'no-store')
+      groupHead(@Param('queue') queue: string, @Param('group') group: string) {
+        return this.dashboard.groupHead(queue, group);
       }
 
       @Post('api/fixed/:queue/requeue/:id')

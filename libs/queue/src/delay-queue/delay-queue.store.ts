@@ -1,6 +1,7 @@
 import type { ScriptName, Scripts } from '../redis/scripts';
 import { fencingToken } from '../redis/fencing-token';
 import type { QueueKeys, ShardKeyKind } from '../redis/keys';
+import { zscore, type Scored } from '../redis/score-pages';
 import type { ResolvedTime } from '../validation/time';
 import type { DelayQueueOptionsRules } from '../validation/queue-options';
 import type { DelayQueueStats, TaskState, UpcomingTask } from '../interfaces';
@@ -55,6 +56,8 @@ export interface StoredTask {
  */
 const DEAD_LETTERS_PER_CALL = 200;
 const MAX_CLAIM_PER_CALL = 500;
+/** Dead letters re-queued or deleted per script call (requeueAll, deleteDead). */
+export const DEAD_LETTERS_PER_CHUNK = 500;
 
 /** The Redis side of a DelayQueue: key names, script arguments and reply decoding, nothing else. */
 export class DelayQueueStore {
@@ -229,6 +232,55 @@ export class DelayQueueStore {
       for (let i = tasks.length - 1; i >= 0 && String(tasks[i].diedAt) === latest; i--) listedAtLatest++;
     }
     return tasks;
+  }
+
+  /**
+   * Up to `count` ids of a shard's due, active or dead set with their scores, from `score` on (down
+   * from it when descending), past the first `skip` with exactly that score. An admin read: O(log N + count).
+   */
+  async range(
+    shard: number,
+    kind: 'due' | 'active' | 'dead',
+    descending: boolean,
+    score: number,
+    skip: number,
+    count: number,
+  ): Promise<Scored[]> {
+    const args = [this.keys.key(shard, kind), zscore(score), descending ? '-inf' : '+inf', 'BYSCORE'];
+    if (descending) args.push('REV');
+    args.push('LIMIT', String(skip), String(count), 'WITHSCORES');
+    const reply = (await this.scripts.call((client) => client.call('zrange', args))) as string[];
+    const entries: Scored[] = [];
+    for (let i = 0; i < reply.length; i += 2) entries.push({ shard, member: reply[i], score: Number(reply[i + 1]) });
+    return entries;
+  }
+
+  /** Payload, latest run ('<attempts>:<token>:<runAt>') and last error of some tasks of a shard; null payload: gone. */
+  async details(shard: number, ids: string[]) {
+    const [jsons, runs, errors] = await Promise.all(
+      (['data', 'runs', 'errors'] as const).map((kind) =>
+        this.scripts.call((client) => client.hmget(this.keys.key(shard, kind), ...ids)),
+      ),
+    );
+    return ids.map((id, i) => ({ id, json: jsons[i], run: runs[i], lastError: errors[i] }));
+  }
+
+  /** Re-queues one chunk of a shard's dead letters, due now: how many, and Redis' time. */
+  async requeueDeadChunk(shard: number): Promise<{ requeued: number; serverNow: number }> {
+    const [requeued, serverNow] = await this.write<[number, number]>(
+      'delay-requeue-dead',
+      this.k(shard, 'due', 'dead', 'errors', 'runs'),
+      [DEAD_LETTERS_PER_CHUNK],
+    );
+    return { requeued, serverNow };
+  }
+
+  /** Deletes one chunk of a shard's dead letters that died at least `ageMs` ago: how many. */
+  deleteDeadChunk(shard: number, ageMs: number): Promise<number> {
+    return this.write<number>('delay-delete-dead', this.k(shard, 'dead', 'data', 'errors', 'runs'), [
+      DEAD_LETTERS_PER_CHUNK,
+      ageMs,
+    ]);
   }
 
   /** The first `perShard` tasks of each shard's due index, with their times. */

@@ -11,7 +11,13 @@ import type { QueueSettings } from '../queue.settings';
 import { DelayQueueOptionsRules, delayQueueChecks, resolveOptions } from '../validation/queue-options';
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
 import { resolveDelta, resolveNewTime, resolveTime } from '../validation/time';
+import { ScorePages } from '../redis/score-pages';
+import { QueueInputError } from '../errors';
 import type {
+  ListedTask,
+  Page,
+  PageOptions,
+  TaskListState,
   DelayQueueOptions,
   DelayQueueStats,
   ObliterateOptions,
@@ -22,13 +28,18 @@ import type {
   UpcomingTask,
 } from '../interfaces';
 import { ShardBatcher } from '../redis/shard-batcher';
+import { PauseFlag } from '../redis/pause-flag';
 import {
+  DEAD_LETTERS_PER_CHUNK,
   DelayQueueStore,
   type Placement,
   type ScheduleItem,
   type ScheduleResult,
   type StoredTask,
 } from './delay-queue.store';
+
+/** The sorted set each listed state is read from. */
+const LISTED: Record<TaskListState, 'due' | 'active' | 'dead'> = { scheduled: 'due', active: 'active', dead: 'dead' };
 
 export interface DeadTask<T> extends TaskInfo<T> {
   diedAt: number;
@@ -48,6 +59,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   /** @internal This process' estimate of Redis' clock, fed by schedules and consumer polls. */
   readonly clock = new ServerClock();
   private readonly codec: PayloadCodec;
+  private readonly pauseFlag: PauseFlag;
   /** Schedules of one event-loop turn share one script call per shard (as pushes do). */
   private readonly scheduler: ShardBatcher<ScheduleItem, ScheduleResult>;
   /** @internal Acknowledgements likewise: one call per shard per turn. */
@@ -74,6 +86,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       new QueueKeys(settings.prefix, this.name, this.options.shards),
       this.options,
     );
+    this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards);
     this.scheduler = new ShardBatcher((shard, items) => this.scheduleBatch(shard, items));
     this.acks = new ShardBatcher((shard, deliveries) => this.store.ack(shard, deliveries));
   }
@@ -122,8 +135,18 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     return task && this.toInfo(id, task);
   }
 
-  /** The `limit` most recently dead-lettered tasks (1 to 10,000), newest first. */
-  async deadLetters(limit = 100): Promise<DeadTask<T>[]> {
+  /**
+   * The `limit` most recently dead-lettered tasks (1 to 10,000), newest first; or, given
+   * `{ cursor, limit }`, one page of them all (see `list('dead', ...)`).
+   */
+  deadLetters(limit?: number): Promise<DeadTask<T>[]>;
+  deadLetters(page: PageOptions): Promise<Page<DeadTask<T>>>;
+  async deadLetters(limitOrPage: number | PageOptions = 100): Promise<DeadTask<T>[] | Page<DeadTask<T>>> {
+    if (typeof limitOrPage === 'object' && limitOrPage !== null) {
+      const { items, cursor } = await this.list('dead', limitOrPage);
+      return { items: items as DeadTask<T>[], cursor };
+    }
+    const limit = limitOrPage;
     assertLimit(limit, 10_000);
     const shards = await Promise.all(
       Array.from({ length: this.options.shards }, (_, shard) => this.store.dead(shard, limit)),
@@ -144,6 +167,95 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     if (!placed) return null;
     this.hint(shard, placed);
     return { id, runAt: placed.runAt };
+  }
+
+  /**
+   * Brings every dead-lettered task back, due now with attempts reset, in chunks of
+   * DEAD_LETTERS_PER_CHUNK per script call (Redis serves others between them). Resolves with how many.
+   */
+  async requeueAll(): Promise<number> {
+    this.scheduler.flush();
+    const counts = await Promise.all(
+      Array.from({ length: this.options.shards }, async (_, shard) => {
+        let total = 0;
+        for (;;) {
+          const { requeued, serverNow } = await this.store.requeueDeadChunk(shard);
+          total += requeued;
+          if (requeued > 0 && total === requeued) this.hint(shard, { runAt: serverNow, serverNow, isHead: true });
+          if (requeued < DEAD_LETTERS_PER_CHUNK) return total;
+        }
+      }),
+    );
+    return counts.reduce((sum, count) => sum + count, 0);
+  }
+
+  /**
+   * Deletes the dead-lettered tasks that died at least `olderThan` ms ago (0, the default: all), in
+   * chunks of DEAD_LETTERS_PER_CHUNK per script call. Resolves with how many.
+   */
+  async deleteDead({ olderThan = 0 }: { olderThan?: number } = {}): Promise<number> {
+    if (typeof olderThan !== 'number' || !Number.isInteger(olderThan) || olderThan < 0)
+      throw new QueueInputError(
+        `deleteDead: olderThan must be a whole number of ms, 0 or more, got ${String(olderThan)}`,
+      );
+    const counts = await Promise.all(
+      Array.from({ length: this.options.shards }, async (_, shard) => {
+        let total = 0;
+        for (;;) {
+          const deleted = await this.store.deleteDeadChunk(shard, olderThan);
+          total += deleted;
+          if (deleted < DEAD_LETTERS_PER_CHUNK) return total;
+        }
+      }),
+    );
+    return counts.reduce((sum, count) => sum + count, 0);
+  }
+
+  /**
+   * One page of the tasks in a state: `scheduled` by run time, `active` by lease end (soonest first),
+   * `dead` newest first; pass the returned cursor for the next page (null: no more). Each page costs
+   * O(shards × limit) whatever the number of tasks; a task moved between two pages may be listed
+   * twice or not at all (an admin view, not a snapshot).
+   */
+  async list(state: TaskListState, { cursor, limit = 100 }: PageOptions = {}): Promise<Page<ListedTask<T>>> {
+    const kind = Object.hasOwn(LISTED, state) ? LISTED[state] : undefined;
+    if (kind === undefined)
+      throw new QueueInputError(`list: state must be 'scheduled', 'active' or 'dead', got ${String(state)}`);
+    assertLimit(limit, 1000);
+    if (cursor !== undefined && typeof cursor !== 'string')
+      throw new QueueInputError(`list: cursor must be a string returned by an earlier page, got ${typeof cursor}`);
+    this.scheduler.flush();
+    const pages = new ScorePages(this.options.shards, state === 'dead');
+    const page = await pages.page(cursor, limit, (shard, score, skip, count) =>
+      this.store.range(shard, kind, state === 'dead', score, skip, count),
+    );
+    const byShard = new Map<number, string[]>();
+    for (const { shard, member } of page.items) byShard.set(shard, [...(byShard.get(shard) ?? []), member]);
+    const details = new Map<string, Awaited<ReturnType<DelayQueueStore['details']>>[number]>();
+    await Promise.all(
+      [...byShard].map(async ([shard, ids]) => {
+        for (const detail of await this.store.details(shard, ids)) details.set(`${shard}:${detail.id}`, detail);
+      }),
+    );
+    const items: ListedTask<T>[] = [];
+    for (const { shard, member, score } of page.items) {
+      const { json, run, lastError } = details.get(`${shard}:${member}`)!;
+      // Completed or cancelled between the two reads.
+      if (json === null) continue;
+      // '<attempts>:<token>:<runAt>' of the latest delivery; none before the first.
+      const [attempts, , ranAt] = (run ?? '0::').split(':');
+      items.push({
+        id: member,
+        state,
+        runAt: state === 'scheduled' ? score : Number(ranAt),
+        attempts: Number(attempts),
+        payload: JSON.parse(json) as T,
+        ...(state === 'active' && { leaseEndsAt: score }),
+        ...(state === 'dead' && { diedAt: score }),
+        ...(lastError !== null && { lastError }),
+      });
+    }
+    return { items, cursor: page.cursor };
   }
 
   /** The next `limit` tasks to fall due (the heads of every shard's due index), soonest first. Costs O(shards × limit). */
@@ -169,6 +281,32 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
 
   stats(): Promise<DelayQueueStats> {
     return this.store.stats();
+  }
+
+  /**
+   * Stops every consumer of this queue, in every process, from claiming: once this resolves no claim
+   * hands anything out (work in flight finishes normally). Producers keep writing; due work waits.
+   * The flag lives in Redis, so consumers started later stay paused too.
+   */
+  async pause(): Promise<void> {
+    await this.pauseFlag.set(true);
+    if (this.events.has('queue.paused')) this.events.emit('queue.paused', { queue: this.name, kind: 'delay' });
+  }
+
+  /** Lets consumers claim again; work that fell due meanwhile is handed out at once (they are woken). */
+  async resume(): Promise<void> {
+    await this.pauseFlag.set(false);
+    for (let shard = 0; shard < this.options.shards; shard++) {
+      this.connection.client.publish(this.store.keys.wakeChannel, `${shard}:0`).catch(() => {
+        // Only a latency hint: paused pollers still look every idlePollMs.
+      });
+    }
+    if (this.events.has('queue.resumed')) this.events.emit('queue.resumed', { queue: this.name, kind: 'delay' });
+  }
+
+  /** Whether the queue is paused (any of its shards, should a pause() have failed half-way). */
+  isPaused(): Promise<boolean> {
+    return this.pauseFlag.read();
   }
 
   /** @internal */

@@ -26,6 +26,8 @@ const EVENT_KINDS = {
   'task.failed': 'delay',
   'task.dead': 'delay',
   'consumer.error': 'both',
+  'queue.paused': 'both',
+  'queue.resumed': 'both',
 } as const satisfies Record<QueueEventName, QueueKind | 'both'>;
 
 /** Every event name, to refuse a misspelt one when a listener is added rather than never calling it. */

@@ -85,7 +85,7 @@ export class BatchConsumerWorker extends ShardedWorker {
 
   /** Scheduled mode: claims and handles every due batch of every shard, then resolves. Overlapping runs share one drain. */
   drain(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
+    if (this.stopped || this.isHeld) return Promise.resolve();
     this.draining ??= this.drainAll().finally(() => (this.draining = undefined));
     return this.draining;
   }

@@ -1,6 +1,7 @@
 import { fencingToken } from '../redis/fencing-token';
 import type { Scripts } from '../redis/scripts';
 import type { QueueKeys, ShardKeyKind } from '../redis/keys';
+import { zscore, type Scored } from '../redis/score-pages';
 import type { FixedQueueOptionsRules } from '../validation/queue-options';
 import type { DeadBatch, FixedQueueStats, GroupSummary } from '../interfaces';
 
@@ -257,10 +258,7 @@ export class FixedQueueStore {
         const stored = reply[i + 1];
         // Trimmed (capacity) between the two reads of the script: nothing left to show.
         if (stored === null) continue;
-        // A JSON header, then the entries as stored, one a line.
-        const [header, ...entries] = stored.split('\n');
-        const { group, attempts, error, diedAt } = JSON.parse(header) as DeadHeader;
-        records.push({ id: reply[i]!, group, attempts, lastError: error, diedAt, entries });
+        records.push(parseDeadRecord(reply[i]!, stored));
       }
       if (reply.length / 2 < page || records.length === 0) break;
       const last = String(records[records.length - 1].diedAt);
@@ -308,6 +306,42 @@ export class FixedQueueStore {
         ...page,
       ]);
     } while (page.length > 0);
+  }
+
+  /** The first `count` entries of a group's list, oldest first. */
+  head(shard: number, group: string, count: number): Promise<string[]> {
+    return this.scripts.call((client) => client.lrange(this.groupKey(shard, group), 0, count - 1));
+  }
+
+  /** One HSCAN step over a shard's groups holding messages (the lens hash): the next scan cursor, then group/size pairs. */
+  async scanGroups(shard: number, scan: string, count: number): Promise<[string, string[]]> {
+    return this.scripts.call((client) => client.hscan(this.keys.key(shard, 'lens'), scan, 'COUNT', count));
+  }
+
+  /** Up to `count` dead batch ids of a shard with their death times, down from `score`, past the first `skip` at exactly that time. */
+  async deadRange(shard: number, score: number, skip: number, count: number): Promise<Scored[]> {
+    const reply = await this.scripts.call((client) =>
+      client.zrange(
+        this.keys.key(shard, 'dead'),
+        zscore(score),
+        '-inf',
+        'BYSCORE',
+        'REV',
+        'LIMIT',
+        skip,
+        count,
+        'WITHSCORES',
+      ),
+    );
+    const entries: Scored[] = [];
+    for (let i = 0; i < reply.length; i += 2) entries.push({ shard, member: reply[i], score: Number(reply[i + 1]) });
+    return entries;
+  }
+
+  /** Dead batches of a shard by id; null where one is gone (re-queued, trimmed). */
+  async deadRecords(shard: number, ids: string[]): Promise<(DeadRecord | null)[]> {
+    const stored = await this.scripts.call((client) => client.hmget(this.keys.key(shard, 'deadData'), ...ids));
+    return stored.map((record, i) => (record === null ? null : parseDeadRecord(ids[i], record)));
   }
 
   size(shard: number, group: string): Promise<number> {
@@ -373,6 +407,13 @@ export class FixedQueueStore {
 }
 
 type TakeReply = (number | string)[];
+
+function parseDeadRecord(id: string, stored: string): DeadRecord {
+  // A JSON header, then the entries as stored, one a line.
+  const [header, ...entries] = stored.split('\n');
+  const { group, attempts, error, diedAt } = JSON.parse(header) as DeadHeader;
+  return { id, group, attempts, lastError: error, diedAt, entries };
+}
 
 /** @internal Exported for its unit spec. */
 export function decodeTake(

@@ -13,13 +13,19 @@ import type {
   DeadBatch,
   FixedQueueOptions,
   FixedQueueStats,
+  GroupListing,
   GroupSummary,
   ObliterateOptions,
+  Page,
+  PageOptions,
+  PeekedMessage,
   PushResult,
 } from '../interfaces';
+import { ScorePages } from '../redis/score-pages';
 import { ShardBatcher } from '../redis/shard-batcher';
+import { PauseFlag } from '../redis/pause-flag';
 import type { AckResult } from './batch-consumer.worker';
-import { FixedQueueStore, type Delivery, type GroupPush, type PushOutcome } from './fixed-queue.store';
+import { FixedQueueStore, type DeadRecord, type Delivery, type GroupPush, type PushOutcome } from './fixed-queue.store';
 import { MAX_BYTES_PER_CALL, MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
 
 /**
@@ -39,6 +45,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
   /** @internal Consumers of this queue running in this process (QueueOrchestrator keeps it). */
   readonly consumers = new RunningConsumers();
   private readonly codec: PayloadCodec;
+  private readonly pauseFlag: PauseFlag;
   private readonly coalescer: PushCoalescer;
   /** Per shard, the due time of the last wake-up hint still ahead of us (server ms). */
   private readonly hinted: number[];
@@ -62,6 +69,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
       new QueueKeys(settings.prefix, this.name, this.options.shards),
       this.options,
     );
+    this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards);
     this.coalescer = new PushCoalescer(
       this.store,
       (group) => shardOf(group, this.options.shards),
@@ -141,7 +149,12 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
    * The newest dead batches (at-least-once queues: batches that failed their last attempt), newest
    * first. Costs O(shards × limit).
    */
-  async deadLetters(limit = 100): Promise<DeadBatch<T>[]> {
+  deadLetters(limit?: number): Promise<DeadBatch<T>[]>;
+  /** One page of every dead batch, newest first; pass the returned cursor for the next (null: no more). O(shards × limit). */
+  deadLetters(page: PageOptions): Promise<Page<DeadBatch<T>>>;
+  async deadLetters(limitOrPage: number | PageOptions = 100): Promise<DeadBatch<T>[] | Page<DeadBatch<T>>> {
+    if (typeof limitOrPage === 'object' && limitOrPage !== null) return this.deadLetterPage(limitOrPage);
+    const limit = limitOrPage;
     assertLimit(limit, 1000);
     const shards = await Promise.all(
       Array.from({ length: this.options.shards }, (_, shard) => this.store.dead(shard, limit)),
@@ -150,11 +163,91 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
       .flat()
       .sort((a, b) => b.diedAt - a.diedAt)
       .slice(0, limit)
-      .map(({ entries, ...record }) => ({
-        ...record,
-        pushedAt: entries.map((entry) => Number(entry.slice(1, entry.indexOf(',')))),
-        messages: entries.map((entry) => JSON.parse(entry.slice(entry.indexOf(',') + 1, -1)) as T),
-      }));
+      .map((record) => this.toDeadBatch(record));
+  }
+
+  /**
+   * The oldest `limit` messages of a group (1 to 1,000), each with its push time: what its next batch
+   * would hold (an ordered at-least-once group's head is its unacknowledged batch). Messages older than
+   * `maxAgeMs` still show until a consumer claims the group and discards them.
+   */
+  async peek(group: string, limit = 10): Promise<PeekedMessage<T>[]> {
+    assertName(group, 'group');
+    assertLimit(limit, 1000);
+    const entries = await this.store.head(shardOf(group, this.options.shards), group, limit);
+    return entries.map((entry) => ({ message: entryMessage<T>(entry), pushedAt: entryTime(entry) }));
+  }
+
+  /**
+   * One page of the groups holding messages, in no particular order; pass the returned cursor for the
+   * next page (null: no more). An admin read, never for a hot path: each page costs a few bounded HSCAN
+   * steps over the shards' group counters, whatever the number of groups. A page may hold fewer than
+   * `limit` groups before the end; a group added or emptied meanwhile may be missed or listed twice.
+   */
+  async groups({ cursor, limit = 100 }: PageOptions = {}): Promise<Page<GroupListing>> {
+    assertLimit(limit, 1000);
+    let [shard, scan, skip] = decodeGroupCursor(cursor, this.options.shards);
+    const items: GroupListing[] = [];
+    // Bounds the calls of a page where the hashes are sparse (HSCAN may answer a step with nothing).
+    for (
+      let steps = 0;
+      shard < this.options.shards && items.length < limit && steps < 2 * this.options.shards + 8;
+      steps++
+    ) {
+      const [next, flat] = await this.store.scanGroups(shard, scan, limit);
+      const found: GroupListing[] = [];
+      for (let i = 0; i < flat.length; i += 2) found.push({ group: flat[i], size: Number(flat[i + 1]) });
+      const fresh = found.slice(skip);
+      const room = limit - items.length;
+      if (fresh.length > room) {
+        // The rest of this step comes with the next page: the same step again, past what was listed.
+        items.push(...fresh.slice(0, room));
+        skip += room;
+        break;
+      }
+      items.push(...fresh);
+      skip = 0;
+      if (next === '0') {
+        shard++;
+        scan = '0';
+      } else scan = next;
+    }
+    return {
+      items,
+      cursor:
+        shard >= this.options.shards ? null : Buffer.from(JSON.stringify([shard, scan, skip])).toString('base64url'),
+    };
+  }
+
+  private async deadLetterPage({ cursor, limit = 100 }: PageOptions): Promise<Page<DeadBatch<T>>> {
+    assertLimit(limit, 1000);
+    if (cursor !== undefined && typeof cursor !== 'string')
+      throw new QueueInputError(
+        `deadLetters: cursor must be a string returned by an earlier page, got ${typeof cursor}`,
+      );
+    const page = await new ScorePages(this.options.shards, true).page(cursor, limit, (shard, score, skip, count) =>
+      this.store.deadRange(shard, score, skip, count),
+    );
+    const byShard = new Map<number, string[]>();
+    for (const { shard, member } of page.items) byShard.set(shard, [...(byShard.get(shard) ?? []), member]);
+    const records = new Map<string, DeadRecord>();
+    await Promise.all(
+      [...byShard].map(async ([shard, ids]) => {
+        for (const record of await this.store.deadRecords(shard, ids)) if (record) records.set(record.id, record);
+      }),
+    );
+    const items: DeadBatch<T>[] = [];
+    // Re-queued or trimmed between the two reads: gone from the page.
+    for (const { member } of page.items) if (records.has(member)) items.push(this.toDeadBatch(records.get(member)!));
+    return { items, cursor: page.cursor };
+  }
+
+  private toDeadBatch({ entries, ...record }: DeadRecord): DeadBatch<T> {
+    return {
+      ...record,
+      pushedAt: entries.map(entryTime),
+      messages: entries.map((entry) => entryMessage<T>(entry)),
+    };
   }
 
   /**
@@ -198,6 +291,32 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
     await deleteQueueMeta(this.connection, this.store.keys);
   }
 
+  /**
+   * Stops every consumer of this queue, in every process, from claiming: once this resolves no claim
+   * hands anything out (work in flight finishes normally). Producers keep writing; due work waits.
+   * The flag lives in Redis, so consumers started later stay paused too.
+   */
+  async pause(): Promise<void> {
+    await this.pauseFlag.set(true);
+    if (this.events.has('queue.paused')) this.events.emit('queue.paused', { queue: this.name, kind: 'fixed' });
+  }
+
+  /** Lets consumers claim again; work that fell due meanwhile is handed out at once (they are woken). */
+  async resume(): Promise<void> {
+    await this.pauseFlag.set(false);
+    for (let shard = 0; shard < this.options.shards; shard++) {
+      this.connection.client.publish(this.store.keys.wakeChannel, `${shard}:0`).catch(() => {
+        // Only a latency hint: paused pollers still look every idlePollMs.
+      });
+    }
+    if (this.events.has('queue.resumed')) this.events.emit('queue.resumed', { queue: this.name, kind: 'fixed' });
+  }
+
+  /** Whether the queue is paused (any of its shards, should a pause() have failed half-way). */
+  isPaused(): Promise<boolean> {
+    return this.pauseFlag.read();
+  }
+
   /** Once per script call, not per push: what a write stored and evicted. */
   private report(outcome: PushOutcome, groups: GroupPush[]): void {
     const dropEvents = this.events.has('messages.dropped');
@@ -227,4 +346,34 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
       // Only a latency hint: consumers still poll by themselves.
     });
   }
+}
+
+/** A list entry is `[<push time>,<json>]`. */
+const entryTime = (entry: string): number => Number(entry.slice(1, entry.indexOf(',')));
+const entryMessage = <T>(entry: string): T => JSON.parse(entry.slice(entry.indexOf(',') + 1, -1)) as T;
+
+/** Where `groups` stands: [shard, HSCAN cursor, groups of that step already listed]. */
+function decodeGroupCursor(cursor: string | undefined, shards: number): [number, string, number] {
+  if (cursor === undefined) return [0, '0', 0];
+  let position: unknown;
+  try {
+    position = typeof cursor === 'string' ? JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) : undefined;
+  } catch {
+    position = undefined;
+  }
+  if (
+    Array.isArray(position) &&
+    position.length === 3 &&
+    Number.isInteger(position[0]) &&
+    position[0] >= 0 &&
+    position[0] < shards &&
+    typeof position[1] === 'string' &&
+    /^\d+$/.test(position[1]) &&
+    Number.isInteger(position[2]) &&
+    position[2] >= 0
+  )
+    return position as [number, string, number];
+  throw new QueueInputError(
+    `groups: cursor "${String(cursor).slice(0, 80)}" is not one this queue returned; start again without a cursor`,
+  );
 }

@@ -62,11 +62,16 @@ export class QueueHealthIndicator {
     const down = (data: object) => indicator.down(data) as QueueHealthResult<Key>;
 
     let stats: (FixedQueueStats | DelayQueueStats)[];
+    let paused: boolean[];
     let eviction: { evictionPolicy: string; warning?: string };
     try {
       await deadline(this.connection.client.ping(), timeoutMs, `PING took longer than ${timeoutMs} ms`);
-      [stats, eviction] = await deadline(
-        Promise.all([Promise.all(queues.map(({ queue }) => queue.stats())), this.eviction()]),
+      [stats, eviction, paused] = await deadline(
+        Promise.all([
+          Promise.all(queues.map(({ queue }) => queue.stats())),
+          this.eviction(),
+          Promise.all(queues.map(({ queue }) => queue.isPaused())),
+        ]),
         timeoutMs,
         `the queues' stats took longer than ${timeoutMs} ms`,
       );
@@ -94,7 +99,9 @@ export class QueueHealthIndicator {
         lagMs,
         consumers: own.filter((consumer) => consumer.running).length,
         ...(drainedEveryMs !== undefined && { drainedEveryMs }),
+        ...(paused[i] && { paused: true as const }),
       };
+      if (paused[i]) return;
       const { maxBacklog, maxLagMs } = { ...options, ...limits[name] };
       if (maxBacklog !== undefined && backlog > maxBacklog)
         problems.push(`${name}: backlog ${backlog} > ${maxBacklog}`);

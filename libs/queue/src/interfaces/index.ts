@@ -11,3 +11,4 @@ export * from './queue-metrics-options.interface';
 export * from './queue-health-options.interface';
 export * from './dashboard-options.interface';
 export * from './obliterate-options.interface';
+export * from './inspection.interface';

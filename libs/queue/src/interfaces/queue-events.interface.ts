@@ -1,3 +1,5 @@
+import type { QueueKind } from './queue-kind.interface';
+
 /** One write of pushes to one shard (pushes of one event-loop turn are written together). */
 export interface MessagesPushedEvent {
   queue: string;
@@ -101,6 +103,12 @@ export interface ConsumerErrorEvent {
   error: unknown;
 }
 
+/** `pause()` or `resume()` of a queue returned in this process: every consumer of it, in every process, stopped or started claiming. */
+export interface QueuePauseEvent {
+  queue: string;
+  kind: QueueKind;
+}
+
 /** Every event `QueueEvents` emits, with its payload. */
 export interface QueueEventMap {
   'messages.pushed': MessagesPushedEvent;
@@ -114,6 +122,8 @@ export interface QueueEventMap {
   'task.failed': TaskFailedEvent;
   'task.dead': TaskDeadEvent;
   'consumer.error': ConsumerErrorEvent;
+  'queue.paused': QueuePauseEvent;
+  'queue.resumed': QueuePauseEvent;
 }
 
 export type QueueEventName = keyof QueueEventMap;

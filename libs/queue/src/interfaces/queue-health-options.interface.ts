@@ -33,6 +33,8 @@ export interface QueueHealthDetails {
   consumers: number;
   /** When every consumer of this queue here runs on a schedule: the longest gap between two of its drains. */
   drainedEveryMs?: number;
+  /** Paused (`pause()`): its backlog and lag grow by design, so their limits are not applied. */
+  paused?: true;
 }
 
 /** A terminus indicator result: `{ [key]: { status, ...details } }`. */

@@ -36,6 +36,8 @@ export const SCRIPT_NAMES = [
   'delay-requeue',
   'delay-stats',
   'delay-dead',
+  'delay-requeue-dead',
+  'delay-delete-dead',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -6,7 +6,7 @@
 --   KEYS[6] errors hash  KEYS[7] runs hash (id -> '<attempts>:<fencing token>:<run at>' of its latest delivery)
 --   ARGV[1] limit  ARGV[2] lease ms  ARGV[3] maxAttempts  ARGV[4] dead-letter capacity
 --   ARGV[5] fencing token of this call's deliveries
--- Output: {now, next due or lease end or -1, then per task: id, attempt, token, runAt, json}
+-- Output (a paused queue: {now, -1}): {now, next due or lease end or -1, then per task: id, attempt, token, runAt, json}
 local dueKey, activeKey, dataKey, deadKey, statsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local errorsKey, runsKey = KEYS[6], KEYS[7]
 --- @include "now"
@@ -18,6 +18,10 @@ local maxAttempts, deadCapacity = tonumber(ARGV[3]), tonumber(ARGV[4])
 -- (FLUSHDB, a restart without persistence, a failover to a lagging replica) and hand out tokens of
 -- deliveries still running. One per call: a call delivers a task at most once.
 local token = ARGV[5]
+
+--- @include "paused"
+-- Paused, tasks whose lease ran out stay active too: they are retried on the first claim after resume().
+if isPaused(statsKey) then return {now, -1} end
 
 local function bury(id)
   redis.call('ZADD', deadKey, now, id)

@@ -13,7 +13,7 @@
 --   ARGV[1] batchSize  ARGV[2] maxAgeMs (0: none)  ARGV[3] maxWaitMs  ARGV[4] limit  ARGV[5] mode (1 at-most-
 --   once, 2 at-least-once)  ARGV[6] leaseMs  ARGV[7] maxAttempts  ARGV[8] dead-letter capacity
 --   ARGV[9] token base (random per call)  ARGV[10] ttlMs, then per candidate: name, entries read
--- Output: {now, next due or -1, groups listed, group..., then per candidate: offset, expired, claimed,
+-- Output (a paused queue: nothing claimed, nothing due): {now, next due or -1, groups listed, group..., then per candidate: offset, expired, claimed,
 --   attempt, token}: the read entries [offset, offset + claimed) are one batch, delivered under token.
 local readyKey, statsKey, lensKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local leasesKey, deadKey, recordsKey, errorsKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
@@ -23,6 +23,14 @@ local atLeastOnce = ARGV[5] == '2'
 local lease, maxAttempts, deadCapacity = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local base, ttl = ARGV[9], ARGV[10]
 local cutoff = now - maxAge
+
+--- @include "paused"
+-- Paused, even lapsed leases wait: their groups become ready on the first claim after resume().
+if isPaused(statsKey) then
+  local out = {now, -1, 0}
+  for _ = 9, #KEYS do out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = '' end
+  return out
+end
 
 --- @include "fixed-settle"
 --- @include "claim-reply"

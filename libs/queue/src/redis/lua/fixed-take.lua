@@ -10,7 +10,7 @@
 --   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash  KEYS[3+i] list of candidate group i
 --   ARGV[1] batchSize  ARGV[2] maxAgeMs (0: no limit)  ARGV[3] maxWaitMs  ARGV[4] limit
 --   ARGV[3+2i] name of candidate group i, ARGV[4+2i] how many of its first entries the caller read
--- Output: {now, next due time or -1, number of groups listed, group..., then per candidate: offset,
+-- Output (a paused queue: nothing claimed, nothing due): {now, next due time or -1, number of groups listed, group..., then per candidate: offset,
 -- expired, claimed}: the caller's read entries [offset, offset + claimed) are claimed, in batches of
 -- batchSize (only the first may be short). The next due time is `now` when any group is due.
 local readyKey, statsKey, lensKey = KEYS[1], KEYS[2], KEYS[3]
@@ -18,6 +18,13 @@ local readyKey, statsKey, lensKey = KEYS[1], KEYS[2], KEYS[3]
 local batch, maxAge, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local limit = tonumber(ARGV[4])
 local cutoff = now - maxAge
+
+--- @include "paused"
+if isPaused(statsKey) then
+  local out = {now, -1, 0}
+  for _ = 4, #KEYS do out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0 end
+  return out
+end
 
 --- @include "entries"
 --- @include "claim-reply"

@@ -1,0 +1,35 @@
+import type { QueueKeys } from './keys';
+import type { Scripts } from './scripts';
+
+/**
+ * A queue's pause, as the claim scripts read it: the field `paused` of every shard's stats hash. Set
+ * on every shard, because on a Cluster a shard's script sees only its own slot; lost with the data
+ * when Redis restarts without persistence (the queue comes back unpaused and consumers work again).
+ */
+export class PauseFlag {
+  constructor(
+    private readonly scripts: Scripts,
+    private readonly keys: QueueKeys,
+    private readonly shards: number,
+  ) {}
+
+  /** Resolves once every shard's claims see the change. One command per shard: nothing to keep atomic across them. */
+  async set(paused: boolean): Promise<void> {
+    await Promise.all(
+      Array.from({ length: this.shards }, (_, shard) => {
+        const key = this.keys.key(shard, 'stats');
+        return this.scripts.call((client) => (paused ? client.hset(key, 'paused', '1') : client.hdel(key, 'paused')));
+      }),
+    );
+  }
+
+  /** True when any shard is paused (a pause() that failed half-way still holds those shards back). */
+  async read(): Promise<boolean> {
+    const shards = await Promise.all(
+      Array.from({ length: this.shards }, (_, shard) =>
+        this.scripts.call((client) => client.hexists(this.keys.key(shard, 'stats'), 'paused')),
+      ),
+    );
+    return shards.some((paused) => paused === 1);
+  }
+}
