@@ -152,7 +152,7 @@ export class BatchConsumerWorker extends ShardedWorker {
       else await this.deliverWithRetries(running, batch, claimedAt);
     } finally {
       this.running.delete(running);
-      if (![...this.running].some((entry) => entry.delivery)) this.stopHeartbeat();
+      if (this.running.size === 0) this.stopHeartbeat();
     }
   }
 

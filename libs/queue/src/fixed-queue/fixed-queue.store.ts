@@ -340,7 +340,12 @@ export class FixedQueueStore {
 
   /** Dead batches of a shard by id; null where one is gone (re-queued, trimmed). */
   async deadRecords(shard: number, ids: string[]): Promise<(DeadRecord | null)[]> {
-    const stored = await this.scripts.call((client) => client.hmget(this.keys.key(shard, 'deadData'), ...ids));
+    const stored: (string | null)[] = [];
+    // A few at a time, as `dead` pages them: one HMGET of a thousand batches would hold Redis for long.
+    for (let from = 0; from < ids.length; from += DEAD_BATCHES_PER_CALL) {
+      const slice = ids.slice(from, from + DEAD_BATCHES_PER_CALL);
+      stored.push(...(await this.scripts.call((client) => client.hmget(this.keys.key(shard, 'deadData'), ...slice))));
+    }
     return stored.map((record, i) => (record === null ? null : parseDeadRecord(ids[i], record)));
   }
 

@@ -38,7 +38,10 @@ end
 -- Leases that ran out first (bounded per call; the rest on the next poll). Their lists are not
 -- declared here, so they only become ready: the claim below, with the list in hand, does the rest.
 local leaseHead = redis.call('ZRANGE', leasesKey, 0, 0, 'WITHSCORES')
+-- Whether this call changed the leases (then their head is read again at the end; an idle poll does not).
+local leasesChanged = false
 if #leaseHead > 0 and tonumber(leaseHead[2]) <= now then
+  leasesChanged = true
   local lapsed = redis.call('ZRANGE', leasesKey, '-inf', now, 'BYSCORE', 'LIMIT', 0, 100)
   for _, group in ipairs(lapsed) do
     redis.call('ZREM', leasesKey, group)
@@ -92,6 +95,7 @@ for k = first, #KEYS do
       if atLeastOnce and count > 0 and attempts >= maxAttempts then
         -- Its last delivery's lease ran out: bury it; the group's next batch comes on the next poll.
         len = bury(group, key, count, attempts, base .. '.' .. (k - first + 1))
+        leasesChanged = true
         count = 0
       elseif taken < limit then
         local available = read - offset
@@ -117,6 +121,7 @@ for k = first, #KEYS do
           redis.call('HSET', heldKey, group, heldRecord(token, 0, 1, 0))
         end
         redis.call('ZADD', leasesKey, now + lease, group)
+        leasesChanged = true
         redis.call('ZREM', readyKey, group)
         if len == 0 then redis.call('HDEL', lensKey, group) else redis.call('HSET', lensKey, group, len) end
       else
@@ -139,7 +144,7 @@ for k = first, #KEYS do
 end
 local out = claimReply(readyKey, statsKey, now, limit, pending, delivered, expiredTotal)
 -- Leases end too: the poller must come back then even when nothing else is due.
-leaseHead = redis.call('ZRANGE', leasesKey, 0, 0, 'WITHSCORES')
+if leasesChanged then leaseHead = redis.call('ZRANGE', leasesKey, 0, 0, 'WITHSCORES') end
 if #leaseHead > 0 and (out[2] < 0 or tonumber(leaseHead[2]) < out[2]) then out[2] = tonumber(leaseHead[2]) end
 for i = 1, #claims do out[#out + 1] = claims[i] end
 return out
