@@ -1,5 +1,6 @@
 import type { ScriptName, Scripts } from '../redis/scripts';
 import { fencingToken } from '../redis/fencing-token';
+import { readNewestFirst } from '../redis/newest-first';
 import type { QueueKeys, ShardKeyKind } from '../redis/keys';
 import { zscore, type Scored } from '../redis/score-pages';
 import type { ResolvedTime } from '../validation/time';
@@ -201,21 +202,17 @@ export class DelayQueueStore {
 
   /** The `limit` most recent dead letters of a shard, newest first, read a page per script call. */
   async dead(shard: number, limit: number) {
-    const tasks: (StoredTask & { id: string; diedAt: number })[] = [];
-    // Where the next page starts: at the latest death time not fully listed, past those already listed.
-    let latest = '+inf';
-    let listedAtLatest = 0;
-    while (tasks.length < limit) {
-      const page = Math.min(DEAD_LETTERS_PER_CALL, limit - tasks.length);
+    return readNewestFirst(limit, DEAD_LETTERS_PER_CALL, async (count, latest, listedAtLatest) => {
       const reply = await this.scripts.run<(string | number | null)[]>(
         'delay-dead',
         this.k(shard, 'dead', 'data', 'errors', 'runs'),
-        [page, latest, listedAtLatest],
+        [count, latest, listedAtLatest],
       );
+      const items: (StoredTask & { id: string; diedAt: number })[] = [];
       for (let i = 0; i < reply.length; i += 5) {
         // '<attempts>:<token>:<runAt>' of the last delivery.
         const [attempts, , runAt] = (reply[i + 3] as string).split(':');
-        tasks.push({
+        items.push({
           id: reply[i] as string,
           diedAt: reply[i + 1] as number,
           state: 'dead',
@@ -225,13 +222,8 @@ export class DelayQueueStore {
           ...(reply[i + 4] ? { lastError: reply[i + 4] as string } : {}),
         });
       }
-      if (reply.length / 5 < page) break;
-      const last = String(tasks[tasks.length - 1].diedAt);
-      if (last !== latest) listedAtLatest = 0;
-      latest = last;
-      for (let i = tasks.length - 1; i >= 0 && String(tasks[i].diedAt) === latest; i--) listedAtLatest++;
-    }
-    return tasks;
+      return { items, listed: items.length };
+    });
   }
 
   /**

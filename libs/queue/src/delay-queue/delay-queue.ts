@@ -289,18 +289,13 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
    * The flag lives in Redis, so consumers started later stay paused too.
    */
   async pause(): Promise<void> {
-    await this.pauseFlag.set(true);
+    await this.pauseFlag.switch(true, this.connection.client);
     if (this.events.has('queue.paused')) this.events.emit('queue.paused', { queue: this.name, kind: 'delay' });
   }
 
   /** Lets consumers claim again; work that fell due meanwhile is handed out at once (they are woken). */
   async resume(): Promise<void> {
-    await this.pauseFlag.set(false);
-    for (let shard = 0; shard < this.options.shards; shard++) {
-      this.connection.client.publish(this.store.keys.wakeChannel, `${shard}:0`).catch(() => {
-        // Only a latency hint: paused pollers still look every idlePollMs.
-      });
-    }
+    await this.pauseFlag.switch(false, this.connection.client);
     if (this.events.has('queue.resumed')) this.events.emit('queue.resumed', { queue: this.name, kind: 'delay' });
   }
 

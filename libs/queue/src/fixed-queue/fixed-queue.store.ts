@@ -1,4 +1,5 @@
 import { fencingToken } from '../redis/fencing-token';
+import { readNewestFirst } from '../redis/newest-first';
 import type { Scripts } from '../redis/scripts';
 import type { QueueKeys, ShardKeyKind } from '../redis/keys';
 import { zscore, type Scored } from '../redis/score-pages';
@@ -243,30 +244,20 @@ export class FixedQueueStore {
 
   /** The newest `limit` dead batches of a shard, a page of at most DEAD_BATCHES_PER_CALL per script call. */
   async dead(shard: number, limit: number): Promise<DeadRecord[]> {
-    const records: DeadRecord[] = [];
-    // Where the next page starts: at the latest death time not fully listed, past those already listed.
-    let latest = '+inf';
-    let listedAtLatest = 0;
-    while (records.length < limit) {
-      const page = Math.min(DEAD_BATCHES_PER_CALL, limit - records.length);
+    return readNewestFirst(limit, DEAD_BATCHES_PER_CALL, async (count, latest, listedAtLatest) => {
       const reply = await this.scripts.run<(string | null)[]>('fixed-dead', this.k(shard, 'dead', 'deadData'), [
-        page,
+        count,
         latest,
         listedAtLatest,
       ]);
+      const items: DeadRecord[] = [];
       for (let i = 0; i < reply.length; i += 2) {
         const stored = reply[i + 1];
         // Trimmed (capacity) between the two reads of the script: nothing left to show.
-        if (stored === null) continue;
-        records.push(parseDeadRecord(reply[i]!, stored));
+        if (stored !== null) items.push(parseDeadRecord(reply[i]!, stored));
       }
-      if (reply.length / 2 < page || records.length === 0) break;
-      const last = String(records[records.length - 1].diedAt);
-      if (last !== latest) listedAtLatest = 0;
-      latest = last;
-      for (let i = records.length - 1; i >= 0 && String(records[i].diedAt) === latest; i--) listedAtLatest++;
-    }
-    return records;
+      return { items, listed: reply.length / 2 };
+    });
   }
 
   /** Appends a dead batch's messages to its group again. Null when no such dead batch exists. */
