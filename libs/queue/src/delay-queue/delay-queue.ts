@@ -27,6 +27,7 @@ import type {
   TaskTime,
   UpcomingTask,
 } from '../interfaces';
+import { newestOfShards } from '../redis/newest-first';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { PauseFlag } from '../redis/pause-flag';
 import {
@@ -148,14 +149,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     }
     const limit = limitOrPage;
     assertLimit(limit, 10_000);
-    const shards = await Promise.all(
-      Array.from({ length: this.options.shards }, (_, shard) => this.store.dead(shard, limit)),
-    );
-    return shards
-      .flat()
-      .sort((a, b) => b.diedAt - a.diedAt)
-      .slice(0, limit)
-      .map((task) => ({ ...this.toInfo(task.id, task), diedAt: task.diedAt }));
+    const newest = await newestOfShards(this.options.shards, limit, (shard) => this.store.dead(shard, limit));
+    return newest.map((task) => ({ ...this.toInfo(task.id, task), diedAt: task.diedAt }));
   }
 
   /** Brings a dead-lettered task back with its attempts reset, due now unless a time is given. Null when it is not dead. */

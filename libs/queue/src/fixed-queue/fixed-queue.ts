@@ -22,6 +22,7 @@ import type {
   PushResult,
 } from '../interfaces';
 import { ScorePages } from '../redis/score-pages';
+import { newestOfShards } from '../redis/newest-first';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { PauseFlag } from '../redis/pause-flag';
 import type { AckResult } from './batch-consumer.worker';
@@ -156,14 +157,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
     if (typeof limitOrPage === 'object' && limitOrPage !== null) return this.deadLetterPage(limitOrPage);
     const limit = limitOrPage;
     assertLimit(limit, 1000);
-    const shards = await Promise.all(
-      Array.from({ length: this.options.shards }, (_, shard) => this.store.dead(shard, limit)),
-    );
-    return shards
-      .flat()
-      .sort((a, b) => b.diedAt - a.diedAt)
-      .slice(0, limit)
-      .map((record) => this.toDeadBatch(record));
+    const newest = await newestOfShards(this.options.shards, limit, (shard) => this.store.dead(shard, limit));
+    return newest.map((record) => this.toDeadBatch(record));
   }
 
   /**

@@ -32,3 +32,16 @@ export async function readNewestFirst<T extends { diedAt: number }>(
   }
   return items;
 }
+
+/** The newest `limit` of every shard's newest `limit` (`read(shard)`), newest first. */
+export async function newestOfShards<T extends { diedAt: number }>(
+  shards: number,
+  limit: number,
+  read: (shard: number) => Promise<T[]>,
+): Promise<T[]> {
+  const lists = await Promise.all(Array.from({ length: shards }, (_, shard) => read(shard)));
+  return lists
+    .flat()
+    .sort((a, b) => b.diedAt - a.diedAt)
+    .slice(0, limit);
+}
