@@ -1,6 +1,7 @@
 import {
   Body,
   Controller,
+  Delete,
   Get,
   type INestApplication,
   Injectable,
@@ -17,6 +18,7 @@ import {
   DelayQueue,
   InjectDelayQueue,
   QueueConfigError,
+  QueueMemoryError,
   QueueExceptionFilter,
   QueueModule,
   type QueueModuleOptions,
@@ -66,6 +68,17 @@ class RemindersController {
   queue(@Param('name') name: string) {
     if (name !== 'reminders') throw new UnknownQueueError(`No delay queue named "${name}" is registered`);
     return this.reminders.stats();
+  }
+
+  @Delete('queues/reminders')
+  async obliterate() {
+    await this.reminders.obliterate();
+  }
+
+  // What a call gets while Redis is out of memory (maxmemory reached with noeviction).
+  @Get('full')
+  full() {
+    throw new QueueMemoryError('Redis refused the write: out of memory');
   }
 
   @Get('misconfigured')
@@ -153,6 +166,12 @@ describe('QueueExceptionFilter (HTTP)', () => {
       status: 404,
       body: { statusCode: 404, error: 'Not Found', message: 'No delay queue named "nope" is registered' },
     });
+    // Its consumer runs in this application: obliterating is a conflict, naming it.
+    expect(await http(app, 'DELETE', '/queues/reminders')).toEqual({
+      status: 409,
+      body: { statusCode: 409, error: 'Conflict', message: expect.any(String), consumers: ['SlowHandler.onReminder'] },
+    });
+    expect(await http(app, 'GET', '/full')).toMatchObject({ status: 503, body: { statusCode: 503 } });
     // Not the filter's: Nest's own handling answers.
     expect(await http(app, 'GET', '/misconfigured')).toEqual({
       status: 500,

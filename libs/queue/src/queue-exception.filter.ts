@@ -2,13 +2,22 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpStatus } from '@ne
 import {
   QueueConnectionError,
   QueueInputError,
+  QueueInUseError,
+  QueueMemoryError,
   QueueReplicationError,
   QueueSchemaError,
   TaskStateError,
   UnknownQueueError,
 } from './errors';
 
-type MappedError = QueueInputError | TaskStateError | UnknownQueueError | QueueConnectionError | QueueReplicationError;
+type MappedError =
+  | QueueInputError
+  | TaskStateError
+  | QueueInUseError
+  | UnknownQueueError
+  | QueueConnectionError
+  | QueueReplicationError
+  | QueueMemoryError;
 
 /** Nest's reason phrases, as its own HttpExceptions put them in `error`. */
 const REASONS: Partial<Record<HttpStatus, string>> = {
@@ -27,14 +36,23 @@ interface HttpReply {
 /**
  * Opt-in mapping of the queues' errors to HTTP responses, for controllers that call the queues with
  * what a client sent: `QueueInputError` / `QueueSchemaError` → 400 (a schema error lists its violations
- * in `message`, as Nest's ValidationPipe does), `TaskStateError` → 409, `UnknownQueueError` → 404,
- * `QueueConnectionError` / `QueueReplicationError` → 503. Any other error (a `QueueConfigError`, a
+ * in `message`, as Nest's ValidationPipe does), `TaskStateError` and `QueueInUseError` (obliterate while
+ * consumers run) → 409, `UnknownQueueError` → 404, `QueueConnectionError` / `QueueReplicationError` /
+ * `QueueMemoryError` (Redis out of memory) → 503. Any other error (a `QueueConfigError`, a
  * Redis refusal, your own) is not caught here and goes on to Nest's handling or your other filters.
  *
  * `app.useGlobalFilters(new QueueExceptionFilter())`, `{ provide: APP_FILTER, useClass: QueueExceptionFilter }`,
  * or `@UseFilters(QueueExceptionFilter)` on a controller. HTTP only (Express or Fastify).
  */
-@Catch(QueueInputError, TaskStateError, UnknownQueueError, QueueConnectionError, QueueReplicationError)
+@Catch(
+  QueueInputError,
+  TaskStateError,
+  QueueInUseError,
+  UnknownQueueError,
+  QueueConnectionError,
+  QueueReplicationError,
+  QueueMemoryError,
+)
 export class QueueExceptionFilter implements ExceptionFilter<MappedError> {
   catch(error: MappedError, host: ArgumentsHost): void {
     const status = statusOf(error);
@@ -44,6 +62,7 @@ export class QueueExceptionFilter implements ExceptionFilter<MappedError> {
       error: REASONS[status],
     };
     if (error instanceof TaskStateError) Object.assign(body, { id: error.id, state: error.state });
+    if (error instanceof QueueInUseError) body.consumers = error.consumers;
     // Tells the client whether repeating the request can apply it twice (README: Guarantees).
     if (error instanceof QueueConnectionError) body.outcome = error.outcome;
     host.switchToHttp().getResponse<HttpReply>().status(status).send(body);
@@ -52,7 +71,7 @@ export class QueueExceptionFilter implements ExceptionFilter<MappedError> {
 
 function statusOf(error: MappedError): HttpStatus {
   if (error instanceof QueueInputError) return HttpStatus.BAD_REQUEST;
-  if (error instanceof TaskStateError) return HttpStatus.CONFLICT;
+  if (error instanceof TaskStateError || error instanceof QueueInUseError) return HttpStatus.CONFLICT;
   if (error instanceof UnknownQueueError) return HttpStatus.NOT_FOUND;
   return HttpStatus.SERVICE_UNAVAILABLE;
 }
