@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/com
 import { QueueConfigError, QueueDashboardModule, type QueueDashboardOptions } from 'nestjs-redis-queues';
 import { CapturedLogs } from './support/faults';
 import { recordBatches, recordTasks, useQueueApps } from './support/fixtures';
-import { pollUntil } from './support/testing';
+import { deferred, pollUntil } from './support/testing';
 
 const failing = recordTasks('tasks', {}, () => {
   throw new Error('the vet is <b>closed</b>');
@@ -149,6 +149,9 @@ describe('QueueDashboardModule', () => {
     const url = `${base}/queues/api/delay/tasks/requeue/dies`;
     expect((await fetch(url, { method: 'POST' })).status).toBe(403);
     expect((await tasks.get('dies'))?.state).toBe('dead');
+    // The re-queued task runs until the checks below are done, rather than dying anew meanwhile.
+    const vet = deferred();
+    failing.behaviour = () => vet.promise;
     const response = await fetch(url, { method: 'POST', headers: { 'x-requested-with': 'nrq-dashboard' } });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ requeued: true });
@@ -167,6 +170,7 @@ describe('QueueDashboardModule', () => {
       });
       expect([path.slice(0, 40), refused.status]).toEqual([path.slice(0, 40), 404]);
     }
+    vet.resolve();
   });
 
   it('re-queues a dead batch of a FixedQueue only with that header, and answers 404 for what it does not know', async () => {
