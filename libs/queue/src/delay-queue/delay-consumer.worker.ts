@@ -1,3 +1,4 @@
+import { RunningDeliveries, type RunningDelivery } from '../consumer/running-deliveries';
 import { ShardedWorker, type Taken, type WorkerDependencies } from '../consumer/sharded-worker';
 import { describeError, failureText } from '../utils/errors';
 import { logLine } from '../utils/log-line';
@@ -23,14 +24,16 @@ export interface DelayWorkerDependencies extends WorkerDependencies {
  * acknowledges on success and fails (retry or dead-letter) on a throw. On shutdown, tasks whose handler
  * does not finish in time are given back at once instead of waiting out their lease.
  */
+/** A task being handled, and its delivery's fencing token. */
+interface RunningTask extends RunningDelivery {
+  id: string;
+  token: string;
+}
+
 export class DelayConsumerWorker extends ShardedWorker {
   /** Acks and fails on their way to Redis; shutdown waits for them before the connection closes. */
   private readonly recording = new Set<Promise<unknown>>();
-  private readonly running = new Map<
-    string,
-    { shard: number; id: string; token: string; controller: AbortController }
-  >();
-  private heartbeat?: NodeJS.Timeout;
+  private readonly running: RunningDeliveries<RunningTask>;
 
   private readonly name: string;
   private readonly store: DelayQueueStore;
@@ -47,6 +50,18 @@ export class DelayConsumerWorker extends ShardedWorker {
     this.events = deps.events;
     this.handler = deps.handler;
     this.options = deps.options;
+    this.running = new RunningDeliveries<RunningTask>(
+      deps.options.visibilityTimeoutMs,
+      (shard, tasks) => this.store.extend(shard, tasks),
+      ({ id }) =>
+        this.logger.warn(
+          logLine(this.label, 'lost the lease of a running task (replaced, cancelled or expired)', { id }),
+        ),
+      (error, count) => {
+        this.logger.warn(logLine(this.label, 'could not extend leases', { count, error: describeError(error) }));
+        this.reportError('extend', error);
+      },
+    );
   }
 
   protected async take(shard: number, limit: number): Promise<Taken> {
@@ -58,9 +73,9 @@ export class DelayConsumerWorker extends ShardedWorker {
     const finished = await super.stop(timeoutMs);
     await Promise.allSettled(this.recording);
     if (finished) return true;
-    this.stopHeartbeat();
+    this.running.stop();
     const released = await Promise.all(
-      [...this.running.values()].map(({ shard, id, token, controller }) => {
+      [...this.running].map(({ shard, id, token, controller }) => {
         controller.abort(new Error('shutdown timeout ran out'));
         return this.store.release(shard, id, token).catch(() => false);
       }),
@@ -72,7 +87,6 @@ export class DelayConsumerWorker extends ShardedWorker {
   }
 
   private async handle(shard: number, task: ClaimedTask, firedAt: number): Promise<void> {
-    const key = `${shard}:${task.id}:${task.token}`;
     const controller = new AbortController();
     const ctx: DelayContext = {
       queue: this.name,
@@ -82,8 +96,8 @@ export class DelayConsumerWorker extends ShardedWorker {
       firedAt,
       signal: controller.signal,
     };
-    this.running.set(key, { shard, id: task.id, token: task.token, controller });
-    this.heartbeat ??= setInterval(() => this.beat(), Math.max(50, Math.floor(this.options.visibilityTimeoutMs / 3)));
+    const running: RunningTask = { shard, id: task.id, token: task.token, controller };
+    this.running.add(running);
     const { events } = this;
     if (events.has('task.fired')) events.emit('task.fired', this.describeTask(task, firedAt));
     let outcome: Promise<unknown>;
@@ -102,8 +116,7 @@ export class DelayConsumerWorker extends ShardedWorker {
       operation = 'fail';
       outcome = this.fail(shard, task, firedAt, performance.now() - started, error);
     } finally {
-      this.running.delete(key);
-      if (this.running.size === 0) this.stopHeartbeat();
+      this.running.delete(running);
     }
     // The slot is free once the handler is: recording the outcome overlaps with the next task.
     this.recording.add(outcome);
@@ -120,44 +133,6 @@ export class DelayConsumerWorker extends ShardedWorker {
         this.reportError(operation, error);
       })
       .finally(() => this.recording.delete(outcome));
-  }
-
-  /**
-   * Extends the lease of every running task, one call per shard, at a third of the lease: two missed
-   * beats still leave it alive. One timer for the worker, not one per task.
-   */
-  private beat(): void {
-    const byShard = new Map<number, { id: string; token: string; controller: AbortController }[]>();
-    for (const { shard, id, token, controller } of this.running.values()) {
-      const list = byShard.get(shard);
-      if (list) list.push({ id, token, controller });
-      else byShard.set(shard, [{ id, token, controller }]);
-    }
-    for (const [shard, deliveries] of byShard) {
-      this.store.extend(shard, deliveries).then(
-        (kept) =>
-          kept.forEach((held, i) => {
-            if (held) return;
-            deliveries[i].controller.abort(new Error('lease lost'));
-            this.logger.warn(
-              logLine(this.label, 'lost the lease of a running task (replaced, cancelled or expired)', {
-                id: deliveries[i].id,
-              }),
-            );
-          }),
-        (error) => {
-          this.logger.warn(
-            logLine(this.label, 'could not extend leases', { count: deliveries.length, error: describeError(error) }),
-          );
-          this.reportError('extend', error);
-        },
-      );
-    }
-  }
-
-  private stopHeartbeat(): void {
-    clearInterval(this.heartbeat);
-    this.heartbeat = undefined;
   }
 
   private async fail(

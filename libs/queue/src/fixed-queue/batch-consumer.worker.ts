@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { byShard, RunningDeliveries } from '../consumer/running-deliveries';
 import { ShardedWorker, type Taken, type WorkerDependencies } from '../consumer/sharded-worker';
 import { QueueConfigError } from '../errors';
 import type { QueueEvents } from '../events/queue-events';
@@ -49,10 +50,9 @@ export class BatchConsumerWorker extends ShardedWorker {
   private draining?: Promise<void>;
   /** Per shard, the groups the last call listed as due. */
   private readonly candidates: string[][];
-  private readonly running = new Set<Running>();
+  private readonly running: RunningDeliveries<Running>;
   /** Acknowledgements and failures on their way to Redis; shutdown waits for them. */
   private readonly recording = new Set<Promise<unknown>>();
-  private heartbeat?: NodeJS.Timeout;
   /** Batches claimed so far: a scheduled drain of an ordered queue goes on while its rounds claim any. */
   private claimed = 0;
   private readonly name: string;
@@ -81,6 +81,27 @@ export class BatchConsumerWorker extends ShardedWorker {
     this.onFailed = deps.onFailed;
     this.options = deps.options;
     this.candidates = Array.from({ length: deps.shards }, () => []);
+    this.running = new RunningDeliveries<Running>(
+      deps.delivery.leaseMs,
+      // Only ordered deliveries hold their group under a lease.
+      deps.store.ordered
+        ? (shard, running) =>
+            this.store.extend(
+              shard,
+              running.map(({ delivery }) => delivery!),
+            )
+        : undefined,
+      ({ delivery }) =>
+        this.logger.warn(
+          logLine(this.label, 'lost the lease of a running batch (its group may go to another consumer)', {
+            group: delivery!.group,
+          }),
+        ),
+      (error, count) => {
+        this.logger.warn(logLine(this.label, 'could not extend leases', { count, error: describeError(error) }));
+        this.reportError('extend', error);
+      },
+    );
   }
 
   /** Scheduled mode: claims and handles every due batch of every shard, then resolves. Overlapping runs share one drain. */
@@ -146,13 +167,11 @@ export class BatchConsumerWorker extends ShardedWorker {
       controller: new AbortController(),
     };
     this.running.add(running);
-    if (running.delivery) this.startHeartbeat();
     try {
       if (this.delivery.delivery === 'at-least-once') await this.deliverOnce(running, batch, claimedAt);
       else await this.deliverWithRetries(running, batch, claimedAt);
     } finally {
       this.running.delete(running);
-      if (this.running.size === 0) this.stopHeartbeat();
     }
   }
 
@@ -304,71 +323,25 @@ export class BatchConsumerWorker extends ShardedWorker {
    * holding them until their leases run out.
    */
   private async giveBack(): Promise<void> {
-    this.stopHeartbeat();
-    const byShard = new Map<number, Delivery[]>();
-    for (const { shard, delivery, controller } of this.running) {
-      controller.abort(new Error('shutdown timeout ran out'));
-      if (delivery) byShard.set(shard, [...(byShard.get(shard) ?? []), delivery]);
-    }
+    this.running.stop();
+    for (const { controller } of this.running) controller.abort(new Error('shutdown timeout ran out'));
     const atLeastOnce = this.delivery.delivery === 'at-least-once';
+    const held = [...this.running].filter((running) => running.delivery);
     const given = await Promise.all(
-      [...byShard].map(([shard, deliveries]) =>
-        (atLeastOnce
-          ? this.store.release(shard, deliveries)
-          : this.store.ack(shard, deliveries).then(({ dueAt }) => dueAt.map((due) => due !== null))
-        ).catch(() => [] as boolean[]),
-      ),
+      [...byShard(held)].map(([shard, running]) => {
+        const deliveries = running.map(({ delivery }) => delivery!);
+        return (
+          atLeastOnce
+            ? this.store.release(shard, deliveries)
+            : this.store.ack(shard, deliveries).then(({ dueAt }) => dueAt.map((due) => due !== null))
+        ).catch(() => [] as boolean[]);
+      }),
     );
     const count = given.flat().filter(Boolean).length;
     if (count > 0)
       this.logger.warn(
         logLine(this.label, 'gave unfinished batches back to the queue for another consumer', { count }),
       );
-  }
-
-  /**
-   * Extends the lease of every running ordered delivery, one call per shard, at a third of the lease:
-   * two missed beats still leave it alive. One timer for the worker, not one per batch.
-   */
-  private startHeartbeat(): void {
-    this.heartbeat ??= setInterval(() => this.beat(), Math.max(50, Math.floor(this.delivery.leaseMs / 3)));
-  }
-
-  private stopHeartbeat(): void {
-    clearInterval(this.heartbeat);
-    this.heartbeat = undefined;
-  }
-
-  private beat(): void {
-    const byShard = new Map<number, Running[]>();
-    for (const running of this.running) {
-      if (running.delivery) byShard.set(running.shard, [...(byShard.get(running.shard) ?? []), running]);
-    }
-    for (const [shard, entries] of byShard) {
-      this.store
-        .extend(
-          shard,
-          entries.map((entry) => entry.delivery!),
-        )
-        .then(
-          (kept) =>
-            kept.forEach((held, i) => {
-              if (held) return;
-              entries[i].controller.abort(new Error('lease lost'));
-              this.logger.warn(
-                logLine(this.label, 'lost the lease of a running batch (its group may go to another consumer)', {
-                  group: entries[i].delivery!.group,
-                }),
-              );
-            }),
-          (error) => {
-            this.logger.warn(
-              logLine(this.label, 'could not extend leases', { count: entries.length, error: describeError(error) }),
-            );
-            this.reportError('extend', error);
-          },
-        );
-    }
   }
 
   private context(batch: ClaimedBatch, claimedAt: number, attempt: number, signal: AbortSignal): BatchContext {
