@@ -45,6 +45,7 @@ export abstract class ShardedWorker {
   protected readonly logger: Logger;
   readonly label: string;
   private readonly loops: ShardLoop[] = [];
+  private readonly recording = new Set<Promise<unknown>>();
   private unsubscribe?: () => void;
   /** Set while this process holds its consumers back (`QueueConsumers.pauseConsumers`): polls wait on it. */
   private held?: { until: Promise<void>; release: () => void };
@@ -156,6 +157,37 @@ export abstract class ShardedWorker {
   protected pollFailed(error: unknown): void {
     this.claimFailures.failed(describeError(error));
     this.reportError('claim', error);
+  }
+
+  /**
+   * Keeps a delivery's acknowledgement or failure until Redis has it, so that shutdown can wait for it
+   * (`recorded()`) before the connection closes. The slot is free once the handler is: recording
+   * overlaps with the next delivery. A write that fails is logged and reported; the lease runs out and
+   * the delivery's fate is settled without it.
+   */
+  protected record(
+    operation: 'ack' | 'fail',
+    outcome: Promise<unknown>,
+    what: string,
+    fields: Record<string, string | number>,
+  ): void {
+    this.recording.add(outcome);
+    outcome
+      .catch((error) => {
+        this.logger.warn(
+          logLine(this.label, `could not record the ${what}'s ${operation}`, {
+            ...fields,
+            error: describeError(error),
+          }),
+        );
+        this.reportError(operation, error);
+      })
+      .finally(() => this.recording.delete(outcome));
+  }
+
+  /** Resolves once every acknowledgement and failure recorded so far reached Redis, or failed to. */
+  protected async recorded(): Promise<void> {
+    await Promise.allSettled(this.recording);
   }
 
   protected reportError(operation: ConsumerErrorEvent['operation'], error: unknown): void {

@@ -31,8 +31,6 @@ interface RunningTask extends RunningDelivery {
 }
 
 export class DelayConsumerWorker extends ShardedWorker {
-  /** Acks and fails on their way to Redis; shutdown waits for them before the connection closes. */
-  private readonly recording = new Set<Promise<unknown>>();
   private readonly running: RunningDeliveries<RunningTask>;
 
   private readonly name: string;
@@ -71,7 +69,7 @@ export class DelayConsumerWorker extends ShardedWorker {
 
   override async stop(timeoutMs: number): Promise<boolean> {
     const finished = await super.stop(timeoutMs);
-    await Promise.allSettled(this.recording);
+    await this.recorded();
     if (finished) return true;
     this.running.stop();
     const released = await Promise.all(
@@ -118,21 +116,7 @@ export class DelayConsumerWorker extends ShardedWorker {
     } finally {
       this.running.delete(running);
     }
-    // The slot is free once the handler is: recording the outcome overlaps with the next task.
-    this.recording.add(outcome);
-    outcome
-      .catch((error) => {
-        // The lease runs out and the task is delivered again: at-least-once holds without this write.
-        this.logger.warn(
-          logLine(this.label, `could not record the task's ${operation}`, {
-            id: task.id,
-            attempt: task.attempt,
-            error: describeError(error),
-          }),
-        );
-        this.reportError(operation, error);
-      })
-      .finally(() => this.recording.delete(outcome));
+    this.record(operation, outcome, 'task', { id: task.id, attempt: task.attempt });
   }
 
   private async fail(

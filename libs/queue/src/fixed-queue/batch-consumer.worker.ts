@@ -51,8 +51,6 @@ export class BatchConsumerWorker extends ShardedWorker {
   /** Per shard, the groups the last call listed as due. */
   private readonly candidates: string[][];
   private readonly running: RunningDeliveries<Running>;
-  /** Acknowledgements and failures on their way to Redis; shutdown waits for them. */
-  private readonly recording = new Set<Promise<unknown>>();
   /** Batches claimed so far: a scheduled drain of an ordered queue goes on while its rounds claim any. */
   private claimed = 0;
   private readonly name: string;
@@ -115,7 +113,7 @@ export class BatchConsumerWorker extends ShardedWorker {
     const finished = await super.stop(timeoutMs);
     await this.draining;
     if (!finished) await this.giveBack();
-    await Promise.allSettled(this.recording);
+    await this.recorded();
     return finished;
   }
 
@@ -154,7 +152,7 @@ export class BatchConsumerWorker extends ShardedWorker {
         }),
       );
       await this.slots.whenIdle();
-      await Promise.allSettled(this.recording);
+      await this.recorded();
       // Ordered: a group's next batch became claimable only when its previous one was acknowledged.
       if (!this.store.ordered || this.claimed === before || this.stopped) return;
     }
@@ -207,7 +205,8 @@ export class BatchConsumerWorker extends ShardedWorker {
         break;
       }
     }
-    if (running.delivery) this.record('ack', this.acknowledge(running.shard, running.delivery), batch);
+    if (running.delivery)
+      this.record('ack', this.acknowledge(running.shard, running.delivery), 'batch', batchFields(batch));
   }
 
   /**
@@ -252,7 +251,7 @@ export class BatchConsumerWorker extends ShardedWorker {
             await this.failedForGood(batch, ctx, durationMs, error);
           }
         });
-      this.record('fail', failing, batch);
+      this.record('fail', failing, 'batch', batchFields(batch));
       return;
     }
     // Aborted: the lease was lost or the batch given back at shutdown; either way it is not ours to finish.
@@ -262,7 +261,7 @@ export class BatchConsumerWorker extends ShardedWorker {
       if (done && events.has('batch.completed'))
         events.emit('batch.completed', this.describeBatch(batch, claimedAt, batch.attempt, durationMs));
     });
-    this.record('ack', acked, batch);
+    this.record('ack', acked, 'batch', batchFields(batch));
   }
 
   /**
@@ -279,24 +278,6 @@ export class BatchConsumerWorker extends ShardedWorker {
       this.dueAt(shard, dueAt);
     }
     return true;
-  }
-
-  /** The slot is free once the handler is: recording the outcome overlaps with the next batch. */
-  private record(operation: 'ack' | 'fail', outcome: Promise<unknown>, batch: ClaimedBatch): void {
-    this.recording.add(outcome);
-    outcome
-      .catch((error) => {
-        // The lease runs out and the group moves on (at-least-once: the batch is delivered again).
-        this.logger.warn(
-          logLine(this.label, `could not record the batch's ${operation}`, {
-            group: batch.group,
-            attempt: batch.attempt,
-            error: describeError(error),
-          }),
-        );
-        this.reportError(operation, error);
-      })
-      .finally(() => this.recording.delete(outcome));
   }
 
   private async failedForGood(batch: ClaimedBatch, ctx: BatchContext, durationMs: number, error: unknown) {
@@ -360,3 +341,6 @@ export class BatchConsumerWorker extends ShardedWorker {
     };
   }
 }
+
+/** What a log line says of a batch whose outcome could not be recorded. */
+const batchFields = ({ group, attempt }: ClaimedBatch) => ({ group, attempt });
