@@ -74,8 +74,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
   private readonly logger = new Logger('QueueModule');
   private batchConsumers: FoundMethod<BatchConsumerMetadata>[] = [];
   private delayConsumers: FoundMethod<DelayConsumerMetadata>[] = [];
-  private readonly workers: Stoppable[] = [];
-  /** Each started worker's entry in its queue's running consumers (`obliterate` asks them). */
+  /** Each started worker, and its entry in its queue's running consumers (`obliterate` asks them). */
   private readonly running = new Map<Stoppable, RunningConsumers>();
   private readonly scheduled: (() => void)[] = [];
   /** What discovery refused, thrown once every module is initialised. */
@@ -143,21 +142,19 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     this.status.setRunning(true);
     for (const { worker, queue } of delayWorkers) {
       this.mount(worker, queue.consumers);
-      this.consumers.attach(worker.queue, worker);
       await worker.start();
     }
     for (const { worker, queue, schedule } of batchWorkers) {
       this.mount(worker, queue.consumers);
-      this.consumers.attach(worker.queue, worker);
       if (schedule) schedule();
       else await worker.start();
     }
   }
 
-  private mount(worker: Stoppable, consumers: RunningConsumers): void {
-    this.workers.push(worker);
+  private mount(worker: DelayConsumerWorker | BatchConsumerWorker, consumers: RunningConsumers): void {
     consumers.add(worker);
     this.running.set(worker, consumers);
+    this.consumers.attach(worker.queue, worker);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -168,11 +165,12 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     // `shutdownTimeoutMs`, handing back their unfinished work at most `commandTimeoutMs` more, whatever
     // state Redis is in. A hand-back cut short is dropped with the connection; its lease returns it.
     const budgetMs = timeout + this.settings.commandTimeoutMs;
+    const workers = [...this.running.keys()];
     const results = await raceTimeout(
-      Promise.all(this.workers.map(async (worker) => [worker, await worker.stop(timeout)] as const)),
+      Promise.all(workers.map(async (worker) => [worker, await worker.stop(timeout)] as const)),
       budgetMs,
     );
-    const stopped = results === TIMED_OUT ? this.workers.map((worker) => [worker, false] as const) : results;
+    const stopped = results === TIMED_OUT ? workers.map((worker) => [worker, false] as const) : results;
     for (const [worker, finished] of stopped) {
       if (!finished)
         this.logger.warn(
@@ -181,7 +179,6 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     }
     for (const [worker, consumers] of this.running) consumers.delete(worker);
     this.running.clear();
-    this.workers.length = 0;
   }
 
   private listen({ instance, method, label, metadata: { event, queue } }: FoundMethod<QueueEventHandlerMetadata>) {
