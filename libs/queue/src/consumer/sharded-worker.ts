@@ -185,6 +185,12 @@ export abstract class ShardedWorker {
       .finally(() => this.recording.delete(outcome));
   }
 
+  /** A heartbeat could not extend leases: they may run out, and the deliveries go to other consumers. */
+  protected extendFailed(error: unknown, count: number): void {
+    this.logger.warn(logLine(this.label, 'could not extend leases', { count, error: describeError(error) }));
+    this.reportError('extend', error);
+  }
+
   /** Resolves once every acknowledgement and failure recorded so far reached Redis, or failed to. */
   protected async recorded(): Promise<void> {
     await Promise.allSettled(this.recording);

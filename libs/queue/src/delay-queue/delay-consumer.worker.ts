@@ -55,10 +55,7 @@ export class DelayConsumerWorker extends ShardedWorker {
         this.logger.warn(
           logLine(this.label, 'lost the lease of a running task (replaced, cancelled or expired)', { id }),
         ),
-      (error, count) => {
-        this.logger.warn(logLine(this.label, 'could not extend leases', { count, error: describeError(error) }));
-        this.reportError('extend', error);
-      },
+      (error, count) => this.extendFailed(error, count),
     );
   }
 

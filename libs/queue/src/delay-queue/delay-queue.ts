@@ -27,6 +27,7 @@ import type {
   TaskTime,
   UpcomingTask,
 } from '../interfaces';
+import { byShard } from '../utils/by-shard';
 import { newestOfShards } from '../redis/newest-first';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { PauseFlag } from '../redis/pause-flag';
@@ -224,11 +225,10 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     const page = await pages.page(cursor, limit, (shard, score, skip, count) =>
       this.store.range(shard, kind, state === 'dead', score, skip, count),
     );
-    const byShard = new Map<number, string[]>();
-    for (const { shard, member } of page.items) byShard.set(shard, [...(byShard.get(shard) ?? []), member]);
     const details = new Map<string, Awaited<ReturnType<DelayQueueStore['details']>>[number]>();
     await Promise.all(
-      [...byShard].map(async ([shard, ids]) => {
+      [...byShard(page.items)].map(async ([shard, listed]) => {
+        const ids = listed.map(({ member }) => member);
         for (const detail of await this.store.details(shard, ids)) details.set(`${shard}:${detail.id}`, detail);
       }),
     );

@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { byShard, RunningDeliveries } from '../consumer/running-deliveries';
+import { RunningDeliveries } from '../consumer/running-deliveries';
+import { byShard } from '../utils/by-shard';
 import { ShardedWorker, type Taken, type WorkerDependencies } from '../consumer/sharded-worker';
 import { QueueConfigError } from '../errors';
 import type { QueueEvents } from '../events/queue-events';
@@ -95,10 +96,7 @@ export class BatchConsumerWorker extends ShardedWorker {
             group: delivery!.group,
           }),
         ),
-      (error, count) => {
-        this.logger.warn(logLine(this.label, 'could not extend leases', { count, error: describeError(error) }));
-        this.reportError('extend', error);
-      },
+      (error, count) => this.extendFailed(error, count),
     );
   }
 

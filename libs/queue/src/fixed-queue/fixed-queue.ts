@@ -22,6 +22,7 @@ import type {
   PushResult,
 } from '../interfaces';
 import { ScorePages } from '../redis/score-pages';
+import { byShard } from '../utils/by-shard';
 import { newestOfShards } from '../redis/newest-first';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { PauseFlag } from '../redis/pause-flag';
@@ -223,11 +224,10 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
     const page = await new ScorePages(this.options.shards, true).page(cursor, limit, (shard, score, skip, count) =>
       this.store.deadRange(shard, score, skip, count),
     );
-    const byShard = new Map<number, string[]>();
-    for (const { shard, member } of page.items) byShard.set(shard, [...(byShard.get(shard) ?? []), member]);
     const records = new Map<string, DeadRecord>();
     await Promise.all(
-      [...byShard].map(async ([shard, ids]) => {
+      [...byShard(page.items)].map(async ([shard, listed]) => {
+        const ids = listed.map(({ member }) => member);
         for (const record of await this.store.deadRecords(shard, ids)) if (record) records.set(record.id, record);
       }),
     );

@@ -35,7 +35,6 @@ export class RepeatedFailure {
 
   failed(error: string): void {
     const now = this.now();
-    this.count++;
     if (!this.failing) {
       this.failing = true;
       this.since = this.lastLine = now;
@@ -44,6 +43,7 @@ export class RepeatedFailure {
       this.log.first(error);
       return;
     }
+    this.count++;
     this.unlogged++;
     if (now - this.lastLine < this.everyMs) return;
     this.log.summary(this.unlogged, now - this.since, error);
