@@ -147,7 +147,7 @@ export class Scripts {
    */
   async runNow<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
     const issued = this.outcomes.issue();
-    const [[error, result]] = await this.runAmong(script, keys, args, { transaction: false, at: 0, now: true });
+    const [[error, result]] = await this.runAmong(script, keys, args, { transaction: false, at: 0, now: true }, issued);
     if (error) throw this.asConnectionError(error, issued);
     return result as T;
   }
@@ -174,11 +174,17 @@ export class Scripts {
     wait: ReplicaWait,
   ): Promise<T> {
     const issued = this.outcomes.issue();
-    const [[error, result], [waitError, acknowledged]] = await this.runAmong(script, keys, args, {
-      transaction: false,
-      at: 0,
-      after: (pipeline) => pipeline.wait(wait.replicas, wait.timeoutMs),
-    });
+    const [[error, result], [waitError, acknowledged]] = await this.runAmong(
+      script,
+      keys,
+      args,
+      {
+        transaction: false,
+        at: 0,
+        after: (pipeline) => pipeline.wait(wait.replicas, wait.timeoutMs),
+      },
+      issued,
+    );
     if (error) throw this.asConnectionError(error, issued);
     if (waitError) throw this.asConnectionError(waitError, issued);
     if ((acknowledged as number) < wait.replicas) {
@@ -204,13 +210,19 @@ export class Scripts {
     reads: ListRead[],
   ): Promise<{ lists: string[][]; result: T }> {
     const issued = this.outcomes.issue();
-    const replies = await this.runAmong(script, keys, args, {
-      transaction: true,
-      at: reads.length,
-      before: (multi) => {
-        for (const { key, count } of reads) multi.lrange(key, 0, count - 1);
+    const replies = await this.runAmong(
+      script,
+      keys,
+      args,
+      {
+        transaction: true,
+        at: reads.length,
+        before: (multi) => {
+          for (const { key, count } of reads) multi.lrange(key, 0, count - 1);
+        },
       },
-    });
+      issued,
+    );
     for (const [error] of replies) if (error) throw this.asConnectionError(error, issued);
     return {
       lists: replies.slice(0, reads.length).map(([, value]) => value as string[]),
@@ -227,8 +239,8 @@ export class Scripts {
     keys: string[],
     args: (string | number)[],
     among: Among,
+    issued: Issued,
   ): Promise<[Error | null, unknown][]> {
-    const issued = this.outcomes.issue();
     try {
       return await this.bounded(
         this.redirected(async () => {
