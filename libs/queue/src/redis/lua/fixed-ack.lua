@@ -12,7 +12,7 @@ local readyKey, statsKey, lensKey, heldKey, leasesKey, errorsKey = KEYS[1], KEYS
 --- @include "now"
 local batch, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2])
 
---- @include "fixed-settle"
+--- @include "bury"
 
 local out = {now, -1}
 local delivered = 0

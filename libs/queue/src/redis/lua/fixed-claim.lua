@@ -32,7 +32,7 @@ if isPaused(statsKey) then
   return out
 end
 
---- @include "fixed-settle"
+--- @include "bury"
 --- @include "claim-reply"
 
 -- Leases that ran out first (bounded per call; the rest on the next poll). Their lists are not

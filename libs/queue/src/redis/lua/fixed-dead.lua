@@ -6,10 +6,12 @@
 --   ARGV[3] how many dead at exactly that time the earlier pages listed
 -- Output: {id, record JSON, ...}
 local deadKey, recordsKey = KEYS[1], KEYS[2]
+--- @include "sliced"
 local ids = redis.call('ZRANGE', deadKey, ARGV[2], '-inf', 'BYSCORE', 'REV', 'LIMIT', ARGV[3], ARGV[1])
+local records = sliced('HMGET', recordsKey, ids)
 local out = {}
 for i = 1, #ids do
   out[#out + 1] = ids[i]
-  out[#out + 1] = redis.call('HGET', recordsKey, ids[i]) or false
+  out[#out + 1] = records[i]
 end
 return out

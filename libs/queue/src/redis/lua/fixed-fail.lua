@@ -14,7 +14,7 @@ local deadKey, recordsKey, errorsKey, key = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local batch, maxWait, group, token = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local delay, maxAttempts, deadCapacity = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 
---- @include "fixed-settle"
+--- @include "bury"
 
 local holder, count, attempts = parseHeld(redis.call('HGET', heldKey, group))
 if holder == '' or holder ~= token then return {'stale', now} end

@@ -15,7 +15,7 @@ local batch, maxWait, ttl = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 
 local record = redis.call('HGET', recordsKey, id)
 if not record then return {0} end
--- A JSON header, then the entries one a line (see fixed-settle's bury).
+-- A JSON header, then the entries one a line (see the bury include).
 local newline = string.find(record, '\n', 1, true)
 if cjson.decode(string.sub(record, 1, newline - 1)).group ~= group then return {0} end
 local known = tonumber(redis.call('HGET', lensKey, group) or '0')

@@ -26,7 +26,7 @@ if isPaused(statsKey) then
   return out
 end
 
---- @include "entries"
+--- @include "settle"
 --- @include "claim-reply"
 
 local claims = {}
@@ -60,15 +60,7 @@ for k = 4, #KEYS do
     if offset > read then offset = read end
     len = len - claimed
     delivered = delivered + claimed
-    if len == 0 then
-      redis.call('ZREM', readyKey, group)
-      redis.call('HDEL', lensKey, group)
-    else
-      redis.call('HSET', lensKey, group, len)
-      local nextDue = now
-      if len < batch then nextDue = stampOf(redis.call('LINDEX', key, 0)) + maxWait end
-      redis.call('ZADD', readyKey, nextDue, group)
-    end
+    settle(group, key, len)
     expiredTotal = expiredTotal + expired
     pending = pending + len - known
   end

@@ -1,23 +1,7 @@
---- @include "entries"
+--- @include "settle"
 --- @include "held"
--- Helpers of the ordered FixedQueue scripts: a group ready again, or buried. They use the including
--- script's locals: now, batch, maxWait, readyKey, statsKey, lensKey, heldKey, leasesKey, and for
--- bury also deadKey, recordsKey, errorsKey, deadCapacity.
-
--- After a group was handled (or found not claimable): ready again by the usual rule (a full batch now,
--- otherwise once its oldest message waited maxWaitMs), or forgotten when empty. Returns the due time or -1.
-local function settle(group, key, len)
-  if len == 0 then
-    redis.call('ZREM', readyKey, group)
-    redis.call('HDEL', lensKey, group)
-    return -1
-  end
-  redis.call('HSET', lensKey, group, len)
-  local due = now
-  if len < batch then due = stampOf(redis.call('LINDEX', key, 0)) + maxWait end
-  redis.call('ZADD', readyKey, due, group)
-  return due
-end
+-- Helpers of the ordered FixedQueue scripts: a group buried. It uses the including script's locals:
+-- now, statsKey, heldKey, leasesKey, deadKey, recordsKey, errorsKey, deadCapacity (and settle's).
 
 -- Moves a group's first `count` entries to the dead letters under `id`, with the last error, and
 -- trims the oldest dead letters beyond capacity (at most 100 a call: a lowered capacity is reached
