@@ -275,10 +275,7 @@ export const DASHBOARD_JS = `(() => {
   async function requeue(kind, queue, id, button) {
     button.disabled = true;
     try {
-      const response = await fetch(BASE + '/api/' + kind + '/' + encodeURIComponent(queue) + '/requeue/' + encodeURIComponent(id), {
-        method: 'POST', headers: { 'x-requested-with': 'nrq-dashboard' },
-      });
-      if (!response.ok) throw new Error(response.status + ' ' + response.statusText);
+      await post(queuePath(kind, queue) + '/requeue/' + encodeURIComponent(id));
       setStatus('re-queued ' + id);
       await refresh();
     } catch (error) {

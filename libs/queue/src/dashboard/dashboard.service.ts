@@ -166,7 +166,6 @@ export class DashboardService {
 
   /** Pauses or resumes a queue for every process (`pause()` / `resume()`). */
   async setPaused(kind: QueueKind, queueName: string, paused: boolean): Promise<{ paused: boolean }> {
-    if (kind !== 'fixed' && kind !== 'delay') throw new NotFoundException(`No queue kind "${String(kind)}"`);
     const queue = this.find<FixedQueue | DelayQueue>(kind, queueName);
     await (paused ? queue.pause() : queue.resume());
     return { paused };

@@ -292,13 +292,13 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
    * The flag lives in Redis, so consumers started later stay paused too.
    */
   async pause(): Promise<void> {
-    await this.pauseFlag.switch(true, this.connection.client);
+    await this.pauseFlag.switch(true);
     if (this.events.has('queue.paused')) this.events.emit('queue.paused', { queue: this.name, kind: 'fixed' });
   }
 
   /** Lets consumers claim again; work that fell due meanwhile is handed out at once (they are woken). */
   async resume(): Promise<void> {
-    await this.pauseFlag.switch(false, this.connection.client);
+    await this.pauseFlag.switch(false);
     if (this.events.has('queue.resumed')) this.events.emit('queue.resumed', { queue: this.name, kind: 'fixed' });
   }
 

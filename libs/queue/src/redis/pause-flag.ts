@@ -1,5 +1,5 @@
 import type { QueueKeys } from './keys';
-import type { RedisClient, Scripts } from './scripts';
+import type { Scripts } from './scripts';
 
 /**
  * A queue's pause, as the claim scripts read it: the field `paused` of every shard's stats hash. Set
@@ -13,25 +13,22 @@ export class PauseFlag {
     private readonly shards: number,
   ) {}
 
-  /** Resolves once every shard's claims see the change. One command per shard: nothing to keep atomic across them. */
-  async set(paused: boolean): Promise<void> {
+  /**
+   * Sets the flag on every shard (one command each: nothing to keep atomic across them) and resolves
+   * once every shard's claims see it; lifting it wakes every shard's pollers in every process, so that
+   * work that fell due meanwhile is handed out at once (only a latency hint: paused pollers still look
+   * every idlePollMs).
+   */
+  async switch(paused: boolean): Promise<void> {
     await Promise.all(
       Array.from({ length: this.shards }, (_, shard) => {
         const key = this.keys.key(shard, 'stats');
         return this.scripts.call((client) => (paused ? client.hset(key, 'paused', '1') : client.hdel(key, 'paused')));
       }),
     );
-  }
-
-  /**
-   * Sets the flag; lifting it wakes every shard's pollers in every process, so that work that fell due
-   * meanwhile is handed out at once (only a latency hint: paused pollers still look every idlePollMs).
-   */
-  async switch(paused: boolean, client: RedisClient): Promise<void> {
-    await this.set(paused);
     if (paused) return;
     for (let shard = 0; shard < this.shards; shard++)
-      client.publish(this.keys.wakeChannel, `${shard}:0`).catch(() => {});
+      this.scripts.client.publish(this.keys.wakeChannel, `${shard}:0`).catch(() => {});
   }
 
   /** True when any shard is paused (a pause() that failed half-way still holds those shards back). */
