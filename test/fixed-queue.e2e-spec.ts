@@ -1,5 +1,6 @@
 import { IsInt, IsString, Min } from 'class-validator';
-import { type FixedQueueOptions, QueueInputError, QueueSchemaError } from 'nestjs-redis-queues';
+import { type FixedQueueOptions, QueueEvents, QueueInputError, QueueSchemaError } from 'nestjs-redis-queues';
+import { shardOf } from '../libs/queue/src/redis/keys';
 import { recordBatches, useQueueApps } from './support/fixtures';
 import { flushScripts, keysMatching, pollUntil, uniquePrefix } from './support/testing';
 
@@ -146,11 +147,41 @@ describe('FixedQueue (real redis-server)', () => {
 
   it('lets an idle group expire after ttlMs and keeps the counters right', async () => {
     const prefix = uniquePrefix();
-    const { queue } = await start(prefix, { batchSize: 10, capacity: 100, maxWaitMs: 500, ttlMs: 1000 }, []);
+    const { queue, app } = await start(prefix, { batchSize: 10, capacity: 100, maxWaitMs: 500, ttlMs: 1000 }, []);
+    const expired: { group: string; count: number }[] = [];
+    app.get(QueueEvents).on('messages.expired', ({ group, count }) => expired.push({ group, count }));
     await queue.pushMany('idle', events(3));
+    const pushedAt = Date.now();
     await pollUntil(async () => (await queue.size('idle')) === 0, 'the idle group to expire', 5000, 50);
+    // Between ttlMs and ttlMs plus one round over the shards (here ttlMs itself) after the last push.
+    expect(Date.now() - pushedAt).toBeGreaterThanOrEqual(1000);
+    expect(expired).toEqual([{ group: 'idle', count: 3 }]);
     await queue.pushMany('idle', events(2));
     expect(await queue.stats()).toMatchObject({ pending: 2, expired: 3, groups: 1 });
+  });
+
+  it('keeps past ttlMs a group still pushed to, and an at-least-once group whose batch is out', async () => {
+    const prefix = uniquePrefix();
+    const slow = recordBatches<GameEvent>('events', { concurrency: 1 });
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    slow.behaviour = () => finished;
+    const options = { batchSize: 2, capacity: 100, maxWaitMs: 0, ttlMs: 1000, delivery: 'at-least-once' as const };
+    const { queue } = await start(prefix, options, [slow.consumer]);
+    await queue.pushMany('held', events(2));
+    await pollUntil(() => slow.batches.length === 1, 'the batch to be out');
+    // Three times ttlMs, each push to 'live' within ttlMs of the previous one; only the first created its index entry.
+    const startedAt = Date.now();
+    let seq = 0;
+    while (Date.now() - startedAt < 3000) {
+      await queue.push('live', events(1, seq++)[0]);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect((await queue.stats()).expired).toBe(0);
+    expect(await queue.size('held')).toBe(2);
+    finish();
+    await pollUntil(async () => (await queue.size('held')) === 0, 'the batch to be acknowledged');
+    expect((await queue.stats()).expired).toBe(0);
   });
 
   it('never hands the same message to two consumer apps', async () => {
@@ -231,10 +262,24 @@ describe('FixedQueue (real redis-server)', () => {
     const prefix = uniquePrefix();
     // As 0.1.0 left it: no layout recorded.
     await harness.redis.hset(`${prefix}:{events}:meta`, 'kind', 'fixed', 'shards', '4');
+    // 0.1's lists carry a TTL and a lens hash counts them; one list (gone) expired by its TTL meanwhile.
+    const tag = (group: string) => `${prefix}:{events:${shardOf(group, 4)}}`;
+    const entry = (seq: number) => `[${Date.now()},${JSON.stringify(events(1, seq)[0])}]`;
+    await harness.redis.rpush(`${tag('kept')}:g:kept`, entry(0), entry(1));
+    await harness.redis.pexpire(`${tag('kept')}:g:kept`, 60_000);
+    await harness.redis.hset(`${tag('kept')}:lens`, 'kept', 2);
+    await harness.redis.hset(`${tag('gone')}:lens`, 'gone', 3);
+    for (const group of ['kept', 'gone'])
+      await harness.redis.hincrby(`${tag(group)}:stats`, 'pending', group === 'kept' ? 2 : 3);
     const { queue } = await start(prefix, { shards: 4 }, []);
     expect(await harness.redis.hget(`${prefix}:{events}:meta`, 'layout')).toBe('2');
+    expect(await harness.redis.pttl(`${tag('kept')}:g:kept`)).toBe(-1);
+    expect(await harness.redis.zrange(`${tag('kept')}:lastPush`, 0, -1)).toEqual(['kept']);
+    for (const group of ['kept', 'gone']) expect(await harness.redis.exists(`${tag(group)}:lens`)).toBe(0);
+    expect(await queue.stats()).toMatchObject({ pending: 2, expired: 3 });
     await queue.push('g', events(1)[0]);
     expect(await queue.size('g')).toBe(1);
+    expect(await queue.size('kept')).toBe(2);
   });
 
   it('loses no claimed batch when the app closes under load', async () => {

@@ -22,10 +22,10 @@ describe('Scripts.runAfterReads (reads and a script in one MULTI)', () => {
     const redis = rawClient();
     const scripts = new Scripts(redis);
     const prefix = uniquePrefix();
-    const keys = [`${prefix}:{q:0}:ready`, `${prefix}:{q:0}:stats`, `${prefix}:{q:0}:lens`, `${prefix}:{q:0}:g:a`];
+    const keys = [`${prefix}:{q:0}:ready`, `${prefix}:{q:0}:stats`, `${prefix}:{q:0}:lastPush`, `${prefix}:{q:0}:g:a`];
     const pushKeys = [...keys.slice(0, 3), `${prefix}:{q:0}:held`, keys[3]];
     try {
-      await scripts.run('fixed-push', pushKeys, [100, 2, 0, 60_000, 0, 'a', 3, '{"n":1}\n{"n":2}\n{"n":3}']);
+      await scripts.run('fixed-push', pushKeys, [100, 2, 0, 0, pushKeys[4].length - 1, '\n{"n":1}\n{"n":2}\n{"n":3}']);
       await redis.script('FLUSH');
       const { lists, result } = await scripts.runAfterReads<(string | number)[]>(
         'fixed-take',
@@ -48,17 +48,17 @@ describe('Scripts.runAfterReads (reads and a script in one MULTI)', () => {
     const redis = rawClient();
     const scripts = new Scripts(redis);
     const prefix = uniquePrefix();
-    const keys = [`${prefix}:{q:0}:ready`, `${prefix}:{q:0}:stats`, `${prefix}:{q:0}:lens`, `${prefix}:{q:0}:g:a`];
+    const keys = [`${prefix}:{q:0}:ready`, `${prefix}:{q:0}:stats`, `${prefix}:{q:0}:lastPush`, `${prefix}:{q:0}:g:a`];
     const pushKeys = [...keys.slice(0, 3), `${prefix}:{q:0}:held`, keys[3]];
     const serverMs = async () => {
       const [s, us] = await redis.time();
       return Number(s) * 1000 + Math.floor(Number(us) / 1000);
     };
     try {
-      await scripts.run('fixed-push', pushKeys, [100, 2, 0, 60_000, 0, 'a', 3, '1\n2\n3']);
+      await scripts.run('fixed-push', pushKeys, [100, 2, 0, 0, pushKeys[4].length - 1, '\n1\n2\n3']);
       const pushedAt = await serverMs();
       await pollUntil(async () => (await serverMs()) > pushedAt + 60, 'the first entries to age past maxAgeMs');
-      await scripts.run('fixed-push', pushKeys, [100, 2, 0, 60_000, 0, 'a', 1, '4']);
+      await scripts.run('fixed-push', pushKeys, [100, 2, 0, 0, pushKeys[4].length - 1, '4']);
       const take = () =>
         scripts.runAfterReads<(string | number)[]>(
           'fixed-take',
@@ -89,11 +89,14 @@ describe('scripts with the largest batches the library sends', () => {
       const groups = Array.from({ length: 4000 }, (_, i) => `g${i}`);
       const pushed = await scripts.run<number[]>(
         'fixed-push',
-        [key('ready'), key('stats'), key('lens'), key('held'), ...groups.map((g) => key(`g:${g}`))],
-        [1000, 128, 1000, 60_000, 0, ...groups.flatMap((g) => [g, 1, '{"n":1}'])],
+        [key('ready'), key('stats'), key('lastPush'), key('held'), ...groups.map((g) => key(`g:${g}`))],
+        [1000, 128, 1000, 0, key('g:').length, ...groups.map(() => '{"n":1}')],
       );
-      expect(pushed).toHaveLength(2 + 4000);
-      expect(await redis.hlen(key('lens'))).toBe(4000);
+      // Nothing evicted: the reply lists no group.
+      expect(pushed).toHaveLength(2);
+      expect(await redis.zrange(key('lastPush'), 0, -1)).toEqual(expect.arrayContaining(['g0', 'g3999']));
+      expect(await redis.zcard(key('lastPush'))).toBe(4000);
+      expect(await redis.zcard(key('ready'))).toBe(4000);
 
       const delayKeys = ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'].map(
         (kind) => `${prefix}:{d:0}:${kind}`,

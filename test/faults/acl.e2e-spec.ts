@@ -19,6 +19,7 @@ const CLIENT_COMMANDS = [
   'info',
   'quit',
   'unlink',
+  'zscan',
 ];
 const SCRIPT_COMMANDS = [
   'time',
@@ -27,7 +28,7 @@ const SCRIPT_COMMANDS = [
   'lrange',
   'lindex',
   'llen',
-  'pexpire',
+  'persist',
   'zadd',
   'zrem',
   'zscore',
@@ -105,6 +106,7 @@ describe('a Redis ACL user restricted to its prefix', () => {
     const { events, tasks } = await boot(url, 'acl');
     await events.pushMany('g', ['a', 'b', 'c', 'd', 'e']);
     expect(await events.size('g')).toBeGreaterThanOrEqual(0);
+    expect((await events.groups()).items.length).toBeLessThanOrEqual(1);
     await tasks.schedule({}, { id: 'ok' });
     await tasks.schedule({ fail: true }, { id: 'doomed' });
     await tasks.schedule({}, { id: 'moved', delayMs: 60_000 });

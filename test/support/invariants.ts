@@ -39,7 +39,7 @@ export interface FixedQueueShape {
   capacity: number;
 }
 
-/** Lists are bounded, the ready index and lengths match the lists, counters match the data. */
+/** Lists are bounded and carry no TTL, the ready and last-push indexes cover them, counters match the data. */
 export async function fixedQueueViolations(
   redis: IORedis,
   { prefix, name, shards, capacity }: FixedQueueShape,
@@ -59,22 +59,19 @@ export async function fixedQueueViolations(
         if (!/^\[\d{13},/.test(entry) || !isJson(entry))
           problems.push(`shard ${shard}: malformed entry ${JSON.stringify(entry.slice(0, 80))}`);
       }
-      if (entries.length > 0 && (await redis.pttl(key)) < 0)
-        problems.push(`shard ${shard}: group ${JSON.stringify(group)} has no TTL`);
+      if ((await redis.pttl(key)) !== -1) problems.push(`shard ${shard}: group ${JSON.stringify(group)} has a TTL`);
     }
     const ready = await redis.zrange(`${tag}:ready`, 0, -1);
-    const lens = await redis.hgetall(`${tag}:lens`);
+    const lastPush = new Set(await redis.zrange(`${tag}:lastPush`, 0, -1));
     if (!sameSet(ready, groups.keys())) {
       problems.push(
         `shard ${shard}: ready index ${JSON.stringify(ready.sort())} != groups with data ${JSON.stringify([...groups.keys()].sort())}`,
       );
     }
-    for (const [group, length] of groups) {
-      if (Number(lens[group]) !== length)
-        problems.push(`shard ${shard}: lens[${JSON.stringify(group)}] = ${lens[group]} but the list holds ${length}`);
-    }
-    for (const group of Object.keys(lens)) {
-      if (!groups.has(group)) problems.push(`shard ${shard}: lens has ${JSON.stringify(group)}, which has no data`);
+    // The expiry and obliterate find every list through the last-push index.
+    for (const group of groups.keys()) {
+      if (!lastPush.has(group))
+        problems.push(`shard ${shard}: ${JSON.stringify(group)} has data but no last-push entry`);
     }
     const pending = Number((await redis.hget(`${tag}:stats`, 'pending')) ?? 0);
     const held = [...groups.values()].reduce((a, b) => a + b, 0);

@@ -4,7 +4,7 @@ import type { Scripts } from '../redis/scripts';
 import type { QueueKeys, ShardKeyKind } from '../redis/keys';
 import { zscore, type Scored } from '../redis/score-pages';
 import type { FixedQueueOptionsRules } from '../validation/queue-options';
-import type { DeadBatch, FixedQueueStats, GroupSummary } from '../interfaces';
+import type { DeadBatch, FixedQueueStats, GroupListing, GroupSummary } from '../interfaces';
 
 export interface GroupPush {
   group: string;
@@ -67,8 +67,8 @@ const DEAD_BATCHES_PER_CALL = 20;
 const OBLITERATE_GROUPS_PER_CALL = 500;
 const OBLITERATE_ENTRIES_PER_CALL = 50_000;
 
-/** Every key of a shard but the groups' lists: `lens` first, as fixed-obliterate expects. */
-const SHARD_KINDS: ShardKeyKind[] = ['lens', 'ready', 'stats', 'held', 'leases', 'dead', 'deadData', 'errors'];
+/** Every key of a shard but the groups' lists: `lastPush` first, as fixed-obliterate expects. */
+const SHARD_KINDS: ShardKeyKind[] = ['lastPush', 'ready', 'stats', 'held', 'leases', 'dead', 'deadData', 'errors'];
 
 /** What `push` and the claim scripts call the ordered modes (ARGV). */
 const MODES = { unordered: '0', atMostOnce: '1', atLeastOnce: '2' } as const;
@@ -108,18 +108,20 @@ export class FixedQueueStore {
   private readonly mode: string;
 
   async push(shard: number, groups: GroupPush[]): Promise<PushOutcome> {
-    const { capacity, batchSize, maxWaitMs, ttlMs } = this.options;
-    const keys = this.k(shard, 'ready', 'stats', 'lens', 'held');
-    const args: (string | number)[] = [capacity, batchSize, maxWaitMs, ttlMs, this.mode];
+    const { capacity, batchSize, maxWaitMs } = this.options;
+    const keys = this.k(shard, 'ready', 'stats', 'lastPush', 'held');
+    const args: (string | number)[] = [capacity, batchSize, maxWaitMs, this.mode, this.groupKey(shard, '').length];
     for (const { group, messages } of groups) {
       keys.push(this.groupKey(shard, group));
-      args.push(group, messages.length, messages.length === 1 ? messages[0] : messages.join('\n'));
+      args.push(messages.length === 1 ? messages[0] : '\n' + messages.join('\n'));
     }
     const { waitForReplicas } = this.options;
     const reply = waitForReplicas
       ? await this.scripts.runReplicated<number[]>('fixed-push', keys, args, waitForReplicas)
       : await this.scripts.runNow<number[]>('fixed-push', keys, args);
-    return { serverNow: reply[0], wakeAt: reply[1], evicted: reply.slice(2) };
+    const evicted = new Array<number>(groups.length).fill(0);
+    for (let i = 2; i < reply.length; i += 2) evicted[reply[i] - 1] = reply[i + 1];
+    return { serverNow: reply[0], wakeAt: reply[1], evicted };
   }
 
   /**
@@ -131,7 +133,7 @@ export class FixedQueueStore {
     const candidates = listed.length > limit ? listed.slice(0, limit) : listed;
     if (this.ordered) return this.claim(shard, limit, candidates, raw);
     const { batchSize, maxAgeMs, maxWaitMs } = this.options;
-    const keys = this.k(shard, 'ready', 'stats', 'lens');
+    const keys = this.k(shard, 'ready', 'stats', 'lastPush');
     const args: (string | number)[] = [batchSize, maxAgeMs ?? 0, maxWaitMs, limit];
     if (candidates.length === 0)
       return decodeTake(await this.scripts.run('fixed-take', keys, args), [], batchSize, raw);
@@ -157,8 +159,8 @@ export class FixedQueueStore {
    * (or `fail`/`release`, or its lease running out).
    */
   private async claim(shard: number, limit: number, candidates: string[], raw: boolean): Promise<TakeOutcome> {
-    const { batchSize, maxAgeMs, maxWaitMs, leaseMs, maxAttempts, deadLetter, ttlMs } = this.options;
-    const keys = this.k(shard, 'ready', 'stats', 'lens', 'held', 'leases', 'dead', 'deadData', 'errors');
+    const { batchSize, maxAgeMs, maxWaitMs, leaseMs, maxAttempts, deadLetter } = this.options;
+    const keys = this.k(shard, 'ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors');
     // The script appends each delivery's place in the call; the shard leads so that a dead batch's id
     // (its last delivery's token) says where to find it.
     const base = `${shard}.${fencingToken()}`;
@@ -172,7 +174,6 @@ export class FixedQueueStore {
       maxAttempts,
       deadLetter.capacity,
       base,
-      ttlMs,
     ];
     if (candidates.length === 0) return decodeClaim(await this.scripts.run('fixed-claim', keys, args), [], raw);
     const reads = candidates.map((group) => {
@@ -191,7 +192,7 @@ export class FixedQueueStore {
 
   /** Finishes deliveries of an ordered queue; a stale one (its token lost the group) changes nothing. */
   async ack(shard: number, deliveries: Delivery[]): Promise<AckOutcome> {
-    const keys = this.k(shard, 'ready', 'stats', 'lens', 'held', 'leases', 'errors');
+    const keys = this.k(shard, 'ready', 'stats', 'lastPush', 'held', 'leases', 'errors');
     const args: (string | number)[] = [this.options.batchSize, this.options.maxWaitMs];
     for (const { group, token } of deliveries) {
       keys.push(this.groupKey(shard, group));
@@ -205,7 +206,7 @@ export class FixedQueueStore {
   async fail(shard: number, delivery: Delivery, delayMs: number, error: string): Promise<FailOutcome> {
     const { batchSize, maxWaitMs, maxAttempts, deadLetter } = this.options;
     const keys = [
-      ...this.k(shard, 'ready', 'stats', 'lens', 'held', 'leases', 'dead', 'deadData', 'errors'),
+      ...this.k(shard, 'ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors'),
       this.groupKey(shard, delivery.group),
     ];
     const args = [
@@ -233,11 +234,8 @@ export class FixedQueueStore {
   /** Heartbeat: extends the leases of running deliveries; false where the lease was lost. */
   async extend(shard: number, deliveries: Delivery[]): Promise<boolean[]> {
     const keys = this.k(shard, 'held', 'leases');
-    const args: (string | number)[] = [this.options.leaseMs, this.options.ttlMs];
-    for (const { group, token } of deliveries) {
-      keys.push(this.groupKey(shard, group));
-      args.push(group, token);
-    }
+    const args: (string | number)[] = [this.options.leaseMs];
+    for (const { group, token } of deliveries) args.push(group, token);
     const reply = await this.scripts.run<number[]>('fixed-extend', keys, args);
     return reply.map((held) => held === 1);
   }
@@ -265,23 +263,31 @@ export class FixedQueueStore {
     const header = await this.scripts.run<string | null>('fixed-dead-header', this.k(shard, 'deadData'), [id]);
     if (header === null) return null;
     const { group } = JSON.parse(header) as DeadHeader;
-    const { capacity, batchSize, maxWaitMs, ttlMs } = this.options;
-    const keys = [...this.k(shard, 'ready', 'stats', 'lens', 'held', 'dead', 'deadData'), this.groupKey(shard, group)];
-    const reply = await this.scripts.run<number[]>('fixed-requeue', keys, [
-      id,
-      group,
-      capacity,
-      batchSize,
-      maxWaitMs,
-      ttlMs,
-    ]);
+    const { capacity, batchSize, maxWaitMs } = this.options;
+    const keys = [
+      ...this.k(shard, 'ready', 'stats', 'lastPush', 'held', 'dead', 'deadData'),
+      this.groupKey(shard, group),
+    ];
+    const reply = await this.scripts.run<number[]>('fixed-requeue', keys, [id, group, capacity, batchSize, maxWaitMs]);
     return reply[0] === 1 ? { dropped: reply[1], wakeAt: reply[2] } : null;
   }
 
   /** Deletes a group's messages (counted as dropped); returns how many. A delivery of it under way finishes harmlessly. */
   clear(shard: number, group: string): Promise<number> {
-    const keys = [...this.k(shard, 'ready', 'stats', 'lens', 'held', 'errors'), this.groupKey(shard, group)];
+    const keys = [...this.k(shard, 'ready', 'stats', 'lastPush', 'held', 'errors'), this.groupKey(shard, group)];
     return this.scripts.runNow<number>('fixed-clear', keys, [group]);
+  }
+
+  /**
+   * Converts a shard written by an earlier version: its lists lose their TTL and join the last-push
+   * index, a bounded page of groups per call. A shard with nothing to convert costs one short call.
+   */
+  async upgrade(shard: number): Promise<void> {
+    let page: string[] = [];
+    do {
+      const keys = [...this.k(shard, 'lens', 'lastPush', 'stats'), ...page.map((group) => this.groupKey(shard, group))];
+      page = await this.scripts.run<string[]>('fixed-upgrade', keys, [OBLITERATE_GROUPS_PER_CALL, ...page]);
+    } while (page.length > 0);
   }
 
   /** Deletes every key of a shard, groups' lists included, a bounded page of groups per script call. */
@@ -292,8 +298,11 @@ export class FixedQueueStore {
       const keys = [...own, ...page.map((group) => this.groupKey(shard, group))];
       page = await this.scripts.run<string[]>('fixed-obliterate', keys, [
         own.length,
-        OBLITERATE_GROUPS_PER_CALL,
-        OBLITERATE_ENTRIES_PER_CALL,
+        // A list holds `capacity` entries at most.
+        Math.max(
+          1,
+          Math.min(OBLITERATE_GROUPS_PER_CALL, Math.floor(OBLITERATE_ENTRIES_PER_CALL / this.options.capacity)),
+        ),
         ...page,
       ]);
     } while (page.length > 0);
@@ -304,9 +313,31 @@ export class FixedQueueStore {
     return this.scripts.call((client) => client.lrange(this.groupKey(shard, group), 0, count - 1));
   }
 
-  /** One HSCAN step over a shard's groups holding messages (the lens hash): the next scan cursor, then group/size pairs. */
-  async scanGroups(shard: number, scan: string, count: number): Promise<[string, string[]]> {
-    return this.scripts.call((client) => client.hscan(this.keys.key(shard, 'lens'), scan, 'COUNT', count));
+  /** One ZSCAN step over a shard's groups (the last-push index), with their sizes: the next scan cursor and the groups holding messages. */
+  async scanGroups(shard: number, scan: string, count: number): Promise<[string, GroupListing[]]> {
+    const [next, flat] = await this.scripts.call((client) =>
+      client.zscan(this.keys.key(shard, 'lastPush'), scan, 'COUNT', count),
+    );
+    const groups = flat.filter((_, i) => i % 2 === 0);
+    const sizes = await Promise.all(
+      groups.map((group) => this.scripts.call((client) => client.llen(this.groupKey(shard, group)))),
+    );
+    return [next, groups.map((group, i) => ({ group, size: sizes[i] })).filter(({ size }) => size > 0)];
+  }
+
+  /** Up to `count` groups of a shard that nobody may have pushed to for ttlMs: the candidates of `expire`. */
+  idleGroups(shard: number, count: number): Promise<string[]> {
+    return this.scripts.run<string[]>('fixed-idle', this.k(shard, 'lastPush'), [this.options.ttlMs, count]);
+  }
+
+  /** Deletes the listed groups whose newest message is older than ttlMs (counted expired): how many each lost. */
+  async expire(shard: number, groups: string[]): Promise<{ serverNow: number; expired: number[] }> {
+    const keys = [
+      ...this.k(shard, 'ready', 'stats', 'lastPush', 'held'),
+      ...groups.map((group) => this.groupKey(shard, group)),
+    ];
+    const reply = await this.scripts.run<number[]>('fixed-expire', keys, [this.options.ttlMs, ...groups]);
+    return { serverNow: reply[0], expired: reply.slice(1) };
   }
 
   /** Up to `count` dead batch ids of a shard with their death times, down from `score`, past the first `skip` at exactly that time. */

@@ -1,4 +1,4 @@
-import { OnModuleInit } from '@nestjs/common';
+import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { QueueInputError } from '../errors';
 import { ServerClock } from '../consumer/server-clock';
 import type { QueueEvents } from '../events/queue-events';
@@ -28,14 +28,16 @@ import { ShardBatcher } from '../redis/shard-batcher';
 import { PauseFlag } from '../redis/pause-flag';
 import type { AckResult } from './batch-consumer.worker';
 import { FixedQueueStore, type DeadRecord, type Delivery, type GroupPush, type PushOutcome } from './fixed-queue.store';
+import { GroupExpiry } from './group-expiry';
 import { MAX_BYTES_PER_CALL, MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
+import { queueLogContext } from '../utils/log-line';
 
 /**
  * Many small bounded queues, one per group: pushes beyond `capacity` evict the group's oldest
  * messages, and consumers receive batches of one group. At-most-once, built for "collect a lot,
  * report in batches, tolerate loss" traffic.
  */
-export class FixedQueue<T = unknown> implements OnModuleInit {
+export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   readonly name: string;
   readonly options: FixedQueueOptionsRules;
   /** @internal */
@@ -49,6 +51,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
   private readonly codec: PayloadCodec;
   private readonly pauseFlag: PauseFlag;
   private readonly coalescer: PushCoalescer;
+  private readonly expiry: GroupExpiry;
   /** Per shard, the due time of the last wake-up hint still ahead of us (server ms). */
   private readonly hinted: number[];
 
@@ -82,6 +85,16 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
       },
     );
     this.hinted = new Array<number>(this.options.shards).fill(-1);
+    this.expiry = new GroupExpiry(
+      this.store,
+      this.options.shards,
+      this.options.ttlMs,
+      this.name,
+      new Logger(queueLogContext(this.name)),
+      (group, count) => {
+        if (events.has('messages.expired')) events.emit('messages.expired', { queue: this.name, group, count });
+      },
+    );
     this.acks = new ShardBatcher(async (shard, deliveries) => {
       const { dueAt, serverNow } = await this.store.ack(shard, deliveries);
       return dueAt.map((due) => ({ dueAt: due, serverNow }));
@@ -89,7 +102,14 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
   }
 
   async onModuleInit(): Promise<void> {
-    await assertQueueMeta(this.connection, this.store.keys, this.name, 'fixed', this.options.shards);
+    await assertQueueMeta(this.connection, this.store.keys, this.name, 'fixed', this.options.shards, async () => {
+      await Promise.all(Array.from({ length: this.options.shards }, (_, shard) => this.store.upgrade(shard)));
+      this.expiry.start();
+    });
+  }
+
+  onModuleDestroy(): void {
+    this.expiry.stop();
   }
 
   /** Appends a message to a group. Resolves once it is stored, with the number of older messages evicted. */
@@ -176,8 +196,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
 
   /**
    * One page of the groups holding messages, in no particular order; pass the returned cursor for the
-   * next page (null: no more). An admin read, never for a hot path: each page costs a few bounded HSCAN
-   * steps over the shards' group counters, whatever the number of groups. A page may hold fewer than
+   * next page (null: no more). An admin read, never for a hot path: each page costs a few bounded ZSCAN
+   * steps over the shards' group indexes and an LLEN per group, whatever the number of groups. A page may hold fewer than
    * `limit` groups before the end; a group added or emptied meanwhile may be missed or listed twice.
    */
   async groups({ cursor, limit = 100 }: PageOptions = {}): Promise<Page<GroupListing>> {
@@ -190,9 +210,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit {
       shard < this.options.shards && items.length < limit && steps < 2 * this.options.shards + 8;
       steps++
     ) {
-      const [next, flat] = await this.store.scanGroups(shard, scan, limit);
-      const found: GroupListing[] = [];
-      for (let i = 0; i < flat.length; i += 2) found.push({ group: flat[i], size: Number(flat[i + 1]) });
+      const [next, found] = await this.store.scanGroups(shard, scan, limit);
       const fresh = found.slice(skip);
       const room = limit - items.length;
       if (fresh.length > room) {

@@ -17,7 +17,19 @@ export function shardOf(name: string, shards: number): number {
 
 /** The keys of a shard: a FixedQueue's, then a DelayQueue's (see the scripts' Input blocks). */
 export type ShardKeyKind =
-  'ready' | 'stats' | 'lens' | 'held' | 'leases' | 'deadData' | 'due' | 'active' | 'data' | 'dead' | 'errors' | 'runs';
+  | 'ready'
+  | 'stats'
+  | 'lastPush'
+  | 'lens'
+  | 'held'
+  | 'leases'
+  | 'deadData'
+  | 'due'
+  | 'active'
+  | 'data'
+  | 'dead'
+  | 'errors'
+  | 'runs';
 
 /** Keys of a shard that hold one entry per group (a FixedQueue's lists). */
 export type MemberKeyKind = 'g';

@@ -32,7 +32,8 @@ function metaProblem(
 
 /**
  * Records the queue's kind, shard count and layout in Redis, or fails if they differ from what is stored
- * (once Redis answers, with `startup: 'continue'`: see `RedisConnection.whenReady`).
+ * (once Redis answers, with `startup: 'continue'`: see `RedisConnection.whenReady`); then runs `ready`
+ * (an upgrade of data an earlier version wrote, work that needs Redis).
  */
 export function assertQueueMeta(
   connection: RedisConnection,
@@ -40,12 +41,14 @@ export function assertQueueMeta(
   name: string,
   kind: QueueKind,
   shards: number,
+  ready?: () => Promise<void>,
 ): Promise<void> {
   const checked = connection.whenReady(`queue "${name}"`, async () => {
     const args = [kind, shards, LAYOUTS[kind], UPGRADES[kind]];
     const stored = await connection.scripts.run<[string, string, string]>('queue-meta', [keys.meta], args);
     const problem = metaProblem(name, stored, kind, shards);
     if (problem) throw new QueueConfigError(problem);
+    await ready?.();
   });
   // This fails start-up, which is often not followed by app.close(): an open connection would keep the process alive.
   return checked.catch(async (error: unknown) => {

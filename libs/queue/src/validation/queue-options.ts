@@ -324,10 +324,6 @@ export const fixedQueueChecks: Checks<FixedQueueOptionsRules> = (o, given) => {
     problems.push(
       "delivery 'at-least-once' needs ordered: true (an unacknowledged batch stays at the head of its group until acknowledged, so a group's batches are handed out one at a time)",
     );
-  if (o.delivery === 'at-least-once' && o.ttlMs <= o.leaseMs)
-    problems.push(
-      `ttlMs must be > leaseMs, or a group expires while its batch waits for redelivery (got ttlMs=${o.ttlMs}, leaseMs=${o.leaseMs})`,
-    );
   // A dead batch is copied whole into the dead letters, and back on requeue, each in one script.
   if (o.delivery === 'at-least-once' && o.batchSize > MAX_AT_LEAST_ONCE_BATCH)
     problems.push(

@@ -3,12 +3,12 @@
 -- an at-most-once one only lets go of the group. The group is then ready again for its next batch.
 -- An acknowledgement from a worker whose lease ran out (the group moved on) changes nothing.
 -- Input:
---   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash  KEYS[4] held hash  KEYS[5] leases zset
+--   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset  KEYS[4] held hash  KEYS[5] leases zset
 --   KEYS[6] errors hash  KEYS[6+i] list of delivery i's group
 --   ARGV[1] batchSize  ARGV[2] maxWaitMs, then per delivery: group, token
 -- Output: {now, earliest due time set or -1, then per delivery: when its group is due again, -1 when it
 --   holds nothing more, -2 when the delivery was stale}
-local readyKey, statsKey, lensKey, heldKey, leasesKey, errorsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local readyKey, statsKey, lastPushKey, heldKey, leasesKey, errorsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 --- @include "now"
 local batch, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2])
 

@@ -8,20 +8,20 @@
 -- Like fixed-take, the caller reads each candidate's first `read` entries (LRANGE in the same MULTI)
 -- and this script says which of those it claimed; keys are only those the caller declared.
 -- Input:
---   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash  KEYS[4] held hash  KEYS[5] leases zset
+--   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset  KEYS[4] held hash  KEYS[5] leases zset
 --   KEYS[6] dead zset  KEYS[7] dead records hash  KEYS[8] errors hash  KEYS[8+i] list of candidate i
 --   ARGV[1] batchSize  ARGV[2] maxAgeMs (0: none)  ARGV[3] maxWaitMs  ARGV[4] limit  ARGV[5] mode (1 at-most-
 --   once, 2 at-least-once)  ARGV[6] leaseMs  ARGV[7] maxAttempts  ARGV[8] dead-letter capacity
---   ARGV[9] token base (random per call)  ARGV[10] ttlMs, then per candidate: name, entries read
+--   ARGV[9] token base (random per call), then per candidate: name, entries read
 -- Output (a paused queue: nothing claimed, nothing due): {now, next due or -1, groups listed, group..., then per candidate: offset, expired, claimed,
 --   attempt, token}: the read entries [offset, offset + claimed) are one batch, delivered under token.
-local readyKey, statsKey, lensKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local readyKey, statsKey, lastPushKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local leasesKey, deadKey, recordsKey, errorsKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 --- @include "now"
 local batch, maxAge, maxWait, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local atLeastOnce = ARGV[5] == '2'
 local lease, maxAttempts, deadCapacity = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
-local base, ttl = ARGV[9], ARGV[10]
+local base = ARGV[9]
 local cutoff = now - maxAge
 
 --- @include "paused"
@@ -62,7 +62,7 @@ local taken = 0
 local delivered, expiredTotal, pending = 0, 0, 0
 local first = 9
 for k = first, #KEYS do
-  local key, group, read = KEYS[k], ARGV[2 * (k - first) + 11], tonumber(ARGV[2 * (k - first) + 12])
+  local key, group, read = KEYS[k], ARGV[2 * (k - first) + 10], tonumber(ARGV[2 * (k - first) + 11])
   local offset, expired, claimed, attempt, token = 0, 0, 0, 0, ''
   local due = redis.call('ZSCORE', readyKey, group)
   if taken < limit and due and tonumber(due) <= now then
@@ -74,17 +74,12 @@ for k = first, #KEYS do
       -- A retry waits for its backoff, whatever pushes did to the group's due time since.
       redis.call('ZADD', readyKey, notBefore, group)
     else
-      local known = tonumber(redis.call('HGET', lensKey, group) or '0')
-      local len = redis.call('LLEN', key)
+      local before = redis.call('LLEN', key)
+      local len = before
       if read > len then read = len end
-      -- The counters knew more than the list holds: the key expired (ttlMs), a delivery's messages with it.
-      if known > len then
-        expired = known - len
-        count, attempts = 0, 0
-      end
       if maxAge > 0 then
         local lo = trimOlderThan(key, len, cutoff)
-        expired = expired + lo
+        expired = lo
         len = len - lo
         offset = lo
         -- Expired messages of an unacknowledged delivery are not delivered again.
@@ -112,8 +107,6 @@ for k = first, #KEYS do
         token = base .. '.' .. (k - first + 1)
         if atLeastOnce then
           redis.call('HSET', heldKey, group, heldRecord(token, claimed, attempt, 0))
-          -- A held list must outlive its lease: the acknowledgement trims it.
-          redis.call('PEXPIRE', key, ttl)
         else
           redis.call('LTRIM', key, claimed, -1)
           len = len - claimed
@@ -123,7 +116,7 @@ for k = first, #KEYS do
         redis.call('ZADD', leasesKey, now + lease, group)
         leasesChanged = true
         redis.call('ZREM', readyKey, group)
-        if len == 0 then redis.call('HDEL', lensKey, group) else redis.call('HSET', lensKey, group, len) end
+        if len == 0 then redis.call('ZREM', lastPushKey, group) end
       else
         if count == 0 then
           redis.call('HDEL', heldKey, group)
@@ -133,7 +126,7 @@ for k = first, #KEYS do
         settle(group, key, len)
       end
       expiredTotal = expiredTotal + expired
-      pending = pending + len - known
+      pending = pending + len - before
     end
   end
   claims[#claims + 1] = offset

@@ -4,17 +4,16 @@
 -- group stays held (no second batch of it in flight) until then. A retry waiting for its backoff has
 -- nothing left to retry: the group is let go.
 -- Input:
---   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash  KEYS[4] held hash  KEYS[5] errors hash
+--   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset  KEYS[4] held hash  KEYS[5] errors hash
 --   KEYS[6] the group's list
 --   ARGV[1] group
 -- Output: messages deleted
-local readyKey, statsKey, lensKey, heldKey, errorsKey, key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local readyKey, statsKey, lastPushKey, heldKey, errorsKey, key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 --- @include "held"
 local group = ARGV[1]
-local known = tonumber(redis.call('HGET', lensKey, group) or '0')
 local len = redis.call('LLEN', key)
 redis.call('UNLINK', key)
-redis.call('HDEL', lensKey, group)
+redis.call('ZREM', lastPushKey, group)
 redis.call('ZREM', readyKey, group)
 local holder, count, attempts = parseHeld(redis.call('HGET', heldKey, group))
 if holder ~= '' then
@@ -23,8 +22,8 @@ else
   redis.call('HDEL', heldKey, group)
   redis.call('HDEL', errorsKey, group)
 end
-if known ~= 0 then redis.call('HINCRBY', statsKey, 'pending', -known) end
-if len > 0 then redis.call('HINCRBY', statsKey, 'dropped', len) end
--- The counters knew more than the list held: the key had expired (ttlMs) with those messages.
-if known > len then redis.call('HINCRBY', statsKey, 'expired', known - len) end
+if len > 0 then
+  redis.call('HINCRBY', statsKey, 'pending', -len)
+  redis.call('HINCRBY', statsKey, 'dropped', len)
+end
 return len

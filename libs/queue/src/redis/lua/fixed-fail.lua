@@ -2,13 +2,13 @@
 -- are delivered again after `retryDelayMs` (the group waits: nothing newer overtakes them), or, after
 -- `maxAttempts` deliveries, move to the dead letters and the group goes on with its next batch.
 -- Input:
---   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash  KEYS[4] held hash  KEYS[5] leases zset
+--   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset  KEYS[4] held hash  KEYS[5] leases zset
 --   KEYS[6] dead zset  KEYS[7] dead records hash  KEYS[8] errors hash  KEYS[9] the group's list
 --   ARGV[1] batchSize  ARGV[2] maxWaitMs  ARGV[3] group  ARGV[4] token  ARGV[5] retry delay ms
 --   ARGV[6] maxAttempts  ARGV[7] dead-letter capacity  ARGV[8] error text
 -- Output: {outcome, at}: 'retry' and when, 'dead' and when, 'gone' (pushes evicted every message of the
 --   delivery: nothing left to retry) or 'stale' (the token no longer holds the group).
-local readyKey, statsKey, lensKey, heldKey, leasesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local readyKey, statsKey, lastPushKey, heldKey, leasesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local deadKey, recordsKey, errorsKey, key = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 --- @include "now"
 local batch, maxWait, group, token = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]

@@ -1,24 +1,23 @@
 -- Brings a dead batch back: its messages are appended to their group as if pushed now (fresh times,
 -- so maxAgeMs counts from now; capacity evicts the oldest as a push does), with attempts starting over.
 -- Input:
---   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash  KEYS[4] held hash  KEYS[5] dead zset
+--   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset  KEYS[4] held hash  KEYS[5] dead zset
 --   KEYS[6] dead records hash  KEYS[7] the group's list
---   ARGV[1] id  ARGV[2] group  ARGV[3] capacity  ARGV[4] batchSize  ARGV[5] maxWaitMs  ARGV[6] ttlMs
+--   ARGV[1] id  ARGV[2] group  ARGV[3] capacity  ARGV[4] batchSize  ARGV[5] maxWaitMs
 -- Output: {1, evicted, due time or -1} or {0} when no such dead batch (of that group) exists.
-local readyKey, statsKey, lensKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local readyKey, statsKey, lastPushKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local deadKey, recordsKey, key = KEYS[5], KEYS[6], KEYS[7]
 --- @include "now"
 --- @include "entries"
 --- @include "held"
 local id, group, capacity = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local batch, maxWait, ttl = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+local batch, maxWait = tonumber(ARGV[4]), tonumber(ARGV[5])
 
 local record = redis.call('HGET', recordsKey, id)
 if not record then return {0} end
 -- A JSON header, then the entries one a line (see the bury include).
 local newline = string.find(record, '\n', 1, true)
 if cjson.decode(string.sub(record, 1, newline - 1)).group ~= group then return {0} end
-local known = tonumber(redis.call('HGET', lensKey, group) or '0')
 local before = redis.call('LLEN', key)
 local len = before
 local stamp = '[' .. now .. ','
@@ -41,22 +40,14 @@ if len > capacity then
   evicted = len - capacity
   redis.call('LTRIM', key, evicted, -1)
   len = capacity
-  local holder, count, attempts, notBefore = parseHeld(redis.call('HGET', heldKey, group))
-  if count > 0 then
-    count = math.max(0, count - evicted)
-    if count == 0 and holder == '' then redis.call('HDEL', heldKey, group)
-    else redis.call('HSET', heldKey, group, heldRecord(holder, count, attempts, notBefore)) end
-  end
+  local record = redis.call('HGET', heldKey, group)
+  if record then evictHeld(heldKey, group, record, evicted) end
 end
-redis.call('PEXPIRE', key, ttl)
+-- Re-queued entries are as new as a push's: the expiry counts from now.
+redis.call('ZADD', lastPushKey, now, group)
 redis.call('ZREM', deadKey, id)
 redis.call('HDEL', recordsKey, id)
--- An empty list the counters still knew about had expired (ttlMs) with its messages.
-local lost = 0
-if before == 0 and known > 0 then lost = known end
-redis.call('HSET', lensKey, group, len)
-redis.call('HINCRBY', statsKey, 'pending', len - before - lost)
-if lost > 0 then redis.call('HINCRBY', statsKey, 'expired', lost) end
+redis.call('HINCRBY', statsKey, 'pending', len - before)
 if evicted > 0 then redis.call('HINCRBY', statsKey, 'dropped', evicted) end
 redis.call('HINCRBY', statsKey, 'requeued', requeued)
 local due = -1

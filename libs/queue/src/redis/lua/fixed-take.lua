@@ -7,13 +7,13 @@
 -- and the script says which of those entries it claimed. Moving 200-byte entries through Lua cost
 -- Redis 2.5 times what LRANGE alone does.
 -- Input:
---   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] lens hash  KEYS[3+i] list of candidate group i
+--   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset  KEYS[3+i] list of candidate group i
 --   ARGV[1] batchSize  ARGV[2] maxAgeMs (0: no limit)  ARGV[3] maxWaitMs  ARGV[4] limit
 --   ARGV[3+2i] name of candidate group i, ARGV[4+2i] how many of its first entries the caller read
 -- Output (a paused queue: nothing claimed, nothing due): {now, next due time or -1, number of groups listed, group..., then per candidate: offset,
 -- expired, claimed}: the caller's read entries [offset, offset + claimed) are claimed, in batches of
 -- batchSize (only the first may be short). The next due time is `now` when any group is due.
-local readyKey, statsKey, lensKey = KEYS[1], KEYS[2], KEYS[3]
+local readyKey, statsKey, lastPushKey = KEYS[1], KEYS[2], KEYS[3]
 --- @include "now"
 local batch, maxAge, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local limit = tonumber(ARGV[4])
@@ -37,14 +37,12 @@ for k = 4, #KEYS do
   local offset, expired, claimed = 0, 0, 0
   local due = redis.call('ZSCORE', readyKey, group)
   if taken < limit and due and tonumber(due) <= now then
-    local known = tonumber(redis.call('HGET', lensKey, group) or '0')
-    local len = redis.call('LLEN', key)
+    local before = redis.call('LLEN', key)
+    local len = before
     if read > len then read = len end
-    -- The counters knew more than the list holds: the key expired (ttlMs) while it waited.
-    if known > len then expired = known - len end
     if maxAge > 0 then
       local lo = trimOlderThan(key, len, cutoff)
-      expired = expired + lo
+      expired = lo
       len = len - lo
       offset = lo
     end
@@ -62,7 +60,7 @@ for k = 4, #KEYS do
     delivered = delivered + claimed
     settle(group, key, len)
     expiredTotal = expiredTotal + expired
-    pending = pending + len - known
+    pending = pending + len - before
   end
   claims[#claims + 1] = offset
   claims[#claims + 1] = expired

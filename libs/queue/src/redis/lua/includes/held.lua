@@ -15,3 +15,17 @@ local function holds(heldKey, group, token)
   local holder = parseHeld(redis.call('HGET', heldKey, group))
   return holder ~= '' and holder == token
 end
+
+-- Capacity evicted the `evicted` oldest entries of a group: an at-least-once delivery owns fewer of
+-- them, and a retry left owning none has nothing to retry. Returns whether the group is still held.
+local function evictHeld(heldKey, group, record, evicted)
+  local holder, count, attempts, notBefore = parseHeld(record)
+  if count == 0 then return true end
+  count = math.max(0, count - evicted)
+  if count == 0 and holder == '' then
+    redis.call('HDEL', heldKey, group)
+    return false
+  end
+  redis.call('HSET', heldKey, group, heldRecord(holder, count, attempts, notBefore))
+  return true
+end

@@ -1,0 +1,43 @@
+-- Deletes groups nobody pushed to for ttlMs, their messages counted expired: the groups an earlier
+-- read of the last-push index listed (their lists declared here), each checked again. A group's entry
+-- there may be older than its last push (pushes to a group with messages do not touch it): the
+-- newest entry of its list tells, and the entry moves up to it. A group whose batch is out, or waits
+-- for a retry, is left until then.
+-- Input:
+--   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset  KEYS[4] held hash
+--   KEYS[4+i] list of group i
+--   ARGV[1] ttlMs, then ARGV[1+i] the name of group i
+-- Output: {now, then per group: messages expired}
+local readyKey, statsKey, lastPushKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+--- @include "now"
+--- @include "entries"
+local cutoff = now - tonumber(ARGV[1])
+local out = {now}
+local expired = 0
+for k = 5, #KEYS do
+  local key, group = KEYS[k], ARGV[k - 3]
+  local lost = 0
+  local since = redis.call('ZSCORE', lastPushKey, group)
+  if since and tonumber(since) <= cutoff then
+    local newest = redis.call('LINDEX', key, -1)
+    if not newest then
+      redis.call('ZREM', lastPushKey, group)
+    elseif stampOf(newest) > cutoff then
+      redis.call('ZADD', lastPushKey, stampOf(newest), group)
+    elseif redis.call('HEXISTS', heldKey, group) == 1 then
+      redis.call('ZADD', lastPushKey, now, group)
+    else
+      lost = redis.call('LLEN', key)
+      redis.call('UNLINK', key)
+      redis.call('ZREM', lastPushKey, group)
+      redis.call('ZREM', readyKey, group)
+      expired = expired + lost
+    end
+  end
+  out[#out + 1] = lost
+end
+if expired > 0 then
+  redis.call('HINCRBY', statsKey, 'pending', -expired)
+  redis.call('HINCRBY', statsKey, 'expired', expired)
+end
+return out
