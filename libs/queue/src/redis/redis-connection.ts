@@ -86,7 +86,7 @@ function evictionMessage(evicting: EvictionPolicy[]): string {
   return (
     `Redis evicts keys when it reaches maxmemory (maxmemory-policy ${where}). Evicted keys lose queued work silently: ` +
     "a group's messages or a task's payload can go while its index entry stays (or the reverse), so acknowledged " +
-    'pushes and schedules are never delivered and stats() drift (volatile-* policies too: group lists carry a TTL). ' +
+    'pushes and schedules are never delivered and stats() drift. ' +
     'Set maxmemory-policy noeviction (CONFIG SET maxmemory-policy noeviction, and in redis.conf): a full Redis then ' +
     'refuses writes with QueueMemoryError and loses nothing'
   );
