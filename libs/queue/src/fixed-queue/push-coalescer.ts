@@ -57,27 +57,33 @@ export class PushCoalescer {
   ) {}
 
   add(group: string, messages: string | string[], bytes: number): Promise<PushResult> {
-    let buffer = this.buffers.get(group);
-    if (buffer === undefined) {
-      buffer = { group, messages: [], bytes: 0, counts: [], resolvers: [], rejecters: [] };
-      this.buffers.set(group, buffer);
-    }
-    if (typeof messages === 'string') {
-      buffer.messages.push(messages);
-      buffer.counts.push(1);
-    } else {
-      for (const message of messages) buffer.messages.push(message);
-      buffer.counts.push(messages.length);
-    }
-    buffer.bytes += bytes;
-    // setImmediate, not nextTick: pushes arriving from several I/O callbacks of one loop turn share a call.
-    // Flushing early instead (at a message count) was measured slower: Redis' cost is mostly per group
-    // per call, so the fewer, larger calls the better.
-    if (!this.scheduled) this.schedule();
-    const target = buffer;
     return new Promise<PushResult>((resolve, reject) => {
-      target.resolvers.push(resolve);
-      target.rejecters.push(reject);
+      const buffer = this.buffers.get(group);
+      const count = typeof messages === 'string' ? 1 : messages.length;
+      if (buffer === undefined) {
+        // Literals, not pushes into empty arrays: a group's first request (most are its only one)
+        // then allocates one-slot arrays instead of growing four to 17 slots (measured: ~500 bytes a push).
+        this.buffers.set(group, {
+          group,
+          // pushMany's array is the queue's own encoded copy: appending to it is safe.
+          messages: typeof messages === 'string' ? [messages] : messages,
+          bytes,
+          counts: [count],
+          resolvers: [resolve],
+          rejecters: [reject],
+        });
+      } else {
+        if (typeof messages === 'string') buffer.messages.push(messages);
+        else for (const message of messages) buffer.messages.push(message);
+        buffer.counts.push(count);
+        buffer.bytes += bytes;
+        buffer.resolvers.push(resolve);
+        buffer.rejecters.push(reject);
+      }
+      // setImmediate, not nextTick: pushes arriving from several I/O callbacks of one loop turn share a call.
+      // Flushing early instead (at a message count) was measured slower: Redis' cost is mostly per group
+      // per call, so the fewer, larger calls the better.
+      if (!this.scheduled) this.schedule();
     });
   }
 
