@@ -352,7 +352,10 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
 
   async onApplicationShutdown(): Promise<void> {
     const closing: Promise<void>[] = [];
-    const budgetMs = Math.max(0, this.closeBy - Date.now());
+    // Closed outside an app shutdown (a start-up that failed): one command's time to say goodbye.
+    const budgetMs = Number.isFinite(this.closeBy)
+      ? Math.max(0, this.closeBy - Date.now())
+      : this.settings.commandTimeoutMs;
     if (this.subscriber) closing.push(close(this.subscriber, budgetMs));
     if (this.owned) closing.push(close(this.client, budgetMs));
     await Promise.all(closing);
