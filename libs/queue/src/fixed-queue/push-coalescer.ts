@@ -9,10 +9,12 @@ interface GroupBuffer {
   group: string;
   messages: string[];
   bytes: number;
-  /** Per request: how many messages it brought, and how to settle it. */
+  /**
+   * Per request: how many messages it brought, and how to settle it. Only the resolver is kept (a
+   * failure resolves it with a rejected promise): one function less per push held until the reply.
+   */
   counts: number[];
-  resolvers: ((result: PushResult) => void)[];
-  rejecters: ((error: unknown) => void)[];
+  resolvers: ((result: PushResult | Promise<never>) => void)[];
 }
 
 /** A request is never split, so a call holds whole requests: [buffer, first request, end request]. */
@@ -57,7 +59,7 @@ export class PushCoalescer {
   ) {}
 
   add(group: string, messages: string | string[], bytes: number): Promise<PushResult> {
-    return new Promise<PushResult>((resolve, reject) => {
+    return new Promise<PushResult>((resolve) => {
       const buffer = this.buffers.get(group);
       const count = typeof messages === 'string' ? 1 : messages.length;
       if (buffer === undefined) {
@@ -69,7 +71,6 @@ export class PushCoalescer {
           bytes,
           counts: [count],
           resolvers: [resolve],
-          rejecters: [reject],
         });
       } else {
         if (typeof messages === 'string') buffer.messages.push(messages);
@@ -77,7 +78,6 @@ export class PushCoalescer {
         buffer.counts.push(count);
         buffer.bytes += bytes;
         buffer.resolvers.push(resolve);
-        buffer.rejecters.push(reject);
       }
       // setImmediate, not nextTick: pushes arriving from several I/O callbacks of one loop turn share a call.
       // Flushing early instead (at a message count) was measured slower: Redis' cost is mostly per group
@@ -174,7 +174,7 @@ export class PushCoalescer {
     try {
       outcome = await this.store.push(shard, groups);
     } catch (error) {
-      for (const [buffer, first, end] of call) for (let r = first; r < end; r++) buffer.rejecters[r](error);
+      for (const [buffer, first, end] of call) for (let r = first; r < end; r++) buffer.resolvers[r](Promise.reject(error));
       return;
     } finally {
       const sent = this.inFlight.get(shard)!;
