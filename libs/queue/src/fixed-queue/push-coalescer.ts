@@ -174,7 +174,8 @@ export class PushCoalescer {
     try {
       outcome = await this.store.push(shard, groups);
     } catch (error) {
-      for (const [buffer, first, end] of call) for (let r = first; r < end; r++) buffer.resolvers[r](Promise.reject(error));
+      for (const [buffer, first, end] of call)
+        for (let r = first; r < end; r++) buffer.resolvers[r](Promise.reject(error));
       return;
     } finally {
       const sent = this.inFlight.get(shard)!;
