@@ -19,7 +19,7 @@ function coalescer(evicted: (groups: GroupPush[]) => number[] = (groups) => grou
     },
   } as unknown as FixedQueueStore;
   const pushes = new PushCoalescer(store, shardOf, (shard, outcome, _sentAt, groups) =>
-    pushed.push({ shard, groups, outcome }),
+    pushed.push({ shard, groups: groups.map(({ group, messages }) => ({ group, messages })), outcome }),
   );
   return { pushes, calls, pushed };
 }

@@ -40,8 +40,8 @@ const HOLD_MS = 20;
  * with its own count of evictions. Measured hot path: keep allocations per push to the promise.
  */
 export class PushCoalescer {
-  /** By group; shards are worked out once per group at flush time, not once per push. */
-  private buffers = new Map<string, GroupBuffer>();
+  /** By shard, then group: a shard held back by its call on the way is left as it is. */
+  private readonly buffers = new Map<number, Map<string, GroupBuffer>>();
   private scheduled = false;
   /**
    * Per shard, when each call on its way was sent. A shard's pushes wait for the reply of the call before
@@ -60,12 +60,15 @@ export class PushCoalescer {
 
   add(group: string, messages: string | string[], bytes: number): Promise<PushResult> {
     return new Promise<PushResult>((resolve) => {
-      const buffer = this.buffers.get(group);
+      const shard = this.shardOf(group);
+      let groups = this.buffers.get(shard);
+      if (groups === undefined) this.buffers.set(shard, (groups = new Map()));
+      const buffer = groups.get(group);
       const count = typeof messages === 'string' ? 1 : messages.length;
       if (buffer === undefined) {
         // Literals, not pushes into empty arrays: a group's first request (most are its only one)
         // then allocates one-slot arrays instead of growing four to 17 slots (measured: ~500 bytes a push).
-        this.buffers.set(group, {
+        groups.set(group, {
           group,
           messages: typeof messages === 'string' ? [messages] : [...messages],
           bytes,
@@ -91,34 +94,19 @@ export class PushCoalescer {
    * or what is buffered for shards with no call on its way.
    */
   flush(all = true): void {
-    const shards = new Map<number, GroupBuffer[]>();
-    const waiting = new Map<string, GroupBuffer>();
     const now = Date.now();
     let holdUntil = Infinity;
-    for (const buffer of this.buffers.values()) {
-      const shard = this.shardOf(buffer.group);
+    for (const [shard, groups] of this.buffers) {
       const sentAt = this.inFlight.get(shard)?.[0];
       if (!all && sentAt !== undefined && now - sentAt < HOLD_MS) {
-        waiting.set(buffer.group, buffer);
         holdUntil = Math.min(holdUntil, sentAt + HOLD_MS);
         continue;
       }
-      const groups = shards.get(shard);
-      if (groups) groups.push(buffer);
-      else shards.set(shard, [buffer]);
-    }
-    this.buffers = waiting;
-    if (waiting.size > 0 && this.holdTimer === undefined) {
-      this.holdTimer = setTimeout(() => {
-        this.holdTimer = undefined;
-        this.flush(false);
-      }, holdUntil - now);
-    }
-    for (const [shard, groups] of shards) {
+      this.buffers.delete(shard);
       let call: Slice[] = [];
       let count = 0;
       let bytes = 0;
-      for (const buffer of groups) {
+      for (const buffer of groups.values()) {
         if (call.length >= MAX_GROUPS_PER_CALL) {
           void this.write(shard, call);
           call = [];
@@ -156,16 +144,21 @@ export class PushCoalescer {
       }
       if (call.length > 0) void this.write(shard, call);
     }
+    if (holdUntil < Infinity && this.holdTimer === undefined) {
+      this.holdTimer = setTimeout(() => {
+        this.holdTimer = undefined;
+        this.flush(false);
+      }, holdUntil - now);
+    }
   }
 
   private async write(shard: number, call: Slice[]): Promise<void> {
-    const groups = call.map(([buffer, first, end]) => ({
-      group: buffer.group,
-      messages:
-        first === 0 && end === buffer.counts.length
-          ? buffer.messages
-          : buffer.messages.slice(offset(buffer, first), offset(buffer, end)),
-    }));
+    // A whole buffer is its own GroupPush: no object per group in the common case.
+    const groups = call.map(([buffer, first, end]): GroupPush =>
+      first === 0 && end === buffer.counts.length
+        ? buffer
+        : { group: buffer.group, messages: buffer.messages.slice(offset(buffer, first), offset(buffer, end)) },
+    );
     let outcome: PushOutcome;
     const sentAt = Date.now();
     const sent = this.inFlight.get(shard);
