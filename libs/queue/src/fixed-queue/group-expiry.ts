@@ -42,9 +42,12 @@ export class GroupExpiry {
     });
   }
 
-  /** Every shard at once, then one shard every round / shards. */
+  /**
+   * Every shard at once, then one shard every round / shards. Not after `stop()`: with `startup:
+   * 'continue'` the start comes once Redis answers, which may be after the app closed.
+   */
   start(): void {
-    void this.visitAll();
+    if (!this.stopped) void this.visitAll();
   }
 
   /**
