@@ -10,6 +10,7 @@
 -- Output: messages deleted
 local readyKey, statsKey, lastPushKey, heldKey, errorsKey, key = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 --- @include "held"
+--- @include "discard"
 local group = ARGV[1]
 local len = redis.call('LLEN', key)
 redis.call('UNLINK', key)
@@ -22,8 +23,5 @@ else
   redis.call('HDEL', heldKey, group)
   redis.call('HDEL', errorsKey, group)
 end
-if len > 0 then
-  redis.call('HINCRBY', statsKey, 'pending', -len)
-  redis.call('HINCRBY', statsKey, 'dropped', len)
-end
+discard('dropped', len)
 return len

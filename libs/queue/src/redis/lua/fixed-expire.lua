@@ -11,6 +11,7 @@
 local readyKey, statsKey, lastPushKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 --- @include "now"
 --- @include "entries"
+--- @include "discard"
 local cutoff = now - tonumber(ARGV[1])
 local out = {now}
 local expired = 0
@@ -36,8 +37,5 @@ for k = 5, #KEYS do
   end
   out[#out + 1] = lost
 end
-if expired > 0 then
-  redis.call('HINCRBY', statsKey, 'pending', -expired)
-  redis.call('HINCRBY', statsKey, 'expired', expired)
-end
+discard('expired', expired)
 return out

@@ -9,6 +9,7 @@
 -- Output: {group...}: the next page; empty once the lens hash is gone.
 local lensKey, lastPushKey, statsKey = KEYS[1], KEYS[2], KEYS[3]
 --- @include "now"
+--- @include "discard"
 local lost = 0
 for k = 4, #KEYS do
   local group = ARGV[k - 2]
@@ -20,8 +21,5 @@ for k = 4, #KEYS do
   end
   redis.call('HDEL', lensKey, group)
 end
-if lost > 0 then
-  redis.call('HINCRBY', statsKey, 'pending', -lost)
-  redis.call('HINCRBY', statsKey, 'expired', lost)
-end
+discard('expired', lost)
 return redis.call('HRANDFIELD', lensKey, tonumber(ARGV[1]))
