@@ -144,6 +144,12 @@ describe('the dashboard in a real browser, while the demo runs', () => {
 });
 
 describe('the dashboard in a real browser, on dead batches of an at-least-once FixedQueue', () => {
+  let browser: Browser | undefined;
+  // Declared before the harness, so it runs first (Jest runs afterAll hooks in declaration order): an app
+  // closed while the page still polls it waits for the page's open connections, and the suite hangs.
+  afterAll(async () => {
+    await browser?.close();
+  });
   const harness = useQueueApps({ scope: 'suite' });
   const HOSTILE_GROUP = '<img src=x onerror="window.__xss = 2">';
   // Long, too: the page gets it cut short, and the card must not grow to fit it.
@@ -153,7 +159,6 @@ describe('the dashboard in a real browser, on dead batches of an at-least-once F
     if (upstreamDown) throw new Error('upstream refused the batch: 503 Service Unavailable');
   });
   let app: INestApplication;
-  let browser: Browser;
   let page: Page;
   let readings: FixedQueue;
   const problems: string[] = [];
@@ -184,10 +189,6 @@ describe('the dashboard in a real browser, on dead batches of an at-least-once F
     await readings.pushMany('sensor-7', [{ celsius: 21.5 }, { celsius: 21.7 }, { celsius: 22.1 }]);
     await pollUntil(async () => (await readings.stats()).dead === 9, 'every batch to die');
     ({ browser, page } = await openDashboard(`${await localUrl(app)}/queues`, problems));
-  });
-
-  afterAll(async () => {
-    await browser?.close();
   });
 
   it('lists each dead batch with its group, size, attempts, error and first messages, all as text', async () => {
