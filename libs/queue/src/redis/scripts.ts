@@ -44,9 +44,10 @@ export const SCRIPT_NAMES = [
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
+type Evaluation = 'evalsha' | 'eval';
 type Evaluate = (script: string, numKeys: number, keys: string[], args: (string | number)[]) => Promise<unknown>;
 type Pipeline = Record<
-  'evalsha' | 'eval',
+  Evaluation,
   (script: string, numKeys: number, keys: string[], args: (string | number)[]) => Pipeline
 > & {
   wait(replicas: number, timeoutMs: number): Pipeline;
@@ -131,12 +132,9 @@ export class Scripts {
   }
 
   async run<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
-    const issued = this.outcomes.issue();
-    try {
-      return await this.bounded(this.redirected(() => this.evaluate<T>(script, keys, args)));
-    } catch (error) {
-      throw this.asConnectionError(error, issued);
-    }
+    // ioredis flattens array arguments (its typings do not say so): no spread of thousands of messages.
+    const client = this.client as unknown as Record<Evaluation, Evaluate>;
+    return this.evaluate<T>(script, (how, body) => client[how](body, keys.length, keys, args) as Promise<T>);
   }
 
   /**
@@ -147,22 +145,7 @@ export class Scripts {
    * process, 1,000 or 10,000 in flight: 20-40 % more messages a second.
    */
   async runNow<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
-    const issued = this.outcomes.issue();
-    const { lua, sha } = load(script);
-    try {
-      return await this.bounded(
-        this.redirected(async () => {
-          try {
-            return await this.sendNow<T>('evalsha', sha, keys, args);
-          } catch (error) {
-            if (!isNoScript(error)) throw error;
-            return await this.sendNow<T>('eval', lua, keys, args);
-          }
-        }),
-      );
-    } catch (error) {
-      throw this.asConnectionError(error, issued);
-    }
+    return this.evaluate<T>(script, (how, body) => this.sendNow<T>(how, body, keys, args));
   }
 
   /**
@@ -171,7 +154,7 @@ export class Scripts {
    * CPU per push with 256 pushes in flight). The client still applies commandTimeout and, in a Cluster,
    * routes it by its keys and follows redirections.
    */
-  private sendNow<T>(how: 'evalsha' | 'eval', script: string, keys: string[], args: (string | number)[]): Promise<T> {
+  private sendNow<T>(how: Evaluation, script: string, keys: string[], args: (string | number)[]): Promise<T> {
     const command = new Command(how, [script, keys.length, keys, args], { replyEncoding: 'utf8' });
     void this.client.sendCommand(command);
     return command.promise as Promise<T>;
@@ -280,13 +263,7 @@ export class Scripts {
     }
   }
 
-  private async send(
-    script: ScriptName,
-    keys: string[],
-    args: (string | number)[],
-    among: Among,
-    how: 'evalsha' | 'eval',
-  ) {
+  private async send(script: ScriptName, keys: string[], args: (string | number)[], among: Among, how: Evaluation) {
     const { lua, sha } = load(script);
     this.corkForThisTick();
     const pipeline = (among.transaction ? this.client.multi() : this.client.pipeline()) as unknown as Pipeline;
@@ -314,15 +291,26 @@ export class Scripts {
     });
   }
 
-  private async evaluate<T>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
+  /**
+   * Runs a script by SHA, then by its text on NOSCRIPT (which caches it), through `send`; bounded,
+   * redirections followed, and failures to reach Redis as QueueConnectionError.
+   */
+  private async evaluate<T>(script: ScriptName, send: (how: Evaluation, body: string) => Promise<T>): Promise<T> {
+    const issued = this.outcomes.issue();
     const { lua, sha } = load(script);
-    // ioredis flattens array arguments (its typings do not say so): no spread of thousands of messages.
-    const client = this.client as unknown as Record<'evalsha' | 'eval', Evaluate>;
     try {
-      return (await client.evalsha(sha, keys.length, keys, args)) as T;
+      return await this.bounded(
+        this.redirected(async () => {
+          try {
+            return await send('evalsha', sha);
+          } catch (error) {
+            if (!isNoScript(error)) throw error;
+            return await send('eval', lua);
+          }
+        }),
+      );
     } catch (error) {
-      if (!isNoScript(error)) throw error;
-      return (await client.eval(lua, keys.length, keys, args)) as T;
+      throw this.asConnectionError(error, issued);
     }
   }
 
