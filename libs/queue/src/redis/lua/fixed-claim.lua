@@ -74,17 +74,12 @@ for k = first, #KEYS do
       -- A retry waits for its backoff, whatever pushes did to the group's due time since.
       redis.call('ZADD', readyKey, notBefore, group)
     else
-      local before = redis.call('LLEN', key)
-      local len = before
-      if read > len then read = len end
-      if maxAge > 0 then
-        local lo = trimOlderThan(key, len, cutoff)
-        expired = lo
-        len = len - lo
-        offset = lo
-        -- Expired messages of an unacknowledged delivery are not delivered again.
-        count = math.max(0, count - lo)
-      end
+      local before
+      before, read, expired = trimCandidate(key, read, maxAge, cutoff)
+      local len = before - expired
+      offset = expired
+      -- Expired messages of an unacknowledged delivery are not delivered again.
+      count = math.max(0, count - expired)
       if count == 0 then attempts = 0 end
       if offset > read then offset = read end
       if atLeastOnce and count > 0 and attempts >= maxAttempts then

@@ -37,15 +37,10 @@ for k = 4, #KEYS do
   local offset, expired, claimed = 0, 0, 0
   local due = redis.call('ZSCORE', readyKey, group)
   if taken < limit and due and tonumber(due) <= now then
-    local before = redis.call('LLEN', key)
-    local len = before
-    if read > len then read = len end
-    if maxAge > 0 then
-      local lo = trimOlderThan(key, len, cutoff)
-      expired = lo
-      len = len - lo
-      offset = lo
-    end
+    local before
+    before, read, expired = trimCandidate(key, read, maxAge, cutoff)
+    local len = before - expired
+    offset = expired
     -- A group holding several batches gives several, while the caller has room for them.
     local available = read - offset
     local first = true

@@ -13,3 +13,14 @@ local function trimOlderThan(key, len, cutoff)
   redis.call('LTRIM', key, lo, -1)
   return lo
 end
+
+-- A claim's candidate: its list's length, and how many of its oldest entries went for being older than
+-- `cutoff` (when maxAge > 0). Those are the first entries the caller read, whose read is clamped to
+-- the list. Returns length before the trim, clamped read, entries trimmed.
+local function trimCandidate(key, read, maxAge, cutoff)
+  local len = redis.call('LLEN', key)
+  if read > len then read = len end
+  local expired = 0
+  if maxAge > 0 then expired = trimOlderThan(key, len, cutoff) end
+  return len, read, expired
+end
