@@ -1,4 +1,5 @@
 import { QueueConsumers, type QueuePauseEvent, QueueEvents, UnknownQueueError } from 'nestjs-redis-queues';
+import { ConsumerRegistry } from '../libs/queue/src/consumer/consumer.registry';
 import type { QueueApp } from './support/fixtures';
 import { recordBatches, recordTasks, useQueueApps } from './support/fixtures';
 import { pollUntil } from './support/testing';
@@ -12,25 +13,26 @@ const root = { idlePollMs: 100 };
 const batches = recordBatches<{ n: number }>('reports', { concurrency: 4 });
 const tasks = recordTasks<{ n: number }>('timers', { concurrency: 8 });
 
-/** Counts an app's claims (one per poll of a shard) and what each handed out, by wrapping its store. */
+/** Counts an app's claims (one per poll of a shard) and what they handed out, from now on. */
 function watchClaims(queueApp: QueueApp, kind: 'fixed' | 'delay') {
-  const store = (kind === 'fixed'
-    ? queueApp.fixed('reports').store
-    : queueApp.delay('timers').store) as unknown as Record<
-    string,
-    (...args: unknown[]) => Promise<{ batches?: { messages: unknown[] }[]; tasks?: unknown[] }>
-  >;
-  const method = kind === 'fixed' ? 'take' : 'claim';
-  const original = store[method].bind(store);
-  const seen = { claims: 0, handedOut: 0 };
-  store[method] = async (...args: unknown[]) => {
-    const outcome = await original(...args);
-    seen.claims++;
-    seen.handedOut +=
-      outcome.batches?.filter((batch) => batch.messages.length > 0).length ?? outcome.tasks?.length ?? 0;
-    return outcome;
+  const registry = queueApp.app.get(ConsumerRegistry);
+  const totals = () =>
+    registry
+      .statuses()
+      .filter((status) => status.kind === kind)
+      .reduce((sum, { claims, claimed }) => ({ claims: sum.claims + claims, handedOut: sum.handedOut + claimed }), {
+        claims: 0,
+        handedOut: 0,
+      });
+  const start = totals();
+  return {
+    get claims() {
+      return totals().claims - start.claims;
+    },
+    get handedOut() {
+      return totals().handedOut - start.handedOut;
+    },
   };
-  return seen;
 }
 
 describe('pause and resume', () => {

@@ -205,7 +205,7 @@ describe('public API under random input (property-based)', () => {
               const { tasks } = await delay.store.claim(shard, o.limit);
               for (const task of tasks) {
                 claimed.add(task.id);
-                if (o.outcome === 'ack') await delay.acks.add(shard, { id: task.id, token: task.token });
+                if (o.outcome === 'ack') await delay.store.ack(shard, [{ id: task.id, token: task.token }]);
                 if (o.outcome === 'fail') await delay.store.fail(shard, task.id, task.token, 0, 'failed on purpose');
               }
             }

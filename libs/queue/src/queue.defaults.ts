@@ -50,6 +50,7 @@ export const DELAY_QUEUE_DEFAULTS = Object.freeze({
 /** `@BatchConsumer(queue, options)`. */
 export const BATCH_CONSUMER_DEFAULTS = Object.freeze({
   concurrency: 1,
+  handlerTimeoutMs: 5 * 60 * SECOND,
   retries: 0,
   retryDelayMs: 100,
   raw: false,
@@ -58,6 +59,7 @@ export const BATCH_CONSUMER_DEFAULTS = Object.freeze({
 /** `@DelayConsumer(queue, options)`. */
 export const DELAY_CONSUMER_DEFAULTS = Object.freeze({
   concurrency: 1,
+  handlerTimeoutMs: 5 * 60 * SECOND,
 });
 
 /** `QueueDashboardModule.register`. */

@@ -5,7 +5,8 @@ import { DelayQueue } from './delay-queue/delay-queue';
 import { QueueEvents } from './events/queue-events';
 import { QueueHealthIndicator } from './health/queue-health.indicator';
 import { getDelayQueueToken, getFixedQueueToken } from './queue.constants';
-import { ConsumerStatusRegistry } from './consumer-status.registry';
+import { ConsumerFactory } from './consumer/consumer.factory';
+import { ConsumerRegistry } from './consumer/consumer.registry';
 import { QueueConsumers } from './queue-consumers';
 import { QueueExplorer } from './queue.explorer';
 import { QueueOrchestrator } from './queue.orchestrator';
@@ -42,12 +43,21 @@ import type {
     QueueMetadataAccessor,
     QueueExplorer,
     QueueOrchestrator,
-    ConsumerStatusRegistry,
+    ConsumerFactory,
+    ConsumerRegistry,
     QueueConsumers,
     QueueEvents,
     QueueHealthIndicator,
   ],
-  exports: [QueueSettings, RedisConnection, QueueRegistry, QueueEvents, QueueHealthIndicator, QueueConsumers],
+  exports: [
+    QueueSettings,
+    RedisConnection,
+    QueueRegistry,
+    QueueEvents,
+    QueueHealthIndicator,
+    QueueConsumers,
+    ConsumerRegistry,
+  ],
 })
 export class QueueModule extends ConfigurableModuleClass {
   /** Registers a FixedQueue, injectable with `@InjectFixedQueue(name)`. */
@@ -86,6 +96,7 @@ type CreateQueue = (
   settings: QueueSettings,
   registry: QueueRegistry,
   events: QueueEvents,
+  consumers: ConsumerRegistry,
 ) => unknown;
 
 const createFixedQueue = (
@@ -94,7 +105,14 @@ const createFixedQueue = (
   settings: QueueSettings,
   registry: QueueRegistry,
   events: QueueEvents,
-) => registry.register('fixed', options?.name, options, () => new FixedQueue(options, connection, settings, events));
+  consumers: ConsumerRegistry,
+) =>
+  registry.register(
+    'fixed',
+    options?.name,
+    options,
+    () => new FixedQueue(options, connection, settings, events, consumers),
+  );
 
 const createDelayQueue = (
   options: DelayQueueOptions,
@@ -102,7 +120,14 @@ const createDelayQueue = (
   settings: QueueSettings,
   registry: QueueRegistry,
   events: QueueEvents,
-) => registry.register('delay', options?.name, options, () => new DelayQueue(options, connection, settings, events));
+  consumers: ConsumerRegistry,
+) =>
+  registry.register(
+    'delay',
+    options?.name,
+    options,
+    () => new DelayQueue(options, connection, settings, events, consumers),
+  );
 
 /** The queue's options as a provider of the feature module: given, or made by the caller's factory. */
 type OptionsSource = Pick<FactoryProvider, 'useFactory' | 'inject'>;
@@ -123,7 +148,7 @@ function queueModule(
     {
       provide: token,
       useFactory: create,
-      inject: [optionsToken, RedisConnection, QueueSettings, QueueRegistry, QueueEvents],
+      inject: [optionsToken, RedisConnection, QueueSettings, QueueRegistry, QueueEvents, ConsumerRegistry],
     },
   ];
   return { module: QueueFeatureModule, imports, providers, exports: [token] };

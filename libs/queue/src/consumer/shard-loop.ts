@@ -1,4 +1,4 @@
-import type { ServerClock } from './server-clock';
+import type { ServerClock } from '../redis/server-clock';
 
 /** What one poll of a shard learned. Times are Redis server time (epoch ms). */
 export interface PollOutcome {
@@ -13,6 +13,8 @@ const MAX_ERROR_BACKOFF_MS = 5_000;
  * Polls one shard for as long as it runs, sleeping between polls until the next due time it learned
  * (capped by `idlePollMs`), or earlier when a wake-up hint names an earlier time. Deciding what is due
  * is Redis' job: the client clock only measures how long to sleep, corrected by the server's `now`.
+ * A loop `onHintsOnly` (a scheduled consumer) starts asleep and polls only after a hint, again while
+ * work is due now, and never for work due later.
  */
 export class ShardLoop {
   private running = false;
@@ -30,6 +32,7 @@ export class ShardLoop {
     private readonly clock: ServerClock,
     private readonly idlePollMs: number,
     private readonly onError: (error: unknown) => void,
+    private readonly onHintsOnly = false,
   ) {}
 
   start(): void {
@@ -63,6 +66,7 @@ export class ShardLoop {
 
   private async run(): Promise<void> {
     let failures = 0;
+    if (this.onHintsOnly) await this.sleep(Infinity);
     while (this.running) {
       this.hintedDuringPoll = Infinity;
       let outcome: PollOutcome;
@@ -79,7 +83,12 @@ export class ShardLoop {
       }
       if (!this.running) break;
       this.clock.observe(outcome.serverNow, sent);
-      const target = Math.min(outcome.nextDueAt, outcome.serverNow + this.idlePollMs, this.hintedDuringPoll);
+      const due = this.onHintsOnly
+        ? outcome.nextDueAt <= outcome.serverNow
+          ? outcome.serverNow
+          : Infinity
+        : Math.min(outcome.nextDueAt, outcome.serverNow + this.idlePollMs);
+      const target = Math.min(due, this.hintedDuringPoll);
       const delay = this.clock.toLocal(target) - Date.now();
       if (delay > 0) await this.sleep(delay, target);
     }
@@ -100,6 +109,8 @@ export class ShardLoop {
 
   private sleepFor(ms: number): void {
     clearTimeout(this.timer);
+    // Asleep until a hint: no timer (one of Infinity ms would fire at once).
+    if (ms === Infinity) return;
     const wake = this.wakeSleeper!;
     this.timer = setTimeout(wake, Math.max(0, Math.ceil(ms)));
   }

@@ -12,6 +12,7 @@ import type {
   UpcomingTask,
 } from '../interfaces';
 import { QueueRegistry } from '../queue.registry';
+import { RedisConnection } from '../redis/redis-connection';
 
 /** Messages of a dead batch shown, each cut to PREVIEW_CHARS: enough to recognise a batch, not a copy of its data. */
 const PREVIEW_MESSAGES = 3;
@@ -71,12 +72,15 @@ const HEAD_MESSAGES = 10;
 
 /**
  * What the dashboard shows: every registered queue, read through the queues' own bounded methods.
- * Times go out in this process's clock (`time` is its now), converted from Redis' with each queue's
+ * Times go out in this process's clock (`time` is its now), converted from Redis' with the connection's
  * estimate of the offset, so that the page can say "in 3 s" whatever the two clocks say.
  */
 @Injectable()
 export class DashboardService {
-  constructor(private readonly registry: QueueRegistry) {}
+  constructor(
+    private readonly registry: QueueRegistry,
+    private readonly connection: RedisConnection,
+  ) {}
 
   async overview(limits: DashboardLimits): Promise<{ time: number; queues: QueueOverview[] }> {
     const queues = await Promise.all(
@@ -90,7 +94,7 @@ export class DashboardService {
           delay.deadLetters({ limit: limits.deadLetters }),
           delay.isPaused(),
         ]);
-        const local = (serverTime: number) => delay.clock.toLocal(serverTime);
+        const local = (serverTime: number) => this.connection.clock.toLocal(serverTime);
         return {
           kind: 'delay',
           name,
@@ -114,7 +118,7 @@ export class DashboardService {
       delivery === 'at-least-once' ? fixed.deadLetters({ limit: limits.deadLetters }) : { items: [], cursor: null },
       fixed.isPaused(),
     ]);
-    const local = (serverTime: number) => fixed.clock.toLocal(serverTime);
+    const local = (serverTime: number) => this.connection.clock.toLocal(serverTime);
     return {
       kind: 'fixed',
       name: fixed.name,
@@ -139,11 +143,14 @@ export class DashboardService {
       if (kind === 'fixed') {
         const fixed = this.find<FixedQueue>('fixed', queueName);
         const dead = await fixed.deadLetters({ cursor, limit });
-        return { ...dead, items: dead.items.map((batch) => summariseBatch(batch, (t) => fixed.clock.toLocal(t))) };
+        return {
+          ...dead,
+          items: dead.items.map((batch) => summariseBatch(batch, (t) => this.connection.clock.toLocal(t))),
+        };
       }
       const delay = this.find<DelayQueue>('delay', queueName);
       const dead = await delay.deadLetters({ cursor, limit });
-      return { ...dead, items: dead.items.map((task) => summariseTask(task, (t) => delay.clock.toLocal(t))) };
+      return { ...dead, items: dead.items.map((task) => summariseTask(task, (t) => this.connection.clock.toLocal(t))) };
     });
     return { time: Date.now(), dead: page.items, deadCursor: page.cursor };
   }
@@ -158,7 +165,7 @@ export class DashboardService {
     return {
       time: Date.now(),
       messages: head.map(({ message, pushedAt }) => ({
-        pushedAt: fixed.clock.toLocal(pushedAt),
+        pushedAt: this.connection.clock.toLocal(pushedAt),
         preview: cut(message),
       })),
     };

@@ -1,119 +1,102 @@
-import { RunningDeliveries, type RunningDelivery } from '../consumer/running-deliveries';
-import { ShardedWorker, type Taken, type WorkerDependencies } from '../consumer/sharded-worker';
+import { ABANDONED, timedOut, type RunningDelivery } from '../consumer/deliveries';
+import { QueueConsumer, type ConsumerDependencies } from '../consumer/queue-consumer';
+import type { Claimed } from '../consumer/shard-poller';
+import type { DelayContext, TaskFiredEvent } from '../interfaces';
+import { QueueKeys } from '../redis/keys';
+import { ShardBatcher } from '../redis/shard-batcher';
 import { describeError, failureText } from '../utils/errors';
 import { logLine } from '../utils/log-line';
-import type { QueueEvents } from '../events/queue-events';
-import type { ShardBatcher } from '../redis/shard-batcher';
-import type { DelayQueueOptionsRules } from '../validation/queue-options';
-import type { DelayContext, TaskFiredEvent } from '../interfaces';
-import type { ClaimedTask, DelayQueueStore } from './delay-queue.store';
+import type { DelayConsumerOptionsRules, DelayQueueOptionsRules } from '../validation/queue-options';
+import { DelayQueueStore, type ClaimedTask } from './delay-queue.store';
 
 export type DelayHandler = (payload: unknown, ctx: DelayContext) => unknown;
 
-export interface DelayWorkerDependencies extends WorkerDependencies {
-  store: DelayQueueStore;
-  /** The queue's acknowledgements, batched per shard with those of its other consumers in this process. */
-  acks: ShardBatcher<{ id: string; token: string }, boolean>;
+export interface DelayConsumerDependencies extends Omit<ConsumerDependencies, 'concurrency' | 'handlerTimeoutMs'> {
+  prefix: string;
+  /** The queue's options: its layout, lease and retries. */
+  queueOptions: DelayQueueOptionsRules;
+  options: DelayConsumerOptionsRules;
   handler: DelayHandler;
-  /** The queue's lease and retry options. */
-  options: Pick<DelayQueueOptionsRules, 'visibilityTimeoutMs' | 'backoff' | 'deadLetter'>;
 }
 
-/**
- * Runs one `@DelayConsumer` method: claims due tasks, extends their lease while the handler runs,
- * acknowledges on success and fails (retry or dead-letter) on a throw. On shutdown, tasks whose handler
- * does not finish in time are given back at once instead of waiting out their lease.
- */
 /** A task being handled, and its delivery's fencing token. */
 interface RunningTask extends RunningDelivery {
   id: string;
   token: string;
 }
 
-export class DelayConsumerWorker extends ShardedWorker {
-  private readonly running: RunningDeliveries<RunningTask>;
-
-  private readonly name: string;
+/**
+ * Runs one `@DelayConsumer` method: claims due tasks, extends their lease while the handler runs,
+ * acknowledges on success and fails (retry or dead-letter) on a throw or once `handlerTimeoutMs` passed.
+ */
+export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask> {
+  readonly kind = 'delay';
   private readonly store: DelayQueueStore;
-  private readonly acks: DelayWorkerDependencies['acks'];
-  private readonly events: QueueEvents;
+  /** Acknowledgements of one event-loop turn share one script call per shard. */
+  private readonly acks: ShardBatcher<{ id: string; token: string }, boolean>;
+  private readonly queueOptions: DelayQueueOptionsRules;
   private readonly handler: DelayHandler;
-  private readonly options: DelayWorkerDependencies['options'];
 
-  constructor(deps: DelayWorkerDependencies) {
-    super(deps);
-    this.name = deps.queue;
-    this.store = deps.store;
-    this.acks = deps.acks;
-    this.events = deps.events;
+  constructor(deps: DelayConsumerDependencies) {
+    const { queueOptions, options } = deps;
+    const store = new DelayQueueStore(
+      deps.connection.scripts,
+      new QueueKeys(deps.prefix, deps.queue, queueOptions.shards),
+      queueOptions,
+    );
+    super(
+      { ...deps, concurrency: options.concurrency, handlerTimeoutMs: options.handlerTimeoutMs },
+      { leaseMs: queueOptions.visibilityTimeoutMs, extend: (shard, tasks) => store.extend(shard, tasks) },
+    );
+    this.store = store;
+    this.queueOptions = queueOptions;
     this.handler = deps.handler;
-    this.options = deps.options;
-    this.running = new RunningDeliveries<RunningTask>(
-      deps.options.visibilityTimeoutMs,
-      (shard, tasks) => this.store.extend(shard, tasks),
-      ({ id }) =>
-        this.logger.warn(
-          logLine(this.label, 'lost the lease of a running task (replaced, cancelled or expired)', { id }),
-        ),
-      (error, count) => this.extendFailed(error, count),
-    );
+    this.acks = new ShardBatcher((shard, deliveries) => this.store.ack(shard, deliveries));
   }
 
-  protected async take(shard: number, limit: number): Promise<Taken> {
+  protected async claim(shard: number, limit: number): Promise<Claimed<ClaimedTask>> {
     const outcome = await this.store.claim(shard, limit);
-    return { outcome, jobs: outcome.tasks.map((task) => () => this.handle(shard, task, outcome.serverNow)) };
+    return { outcome, items: outcome.tasks };
   }
 
-  override async stop(timeoutMs: number): Promise<boolean> {
-    const finished = await super.stop(timeoutMs);
-    await this.recorded();
-    if (finished) return true;
-    this.running.stop();
-    const released = await Promise.all(
-      [...this.running].map(({ shard, id, token, controller }) => {
-        controller.abort(new Error('shutdown timeout ran out'));
-        return this.store.release(shard, id, token).catch(() => false);
-      }),
-    );
-    const count = released.filter(Boolean).length;
-    if (count > 0)
-      this.logger.warn(logLine(this.label, 'gave unfinished tasks back to the queue for another worker', { count }));
-    return false;
-  }
-
-  private async handle(shard: number, task: ClaimedTask, firedAt: number): Promise<void> {
+  protected async handle(shard: number, task: ClaimedTask, firedAt: number): Promise<void> {
     const controller = new AbortController();
     const ctx: DelayContext = {
-      queue: this.name,
+      queue: this.queue,
       id: task.id,
       attempt: task.attempt,
       runAt: task.runAt,
       firedAt,
       signal: controller.signal,
     };
-    const running: RunningTask = { shard, id: task.id, token: task.token, controller };
-    this.running.add(running);
+    const running: RunningTask = { shard, id: task.id, token: task.token, controller, what: `task "${task.id}"` };
     const { events } = this;
     if (events.has('task.fired')) events.emit('task.fired', this.describeTask(task, firedAt));
-    let outcome: Promise<unknown>;
-    let operation: 'ack' | 'fail' = 'ack';
     const started = performance.now();
     try {
-      await this.handler(JSON.parse(task.json), ctx);
-      const durationMs = performance.now() - started;
-      outcome = this.acks.add(shard, { id: task.id, token: task.token });
-      if (events.has('task.completed')) {
-        outcome = outcome.then((completed) => {
-          if (completed) events.emit('task.completed', { ...this.describeTask(task, firedAt), durationMs });
-        });
-      }
+      await this.deliveries.run(running, () => this.handler(JSON.parse(task.json), ctx));
     } catch (error) {
-      operation = 'fail';
-      outcome = this.fail(shard, task, firedAt, performance.now() - started, error);
-    } finally {
-      this.running.delete(running);
+      if (error === ABANDONED) return;
+      if (timedOut(error, running)) this.timedOut({ id: task.id });
+      this.record('fail', this.fail(shard, task, firedAt, performance.now() - started, error), running);
+      return;
     }
-    this.record(operation, outcome, 'task', { id: task.id, attempt: task.attempt });
+    const durationMs = performance.now() - started;
+    let outcome: Promise<unknown> = this.acks.add(shard, { id: task.id, token: task.token });
+    if (events.has('task.completed')) {
+      outcome = outcome.then((completed) => {
+        if (completed) events.emit('task.completed', { ...this.describeTask(task, firedAt), durationMs });
+      });
+    }
+    this.record('ack', outcome, running);
+  }
+
+  /** Tasks that shutdown abandoned are due again at once instead of waiting out their lease. */
+  protected async giveBack(abandoned: RunningTask[]): Promise<number> {
+    const released = await Promise.all(
+      abandoned.map(({ shard, id, token }) => this.store.release(shard, id, token).catch(() => false)),
+    );
+    return released.filter(Boolean).length;
   }
 
   private async fail(
@@ -123,7 +106,7 @@ export class DelayConsumerWorker extends ShardedWorker {
     durationMs: number,
     error: unknown,
   ): Promise<void> {
-    const text = failureText(error, this.options.deadLetter.keepStack);
+    const text = failureText(error, this.queueOptions.deadLetter.keepStack);
     const result = await this.store.fail(shard, task.id, task.token, this.retryDelay(task.attempt), text);
     // Null: the lease was lost meanwhile (the task was replaced, cancelled, or went to another worker).
     if (!result) return;
@@ -157,7 +140,7 @@ export class DelayConsumerWorker extends ShardedWorker {
 
   private describeTask(task: ClaimedTask, firedAt: number): TaskFiredEvent {
     return {
-      queue: this.name,
+      queue: this.queue,
       id: task.id,
       attempt: task.attempt,
       runAt: task.runAt,
@@ -167,7 +150,7 @@ export class DelayConsumerWorker extends ShardedWorker {
   }
 
   private retryDelay(attempt: number): number {
-    const { type, delayMs, maxDelayMs } = this.options.backoff;
+    const { type, delayMs, maxDelayMs } = this.queueOptions.backoff;
     return type === 'fixed' ? delayMs : Math.min(maxDelayMs, delayMs * 2 ** (attempt - 1));
   }
 }

@@ -1,11 +1,10 @@
 import { OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { ServerClock } from '../consumer/server-clock';
 import type { QueueEvents } from '../events/queue-events';
 import { TaskStateError } from '../errors';
 import { QueueKeys, shardOf } from '../redis/keys';
 import { assertQueueMeta, deleteQueueMeta } from '../redis/queue-meta';
-import { RunningConsumers } from '../consumer/running-consumers';
+import type { ConsumerRegistry } from '../consumer/consumer.registry';
 import type { RedisConnection } from '../redis/redis-connection';
 import type { QueueSettings } from '../queue.settings';
 import { DelayQueueOptionsRules, delayQueueChecks, resolveOptions } from '../validation/queue-options';
@@ -56,25 +55,19 @@ export interface DeadTask<T> extends TaskInfo<T> {
 export class DelayQueue<T = unknown> implements OnModuleInit {
   readonly name: string;
   readonly options: DelayQueueOptionsRules;
-  /** @internal */
+  /** @internal Its keys, scripts and replies: for tests that look underneath. */
   readonly store: DelayQueueStore;
-  /** @internal This process' estimate of Redis' clock, fed by schedules and consumer polls. */
-  readonly clock = new ServerClock();
   private readonly codec: PayloadCodec;
   private readonly pauseFlag: PauseFlag;
   /** Schedules of one event-loop turn share one script call per shard (as pushes do). */
   private readonly scheduler: ShardBatcher<ScheduleItem, ScheduleResult>;
-  /** @internal Acknowledgements likewise: one call per shard per turn. */
-  readonly acks: ShardBatcher<{ id: string; token: string }, boolean>;
-  /** @internal Consumers of this queue running in this process (QueueOrchestrator keeps it). */
-  readonly consumers = new RunningConsumers();
 
   constructor(
     options: DelayQueueOptions,
     private readonly connection: RedisConnection,
     private readonly settings: QueueSettings,
-    /** @internal */
-    readonly events: QueueEvents,
+    private readonly events: QueueEvents,
+    private readonly consumers: ConsumerRegistry,
   ) {
     this.options = resolveOptions(DelayQueueOptionsRules, options, `delay queue "${options?.name}"`, delayQueueChecks);
     this.name = this.options.name;
@@ -90,7 +83,6 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     );
     this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards);
     this.scheduler = new ShardBatcher((shard, items) => this.scheduleBatch(shard, items));
-    this.acks = new ShardBatcher((shard, deliveries) => this.store.ack(shard, deliveries));
   }
 
   async onModuleInit(): Promise<void> {
@@ -328,7 +320,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   private async scheduleBatch(shard: number, items: ScheduleItem[]): Promise<ScheduleResult[]> {
     const sentAt = Date.now();
     const { serverNow, head, results } = await this.store.schedule(shard, items);
-    this.clock.observe(serverNow, sentAt);
+    this.connection.clock.observe(serverNow, sentAt);
     if (results.some((result) => result.created && result.runAt === head))
       this.hint(shard, { runAt: head, serverNow, isHead: true });
     if (this.events.has('tasks.scheduled')) {

@@ -98,3 +98,18 @@ export class QueueInUseError extends QueueError {
     super(message);
   }
 }
+
+/**
+ * A consumer's handler did not settle within `handlerTimeoutMs`. It is the reason `ctx.signal` aborts
+ * with, and the error the delivery fails with (retried, dead-lettered or given to `onFailed` like a
+ * throw). The handler itself is not stopped: it goes on unobserved unless it listens to its signal.
+ */
+export class HandlerTimeoutError extends QueueError {
+  constructor(
+    readonly timeoutMs: number,
+    /** What was being handled: `batch of group "g"`, `task "t"`. */
+    readonly delivery: string,
+  ) {
+    super(`the handler of ${delivery} did not settle within ${timeoutMs} ms (handlerTimeoutMs); it was abandoned`);
+  }
+}

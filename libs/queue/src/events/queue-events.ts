@@ -26,6 +26,7 @@ const EVENT_KINDS = {
   'task.failed': 'delay',
   'task.dead': 'delay',
   'consumer.error': 'both',
+  'handler.timeout': 'both',
   'queue.paused': 'both',
   'queue.resumed': 'both',
 } as const satisfies Record<QueueEventName, QueueKind | 'both'>;

@@ -1,121 +1,103 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { RunningDeliveries } from '../consumer/running-deliveries';
-import { byShard } from '../utils/by-shard';
-import { ShardedWorker, type Taken, type WorkerDependencies } from '../consumer/sharded-worker';
+import { ABANDONED, timedOut, type RunningDelivery } from '../consumer/deliveries';
+import { QueueConsumer, type ConsumerDependencies } from '../consumer/queue-consumer';
+import type { Claimed } from '../consumer/shard-poller';
 import { QueueConfigError } from '../errors';
-import type { QueueEvents } from '../events/queue-events';
 import type { BatchContext } from '../interfaces';
-import type { ShardBatcher } from '../redis/shard-batcher';
+import { QueueKeys } from '../redis/keys';
+import { ShardBatcher } from '../redis/shard-batcher';
+import { byShard } from '../utils/by-shard';
 import { describeError, failureText } from '../utils/errors';
 import { logLine } from '../utils/log-line';
 import type { BatchConsumerOptionsRules, FixedQueueOptionsRules } from '../validation/queue-options';
-import type { ClaimedBatch, Delivery, FixedQueueStore } from './fixed-queue.store';
+import { FixedQueueStore, type ClaimedBatch, type Delivery } from './fixed-queue.store';
 
 export type BatchHandler = (messages: unknown[], ctx: BatchContext) => unknown;
 export type BatchFailureHandler = (error: unknown, messages: unknown[], ctx: BatchContext) => unknown;
 
-/** What an acknowledgement of an ordered delivery tells its worker. */
-export interface AckResult {
+export interface BatchConsumerDependencies extends Omit<ConsumerDependencies, 'concurrency' | 'handlerTimeoutMs'> {
+  prefix: string;
+  /** The queue's options: its layout, delivery mode, leases and retries. */
+  queueOptions: FixedQueueOptionsRules;
+  options: BatchConsumerOptionsRules;
+  handler: BatchHandler;
+  onFailed: BatchFailureHandler | undefined;
+}
+
+/** What an acknowledgement of an ordered delivery tells its consumer. */
+interface AckResult {
   serverNow: number;
   /** When the group is due again (-1: it holds nothing more), or null when the delivery was stale. */
   dueAt: number | null;
 }
 
-export interface BatchWorkerDependencies extends WorkerDependencies {
-  store: FixedQueueStore;
-  /** Acknowledgements of ordered deliveries, gathered per shard and tick. */
-  acks: ShardBatcher<Delivery, AckResult>;
-  delivery: Pick<FixedQueueOptionsRules, 'delivery' | 'leaseMs' | 'retryDelayMs' | 'deadLetter'>;
-  handler: BatchHandler;
-  onFailed: BatchFailureHandler | undefined;
-  options: BatchConsumerOptionsRules;
-}
-
 /** Longest wait before a failed at-least-once batch is delivered again. */
 const MAX_RETRY_DELAY_MS = 3_600_000;
 
-interface Running {
-  shard: number;
+interface RunningBatch extends RunningDelivery {
   /** Ordered queues: the delivery holding the group. */
   delivery?: Delivery;
-  controller: AbortController;
 }
 
 /**
  * Runs one `@BatchConsumer` method: claims due batches (one group each) and hands them to the handler.
- * Continuous mode polls every shard; scheduled mode drains every due group when its schedule fires.
- * On ordered queues a batch holds its group until acknowledged; a heartbeat keeps the leases of running
- * batches, and on shutdown those whose handler does not finish in time are given back at once.
+ * On ordered queues a batch holds its group until acknowledged, under a lease its heartbeat keeps.
+ * At-least-once: resolving acknowledges, throwing (or running past `handlerTimeoutMs`) schedules the
+ * next delivery of the same messages or buries them; at-most-once: the messages left Redis with the
+ * claim, and retries (`retries`) happen in this process.
  */
-export class BatchConsumerWorker extends ShardedWorker {
-  private draining?: Promise<void>;
+export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatch> {
+  readonly kind = 'fixed';
+  private readonly store: FixedQueueStore;
+  /** Acknowledgements of ordered deliveries, one script call per shard and tick. */
+  private readonly acks: ShardBatcher<Delivery, AckResult>;
   /** Per shard, the groups the last call listed as due. */
   private readonly candidates: string[][];
-  private readonly running: RunningDeliveries<Running>;
-  /** Batches claimed so far: a scheduled drain of an ordered queue goes on while its rounds claim any. */
-  private claimed = 0;
-  private readonly name: string;
-  private readonly store: FixedQueueStore;
-  private readonly events: QueueEvents;
-  private readonly acks: BatchWorkerDependencies['acks'];
-  private readonly delivery: BatchWorkerDependencies['delivery'];
+  private readonly queueOptions: FixedQueueOptionsRules;
+  private readonly options: BatchConsumerOptionsRules;
   private readonly handler: BatchHandler;
   private readonly onFailed: BatchFailureHandler | undefined;
-  private readonly options: BatchConsumerOptionsRules;
 
-  constructor(deps: BatchWorkerDependencies) {
-    super(deps);
-    if (deps.delivery.delivery === 'at-least-once' && deps.options.retries > 0) {
+  constructor(deps: BatchConsumerDependencies) {
+    const { queueOptions, options } = deps;
+    if (queueOptions.delivery === 'at-least-once' && options.retries > 0) {
       throw new QueueConfigError(
         `@BatchConsumer on ${deps.label}: retries applies to at-most-once queues; "${deps.queue}" is at-least-once ` +
           'and retries through Redis (set maxAttempts and retryDelayMs on the queue instead)',
       );
     }
-    this.name = deps.queue;
-    this.store = deps.store;
-    this.events = deps.events;
-    this.acks = deps.acks;
-    this.delivery = deps.delivery;
+    const store = new FixedQueueStore(
+      deps.connection.scripts,
+      new QueueKeys(deps.prefix, deps.queue, queueOptions.shards),
+      queueOptions,
+    );
+    super(
+      { ...deps, concurrency: options.concurrency, handlerTimeoutMs: options.handlerTimeoutMs },
+      {
+        leaseMs: queueOptions.leaseMs,
+        // Only ordered deliveries hold their group under a lease.
+        extend: store.ordered
+          ? (shard, running) =>
+              store.extend(
+                shard,
+                running.map(({ delivery }) => delivery!),
+              )
+          : undefined,
+      },
+    );
+    this.store = store;
+    this.queueOptions = queueOptions;
+    this.options = options;
     this.handler = deps.handler;
     this.onFailed = deps.onFailed;
-    this.options = deps.options;
-    this.candidates = Array.from({ length: deps.shards }, () => []);
-    this.running = new RunningDeliveries<Running>(
-      deps.delivery.leaseMs,
-      // Only ordered deliveries hold their group under a lease.
-      deps.store.ordered
-        ? (shard, running) =>
-            this.store.extend(
-              shard,
-              running.map(({ delivery }) => delivery!),
-            )
-        : undefined,
-      ({ delivery }) =>
-        this.logger.warn(
-          logLine(this.label, 'lost the lease of a running batch (its group may go to another consumer)', {
-            group: delivery!.group,
-          }),
-        ),
-      (error, count) => this.extendFailed(error, count),
-    );
+    this.candidates = Array.from({ length: queueOptions.shards }, () => []);
+    this.acks = new ShardBatcher(async (shard, deliveries) => {
+      const { dueAt, serverNow } = await this.store.ack(shard, deliveries);
+      return dueAt.map((due) => ({ dueAt: due, serverNow }));
+    });
   }
 
-  /** Scheduled mode: claims and handles every due batch of every shard, then resolves. Overlapping runs share one drain. */
-  drain(): Promise<void> {
-    if (this.stopped || this.isHeld) return Promise.resolve();
-    this.draining ??= this.drainAll().finally(() => (this.draining = undefined));
-    return this.draining;
-  }
-
-  override async stop(timeoutMs: number): Promise<boolean> {
-    const finished = await super.stop(timeoutMs);
-    await this.draining;
-    if (!finished) await this.giveBack();
-    await this.recorded();
-    return finished;
-  }
-
-  protected async take(shard: number, limit: number): Promise<Taken> {
+  protected async claim(shard: number, limit: number): Promise<Claimed<ClaimedBatch>> {
     const candidates = this.candidates[shard];
     // Ordered: a group claimed by one poll is held, so a second poll of the shard under way with the
     // same candidates would only read their heads for nothing; it lists instead. (Unordered, it takes
@@ -125,145 +107,145 @@ export class BatchConsumerWorker extends ShardedWorker {
     this.candidates[shard] = outcome.due;
     if (this.events.has('messages.expired')) {
       for (const { group, expired } of outcome.batches) {
-        if (expired > 0) this.events.emit('messages.expired', { queue: this.name, group, count: expired });
+        if (expired > 0) this.events.emit('messages.expired', { queue: this.queue, group, count: expired });
       }
     }
-    const jobs = outcome.batches
-      .filter((batch) => batch.messages.length > 0)
-      .map((batch) => () => this.handle(shard, batch, outcome.serverNow));
-    this.claimed += jobs.length;
-    return { outcome, jobs };
+    return { outcome, items: outcome.batches.filter((batch) => batch.messages.length > 0) };
   }
 
-  private async drainAll(): Promise<void> {
-    for (;;) {
-      const before = this.claimed;
-      await Promise.all(
-        Array.from({ length: this.shards }, async (_, shard) => {
-          while (!this.stopped) {
-            const outcome = await this.pollShard(shard).catch((error) => {
-              this.pollFailed(error);
-              return undefined;
-            });
-            if (!outcome || outcome.nextDueAt > outcome.serverNow) break;
-          }
-        }),
-      );
-      await this.slots.whenIdle();
-      await this.recorded();
-      // Ordered: a group's next batch became claimable only when its previous one was acknowledged.
-      if (!this.store.ordered || this.claimed === before || this.stopped) return;
-    }
-  }
-
-  private async handle(shard: number, batch: ClaimedBatch, claimedAt: number): Promise<void> {
-    const running: Running = {
+  protected handle(shard: number, batch: ClaimedBatch, claimedAt: number): Promise<void> {
+    const running: RunningBatch = {
       shard,
-      delivery: batch.token === undefined ? undefined : { group: batch.group, token: batch.token },
       controller: new AbortController(),
+      what: `batch of group "${batch.group}"`,
+      delivery: batch.token === undefined ? undefined : { group: batch.group, token: batch.token },
     };
-    this.running.add(running);
-    try {
-      if (this.delivery.delivery === 'at-least-once') await this.deliverOnce(running, batch, claimedAt);
-      else await this.deliverWithRetries(running, batch, claimedAt);
-    } finally {
-      this.running.delete(running);
-    }
+    return this.queueOptions.delivery === 'at-least-once'
+      ? this.deliverOnce(running, batch, claimedAt)
+      : this.deliverWithRetries(running, batch, claimedAt);
   }
 
   /** At-most-once: the messages left Redis with the claim; retries (if any) happen in this process. */
-  private async deliverWithRetries(running: Running, batch: ClaimedBatch, claimedAt: number): Promise<void> {
+  private async deliverWithRetries(running: RunningBatch, batch: ClaimedBatch, claimedAt: number): Promise<void> {
     const attempts = this.options.retries + 1;
-    const { events } = this;
+    const { signal } = running.controller;
+    let ctx = this.context(batch, claimedAt, 1, signal);
     let durationMs = 0;
-    for (let attempt = 1; ; attempt++) {
-      const ctx = this.context(batch, claimedAt, attempt, running.controller.signal);
-      const started = performance.now();
-      try {
-        await this.handler(batch.messages, ctx);
-        durationMs += performance.now() - started;
-        if (events.has('batch.completed'))
-          events.emit('batch.completed', this.describeBatch(batch, claimedAt, attempt, durationMs));
-        break;
-      } catch (error) {
-        durationMs += performance.now() - started;
-        if (attempt < attempts && !running.controller.signal.aborted) {
-          await delay(this.options.retryDelayMs * 2 ** (attempt - 1));
-          continue;
+    /** When the attempt under way started (0 between attempts). */
+    let started = 0;
+    try {
+      // One deadline for every attempt: the slot is the batch's until the last one ends.
+      await this.deliveries.run(running, async () => {
+        for (let attempt = 1; ; attempt++) {
+          ctx = this.context(batch, claimedAt, attempt, signal);
+          started = performance.now();
+          try {
+            await this.handler(batch.messages, ctx);
+          } catch (error) {
+            durationMs += performance.now() - started;
+            started = 0;
+            if (attempt >= attempts || signal.aborted) throw error;
+            // Aborted meanwhile (lease lost, timed out): the handler's error stands.
+            await delay(this.options.retryDelayMs * 2 ** (attempt - 1), undefined, { signal }).catch(() =>
+              Promise.reject(error),
+            );
+            continue;
+          }
+          durationMs += performance.now() - started;
+          started = 0;
+          return;
         }
+      });
+      if (this.events.has('batch.completed'))
+        this.events.emit('batch.completed', this.describeBatch(batch, claimedAt, ctx.attempt, durationMs));
+    } catch (error) {
+      // Shutdown gave the group back already.
+      if (error === ABANDONED) return;
+      if (started) durationMs += performance.now() - started;
+      if (timedOut(error, running)) this.timedOut({ group: batch.group });
+      else
         this.logger.error(
           logLine(this.label, 'batch failed after its last attempt', {
             group: batch.group,
             size: batch.messages.length,
-            attempts: attempt,
+            attempts: ctx.attempt,
             error: describeError(error),
           }),
         );
-        await this.failedForGood(batch, ctx, durationMs, error);
-        break;
-      }
+      await this.failedForGood(batch, ctx, durationMs, error);
     }
-    if (running.delivery)
-      this.record('ack', this.acknowledge(running.shard, running.delivery), 'batch', batchFields(batch));
+    if (running.delivery) this.record('ack', this.acknowledge(running.shard, running.delivery), running);
   }
 
   /**
    * At-least-once: one delivery per claim. Resolving acknowledges (the messages leave Redis); throwing
-   * schedules the next delivery of the same messages, or buries them after the last attempt.
+   * or timing out schedules the next delivery of the same messages, or buries them after the last attempt.
    */
-  private async deliverOnce(running: Running, batch: ClaimedBatch, claimedAt: number): Promise<void> {
+  private async deliverOnce(running: RunningBatch, batch: ClaimedBatch, claimedAt: number): Promise<void> {
     const delivery = running.delivery!;
     const ctx = this.context(batch, claimedAt, batch.attempt, running.controller.signal);
     const started = performance.now();
-    const { events } = this;
     try {
-      await this.handler(batch.messages, ctx);
+      await this.deliveries.run(running, () => this.handler(batch.messages, ctx));
     } catch (error) {
+      if (error === ABANDONED) return;
       const durationMs = performance.now() - started;
-      if (running.controller.signal.aborted) return;
-      const backoff = Math.min(MAX_RETRY_DELAY_MS, this.delivery.retryDelayMs * 2 ** Math.max(0, batch.attempt - 1));
-      const failing = this.store
-        .fail(running.shard, delivery, backoff, failureText(error, this.delivery.deadLetter.keepStack))
-        .then(async ({ outcome, at }) => {
-          if (outcome === 'retry') {
-            this.dueAt(running.shard, at);
-            this.logger.warn(
-              logLine(this.label, 'batch failed, will be delivered again', {
-                group: batch.group,
-                size: batch.messages.length,
-                attempt: batch.attempt,
-                nextAttemptAt: new Date(at).toISOString(),
-                error: describeError(error),
-              }),
-            );
-          } else if (outcome === 'dead') {
-            this.logger.error(
-              logLine(this.label, 'batch failed its last attempt and is dead-lettered', {
-                group: batch.group,
-                size: batch.messages.length,
-                attempts: batch.attempt,
-                error: describeError(error),
-              }),
-            );
-            this.dueAt(running.shard, at);
-            await this.failedForGood(batch, ctx, durationMs, error);
-          }
-        });
-      this.record('fail', failing, 'batch', batchFields(batch));
+      if (timedOut(error, running)) this.timedOut({ group: batch.group });
+      // The lease was lost: the batch is another consumer's to finish.
+      else if (running.controller.signal.aborted) return;
+      this.record('fail', this.fail(running, batch, ctx, durationMs, error), running);
       return;
     }
-    // Aborted: the lease was lost or the batch given back at shutdown; either way it is not ours to finish.
+    // Aborted: the lease was lost; the batch is not ours to finish.
     if (running.controller.signal.aborted) return;
     const durationMs = performance.now() - started;
     const acked = this.acknowledge(running.shard, delivery).then((done) => {
-      if (done && events.has('batch.completed'))
-        events.emit('batch.completed', this.describeBatch(batch, claimedAt, batch.attempt, durationMs));
+      if (done && this.events.has('batch.completed'))
+        this.events.emit('batch.completed', this.describeBatch(batch, claimedAt, batch.attempt, durationMs));
     });
-    this.record('ack', acked, 'batch', batchFields(batch));
+    this.record('ack', acked, running);
+  }
+
+  private async fail(
+    running: RunningBatch,
+    batch: ClaimedBatch,
+    ctx: BatchContext,
+    durationMs: number,
+    error: unknown,
+  ): Promise<void> {
+    const { retryDelayMs, deadLetter } = this.queueOptions;
+    const backoff = Math.min(MAX_RETRY_DELAY_MS, retryDelayMs * 2 ** Math.max(0, batch.attempt - 1));
+    const { shard } = running;
+    const { outcome, at } = await this.store.fail(
+      shard,
+      running.delivery!,
+      backoff,
+      failureText(error, deadLetter.keepStack),
+    );
+    const fields = { group: batch.group, size: batch.messages.length, error: describeError(error) };
+    if (outcome === 'retry') {
+      this.dueAt(shard, at);
+      this.logger.warn(
+        logLine(this.label, 'batch failed, will be delivered again', {
+          ...fields,
+          attempt: batch.attempt,
+          nextAttemptAt: new Date(at).toISOString(),
+        }),
+      );
+    } else if (outcome === 'dead') {
+      this.logger.error(
+        logLine(this.label, 'batch failed its last attempt and is dead-lettered', {
+          ...fields,
+          attempts: batch.attempt,
+        }),
+      );
+      this.dueAt(shard, at);
+      await this.failedForGood(batch, ctx, durationMs, error);
+    }
   }
 
   /**
-   * Finishes an ordered delivery: the group is ready for its next batch. This worker, whose slot just
+   * Finishes an ordered delivery: the group is ready for its next batch. This consumer, whose slot just
    * freed, is told (no hint is published: other processes find the group by their own polls).
    */
   private async acknowledge(shard: number, delivery: Delivery): Promise<boolean> {
@@ -273,15 +255,14 @@ export class BatchConsumerWorker extends ShardedWorker {
       // Due now: the next poll claims it, rather than only listing it for the poll after.
       if (dueAt <= serverNow && !this.candidates[shard].includes(delivery.group))
         this.candidates[shard].push(delivery.group);
-      this.dueAt(shard, dueAt);
+      this.dueAt(shard, dueAt, serverNow);
     }
     return true;
   }
 
   private async failedForGood(batch: ClaimedBatch, ctx: BatchContext, durationMs: number, error: unknown) {
-    const { events } = this;
-    if (events.has('batch.failed'))
-      events.emit('batch.failed', { ...this.describeBatch(batch, ctx.claimedAt, ctx.attempt, durationMs), error });
+    if (this.events.has('batch.failed'))
+      this.events.emit('batch.failed', { ...this.describeBatch(batch, ctx.claimedAt, ctx.attempt, durationMs), error });
     if (!this.onFailed) return;
     try {
       await this.onFailed(error, batch.messages, ctx);
@@ -297,15 +278,12 @@ export class BatchConsumerWorker extends ShardedWorker {
   }
 
   /**
-   * Shutdown ran out of time with handlers still running: their signals abort, and ordered deliveries
-   * let go of their groups at once (at-least-once: due again, not counted as an attempt) instead of
-   * holding them until their leases run out.
+   * Ordered deliveries that shutdown abandoned let go of their groups at once (at-least-once: due
+   * again, not counted as an attempt) instead of holding them until their leases run out.
    */
-  private async giveBack(): Promise<void> {
-    this.running.stop();
-    for (const { controller } of this.running) controller.abort(new Error('shutdown timeout ran out'));
-    const atLeastOnce = this.delivery.delivery === 'at-least-once';
-    const held = [...this.running].filter((running) => running.delivery);
+  protected async giveBack(abandoned: RunningBatch[]): Promise<number> {
+    const atLeastOnce = this.queueOptions.delivery === 'at-least-once';
+    const held = abandoned.filter((running) => running.delivery);
     const given = await Promise.all(
       [...byShard(held)].map(([shard, running]) => {
         const deliveries = running.map(({ delivery }) => delivery!);
@@ -316,20 +294,16 @@ export class BatchConsumerWorker extends ShardedWorker {
         ).catch(() => [] as boolean[]);
       }),
     );
-    const count = given.flat().filter(Boolean).length;
-    if (count > 0)
-      this.logger.warn(
-        logLine(this.label, 'gave unfinished batches back to the queue for another consumer', { count }),
-      );
+    return given.flat().filter(Boolean).length;
   }
 
   private context(batch: ClaimedBatch, claimedAt: number, attempt: number, signal: AbortSignal): BatchContext {
-    return { queue: this.name, group: batch.group, expired: batch.expired, claimedAt, attempt, signal };
+    return { queue: this.queue, group: batch.group, expired: batch.expired, claimedAt, attempt, signal };
   }
 
   private describeBatch(batch: ClaimedBatch, claimedAt: number, attempts: number, durationMs: number) {
     return {
-      queue: this.name,
+      queue: this.queue,
       group: batch.group,
       size: batch.messages.length,
       attempts,
@@ -339,6 +313,3 @@ export class BatchConsumerWorker extends ShardedWorker {
     };
   }
 }
-
-/** What a log line says of a batch whose outcome could not be recorded. */
-const batchFields = ({ group, attempt }: ClaimedBatch) => ({ group, attempt });

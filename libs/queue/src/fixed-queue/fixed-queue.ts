@@ -1,11 +1,10 @@
 import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { QueueInputError } from '../errors';
-import { ServerClock } from '../consumer/server-clock';
 import type { QueueEvents } from '../events/queue-events';
 import { QueueKeys, shardOf } from '../redis/keys';
 import type { RedisConnection } from '../redis/redis-connection';
 import { assertQueueMeta, deleteQueueMeta } from '../redis/queue-meta';
-import { RunningConsumers } from '../consumer/running-consumers';
+import type { ConsumerRegistry } from '../consumer/consumer.registry';
 import type { QueueSettings } from '../queue.settings';
 import { FixedQueueOptionsRules, fixedQueueChecks, resolveOptions } from '../validation/queue-options';
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
@@ -24,10 +23,8 @@ import type {
 import { ScorePages } from '../redis/score-pages';
 import { byShard } from '../utils/by-shard';
 import { newestOfShards } from '../redis/newest-first';
-import { ShardBatcher } from '../redis/shard-batcher';
 import { PauseFlag } from '../redis/pause-flag';
-import type { AckResult } from './batch-consumer.worker';
-import { FixedQueueStore, type DeadRecord, type Delivery, type GroupPush, type PushOutcome } from './fixed-queue.store';
+import { FixedQueueStore, type DeadRecord, type GroupPush, type PushOutcome } from './fixed-queue.store';
 import { GroupExpiry } from './group-expiry';
 import { MAX_BYTES_PER_CALL, MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
 import { queueLogContext } from '../utils/log-line';
@@ -40,14 +37,8 @@ import { queueLogContext } from '../utils/log-line';
 export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   readonly name: string;
   readonly options: FixedQueueOptionsRules;
-  /** @internal */
+  /** @internal Its keys, scripts and replies: for tests that look underneath. */
   readonly store: FixedQueueStore;
-  /** @internal This process' estimate of Redis' clock, fed by pushes and consumer polls. */
-  readonly clock = new ServerClock();
-  /** @internal Acknowledgements of ordered deliveries, one script call per shard and tick. */
-  readonly acks: ShardBatcher<Delivery, AckResult>;
-  /** @internal Consumers of this queue running in this process (QueueOrchestrator keeps it). */
-  readonly consumers = new RunningConsumers();
   private readonly codec: PayloadCodec;
   private readonly pauseFlag: PauseFlag;
   private readonly coalescer: PushCoalescer;
@@ -59,8 +50,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     options: FixedQueueOptions,
     private readonly connection: RedisConnection,
     settings: QueueSettings,
-    /** @internal */
-    readonly events: QueueEvents,
+    private readonly events: QueueEvents,
+    private readonly consumers: ConsumerRegistry,
   ) {
     this.options = resolveOptions(FixedQueueOptionsRules, options, `fixed queue "${options?.name}"`, fixedQueueChecks);
     this.name = this.options.name;
@@ -79,7 +70,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
       this.store,
       (group) => shardOf(group, this.options.shards),
       (shard, outcome, sentAt, groups) => {
-        this.clock.observe(outcome.serverNow, sentAt);
+        connection.clock.observe(outcome.serverNow, sentAt);
         this.hint(shard, outcome);
         if (events.has('messages.pushed') || events.has('messages.dropped')) this.report(outcome, groups);
       },
@@ -95,10 +86,6 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
         if (events.has('messages.expired')) events.emit('messages.expired', { queue: this.name, group, count });
       },
     );
-    this.acks = new ShardBatcher(async (shard, deliveries) => {
-      const { dueAt, serverNow } = await this.store.ack(shard, deliveries);
-      return dueAt.map((due) => ({ dueAt: due, serverNow }));
-    });
   }
 
   async onModuleInit(): Promise<void> {

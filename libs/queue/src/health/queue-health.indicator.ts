@@ -3,7 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import { describeError } from '../utils/errors';
 import { deadline } from '../utils/timers';
 import { loadOptional } from '../optional-dependency';
-import { ConsumerStatusRegistry } from '../consumer-status.registry';
+import { ConsumerRegistry } from '../consumer/consumer.registry';
 import { QueueRegistry } from '../queue.registry';
 import { HEALTH_DEFAULTS } from '../queue.defaults';
 import { QueueSettings } from '../queue.settings';
@@ -16,7 +16,7 @@ import type {
   QueueHealthResult,
 } from '../interfaces';
 import { QueueConnectionError, QueueInputError, UnknownQueueError } from '../errors';
-import type { ConsumerStatus } from '../consumer-status.registry';
+import type { ConsumerStatus } from '../consumer/queue-consumer';
 
 /** A queue all of whose consumers here drain on a schedule waits up to the longest of their periods. */
 function scheduledPeriod(consumers: ConsumerStatus[]): number | undefined {
@@ -48,7 +48,7 @@ export class QueueHealthIndicator {
   constructor(
     private readonly connection: RedisConnection,
     private readonly registry: QueueRegistry,
-    private readonly consumerStatus: ConsumerStatusRegistry,
+    private readonly consumerStatus: ConsumerRegistry,
     private readonly settings: QueueSettings,
     private readonly moduleRef: ModuleRef,
   ) {}
@@ -82,7 +82,7 @@ export class QueueHealthIndicator {
     const problems: string[] = [];
     if (eviction.warning && this.settings.evictionPolicy === 'fail') problems.push(eviction.warning);
     const checked = new Set(queues.map(({ name }) => name));
-    const consumers = this.consumerStatus.list().filter((consumer) => checked.has(consumer.queue));
+    const consumers = this.consumerStatus.statuses().filter((consumer) => checked.has(consumer.queue));
     if (this.settings.consumers) {
       const stopped = consumers.filter((consumer) => !consumer.running).map((consumer) => consumer.consumer);
       if (stopped.length > 0) problems.push(`consumers not running: ${stopped.join(', ')}`);
@@ -93,12 +93,14 @@ export class QueueHealthIndicator {
       const { lagMs } = stats[i];
       const own = consumers.filter((consumer) => consumer.queue === name);
       const drainedEveryMs = scheduledPeriod(own);
+      const timedOutHandlers = own.reduce((sum, consumer) => sum + consumer.timedOut, 0);
       details[name] = {
         kind,
         backlog,
         lagMs,
         consumers: own.filter((consumer) => consumer.running).length,
         ...(drainedEveryMs !== undefined && { drainedEveryMs }),
+        ...(timedOutHandlers > 0 && { timedOutHandlers }),
         ...(paused[i] && { paused: true as const }),
       };
       if (paused[i]) return;

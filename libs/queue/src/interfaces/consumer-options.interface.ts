@@ -4,6 +4,13 @@ import type { BatchContext } from './batch-context.interface';
 export interface BatchConsumerOptions {
   /** Batches handled at once by this method in this process. Default: `BATCH_CONSUMER_DEFAULTS.concurrency`. */
   concurrency?: number;
+  /**
+   * A batch whose handler has not settled after this long is abandoned: `ctx.signal` aborts with a
+   * HandlerTimeoutError, the batch fails with it (at-least-once: retried after the backoff, then
+   * dead-lettered; at-most-once: `onFailed` and `batch.failed`, no further in-process retry) and its
+   * slot is freed. Covers every in-process attempt of a batch. Default: `BATCH_CONSUMER_DEFAULTS.handlerTimeoutMs`.
+   */
+  handlerTimeoutMs?: number;
   /** Scheduled mode: drain every due group on this cron (registered in @nestjs/schedule's SchedulerRegistry). */
   cron?: string;
   /** Scheduled mode: drain every due group this often (registered in SchedulerRegistry). */
@@ -30,6 +37,12 @@ export interface BatchConsumerOptions {
 export interface DelayConsumerOptions {
   /** Tasks handled at once by this method in this process. Default: `DELAY_CONSUMER_DEFAULTS.concurrency`. */
   concurrency?: number;
+  /**
+   * A task whose handler has not settled after this long is abandoned: `ctx.signal` aborts with a
+   * HandlerTimeoutError, the attempt fails with it (retried after the backoff, then dead-lettered) and
+   * its slot is freed. Default: `DELAY_CONSUMER_DEFAULTS.handlerTimeoutMs`.
+   */
+  handlerTimeoutMs?: number;
 }
 
 /**

@@ -103,6 +103,21 @@ export interface ConsumerErrorEvent {
   error: unknown;
 }
 
+/**
+ * A handler of this process did not settle within `handlerTimeoutMs`: its signal aborted with a
+ * HandlerTimeoutError, its slot was freed, and the delivery failed with that error.
+ */
+export interface HandlerTimeoutEvent {
+  queue: string;
+  /** `Class.method` of the consumer. */
+  consumer: string;
+  /** The batch's group (FixedQueue), or undefined. */
+  group?: string;
+  /** The task's id (DelayQueue), or undefined. */
+  id?: string;
+  timeoutMs: number;
+}
+
 /** `pause()` or `resume()` of a queue returned in this process: every consumer of it, in every process, stopped or started claiming. */
 export interface QueuePauseEvent {
   queue: string;
@@ -122,6 +137,7 @@ export interface QueueEventMap {
   'task.failed': TaskFailedEvent;
   'task.dead': TaskDeadEvent;
   'consumer.error': ConsumerErrorEvent;
+  'handler.timeout': HandlerTimeoutEvent;
   'queue.paused': QueuePauseEvent;
   'queue.resumed': QueuePauseEvent;
 }

@@ -33,6 +33,11 @@ export interface QueueHealthDetails {
   consumers: number;
   /** When every consumer of this queue here runs on a schedule: the longest gap between two of its drains. */
   drainedEveryMs?: number;
+  /**
+   * Handlers of this queue's consumers here abandoned for running past `handlerTimeoutMs` since
+   * start-up (absent while none was). Each such delivery failed like a throw.
+   */
+  timedOutHandlers?: number;
   /** Paused (`pause()`): its backlog and lag grow by design, so their limits are not applied. */
   paused?: true;
 }

@@ -95,6 +95,11 @@ export class QueueMetrics implements OnModuleDestroy {
       buckets.duration ?? DURATION_BUCKETS,
       ['queue', 'outcome'],
     );
+    const timeouts = this.counter(
+      prom,
+      'handler_timeouts_total',
+      'Handlers of this process abandoned for running past handlerTimeoutMs (each delivery failed).',
+    );
     const errors = this.counter(
       prom,
       'consumer_errors_total',
@@ -149,6 +154,8 @@ export class QueueMetrics implements OnModuleDestroy {
       tookFailed(e.queue).observe(e.durationMs / 1000);
     });
     this.listen('consumer.error', (e) => errors.labels(e.queue, e.operation).inc());
+    const timedOut = children(timeouts);
+    this.listen('handler.timeout', (e) => timedOut(e.queue).inc());
 
     this.gauge(
       prom,

@@ -15,6 +15,7 @@ import { RepeatedFailure } from '../utils/repeated-failure';
 import { waitOrTimeout } from '../utils/timers';
 import type { ClusterConnection, QueueConnection, QueueModuleOptions } from '../interfaces';
 import { Scripts, type RedisClient } from './scripts';
+import { ServerClock } from './server-clock';
 
 function isClient(value: unknown): value is RedisClient {
   return value instanceof IORedis || value instanceof Cluster;
@@ -118,6 +119,8 @@ function describeTarget(connection: QueueConnection): string {
 export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   readonly client: RedisClient;
   readonly scripts: Scripts;
+  /** This process' estimate of Redis' clock, fed by every queue's and consumer's replies. */
+  readonly clock = new ServerClock();
   private readonly owned: boolean;
   private readonly target: string;
   private subscriber?: RedisClient;
@@ -348,6 +351,11 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
    */
   beforeApplicationShutdown(): void {
     this.closeBy = Date.now() + this.settings.shutdownTimeoutMs + this.settings.commandTimeoutMs;
+  }
+
+  /** Closes what a failed start-up opened: the application may never be closed after it. */
+  async abandon(): Promise<void> {
+    await this.onApplicationShutdown();
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -197,11 +197,19 @@ export class DelayQueueOptionsRules extends QueueOptionsRules {
   deadLetter = new DeadLetterRules();
 }
 
+/** setTimeout's limit (2^31 - 1 ms, about 24.8 days): beyond it Node fires at once. */
+const MAX_HANDLER_TIMEOUT_MS = 2_147_483_647;
+
 export class BatchConsumerOptionsRules {
   @IsInt()
   @Min(1)
   @Max(10_000)
   concurrency = BATCH_CONSUMER_DEFAULTS.concurrency;
+
+  @IsInt()
+  @Min(1)
+  @Max(MAX_HANDLER_TIMEOUT_MS)
+  handlerTimeoutMs = BATCH_CONSUMER_DEFAULTS.handlerTimeoutMs;
 
   @IsOptional()
   @IsString()
@@ -237,6 +245,11 @@ export class DelayConsumerOptionsRules {
   @Min(1)
   @Max(10_000)
   concurrency = DELAY_CONSUMER_DEFAULTS.concurrency;
+
+  @IsInt()
+  @Min(1)
+  @Max(MAX_HANDLER_TIMEOUT_MS)
+  handlerTimeoutMs = DELAY_CONSUMER_DEFAULTS.handlerTimeoutMs;
 }
 
 export class DashboardOptionsRules {

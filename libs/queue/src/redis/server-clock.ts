@@ -8,8 +8,8 @@ const SIGNIFICANT_CHANGE_MS = 2;
  * `serverNow - received` is a lower bound of the offset, loose by however long the reply waited: a busy
  * event loop makes that 100 ms and more, which would make every sleep end that much late. So a sample
  * is taken when it is tighter than the estimate, or when its round trip was short enough to be trusted
- * as is (which lets the estimate follow the clocks when they are adjusted). One clock per queue: its
- * producers' replies and all its shard pollers feed it, so one slow reply is soon corrected.
+ * as is (which lets the estimate follow the clocks when they are adjusted). One clock per connection: every queue's
+ * producers' replies and every consumer's polls feed it, so one slow reply is soon corrected.
  */
 export class ServerClock {
   private offset = 0;

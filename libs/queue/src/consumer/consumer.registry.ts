@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import { QueueInputError, QueueInUseError } from '../errors';
+import type { ObliterateOptions, QueueKind } from '../interfaces';
+import { queueInUse } from '../queue.messages';
+import type { ConsumerStatus } from './queue-consumer';
+
+/** A consumer of this process, whatever its kind (QueueConsumer). */
+export interface Consumer {
+  readonly queue: string;
+  readonly label: string;
+  start(): Promise<void>;
+  /** Stops claiming, waits at most `timeoutMs` for its handlers; false when some had to be abandoned. */
+  stop(timeoutMs: number): Promise<boolean>;
+  hold(): void;
+  release(): void;
+  status(): ConsumerStatus;
+}
+
+/**
+ * The consumers of this process, from the moment they start until they have stopped: what shutdown
+ * stops, what `pauseConsumers` holds back, what health checks report, and why `obliterate` refuses.
+ */
+@Injectable()
+export class ConsumerRegistry {
+  private readonly consumers = new Set<Consumer>();
+  /** Queues whose consumers this process holds back, those started later too. */
+  private readonly held = new Set<string>();
+
+  add(consumer: Consumer): void {
+    this.consumers.add(consumer);
+    if (this.held.has(consumer.queue)) consumer.hold();
+  }
+
+  delete(consumer: Consumer): void {
+    this.consumers.delete(consumer);
+  }
+
+  statuses(): ConsumerStatus[] {
+    return [...this.consumers].map((consumer) => consumer.status());
+  }
+
+  hold(queue: string): void {
+    this.held.add(queue);
+    for (const consumer of this.of(queue)) consumer.hold();
+  }
+
+  release(queue: string): void {
+    this.held.delete(queue);
+    for (const consumer of this.of(queue)) consumer.release();
+  }
+
+  isHeld(queue: string): boolean {
+    return this.held.has(queue);
+  }
+
+  /** Checks `obliterate`'s options, and refuses while consumers of the queue run here unless forced. */
+  assertObliterable(kind: QueueKind, name: string, options: unknown): void {
+    const { force } = obliterateOptions(options);
+    const running = this.of(name).map((consumer) => consumer.label);
+    if (running.length > 0 && !force) throw new QueueInUseError(queueInUse(kind, name, running), running);
+  }
+
+  private of(queue: string): Consumer[] {
+    return [...this.consumers].filter((consumer) => consumer.queue === queue);
+  }
+}
+
+function obliterateOptions(options: unknown): ObliterateOptions {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object' || Array.isArray(options))
+    throw new QueueInputError(`obliterate takes an options object ({ force?: boolean }), got ${describe(options)}`);
+  const unknown = Object.keys(options).filter((key) => key !== 'force');
+  if (unknown.length > 0)
+    throw new QueueInputError(`obliterate takes only { force?: boolean }; unknown option(s): ${unknown.join(', ')}`);
+  const { force } = options as { force?: unknown };
+  if (force !== undefined && typeof force !== 'boolean')
+    throw new QueueInputError(`obliterate's force must be a boolean, got ${describe(force)}`);
+  return { force };
+}
+
+function describe(value: unknown): string {
+  return value === null ? 'null' : Array.isArray(value) ? 'an array' : `${JSON.stringify(value)} (${typeof value})`;
+}
