@@ -160,10 +160,10 @@ describe('obliterate', () => {
     expect(before.length).toBeGreaterThan(0);
     for (const queue of [fixed('events'), delay('reminders')]) {
       await expect(queue.obliterate({ forse: true } as never)).rejects.toThrow(
-        new QueueInputError('obliterate takes only { force?: boolean }; unknown option(s): forse'),
+        new QueueInputError('obliterate(options): forse is not an option (did you mean force?)'),
       );
       await expect(queue.obliterate({ force: 'yes' } as never)).rejects.toThrow(
-        /obliterate's force must be a boolean, got "yes" \(string\)/,
+        /obliterate\(options\): force must be true or false \(got "yes", a string\)/,
       );
       await expect(queue.obliterate(true as never)).rejects.toThrow(QueueInputError);
     }

@@ -9,6 +9,7 @@ import type { RedisConnection } from '../redis/redis-connection';
 import type { QueueSettings } from '../queue.settings';
 import { DelayQueueOptionsRules, delayQueueChecks, resolveOptions } from '../validation/queue-options';
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
+import { assertCallOptions, CALL_OPTIONS } from '../validation/call-options';
 import { resolveDelta, resolveNewTime, resolveTime } from '../validation/time';
 import { ScorePages } from '../redis/score-pages';
 import { QueueInputError } from '../errors';
@@ -94,6 +95,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
    * the same id is replaced (new payload, new time) unless `replace: false`, which keeps and returns it.
    */
   async schedule(payload: T, options: ScheduleOptions = {}): Promise<ScheduledTask> {
+    assertCallOptions('schedule(payload, options)', options, CALL_OPTIONS.schedule);
     const id = options.id ?? randomUUID();
     assertName(id, 'id');
     const time = resolveTime(options);
@@ -104,6 +106,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
 
   /** Moves a scheduled task to a new time. Null when there is no such task; TaskStateError when it is running or dead. */
   async reschedule(id: string, time: TaskTime): Promise<ScheduledTask | null> {
+    assertCallOptions('reschedule(id, time)', time, CALL_OPTIONS.taskTime);
     assertName(id, 'id');
     const [mode, ms] = resolveNewTime(time);
     return this.move(id, mode, ms);
@@ -137,6 +140,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   deadLetters(page: PageOptions): Promise<Page<DeadTask<T>>>;
   async deadLetters(limitOrPage: number | PageOptions = 100): Promise<DeadTask<T>[] | Page<DeadTask<T>>> {
     if (typeof limitOrPage === 'object' && limitOrPage !== null) {
+      assertCallOptions('deadLetters(page)', limitOrPage, CALL_OPTIONS.page);
       const { items, cursor } = await this.list('dead', limitOrPage);
       return { items: items as DeadTask<T>[], cursor };
     }
@@ -148,6 +152,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
 
   /** Brings a dead-lettered task back with its attempts reset, due now unless a time is given. Null when it is not dead. */
   async requeue(id: string, time?: TaskTime): Promise<ScheduledTask | null> {
+    assertCallOptions('requeue(id, time)', time, CALL_OPTIONS.taskTime);
     assertName(id, 'id');
     this.scheduler.flush();
     const shard = this.shard(id);
@@ -181,7 +186,9 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
    * Deletes the dead-lettered tasks that died at least `olderThan` ms ago (0, the default: all), in
    * chunks of DEAD_LETTERS_PER_CHUNK per script call. Resolves with how many.
    */
-  async deleteDead({ olderThan = 0 }: { olderThan?: number } = {}): Promise<number> {
+  async deleteDead(options: { olderThan?: number } = {}): Promise<number> {
+    assertCallOptions('deleteDead(options)', options, CALL_OPTIONS.deleteDead);
+    const { olderThan = 0 } = options;
     if (typeof olderThan !== 'number' || !Number.isInteger(olderThan) || olderThan < 0)
       throw new QueueInputError(
         `deleteDead: olderThan must be a whole number of ms, 0 or more, got ${String(olderThan)}`,
@@ -205,7 +212,9 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
    * O(shards × limit) whatever the number of tasks; a task moved between two pages may be listed
    * twice or not at all (an admin view, not a snapshot).
    */
-  async list(state: TaskListState, { cursor, limit = 100 }: PageOptions = {}): Promise<Page<ListedTask<T>>> {
+  async list(state: TaskListState, options: PageOptions = {}): Promise<Page<ListedTask<T>>> {
+    assertCallOptions('list(state, page)', options, CALL_OPTIONS.page);
+    const { cursor, limit = 100 } = options;
     const kind = Object.hasOwn(LISTED, state) ? LISTED[state] : undefined;
     if (kind === undefined)
       throw new QueueInputError(`list: state must be 'scheduled', 'active' or 'dead', got ${String(state)}`);
@@ -259,6 +268,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
    * stop them first, or their writes (a retry scheduled meanwhile) outlive it.
    */
   async obliterate(options?: ObliterateOptions): Promise<void> {
+    assertCallOptions('obliterate(options)', options, CALL_OPTIONS.obliterate);
     this.consumers.assertObliterable('delay', this.name, options);
     // Schedules made before the call are deleted too.
     this.scheduler.flush();

@@ -8,6 +8,7 @@ import type { ConsumerRegistry } from '../consumer/consumer.registry';
 import type { QueueSettings } from '../queue.settings';
 import { FixedQueueOptionsRules, fixedQueueChecks, resolveOptions } from '../validation/queue-options';
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
+import { assertCallOptions, CALL_OPTIONS } from '../validation/call-options';
 import type {
   DeadBatch,
   FixedQueueOptions,
@@ -162,7 +163,10 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   /** One page of every dead batch, newest first; pass the returned cursor for the next (null: no more). O(shards × limit). */
   deadLetters(page: PageOptions): Promise<Page<DeadBatch<T>>>;
   async deadLetters(limitOrPage: number | PageOptions = 100): Promise<DeadBatch<T>[] | Page<DeadBatch<T>>> {
-    if (typeof limitOrPage === 'object' && limitOrPage !== null) return this.deadLetterPage(limitOrPage);
+    if (typeof limitOrPage === 'object' && limitOrPage !== null) {
+      assertCallOptions('deadLetters(page)', limitOrPage, CALL_OPTIONS.page);
+      return this.deadLetterPage(limitOrPage);
+    }
     const limit = limitOrPage;
     assertLimit(limit, 1000);
     const newest = await newestOfShards(this.options.shards, limit, (shard) => this.store.dead(shard, limit));
@@ -187,7 +191,9 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
    * steps over the shards' group indexes and an LLEN per group, whatever the number of groups. A page may hold fewer than
    * `limit` groups before the end; a group added or emptied meanwhile may be missed or listed twice.
    */
-  async groups({ cursor, limit = 100 }: PageOptions = {}): Promise<Page<GroupListing>> {
+  async groups(page: PageOptions = {}): Promise<Page<GroupListing>> {
+    assertCallOptions('groups(page)', page, CALL_OPTIONS.page);
+    const { cursor, limit = 100 } = page;
     assertLimit(limit, 1000);
     let [shard, scan, skip] = decodeGroupCursor(cursor, this.options.shards);
     const items: GroupListing[] = [];
@@ -285,6 +291,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
    * meanwhile, a push) outlive it.
    */
   async obliterate(options?: ObliterateOptions): Promise<void> {
+    assertCallOptions('obliterate(options)', options, CALL_OPTIONS.obliterate);
     this.consumers.assertObliterable('fixed', this.name, options);
     this.coalescer.flush();
     await Promise.all(Array.from({ length: this.options.shards }, (_, shard) => this.store.obliterate(shard)));

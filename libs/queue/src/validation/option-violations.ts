@@ -30,6 +30,15 @@ export function knownOptions(rules: ValidationMetadata[]): string[] {
   return [...new Set(rules.map((rule) => rule.propertyName))];
 }
 
+/** `delay is not an option (did you mean delayMs?)`, or the known keys when none is near enough to be a typo. */
+export function unknownOption(key: string, known: readonly string[], parent = ''): string {
+  const path = parent ? `${parent}.${key}` : key;
+  const meant = closest(key, known);
+  return meant
+    ? `${path} is not an option (did you mean ${parent ? `${parent}.` : ''}${meant}?)`
+    : `${path} is not an option (known: ${known.join(', ')})`;
+}
+
 /** `must be an integer between 1 and 10000`, from the property's isInt / min / max rules. */
 function integerRule(rules: ValidationMetadata[], property: string): string | undefined {
   const own = rules.filter((rule) => rule.propertyName === property);
@@ -53,13 +62,7 @@ export function describeOptionViolations(errors: ValidationError[], parent = '')
     const constraints = error.constraints ?? {};
     const rules = rulesOf(error.target);
     if ('whitelistValidation' in constraints) {
-      const known = knownOptions(rules);
-      const meant = closest(error.property, known);
-      lines.push(
-        meant
-          ? `${path} is not an option (did you mean ${parent ? `${parent}.` : ''}${meant}?)`
-          : `${path} is not an option (known: ${known.join(', ')})`,
-      );
+      lines.push(unknownOption(error.property, knownOptions(rules), parent));
       continue;
     }
     const integer = Object.keys(constraints).some((name) => INTEGER_PARTS.has(name))
