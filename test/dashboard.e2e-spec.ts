@@ -142,6 +142,29 @@ describe('QueueDashboardModule', () => {
     expect(JSON.stringify(overview)).not.toContain('secret');
   });
 
+  it('serves the page with the queues and their figures already in it, before any poll', async () => {
+    const { base, events, tasks } = await serve({ path: 'queues' });
+    await events.pushMany('<img src=x onerror=alert(1)>', [1, 2, 3]);
+    await events.pushMany('quiet', [1, 2]);
+    await tasks.schedule({}, { id: 'later', delayMs: 3_600_000 });
+    await tasks.pause();
+
+    const html = await (await fetch(`${base}/queues`)).text();
+    expect(html).not.toContain('connecting…');
+    expect(html).toMatch(/<span id="status">as of \d{4}-\d\d-\d\dT/);
+    const card = (name: string) => html.match(new RegExp(`<section data-queue="${name}">.*?</section>`))?.[0] ?? '';
+    expect(card('events')).toContain('<b data-figure="pending">5</b><span>pending messages</span>');
+    expect(card('events')).toContain('<b data-figure="groups">2</b>');
+    expect(card('events')).toContain('<b data-figure="pushed">5</b>');
+    expect(card('events')).toContain('<small class="mode">ordered · at-most-once</small>');
+    expect(card('events')).toContain('<td>&lt;img src=x onerror=alert(1)&gt;</td>');
+    expect(card('readings')).toContain('no dead batch');
+    expect(card('tasks')).toContain('<b data-figure="scheduled">1</b><span>scheduled</span>');
+    expect(card('tasks')).toContain('<small class="paused">paused</small>');
+    expect(card('tasks')).toMatch(/<td>later<\/td><td>in (59\.\d min|60 min|1 h)<\/td>/);
+    expect(html).not.toContain('<img');
+  });
+
   it('re-queues a dead task only with the header the page sends, and answers 404 for what it does not know', async () => {
     const { base, tasks } = await serve({}, true);
     await tasks.schedule({}, { id: 'dies' });

@@ -7,8 +7,11 @@
  * the page through `textContent` or an SVG attribute set with `setAttribute`, never as markup.
  */
 
-/** The page; `base` is where it is served, HTML-escaped by the caller. */
-export const dashboardPage = (base: string): string => `<!doctype html>
+/**
+ * The page; `base` is where it is served, HTML-escaped by the caller. `first` is the overview rendered
+ * when the page was asked for (absent when Redis could not be read), shown until the script's first poll.
+ */
+export const dashboardPage = (base: string, first?: { html: string; time: number }): string => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -17,8 +20,8 @@ export const dashboardPage = (base: string): string => `<!doctype html>
 <link rel="stylesheet" href="${base}/dashboard.css">
 </head>
 <body>
-<header><h1>Queues</h1><span id="status">connecting…</span></header>
-<main id="queues"></main>
+<header><h1>Queues</h1><span id="status">${first ? `as of ${new Date(first.time).toISOString()}` : 'connecting…'}</span></header>
+<main id="queues">${first?.html ?? ''}</main>
 <script src="${base}/dashboard.js"></script>
 </body>
 </html>

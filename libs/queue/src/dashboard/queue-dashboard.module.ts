@@ -21,6 +21,7 @@ import { DashboardOptionsRules, resolveOptions } from '../validation/queue-optio
 import type { DashboardGuard, QueueDashboardOptions, QueueKind } from '../interfaces';
 import { DashboardService, type DashboardLimits } from './dashboard.service';
 import { DASHBOARD_CSS, DASHBOARD_JS, dashboardPage } from './dashboard.page';
+import { escapeHtml, renderSnapshot } from './dashboard.snapshot';
 
 /** Sent by the page's own re-queue calls: a cross-site form cannot set it, so a forged POST is refused. */
 const REQUESTED_WITH = 'nrq-dashboard';
@@ -38,9 +39,6 @@ function queueKind(kind: string): QueueKind {
   if (kind !== 'fixed' && kind !== 'delay') throw new NotFoundException(`No queue kind "${kind}": fixed or delay`);
   return kind;
 }
-
-const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** Adapts a function of the request to a guard. */
 class FunctionGuard implements CanActivate {
@@ -80,10 +78,15 @@ export class QueueDashboardModule {
       @Header('Content-Type', 'text/html; charset=utf-8')
       @Header('Content-Security-Policy', PAGE_POLICY)
       @Header('X-Content-Type-Options', 'nosniff')
-      page(@Req() request: { originalUrl?: string; url?: string }): string {
+      async page(@Req() request: { originalUrl?: string; url?: string }): Promise<string> {
         // Where the page was reached (global prefix and all), for its script and styles.
         const reached = (request.originalUrl ?? request.url ?? `/${path}`).split('?')[0].replace(/\/+$/, '');
-        return dashboardPage(escapeHtml(reached));
+        // Redis unreachable: the page is served all the same, and its script says why it shows nothing.
+        const first = await this.dashboard.overview(limits).then(
+          (overview) => ({ html: renderSnapshot(overview), time: overview.time }),
+          () => undefined,
+        );
+        return dashboardPage(escapeHtml(reached), first);
       }
 
       @Get('dashboard.js')

@@ -1,0 +1,116 @@
+import type { DeadBatchSummary, DeadSummary, QueueOverview } from './dashboard.service';
+
+/**
+ * The first overview, rendered into the page as it is served: a page read once (a screenshot, a
+ * crawler, a browser with scripts off) shows the queues instead of "connecting…". The page's script
+ * replaces it with live cards (charts, buttons) at its first poll, so this shows the same figures with
+ * the same labels and `data-figure` names, and leaves out what needs the script. Every value is escaped.
+ */
+export function renderSnapshot(overview: { time: number; queues: QueueOverview[] }): string {
+  return overview.queues
+    .map((queue) => (queue.kind === 'fixed' ? fixedCard(queue, overview.time) : delayCard(queue, overview.time)))
+    .join('\n');
+}
+
+export const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+type FixedOverview = Extract<QueueOverview, { kind: 'fixed' }>;
+type DelayOverview = Extract<QueueOverview, { kind: 'delay' }>;
+
+const fmt = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 });
+const number = (value: number): string => fmt.format(value);
+/** Rates need two polls: none is known yet. */
+const NOT_YET = '–';
+
+function duration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${fmt.format(ms / 1000)} s`;
+  if (ms < 3_600_000) return `${fmt.format(ms / 60_000)} min`;
+  return `${fmt.format(ms / 3_600_000)} h`;
+}
+
+const ago = (ms: number): string => (ms < 0 ? 'in ' : '') + duration(Math.abs(ms)) + (ms >= 0 ? ' ago' : '');
+
+const figure = (label: string, value: string, id: string): string =>
+  `<div class="figure"><b data-figure="${id}">${escapeHtml(value)}</b><span>${label}</span></div>`;
+
+const cell = (text: string | number, attrs = ''): string => `<td${attrs}>${escapeHtml(String(text))}</td>`;
+const firstLine = (text: string | undefined): string => (text ?? '').split('\n')[0];
+
+function table(headers: string[], rows: string[], empty: string): string {
+  if (rows.length === 0) return `<p class="empty">${empty}</p>`;
+  return `<table><tr>${headers.map((h) => `<th>${h}</th>`).join('')}</tr>${rows.join('')}</table>`;
+}
+
+function title(queue: QueueOverview, label: string, mode?: string): string {
+  return (
+    `<h2>${escapeHtml(queue.name)}<small>${label}</small>` +
+    (mode ? `<small class="mode">${mode}</small>` : '') +
+    (queue.paused ? '<small class="paused">paused</small>' : '') +
+    '</h2>'
+  );
+}
+
+function fixedCard(queue: FixedOverview, time: number): string {
+  const s = queue.stats;
+  const hottest = queue.hottest.map(
+    (g) =>
+      `<tr data-group="${escapeHtml(g.group)}">${cell(g.group)}${cell(number(g.size), ' class="num tight"')}${cell(ago(time - g.dueAt), ' class="tight"')}</tr>`,
+  );
+  const dead = (b: DeadBatchSummary) =>
+    `<tr data-dead-id="${escapeHtml(b.id)}">${cell(b.group)}${cell(number(b.size), ' class="num tight"')}${cell(b.attempts, ' class="num tight"')}${cell(firstLine(b.lastError))}${cell(ago(time - b.diedAt), ' class="tight"')}</tr>`;
+  return [
+    `<section data-queue="${escapeHtml(queue.name)}">`,
+    title(queue, 'FixedQueue', `${queue.ordered ? 'ordered' : 'unordered'} · ${queue.delivery}`),
+    '<div class="figures">',
+    figure('pending messages', number(s.pending), 'pending'),
+    figure('groups', number(s.groups), 'groups'),
+    figure('pushed', number(s.pushed), 'pushed'),
+    figure('delivered', number(s.delivered), 'delivered'),
+    figure('pushed / s', NOT_YET, 'pushed-rate'),
+    figure('delivered / s', NOT_YET, 'delivered-rate'),
+    figure('dropped', number(s.dropped), 'dropped'),
+    figure('expired', number(s.expired), 'expired'),
+    figure('groups running', number(s.active), 'active'),
+    figure('redelivered', number(s.redelivered), 'redelivered'),
+    figure('dead messages', number(s.dead), 'dead'),
+    figure('lag', duration(s.lagMs), 'lag'),
+    '</div>',
+    '<h3>hottest groups</h3>',
+    table(['group', 'messages', 'due'], hottest, 'no group holds messages'),
+    ...(queue.delivery === 'at-least-once'
+      ? [
+          '<h3>dead batches</h3>',
+          table(['group', 'messages', 'attempts', 'last error', 'died'], queue.dead.map(dead), 'no dead batch'),
+        ]
+      : []),
+    '</section>',
+  ].join('');
+}
+
+function delayCard(queue: DelayOverview, time: number): string {
+  const s = queue.stats;
+  const upcoming = queue.upcoming.slice(0, 5).map((t) => `<tr>${cell(t.id)}${cell(ago(time - t.runAt))}</tr>`);
+  const dead = (t: DeadSummary) =>
+    `<tr data-dead-id="${escapeHtml(t.id)}">${cell(t.id)}${cell(t.attempts, ' class="num tight"')}${cell(firstLine(t.lastError))}${cell(ago(time - t.diedAt), ' class="tight"')}</tr>`;
+  return [
+    `<section data-queue="${escapeHtml(queue.name)}">`,
+    title(queue, 'DelayQueue'),
+    '<div class="figures">',
+    figure('scheduled', number(s.scheduled), 'scheduled'),
+    figure('running', number(s.active), 'active'),
+    figure('due, waiting', number(s.due), 'due'),
+    figure('dead', number(s.dead), 'dead'),
+    figure('fired', number(s.fired), 'fired'),
+    figure('completed', number(s.completed), 'completed'),
+    figure('fired / s', NOT_YET, 'fired-rate'),
+    figure('lag', duration(s.lagMs), 'lag'),
+    '</div>',
+    '<h3>upcoming</h3>',
+    table(['task', 'due'], upcoming, 'nothing scheduled'),
+    '<h3>dead letters</h3>',
+    table(['task', 'attempts', 'last error', 'died'], queue.dead.map(dead), 'no dead task'),
+    '</section>',
+  ].join('');
+}
