@@ -181,7 +181,7 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
   });
 
   // Last: the server does not come back.
-  it('is down when Redis is gone', async () => {
+  it('is down when Redis is gone, saying it could not be reached rather than that it did not answer', async () => {
     const { health } = await start();
     await server.stop();
     const down = await health();
@@ -189,7 +189,15 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
     expect(down.body.error.queues).toMatchObject({
       status: 'down',
       redis: 'down',
-      message: expect.stringMatching(/^Redis did not answer: /),
+      message: expect.stringMatching(/^Redis could not be reached: /),
     });
+    // Once the client has tried to connect again, the reason is the refusal, in the library's words.
+    const refused = await pollUntil(async () => {
+      const { message } = (await health()).body.error.queues;
+      return /connection refused/.test(message) && message;
+    }, 'the refusal as the reason');
+    expect(refused).toBe(
+      `Redis could not be reached: not connected: connection refused at 127.0.0.1:${server.port} (no Redis listening there)`,
+    );
   });
 });

@@ -8,6 +8,7 @@ import { QueueRegistry } from '../queue.registry';
 import { HEALTH_DEFAULTS } from '../queue.defaults';
 import { QueueSettings } from '../queue.settings';
 import { RedisConnection } from '../redis/redis-connection';
+import { timedOut } from '../redis/connection-failure';
 import type {
   DelayQueueStats,
   FixedQueueStats,
@@ -64,8 +65,9 @@ export class QueueHealthIndicator {
     let stats: (FixedQueueStats | DelayQueueStats)[];
     let paused: boolean[];
     let eviction: { evictionPolicy: string; warning?: string };
+    const late = [`PING took longer than ${timeoutMs} ms`, `the queues' stats took longer than ${timeoutMs} ms`];
     try {
-      await deadline(this.connection.client.ping(), timeoutMs, `PING took longer than ${timeoutMs} ms`);
+      await deadline(this.connection.client.ping(), timeoutMs, late[0]);
       [stats, eviction, paused] = await deadline(
         Promise.all([
           Promise.all(queues.map(({ queue }) => queue.stats())),
@@ -73,10 +75,10 @@ export class QueueHealthIndicator {
           Promise.all(queues.map(({ queue }) => queue.isPaused())),
         ]),
         timeoutMs,
-        `the queues' stats took longer than ${timeoutMs} ms`,
+        late[1],
       );
     } catch (error) {
-      return down({ redis: 'down', message: `Redis did not answer: ${describeError(error)}` });
+      return down({ redis: 'down', message: this.unavailable(error, late) });
     }
 
     const problems: string[] = [];
@@ -120,6 +122,16 @@ export class QueueHealthIndicator {
     const data = { redis: 'up', ...eviction, queues: details };
     if (problems.length > 0) return down({ ...data, message: problems.join('; ') });
     return indicator.up(data) as QueueHealthResult<Key>;
+  }
+
+  /**
+   * Why Redis is down, truthfully: it did not answer in time (up, perhaps, but frozen or busy), or it
+   * could not be reached at all (refused, closed, …). A queue call's error says which already.
+   */
+  private unavailable(error: unknown, late: string[]): string {
+    if (error instanceof QueueConnectionError) return error.message;
+    const answered = timedOut(error) || (error instanceof Error && late.includes(error.message));
+    return `${answered ? 'Redis did not answer' : 'Redis could not be reached'}: ${this.connection.describeFailure(error)}`;
   }
 
   /** Redis' eviction policy, and the warning it deserves when it is not `noeviction`. */

@@ -16,6 +16,7 @@ import { waitOrTimeout } from '../utils/timers';
 import type { ClusterConnection, QueueConnection, QueueModuleOptions } from '../interfaces';
 import { Scripts, type RedisClient } from './scripts';
 import { ServerClock } from './server-clock';
+import { describeConnectionFailure } from './connection-failure';
 
 function isClient(value: unknown): value is RedisClient {
   return value instanceof IORedis || value instanceof Cluster;
@@ -126,7 +127,10 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
   private subscriber?: RedisClient;
   private readonly listeners = new Map<string, Set<(message: string) => void>>();
   private readonly logger = new Logger('QueueModule');
-  /** The last connection error, to say why Redis is unreachable (a flushed call only says that it was). */
+  /**
+   * The command connection's last error since it was last ready, to say why Redis is unreachable (a
+   * flushed call only says that it was).
+   */
   private lastError?: Error;
   private warnedUnreachable = false;
   /** When connections are dropped rather than waited on: the shutdown budget's end (`beforeApplicationShutdown`). */
@@ -143,7 +147,7 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     this.owned = !isClient(connection);
     this.target = describeTarget(connection);
     this.client = isClient(connection) ? connection : createClient(connection, settings);
-    this.scripts = new Scripts(this.client, settings.commandTimeoutMs);
+    this.scripts = new Scripts(this.client, settings.commandTimeoutMs, () => this.lastError);
     if (this.owned) this.watch(this.client, 'Redis');
   }
 
@@ -324,11 +328,20 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
           `${label}: connected again to ${this.target} (after ${count} errors over ${Math.round(sinceMs / 1000)} s)`,
         ),
     });
+    const command = client === this.client;
     client.on('error', (error: Error) => {
-      this.lastError = error;
-      failure.failed(describeError(error));
+      if (command) this.lastError = error;
+      failure.failed(describeConnectionFailure(error));
     });
-    client.on('ready', () => failure.succeeded());
+    client.on('ready', () => {
+      if (command) this.lastError = undefined;
+      failure.succeeded();
+    });
+  }
+
+  /** Why a call failed for want of Redis, in the library's words (for health, which calls the client itself). */
+  describeFailure(error: unknown): string {
+    return describeConnectionFailure(error, this.lastError);
   }
 
   private warnUnreachable(error: unknown): void {
@@ -341,7 +354,7 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
   }
 
   private reason(error: unknown): string {
-    return this.lastError?.message ?? (error instanceof Error ? error.message : String(error));
+    return describeConnectionFailure(this.lastError ?? error);
   }
 
   /**

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Cluster, Command, ReplyError, type Redis } from 'ioredis';
 import { deadline } from '../utils/timers';
 import { QueueConnectionError, QueueMemoryError, QueueReplicationError } from '../errors';
+import { describeConnectionFailure } from './connection-failure';
 import { CallOutcomes, type Issued } from './call-outcome';
 import { loadScript } from './lua-loader';
 
@@ -126,6 +127,8 @@ export class Scripts {
      * holds calls in a queue of its own while it looks for a slot's new owner (failover), unbounded.
      */
     private readonly deadlineMs?: number,
+    /** The connection's last error: why a call that was never sent had no connection. */
+    private readonly connectionError: () => Error | undefined = () => undefined,
   ) {
     for (const script of SCRIPT_NAMES) load(script);
     this.outcomes = CallOutcomes.of(client);
@@ -348,10 +351,11 @@ export class Scripts {
       );
     if (error instanceof ReplyError && !UNAVAILABLE.test(error.message)) return error;
     const outcome = this.outcomes.outcome(error, issued);
+    const reason = describeConnectionFailure(error, this.connectionError());
     return new QueueConnectionError(
       outcome === 'not-sent'
-        ? `Redis could not be reached (${error.message}); the call was not sent, so nothing was applied`
-        : `Redis did not answer (${error.message}); the call may or may not have been applied`,
+        ? `Redis could not be reached (${reason}); the call was not sent, so nothing was applied`
+        : `Redis did not answer (${reason}); the call may or may not have been applied`,
       { cause: error, outcome },
     );
   }
