@@ -50,7 +50,8 @@ export function describeConnectionFailure(error: unknown, connectionError?: Erro
     const reason = (error as { lastNodeError?: Error }).lastNodeError ?? connectionError;
     return reason && reason !== error ? `not connected: ${describeConnectionFailure(reason)}` : 'not connected';
   }
-  return describeError(error);
+  // The message alone: describeError would print a socket error of another realm whole ("Error: …").
+  return describeError(error.message);
 }
 
 /** Whether a call failed for want of a reply in time (Redis may be alive but busy or frozen), not of a connection. */
