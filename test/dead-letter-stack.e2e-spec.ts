@@ -1,4 +1,5 @@
 import { recordBatches, recordTasks, useQueueApps } from './support/fixtures';
+import { expectErrors, expectedErrors } from './support/logs';
 import { pollUntil } from './support/testing';
 
 /** Thrown by both consumers: its stack names this file, as a real one names the server's paths. */
@@ -18,6 +19,7 @@ describe('what dead letters keep of the error (deadLetter.keepStack)', () => {
 
   async function deadErrors(keepStack?: boolean) {
     const deadLetter = keepStack === undefined ? {} : { deadLetter: { keepStack } };
+    expectErrors(/failed its last attempt and is dead-lettered .*error="the upstream is down"/);
     const { fixed, delay } = await harness.start({
       root: { idlePollMs: 200 },
       fixed: [{ name: 'events', maxWaitMs: 0, delivery: 'at-least-once', maxAttempts: 1, ...deadLetter }],
@@ -33,6 +35,7 @@ describe('what dead letters keep of the error (deadLetter.keepStack)', () => {
     }, 'the dead task');
     const [listed] = await delay('reminders').deadLetters();
     expect(listed.lastError).toBe(task.lastError);
+    await pollUntil(() => expectedErrors().length === 2, 'a line for the dead batch and one for the dead task');
     return { fixed: batch.lastError, delay: task.lastError };
   }
 

@@ -1,6 +1,7 @@
 import { IsString } from 'class-validator';
 import { type DelayQueueOptions, QueueInputError, QueueSchemaError, TaskStateError } from 'nestjs-redis-queues';
 import { recordTasks, useQueueApps } from './support/fixtures';
+import { expectErrors, expectedErrors } from './support/logs';
 import { deferred, flushScripts, keysMatching, pollUntil, uniquePrefix } from './support/testing';
 
 class FeedTask {
@@ -161,6 +162,7 @@ describe('DelayQueue (real redis-server)', () => {
   });
 
   it('retries with backoff, dead-letters, and requeues from the dead-letter set', async () => {
+    expectErrors(/task failed its last attempt and is dead-lettered id="doomed"/);
     feeder.behaviour = () => {
       throw new Error('bowl is empty');
     };
@@ -178,6 +180,7 @@ describe('DelayQueue (real redis-server)', () => {
     expect(dead).toHaveLength(1);
     expect(dead[0]).toMatchObject({ id: 'doomed', state: 'dead', attempts: 3, payload: { petId: 'a' } });
     expect(dead[0].lastError).toMatch(/bowl is empty/);
+    await pollUntil(() => expectedErrors().length === 1, 'the dead letter logged');
     expect(await queue.stats()).toMatchObject({ dead: 1, deadTotal: 1, retried: 2 });
 
     feeder.behaviour = () => undefined;

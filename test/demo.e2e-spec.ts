@@ -1,4 +1,3 @@
-import type { LogLevel } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type IORedis from 'ioredis';
 import { type DelayQueue, type FixedQueue, getDelayQueueToken, getFixedQueueToken } from 'nestjs-redis-queues';
@@ -17,6 +16,7 @@ import {
 import type { MealTask, PetView } from '../apps/demo/src/pets/dto/pet.dto';
 import { FeedingConsumer } from '../apps/demo/src/pets/feeding.consumer';
 import { PET_FEEDING } from '../apps/demo/src/pets/pets.constants';
+import { TestLogger } from './support/logs';
 import { pollUntil, rawClient, redisUrl, uniquePrefix } from './support/testing';
 
 /** A pet hour lasts 200 ms: a meal 800 ms, an acceleration card takes 400 ms off. */
@@ -33,7 +33,7 @@ interface Demo {
   upstream: string;
 }
 
-async function boot(overrides: Partial<DemoConfig>, logLevels: LogLevel[] = ['error', 'warn']): Promise<Demo> {
+async function boot(overrides: Partial<DemoConfig>, logger: TestLogger): Promise<Demo> {
   const prefix = uniquePrefix('demo');
   const app = await startDemo(
     {
@@ -46,7 +46,7 @@ async function boot(overrides: Partial<DemoConfig>, logLevels: LogLevel[] = ['er
       digestIntervalMs: 300,
       ...overrides,
     },
-    logLevels,
+    logger,
   );
   return { app, prefix, api: await app.getUrl(), upstream: app.get(ReportSink).url };
 }
@@ -87,10 +87,12 @@ const ms = (iso: string | null) => Date.parse(iso ?? 'missing');
 describe('demo app (real redis-server)', () => {
   describe('games under simulated traffic', () => {
     let demo: Demo;
+    const logs = new TestLogger();
+    // The upstream refuses half of the second hottest game's reports: retries, duplicates, dead letters (logged as errors).
+    logs.expect(new RegExp(`batch failed its last attempt and is dead-lettered group="${FLAKY}"`));
 
     beforeAll(async () => {
-      // The upstream refuses half of the second hottest game's reports: retries, duplicates, dead letters (logged as errors).
-      demo = await boot({ eventsPerSecond: 2000, games: 50, flakyGame: FLAKY }, ['error']);
+      demo = await boot({ eventsPerSecond: 2000, games: 50, flakyGame: FLAKY }, logs);
     });
     afterAll(async () => {
       await demo.app.close();
@@ -145,6 +147,7 @@ describe('demo app (real redis-server)', () => {
         200,
       );
       expect(totals.refused).toBeGreaterThan(0);
+      expect(logs.expected.length).toBeGreaterThan(0);
       expect(totals.streams.received).toBeGreaterThan(1000);
       expect(totals.streams.outOfOrder).toBe(0);
       expect(totals.streams.unexplained).toBe(0);
@@ -170,11 +173,12 @@ describe('demo app (real redis-server)', () => {
 
   describe('on a quiet app', () => {
     let demo: Demo;
+    const logs = new TestLogger(['error', 'warn']);
     let redis: IORedis;
     let feeding: DelayQueue<MealTask>;
 
     beforeAll(async () => {
-      demo = await boot({ eventsPerSecond: 0 });
+      demo = await boot({ eventsPerSecond: 0 }, logs);
       redis = rawClient();
       feeding = demo.app.get(getDelayQueueToken(PET_FEEDING));
     });
@@ -265,6 +269,10 @@ describe('demo app (real redis-server)', () => {
 
       it('counts an event that arrives after a later one, or goes missing with no reason given, as a violation', async () => {
         const game = 'com.test.forged';
+        logs.expect(
+          /^a live report for com\.test\.forged breaks the rules/,
+          /live events of com\.test\.forged are missing/,
+        );
         const { run } = demo.app.get(GameSequences);
         const send = (seqs: number[], from = run) =>
           call(demo.upstream, 'POST', '/reports', {
@@ -302,6 +310,10 @@ describe('demo app (real redis-server)', () => {
         const after = (await reports(demo)).totals;
         expect(after.earlierRun).toBe(earlier + 2);
         expect(after.violations).toBe(before + 2);
+        expect(logs.expected).toEqual([
+          'a live report for com.test.forged breaks the rules: 1 events arrived after later ones (3...)',
+          '1 live events of com.test.forged are missing, and no drop, expiry or dead letter explains them',
+        ]);
         expect((await call(demo.upstream, 'POST', '/reports', { kind: 'live', game, events: [{ game }] })).status).toBe(
           400,
         );

@@ -12,6 +12,7 @@ import {
 } from 'nestjs-redis-queues';
 import { CapturedLogs, startRedis } from './support/faults';
 import { useQueueApps } from './support/fixtures';
+import { expectErrors, expectedErrors } from './support/logs';
 import { pollUntil, uniquePrefix } from './support/testing';
 
 type Seen = { [E in QueueEventName]?: QueueEventMap[E][] };
@@ -91,6 +92,7 @@ describe('QueueEvents', () => {
   }
 
   it('tells pushes, drops, completed and failed batches, with their figures', async () => {
+    expectErrors(/batch failed after its last attempt group="bad"/);
     const prefix = uniquePrefix();
     const { fixed, other, seen, record } = await start(prefix, { providers: [] });
     record('messages.pushed', 'messages.dropped');
@@ -131,6 +133,7 @@ describe('QueueEvents', () => {
     // The decorated listeners: the failed batch of 'events'; none of the completed ones, which were not of 'other'.
     await pollUntil(() => Alerts.seen.length === 1, 'the decorated listener');
     expect(Alerts.seen).toEqual([{ event: 'batch.failed', payload: failed }]);
+    expect(expectedErrors()).toHaveLength(1);
   });
 
   it('tells expired messages when a consumer finds them', async () => {
@@ -156,6 +159,7 @@ describe('QueueEvents', () => {
   });
 
   it('tells scheduled, fired, completed, retried and dead tasks', async () => {
+    expectErrors(/task failed its last attempt and is dead-lettered id="doomed"/);
     const { tasks, seen, record } = await start(uniquePrefix());
     record('tasks.scheduled', 'task.fired', 'task.completed', 'task.failed', 'task.dead');
     const [ok] = await Promise.all([
@@ -185,6 +189,7 @@ describe('QueueEvents', () => {
     expect(seen['task.fired']!.map((e) => `${e.id}#${e.attempt}`).sort()).toEqual(['doomed#1', 'doomed#2', 'ok#1']);
     expect(Alerts.seen).toEqual([{ event: 'task.dead', payload: dead }]);
     expect((await tasks.get('doomed'))?.state).toBe('dead');
+    expect(expectedErrors()).toHaveLength(1);
   });
 
   it('logs a listener that throws or rejects, and the queues carry on', async () => {

@@ -9,6 +9,7 @@ import {
 } from 'nestjs-redis-queues';
 import { shardOf } from '../libs/queue/src/redis/keys';
 import { useQueueApps } from './support/fixtures';
+import { expectErrors, expectedErrors } from './support/logs';
 import { pollUntil, uniquePrefix } from './support/testing';
 
 interface Seen {
@@ -56,6 +57,8 @@ async function handle(app: number, messages: Message[], ctx: BatchContext) {
   }
   seen[seen.length - 1].end = performance.now();
 }
+
+const DEAD_BATCH = /batch failed its last attempt and is dead-lettered/;
 
 @Injectable()
 class Reporter {
@@ -237,6 +240,7 @@ describe('FixedQueue at-least-once failures', () => {
   }
 
   it('delivers a failing batch again with attempt + 1, then dead-letters it, and the group moves on', async () => {
+    expectErrors(DEAD_BATCH);
     const queue = await start(uniquePrefix());
     failing.set('bad', 3);
     await queue.pushMany(
@@ -262,6 +266,7 @@ describe('FixedQueue at-least-once failures', () => {
       lastError: 'Error: upstream refused bad',
     });
     expect(dead.pushedAt).toHaveLength(5);
+    expect(expectedErrors()).toEqual([expect.stringMatching(/group="bad" size=5 .*error="upstream refused bad"/)]);
     expect(Reporter.failedHook).toEqual([{ group: 'bad', count: 5, error: 'upstream refused bad' }]);
     await pollUntil(async () => (await queue.stats()).delivered === 3, 'the next batch acknowledged');
     expect(await queue.stats()).toMatchObject({ dead: 5, delivered: 3, redelivered: 10, pending: 0 });
@@ -276,11 +281,13 @@ describe('FixedQueue at-least-once failures', () => {
   });
 
   it('lists dead batches newest first across pages of script calls, each once', async () => {
+    expectErrors(DEAD_BATCH);
     const queue = await start(uniquePrefix(), { maxAttempts: 1, shards: 2 });
     const groups = Array.from({ length: 45 }, (_, i) => `g${i}`);
     for (const group of groups) failing.set(group, 1);
     await Promise.all(groups.map((group, seq) => queue.push(group, { seq })));
     await pollUntil(async () => (await queue.stats()).dead === 45, 'every batch dead');
+    await pollUntil(() => expectedErrors().length === 45, 'a line for each dead batch');
     const all = await queue.deadLetters(100);
     expect(all).toHaveLength(45);
     expect(new Set(all.map((dead) => dead.id)).size).toBe(45);

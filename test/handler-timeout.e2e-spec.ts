@@ -14,6 +14,7 @@ import {
 } from 'nestjs-redis-queues';
 import { CapturedLogs } from './support/faults';
 import { recordBatches, recordTasks, useQueueApps } from './support/fixtures';
+import { expectErrors, expectedErrors } from './support/logs';
 import { deferred, pollUntil } from './support/testing';
 
 const TIMEOUT_MS = 300;
@@ -111,6 +112,7 @@ describe('handlerTimeoutMs: a handler that never settles is abandoned', () => {
   });
 
   it('at-least-once: the batch is delivered again (attempt 2) after the backoff, then dead-lettered when out of attempts', async () => {
+    expectErrors(/batch failed its last attempt and is dead-lettered group="g".*handlerTimeoutMs/);
     const retried = recordBatches<{ n: number }>('retried', { handlerTimeoutMs: TIMEOUT_MS }, (_m, ctx) =>
       ctx.attempt === 1 ? hang(ctx.signal) : undefined,
     );
@@ -138,6 +140,7 @@ describe('handlerTimeoutMs: a handler that never settles is abandoned', () => {
     }, 'the dead batch');
     expect(dead.messages).toEqual([{ n: 3 }]);
     expect(dead.lastError).toMatch(/HandlerTimeoutError.*handlerTimeoutMs/);
+    await pollUntil(() => expectedErrors().length === 1, 'the dead batch logged');
     // The first, abandoned handler resolving later changes nothing.
     expect(await fixed('retried').size('g')).toBe(0);
   });

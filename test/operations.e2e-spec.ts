@@ -1,9 +1,13 @@
 import { type DeadTask, QueueInputError } from 'nestjs-redis-queues';
 import { recordBatches, recordTasks, useQueueApps } from './support/fixtures';
+import { expectErrors, expectedErrors } from './support/logs';
 import { deferred, pollUntil } from './support/testing';
 
 const tasks = recordTasks<{ n: number }>('jobs', { concurrency: 64 });
 const batches = recordBatches<{ n: number }>('events', { concurrency: 8 });
+
+const DEAD_TASK = /task failed its last attempt and is dead-lettered/;
+const DEAD_BATCH = /batch failed its last attempt and is dead-lettered/;
 
 /** Every page of a listing, until its cursor runs out. */
 async function allPages<T>(page: (cursor?: string) => Promise<{ items: T[]; cursor: string | null }>, limit: number) {
@@ -38,6 +42,7 @@ describe('operating queues: inspect, page through, clean up', () => {
     });
 
   it('pages through 10,000 dead tasks 500 at a time, each exactly once, newest first; then deletes them in chunks', async () => {
+    expectErrors(DEAD_TASK);
     tasks.behaviour = () => {
       throw new Error('upstream down');
     };
@@ -48,6 +53,7 @@ describe('operating queues: inspect, page through, clean up', () => {
         Array.from({ length: 1000 }, (_, i) => jobs.schedule({ n: from + i }, { id: `job-${from + i}` })),
       );
     await pollUntil(async () => (await jobs.stats()).dead === 10_000, '10,000 dead tasks', 60_000, 100);
+    await pollUntil(() => expectedErrors().length === 10_000, 'a line for each dead task');
 
     const pages = await allPages((cursor) => jobs.deadLetters({ cursor, limit: 500 }), 500);
     const listed = pages.flat() as DeadTask<{ n: number }>[];
@@ -76,6 +82,7 @@ describe('operating queues: inspect, page through, clean up', () => {
   });
 
   it('re-queues every dead task at once, attempts reset, and consumers run them', async () => {
+    expectErrors(DEAD_TASK);
     let failing = true;
     tasks.behaviour = () => {
       if (failing) throw new Error('not yet');
@@ -84,6 +91,7 @@ describe('operating queues: inspect, page through, clean up', () => {
     const jobs = delay<{ n: number }>('jobs');
     await Promise.all(Array.from({ length: 40 }, (_, n) => jobs.schedule({ n }, { id: `r${n}` })));
     await pollUntil(async () => (await jobs.stats()).dead === 40, '40 dead tasks');
+    await pollUntil(() => expectedErrors().length === 40, 'a line for each dead task');
     failing = false;
     expect(await jobs.requeueAll()).toBe(40);
     await pollUntil(async () => (await jobs.stats()).completed === 40, 'the re-queued tasks to complete');
@@ -143,6 +151,7 @@ describe('operating queues: inspect, page through, clean up', () => {
   });
 
   it('FixedQueue: pages through dead batches newest first, each once', async () => {
+    expectErrors(DEAD_BATCH);
     batches.behaviour = () => {
       throw new Error('refused');
     };
@@ -150,6 +159,7 @@ describe('operating queues: inspect, page through, clean up', () => {
     const events = fixed<{ n: number }>('events');
     await Promise.all(Array.from({ length: 60 }, (_, i) => events.push(`g${i}`, { n: i })));
     await pollUntil(async () => (await events.stats()).dead === 60, '60 dead messages');
+    await pollUntil(() => expectedErrors().length === 60, 'a line for each dead batch');
     const pages = await allPages((cursor) => events.deadLetters({ cursor, limit: 7 }), 7);
     const listed = pages.flat();
     expect(new Set(listed.map((batch) => batch.id)).size).toBe(60);

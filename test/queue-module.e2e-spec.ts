@@ -16,6 +16,7 @@ import {
 } from 'nestjs-redis-queues';
 import { startRedis } from './support/faults';
 import { useQueueApps } from './support/fixtures';
+import { expectErrors, expectedErrors } from './support/logs';
 import { createApp, deferred, pollUntil, rawClient, redisUrl, uniquePrefix } from './support/testing';
 
 const fixed = (name = 'events') =>
@@ -182,6 +183,7 @@ describe('QueueModule', () => {
   });
 
   it('retries a failing batch in process, then hands it to onFailed and keeps consuming', async () => {
+    expectErrors(/batch failed after its last attempt group="bad"/);
     const failures: string[] = [];
     @Injectable()
     class Flaky {
@@ -202,6 +204,7 @@ describe('QueueModule', () => {
     await events.pushMany('bad', [{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
     await pollUntil(() => failures.length === 1, 'onFailed');
     expect(failures).toEqual(['bad:4:upstream down']);
+    expect(expectedErrors()).toHaveLength(1);
     expect(seen).toEqual(['bad#1', 'bad#2', 'bad#3']);
     await events.pushMany('good', [{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
     await pollUntil(() => seen.includes('good#1'), 'the next batch');

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Injectable, Module, type INestApplicationContext, type Type } from '@nestjs/common';
+import { Injectable, Module, type INestApplicationContext, type LogLevel, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import {
   BatchConsumer,
@@ -25,6 +25,8 @@ export interface LibraryAppOptions {
   /** Consumer classes (see `batchConsumer` / `delayConsumer`); none makes a producer-only app. */
   consumers?: Type[];
   idlePollMs?: number;
+  /** What the application logs. Default: errors. */
+  logLevels?: LogLevel[];
 }
 
 @Module({})
@@ -48,7 +50,7 @@ export async function libraryApp(options: LibraryAppOptions): Promise<INestAppli
       ],
       providers: consumers,
     },
-    { logger: ['error'] },
+    { logger: options.logLevels ?? ['error'] },
   );
 }
 

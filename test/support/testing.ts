@@ -3,6 +3,7 @@ import { Test } from '@nestjs/testing';
 import type { INestApplication, LoggerService, ModuleMetadata } from '@nestjs/common';
 import IORedis, { Cluster } from 'ioredis';
 import type { QueueConnection } from 'nestjs-redis-queues';
+import { testLogs } from './logs';
 
 export function redisUrl(): string {
   const url = process.env.REDIS_URL;
@@ -60,12 +61,12 @@ export async function flushScripts(redis: RawRedis): Promise<void> {
 
 /**
  * Builds and initialises a Nest application (no HTTP listener) from module metadata; it logs errors
- * only, or everything into `logger` when one is given (to check start-up and reconnection messages).
+ * only, those the test expects kept rather than printed (see `expectErrors`), or everything into
+ * `logger` when one is given (to check start-up and reconnection messages).
  */
-export async function createApp(metadata: ModuleMetadata, logger?: LoggerService): Promise<INestApplication> {
-  const builder = Test.createTestingModule(metadata);
-  const moduleRef = await (logger ? builder.setLogger(logger) : builder).compile();
-  const app = moduleRef.createNestApplication({ logger: logger ?? ['error'] });
+export async function createApp(metadata: ModuleMetadata, logger: LoggerService = testLogs): Promise<INestApplication> {
+  const moduleRef = await Test.createTestingModule(metadata).setLogger(logger).compile();
+  const app = moduleRef.createNestApplication({ logger });
   try {
     await app.init();
   } catch (error) {
