@@ -27,18 +27,18 @@ function dependenciesStale() {
   return installed === null || (locked !== null && locked > installed);
 }
 
-// `npm install`, not `npm ci`: with lockfiles written without download addresses, npm leaves out
-// other platforms' optional binaries and `npm ci` then refuses the lockfile. `npm install` still
-// installs exactly the locked versions and leaves the lockfile as it is.
+// `npm ci`: exactly the locked versions, and never a rewritten lockfile. The lockfile lists every
+// platform's optional binaries (.ci/run checks that `npm install` would not add any), which `npm ci`
+// requires even of the ones it skips.
 function installDependencies() {
-  const npm = spawnSync('npm', ['install', '--no-audit', '--no-fund'], {
+  const npm = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], {
     cwd: root,
     stdio: ['ignore', 2, 2], // keep stdout free for whatever runs after us
     env: process.env,
   });
-  if (npm.error) throw new Error(`cannot run npm install: ${npm.error.message}`);
+  if (npm.error) throw new Error(`cannot run npm ci: ${npm.error.message}`);
   if (npm.status !== 0)
-    throw new Error(`npm install failed (${npm.signal ? `signal ${npm.signal}` : `exit code ${npm.status}`})`);
+    throw new Error(`npm ci failed (${npm.signal ? `signal ${npm.signal}` : `exit code ${npm.status}`})`);
 }
 
 try {
