@@ -1,7 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import { ScheduleModule } from '@nestjs/schedule';
-import { QueueHealthIndicator, UnknownQueueError } from 'nestjs-redis-queues';
+import { QueueHealthIndicator, QueueInputError, UnknownQueueError } from 'nestjs-redis-queues';
 import { CapturedLogs, startRedis, type RedisServer } from './support/faults';
 import { recordBatches, recordTasks, useQueueApps } from './support/fixtures';
 import { pollUntil } from './support/testing';
@@ -178,6 +178,26 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
   it('refuses a queue name that is not registered', async () => {
     const { indicator } = await start();
     await expect(indicator.isHealthy('q', { queues: ['evnets'] })).rejects.toThrow(UnknownQueueError);
+  });
+
+  it('refuses misspelt options and limits, naming the ones meant, instead of checking nothing', async () => {
+    const { indicator } = await start();
+    await expect(indicator.isHealthy('q', { maxLag: 5_000 } as never)).rejects.toThrow(
+      new QueueInputError('isHealthy(key, options): maxLag is not an option (did you mean maxLagMs?)'),
+    );
+    await expect(indicator.isHealthy('q', { queues: { events: { maxbacklog: 3 } } } as never)).rejects.toThrow(
+      /^isHealthy\(key, options\): queues\.events\.maxbacklog is not an option \(did you mean queues\.events\.maxBacklog\?\)$/,
+    );
+    await expect(indicator.isHealthy('q', { timeoutMs: '500' } as never)).rejects.toThrow(
+      /timeoutMs must be a number \(got "500", a string\)/,
+    );
+    await expect(indicator.isHealthy('q', { queues: { events: 5 } } as never)).rejects.toThrow(
+      /queues\.events: expected an options object \{ maxBacklog\?, maxLagMs\? \}, got 5/,
+    );
+    await expect(indicator.isHealthy('q', { queues: [5] } as never)).rejects.toThrow(/queues must be queue names/);
+    expect(
+      (await indicator.isHealthy('q', { maxLagMs: 60_000, queues: { events: { maxBacklog: 10 } } })).q.status,
+    ).toBe('up');
   });
 
   // Last: the server does not come back.

@@ -9,6 +9,7 @@ import { HEALTH_DEFAULTS } from '../queue.defaults';
 import { QueueSettings } from '../queue.settings';
 import { RedisConnection } from '../redis/redis-connection';
 import { timedOut } from '../redis/connection-failure';
+import { assertCallOptions, CALL_OPTIONS } from '../validation/call-options';
 import type {
   DelayQueueStats,
   FixedQueueStats,
@@ -55,6 +56,7 @@ export class QueueHealthIndicator {
   ) {}
 
   async isHealthy<Key extends string>(key: Key, options: QueueHealthOptions = {}): Promise<QueueHealthResult<Key>> {
+    assertCallOptions('isHealthy(key, options)', options, CALL_OPTIONS.health);
     const indicator = this.terminus().check(key);
     const { queues, limits } = this.select(options);
     const timeoutMs = options.timeoutMs ?? HEALTH_DEFAULTS.timeoutMs;

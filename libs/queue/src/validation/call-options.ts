@@ -1,8 +1,8 @@
 import { QueueInputError } from '../errors';
 import { describeValue, unknownOption } from './option-violations';
 
-/** What one per-call option accepts: undefined when the value is acceptable, else what it must be. */
-type Rule = (value: unknown) => string | undefined;
+/** The problems of one per-call option's value, each a line naming `path`; none when it is acceptable. */
+type Rule = (value: unknown, path: string) => string[];
 
 /** The keys a call's options object may hold, and the shape to name when something else is passed. */
 interface CallOptionRules {
@@ -10,14 +10,48 @@ interface CallOptionRules {
   readonly keys: Readonly<Record<string, Rule>>;
 }
 
-const boolean: Rule = (value) => (typeof value === 'boolean' ? undefined : 'must be true or false');
-const string: Rule = (value) => (typeof value === 'string' ? undefined : 'must be a string');
+const kind =
+  (accepts: (value: unknown) => boolean, rule: string): Rule =>
+  (value, path) =>
+    accepts(value) ? [] : [`${path} ${rule} (got ${describeValue(value)})`];
+
+const boolean = kind((value) => typeof value === 'boolean', 'must be true or false');
+const string = kind((value) => typeof value === 'string', 'must be a string');
 // Ranges and whole milliseconds are checked where each value is used; this refuses the wrong kind of value.
-const number: Rule = (value) => (typeof value === 'number' ? undefined : 'must be a number');
-const time: Rule = (value) =>
-  value instanceof Date || typeof value === 'number' || typeof value === 'string'
-    ? undefined
-    : 'must be a Date, epoch milliseconds or an ISO 8601 string';
+const number = kind((value) => typeof value === 'number', 'must be a number');
+const time = kind(
+  (value) => value instanceof Date || typeof value === 'number' || typeof value === 'string',
+  'must be a Date, epoch milliseconds or an ISO 8601 string',
+);
+
+/** Every problem of an options object: unknown keys (with the known one most likely meant) and wrong values. */
+function problemsOf(options: unknown, rules: CallOptionRules, path = ''): string[] {
+  if (options === null || typeof options !== 'object' || Array.isArray(options) || options instanceof Date)
+    return [`${path ? `${path}: ` : ''}expected an options object ${rules.shape}, got ${describeValue(options)}`];
+  const known = Object.keys(rules.keys);
+  const problems: string[] = [];
+  for (const [key, value] of Object.entries(options)) {
+    if (!Object.hasOwn(rules.keys, key)) problems.push(unknownOption(key, known, path));
+    else if (value !== undefined) problems.push(...rules.keys[key](value, path ? `${path}.${key}` : key));
+  }
+  return problems;
+}
+
+const HEALTH_LIMITS: CallOptionRules = {
+  shape: '{ maxBacklog?, maxLagMs? }',
+  keys: { maxBacklog: number, maxLagMs: number },
+};
+
+/** `queues` of a health check: names, or limits by queue name (each checked like the top-level ones). */
+const healthQueues: Rule = (value, path) => {
+  if (Array.isArray(value))
+    return value.every((name) => typeof name === 'string')
+      ? []
+      : [`${path} must be queue names or limits by queue name (got an array holding something else)`];
+  if (value === null || typeof value !== 'object')
+    return [`${path} must be queue names or limits by queue name (got ${describeValue(value)})`];
+  return Object.entries(value).flatMap(([name, limits]) => problemsOf(limits, HEALTH_LIMITS, `${path}.${name}`));
+};
 
 const TASK_TIME = { delayMs: number, runAt: time };
 
@@ -32,6 +66,10 @@ export const CALL_OPTIONS = {
   page: { shape: '{ cursor?, limit? }', keys: { cursor: string, limit: number } },
   obliterate: { shape: '{ force? }', keys: { force: boolean } },
   deleteDead: { shape: '{ olderThan? }', keys: { olderThan: number } },
+  health: {
+    shape: '{ maxBacklog?, maxLagMs?, timeoutMs?, queues? }',
+    keys: { ...HEALTH_LIMITS.keys, timeoutMs: number, queues: healthQueues },
+  },
 } satisfies Record<string, CallOptionRules>;
 
 /**
@@ -41,16 +79,6 @@ export const CALL_OPTIONS = {
  */
 export function assertCallOptions(call: string, options: unknown, rules: CallOptionRules): void {
   if (options === undefined) return;
-  if (options === null || typeof options !== 'object' || Array.isArray(options) || options instanceof Date)
-    throw new QueueInputError(`${call}: expected an options object ${rules.shape}, got ${describeValue(options)}`);
-  const known = Object.keys(rules.keys);
-  const problems: string[] = [];
-  for (const [key, value] of Object.entries(options)) {
-    if (!Object.hasOwn(rules.keys, key)) problems.push(unknownOption(key, known));
-    else if (value !== undefined) {
-      const wrong = rules.keys[key](value);
-      if (wrong) problems.push(`${key} ${wrong} (got ${describeValue(value)})`);
-    }
-  }
+  const problems = problemsOf(options, rules);
   if (problems.length > 0) throw new QueueInputError(`${call}: ${problems.join('; ')}`);
 }
