@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { QueueInputError, QueueInUseError } from '../errors';
-import type { ObliterateOptions, QueueKind } from '../interfaces';
+import { QueueInUseError } from '../errors';
+import type { QueueKind } from '../interfaces';
 import { queueInUse } from '../queue.messages';
 import type { ConsumerStatus } from './queue-consumer';
 
@@ -53,9 +53,8 @@ export class ConsumerRegistry {
     return this.held.has(queue);
   }
 
-  /** Checks `obliterate`'s options, and refuses while consumers of the queue run here unless forced. */
-  assertObliterable(kind: QueueKind, name: string, options: unknown): void {
-    const { force } = obliterateOptions(options);
+  /** `obliterate` refuses while consumers of the queue run here, unless forced. */
+  assertObliterable(kind: QueueKind, name: string, force: boolean): void {
     const running = this.of(name).map((consumer) => consumer.label);
     if (running.length > 0 && !force) throw new QueueInUseError(queueInUse(kind, name, running), running);
   }
@@ -63,21 +62,4 @@ export class ConsumerRegistry {
   private of(queue: string): Consumer[] {
     return [...this.consumers].filter((consumer) => consumer.queue === queue);
   }
-}
-
-function obliterateOptions(options: unknown): ObliterateOptions {
-  if (options === undefined) return {};
-  if (options === null || typeof options !== 'object' || Array.isArray(options))
-    throw new QueueInputError(`obliterate takes an options object ({ force?: boolean }), got ${describe(options)}`);
-  const unknown = Object.keys(options).filter((key) => key !== 'force');
-  if (unknown.length > 0)
-    throw new QueueInputError(`obliterate takes only { force?: boolean }; unknown option(s): ${unknown.join(', ')}`);
-  const { force } = options as { force?: unknown };
-  if (force !== undefined && typeof force !== 'boolean')
-    throw new QueueInputError(`obliterate's force must be a boolean, got ${describe(force)}`);
-  return { force };
-}
-
-function describe(value: unknown): string {
-  return value === null ? 'null' : Array.isArray(value) ? 'an array' : `${JSON.stringify(value)} (${typeof value})`;
 }

@@ -269,7 +269,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
    */
   async obliterate(options?: ObliterateOptions): Promise<void> {
     assertCallOptions('obliterate(options)', options, CALL_OPTIONS.obliterate);
-    this.consumers.assertObliterable('delay', this.name, options);
+    this.consumers.assertObliterable('delay', this.name, options?.force === true);
     // Schedules made before the call are deleted too.
     this.scheduler.flush();
     await Promise.all(Array.from({ length: this.options.shards }, (_, shard) => this.store.obliterate(shard)));

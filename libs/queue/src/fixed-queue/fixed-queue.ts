@@ -292,7 +292,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
    */
   async obliterate(options?: ObliterateOptions): Promise<void> {
     assertCallOptions('obliterate(options)', options, CALL_OPTIONS.obliterate);
-    this.consumers.assertObliterable('fixed', this.name, options);
+    this.consumers.assertObliterable('fixed', this.name, options?.force === true);
     this.coalescer.flush();
     await Promise.all(Array.from({ length: this.options.shards }, (_, shard) => this.store.obliterate(shard)));
     await deleteQueueMeta(this.connection, this.store.keys);
