@@ -76,6 +76,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
         if (events.has('messages.pushed') || events.has('messages.dropped')) this.report(outcome, groups);
       },
     );
+    connection.holdsWrites(this.coalescer);
     this.hinted = new Array<number>(this.options.shards).fill(-1);
     this.expiry = new GroupExpiry(
       this.store,

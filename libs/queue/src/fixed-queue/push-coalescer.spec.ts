@@ -170,3 +170,57 @@ describe('PushCoalescer: one flush, script calls each Redis runs quickly', () =>
     expect(calls).toEqual([['a1'], ['a2']]);
   });
 });
+
+describe('PushCoalescer at shutdown', () => {
+  /** A store whose calls wait until `answer()`; every call's messages are recorded. */
+  function slowStore() {
+    const calls: string[][] = [];
+    const answers: (() => void)[] = [];
+    const store = {
+      push: (_shard: number, groups: GroupPush[]) =>
+        new Promise<PushOutcome>((resolve) => {
+          calls.push(groups.flatMap((g) => g.messages));
+          answers.push(() => resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) }));
+        }),
+    } as unknown as FixedQueueStore;
+    const answer = async () => {
+      while (answers.length > 0) answers.shift()!();
+      await new Promise(setImmediate);
+    };
+    return { pushes: new PushCoalescer(store, shardOf, () => undefined), calls, answer };
+  }
+
+  it('drains what it holds, pushes made meanwhile included, and resolves once every call answered', async () => {
+    const { pushes, calls, answer } = slowStore();
+    const first = pushes.add('0/a', 'a1', 2);
+    await new Promise(setImmediate);
+    // Held back behind the call on its way.
+    const held = pushes.add('0/a', 'a2', 2);
+    let drained = false;
+    const draining = pushes.drain().then(() => (drained = true));
+    const meanwhile = pushes.add('1/b', 'b1', 2);
+    await answer();
+    await answer();
+    await draining;
+    expect(drained).toBe(true);
+    expect(calls.flat().sort()).toEqual(['a1', 'a2', 'b1']);
+    await expect(Promise.all([first, held, meanwhile])).resolves.toEqual([
+      { dropped: 0 },
+      { dropped: 0 },
+      { dropped: 0 },
+    ]);
+  });
+
+  it('once closed, rejects what it still holds and every later push as not sent, and sends nothing more', async () => {
+    const { pushes, calls } = slowStore();
+    void pushes.add('0/a', 'a1', 2);
+    await new Promise(setImmediate);
+    const held = pushes.add('0/a', 'a2', 2);
+    pushes.close();
+    const later = pushes.add('1/b', 'b1', 2);
+    for (const push of [held, later])
+      await expect(push).rejects.toMatchObject({ name: 'QueueConnectionError', outcome: 'not-sent' });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(calls).toEqual([['a1']]);
+  });
+});

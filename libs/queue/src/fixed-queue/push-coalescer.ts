@@ -1,4 +1,6 @@
+import { QueueConnectionError } from '../errors';
 import type { PushResult } from '../interfaces';
+import type { HeldWrites } from '../redis/redis-connection';
 import type { FixedQueueStore, GroupPush, PushOutcome } from './fixed-queue.store';
 
 /** Shared result of the common case, so a push that evicts nothing allocates no result. */
@@ -39,10 +41,14 @@ const HOLD_MS = 20;
  * A request is never split across calls, so `pushMany` stays one atomic write, and each resolves
  * with its own count of evictions. Measured hot path: keep allocations per push to the promise.
  */
-export class PushCoalescer {
+export class PushCoalescer implements HeldWrites {
   /** By shard, then group: a shard held back by its call on the way is left as it is. */
   private readonly buffers = new Map<number, Map<string, GroupBuffer>>();
   private scheduled = false;
+  /** Script calls on their way, for `drain` to wait on. */
+  private readonly writing = new Set<Promise<void>>();
+  /** Set once the connection is closing: a push then could never be written. */
+  private closed = false;
   /**
    * Per shard, when each call on its way was sent. A shard's pushes wait for the reply of the call before
    * them and then go as one larger call: Redis' and Node's cost is mostly per group visit and per call, so
@@ -59,6 +65,7 @@ export class PushCoalescer {
   ) {}
 
   add(group: string, messages: string | string[], bytes: number): Promise<PushResult> {
+    if (this.closed) return Promise.reject(notSent());
     return new Promise<PushResult>((resolve) => {
       const shard = this.shardOf(group);
       let groups = this.buffers.get(shard);
@@ -108,7 +115,7 @@ export class PushCoalescer {
       let bytes = 0;
       for (const buffer of groups.values()) {
         if (call.length >= MAX_GROUPS_PER_CALL) {
-          void this.write(shard, call);
+          this.send(shard, call);
           call = [];
           count = 0;
           bytes = 0;
@@ -131,7 +138,7 @@ export class PushCoalescer {
           const n = buffer.counts[r];
           if (count > 0 && (count + n > MAX_MESSAGES_PER_CALL || bytes + n * perMessage > MAX_BYTES_PER_CALL)) {
             if (r > first) call.push([buffer, first, r]);
-            void this.write(shard, call);
+            this.send(shard, call);
             call = [];
             count = 0;
             bytes = 0;
@@ -142,7 +149,7 @@ export class PushCoalescer {
         }
         call.push([buffer, first, buffer.counts.length]);
       }
-      if (call.length > 0) void this.write(shard, call);
+      if (call.length > 0) this.send(shard, call);
     }
     if (holdUntil < Infinity && this.holdTimer === undefined) {
       this.holdTimer = setTimeout(() => {
@@ -150,6 +157,35 @@ export class PushCoalescer {
         this.flush(false);
       }, holdUntil - now);
     }
+  }
+
+  /**
+   * Sends everything buffered and resolves once every call has settled, pushes made meanwhile included:
+   * what was accepted before the application closes is written before its connection closes.
+   */
+  async drain(): Promise<void> {
+    while (this.buffers.size > 0 || this.writing.size > 0) {
+      this.flush();
+      await Promise.allSettled(this.writing);
+    }
+  }
+
+  /**
+   * Refuses pushes from now on and rejects those still buffered, all as not sent: the connection is about
+   * to close (after `drain`, or when the shutdown budget ran out before it finished).
+   */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
+    for (const groups of this.buffers.values())
+      for (const buffer of groups.values()) for (const settle of buffer.resolvers) settle(Promise.reject(notSent()));
+    this.buffers.clear();
+  }
+
+  private send(shard: number, call: Slice[]): void {
+    const writing = this.write(shard, call).finally(() => this.writing.delete(writing));
+    this.writing.add(writing);
   }
 
   private async write(shard: number, call: Slice[]): Promise<void> {
@@ -192,9 +228,16 @@ export class PushCoalescer {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      this.flush(false);
+      if (!this.closed) this.flush(false);
     });
   }
+}
+
+function notSent(): QueueConnectionError {
+  return new QueueConnectionError(
+    'The application is shutting down and its Redis connection is closing: the push was not sent, so nothing was applied',
+    { outcome: 'not-sent' },
+  );
 }
 
 /** Index of the first message of request `r` in the group's buffer. */

@@ -112,6 +112,14 @@ function describeTarget(connection: QueueConnection): string {
   return path ?? `${host}:${port}`;
 }
 
+/** Writes a producer accepted and has not settled yet (buffered pushes), finished before the connections close. */
+export interface HeldWrites {
+  /** Sends what is held and resolves once every call has settled, writes accepted meanwhile included. */
+  drain(): Promise<void>;
+  /** Refuses writes from now on and settles those still held, as not sent. */
+  close(): void;
+}
+
 /**
  * The application's Redis: one command connection shared by every queue, plus a subscriber
  * connection opened only when a consumer listens for wake-up hints.
@@ -137,6 +145,7 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
   private closeBy = Infinity;
   /** Start-up checks Redis could not run yet (`startup: 'continue'`), run when it answers. */
   private readonly deferred: { what: string; check: () => Promise<void> }[] = [];
+  private readonly heldWrites = new Set<HeldWrites>();
 
   constructor(
     @Inject(MODULE_OPTIONS_TOKEN) options: QueueModuleOptions,
@@ -267,6 +276,11 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     );
   }
 
+  /** Registers writes to send before the connections close: a push accepted before `app.close()` is written. */
+  holdsWrites(writes: HeldWrites): void {
+    this.heldWrites.add(writes);
+  }
+
   /** Listens on a pub/sub channel; the returned function stops listening. */
   async subscribe(channel: string, listener: (message: string) => void): Promise<() => void> {
     let set = this.listeners.get(channel);
@@ -372,11 +386,15 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
   }
 
   async onApplicationShutdown(): Promise<void> {
-    const closing: Promise<void>[] = [];
     // Closed outside an app shutdown (a start-up that failed): one command's time to say goodbye.
-    const budgetMs = Number.isFinite(this.closeBy)
-      ? Math.max(0, this.closeBy - Date.now())
-      : this.settings.commandTimeoutMs;
+    const closeBy = Number.isFinite(this.closeBy) ? this.closeBy : Date.now() + this.settings.commandTimeoutMs;
+    // Every other hook of the shutdown has run (handlers finished, and with them their pushes): what
+    // producers still hold goes now, before QUIT, after which a write would not be run.
+    const held = [...this.heldWrites];
+    await waitOrTimeout(Promise.all(held.map((writes) => writes.drain())), Math.max(0, closeBy - Date.now()));
+    for (const writes of held) writes.close();
+    const budgetMs = Math.max(0, closeBy - Date.now());
+    const closing: Promise<void>[] = [];
     if (this.subscriber) closing.push(close(this.subscriber, budgetMs));
     if (this.owned) closing.push(close(this.client, budgetMs));
     await Promise.all(closing);
