@@ -268,7 +268,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     if (!Number.isInteger(shard) || shard < 0 || shard >= this.options.shards || !id.includes('.')) return null;
     const placed = await this.store.requeue(shard, id);
     if (!placed) return null;
-    this.hint(shard, { serverNow: 0, wakeAt: placed.wakeAt, evicted: [] });
+    // Rare, and its reply carries no server time to tell whether an earlier hint is still ahead: always sent.
+    if (placed.wakeAt >= 0) this.wake(shard, placed.wakeAt);
     return { id, dropped: placed.dropped };
   }
 
@@ -344,8 +345,12 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     if (outcome.wakeAt < 0) return;
     const pending = this.hinted[shard];
     if (pending > outcome.serverNow && pending <= outcome.wakeAt) return;
-    this.hinted[shard] = outcome.wakeAt;
-    this.connection.client.publish(this.store.keys.wakeChannel, `${shard}:${outcome.wakeAt}`).catch(() => {
+    this.wake(shard, outcome.wakeAt);
+  }
+
+  private wake(shard: number, wakeAt: number): void {
+    this.hinted[shard] = wakeAt;
+    this.connection.client.publish(this.store.keys.wakeChannel, `${shard}:${wakeAt}`).catch(() => {
       // Only a latency hint: consumers still poll by themselves.
     });
   }
