@@ -220,25 +220,24 @@ describe('FixedQueue (real redis-server)', () => {
     const { queue } = await start(prefix, { schema: GameEvent, maxPayloadBytes: 200 }, []);
     const cyclic: Record<string, unknown> = { type: 'x', seq: 1 };
     cyclic.self = cyclic;
-    expect(() => queue.push('', { type: 'x', seq: 1 })).toThrow(QueueInputError);
-    expect(() => queue.push('x'.repeat(513), { type: 'x', seq: 1 })).toThrow(/513 bytes; the limit is 512/);
-    expect(() => queue.push('g', { type: 'x', seq: -1 })).toThrow(QueueSchemaError);
-    expect(() => queue.push('g', { type: 'x', seq: 1n } as never)).toThrow(QueueInputError);
-    expect(() => queue.push('g', cyclic as never)).toThrow(/not JSON-serialisable/);
-    expect(() => queue.push('g', { type: 'x'.repeat(300), seq: 1 })).toThrow(/limit \(maxPayloadBytes\) is 200/);
-    expect(() =>
+    await expect(queue.push('', { type: 'x', seq: 1 })).rejects.toThrow(QueueInputError);
+    await expect(queue.push('x'.repeat(513), { type: 'x', seq: 1 })).rejects.toThrow(/513 bytes; the limit is 512/);
+    await expect(queue.push('g', { type: 'x', seq: -1 })).rejects.toThrow(QueueSchemaError);
+    await expect(queue.push('g', { type: 'x', seq: 1n } as never)).rejects.toThrow(QueueInputError);
+    await expect(queue.push('g', cyclic as never)).rejects.toThrow(/not JSON-serialisable/);
+    await expect(queue.push('g', { type: 'x'.repeat(300), seq: 1 })).rejects.toThrow(
+      /limit \(maxPayloadBytes\) is 200/,
+    );
+    await expect(
       queue.pushMany('g', [
         { type: 'ok', seq: 1 },
         { type: 'bad', seq: 1.5 },
       ]),
-    ).toThrow(QueueSchemaError);
-    try {
-      queue.push('g', { type: 7, seq: 'x' } as never);
-    } catch (error) {
-      expect((error as QueueSchemaError).violations).toEqual(
-        expect.arrayContaining([expect.stringMatching(/^type/), expect.stringMatching(/^seq/)]),
-      );
-    }
+    ).rejects.toThrow(QueueSchemaError);
+    const violations = await queue
+      .push('g', { type: 7, seq: 'x' } as never)
+      .catch((error: QueueSchemaError) => error.violations);
+    expect(violations).toEqual(expect.arrayContaining([expect.stringMatching(/^type/), expect.stringMatching(/^seq/)]));
     expect(await keysMatching(harness.redis, `${prefix}:*`)).toEqual([`${prefix}:{events}:meta`]);
   });
 

@@ -117,7 +117,7 @@ describe('hostile names and payloads; prefixes and queues kept apart', () => {
   it('refuses names with lone surrogates instead of letting them collide', async () => {
     const { t1, q1 } = await boot(uniquePrefix(), 'A', 1);
     await expect(t1.schedule('first', { id: 'x\ud800', delayMs: 60_000 })).rejects.toThrow(QueueInputError);
-    expect(() => q1.push('g\udbff', 1)).toThrow(/lone UTF-16 surrogate/);
+    await expect(q1.push('g\udbff', 1)).rejects.toThrow(/lone UTF-16 surrogate/);
     expect(await t1.get('x\ud800').catch((error: unknown) => error)).toBeInstanceOf(QueueInputError);
   });
 

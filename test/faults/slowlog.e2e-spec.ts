@@ -137,8 +137,10 @@ describe('no script blocks Redis for long, whatever the call (SLOWLOG)', () => {
 
   it('refuses, writing nothing, a pushMany too large for one short script', async () => {
     const messages = Array.from({ length: 3000 }, (_, n) => ({ n, pad: 'x'.repeat(400) }));
-    expect(() => events.pushMany('too-big', messages)).toThrow(QueueInputError);
-    expect(() => events.pushMany('too-big', messages)).toThrow(/at most 1048576 bytes .* got \d+; split the array/);
+    await expect(events.pushMany('too-big', messages)).rejects.toThrow(QueueInputError);
+    await expect(events.pushMany('too-big', messages)).rejects.toThrow(
+      /at most 1048576 bytes .* got \d+; split the array/,
+    );
     expect(await events.size('too-big')).toBe(0);
   });
 

@@ -103,13 +103,19 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
 
   /** Appends a message to a group. Resolves once it is stored, with the number of older messages evicted. */
   push(group: string, message: T): Promise<PushResult> {
-    assertName(group, 'group');
-    const json = this.codec.encode(message);
+    // Not an async function: the hot path keeps one promise per push. Refusals reject it all the same.
+    let json: string;
+    try {
+      assertName(group, 'group');
+      json = this.codec.encode(message);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
     return this.coalescer.add(group, json, json.length);
   }
 
   /** Appends several messages to a group in one atomic write, in order. */
-  pushMany(group: string, messages: readonly T[]): Promise<PushResult> {
+  async pushMany(group: string, messages: readonly T[]): Promise<PushResult> {
     assertName(group, 'group');
     if (!Array.isArray(messages))
       throw new QueueInputError(`pushMany expects an array of messages, got ${typeof messages}`);
@@ -118,7 +124,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
         `pushMany takes at most ${MAX_MESSAGES_PER_CALL} messages per call, got ${messages.length}; split the array`,
       );
     }
-    if (messages.length === 0) return Promise.resolve({ dropped: 0 });
+    if (messages.length === 0) return { dropped: 0 };
     let bytes = 0;
     const encoded = messages.map((message) => {
       const json = this.codec.encode(message);
@@ -135,7 +141,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Messages a group holds now (including any not yet discarded for age). */
-  size(group: string): Promise<number> {
+  async size(group: string): Promise<number> {
     assertName(group, 'group');
     return this.store.size(shardOf(group, this.options.shards), group);
   }
