@@ -111,7 +111,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    return this.coalescer.add(group, json, json.length);
+    return this.coalescer.add(group, json, Buffer.byteLength(json));
   }
 
   /** Appends several messages to a group in one atomic write, in order. */
@@ -128,13 +128,13 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     let bytes = 0;
     const encoded = messages.map((message) => {
       const json = this.codec.encode(message);
-      bytes += json.length;
+      bytes += Buffer.byteLength(json);
       return json;
     });
     // One atomic write is one script call, which must stay short (see MAX_BYTES_PER_CALL).
     if (bytes > MAX_BYTES_PER_CALL) {
       throw new QueueInputError(
-        `pushMany takes at most ${MAX_BYTES_PER_CALL} bytes of serialised messages per call, got ${bytes}; split the array`,
+        `pushMany takes at most ${MAX_BYTES_PER_CALL} bytes (UTF-8) of serialised messages per call, got ${bytes}; split the array`,
       );
     }
     return this.coalescer.add(group, encoded, bytes);

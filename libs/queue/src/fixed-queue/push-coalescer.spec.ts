@@ -118,6 +118,23 @@ describe('PushCoalescer: one flush, script calls each Redis runs quickly', () =>
     expect(calls.map(({ groups }) => groups.map(({ messages }) => messages.length))).toEqual([[4], [2]]);
   });
 
+  it('cuts a flush by the UTF-8 bytes of each request, a few big ones among many small ones included', async () => {
+    const { calls, pushes } = coalescer();
+    // 600,000 bytes each in 200,000 UTF-16 units: two of them do not fit one call.
+    const big = '你'.repeat(200_000);
+    const small = Array.from({ length: 3000 }, (_, n) => `${n}`.padStart(10, '0'));
+    await Promise.all([
+      pushes.add('0/g', big, Buffer.byteLength(big)),
+      pushes.add('0/g', big, Buffer.byteLength(big)),
+      ...small.map((message) => pushes.add('0/g', message, message.length)),
+    ]);
+    const sizes = calls.map(({ groups }) =>
+      groups.reduce((sum, { messages }) => sum + messages.reduce((n, m) => n + Buffer.byteLength(m), 0), 0),
+    );
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(MAX_BYTES_PER_CALL);
+    expect(calls.flatMap(({ groups }) => groups.flatMap(({ messages }) => messages))).toEqual([big, big, ...small]);
+  });
+
   it('cuts a flush at the message bound', async () => {
     const { calls, pushes } = coalescer();
     await Promise.all(Array.from({ length: MAX_MESSAGES_PER_CALL + 1 }, (_, n) => pushes.add('0/g', `${n}`, 1)));

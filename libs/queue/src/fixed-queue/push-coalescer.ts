@@ -10,6 +10,7 @@ const NOTHING_DROPPED: PushResult = Object.freeze({ dropped: 0 });
 interface GroupBuffer {
   group: string;
   messages: string[];
+  /** UTF-8 bytes of the messages: what Redis receives. */
   bytes: number;
   /**
    * Per request: how many messages it brought, and how to settle it. Only the resolver is kept (a
@@ -28,7 +29,8 @@ type Slice = [GroupBuffer, number, number];
  * its bytes far more than with its messages: 200 new groups of 8 small messages 2 ms, 500 groups
  * 7-18 ms, 4,000 groups 40 ms; 1 MB of messages 5 ms, 4 MB 26-39 ms; 4,000 small messages to one
  * group 2 ms. These keep a call near 5 ms. The message bound also keeps the arguments well below
- * Lua's unpack limit.
+ * Lua's unpack limit. Bytes are UTF-8, as Redis receives them: a string's length counts UTF-16 units,
+ * up to three times fewer.
  */
 export const MAX_MESSAGES_PER_CALL = 4000;
 export const MAX_BYTES_PER_CALL = 1024 * 1024;
@@ -131,12 +133,16 @@ export class PushCoalescer implements HeldWrites {
           bytes += buffer.bytes;
           continue;
         }
-        // Rare: a big flush. Cut it between requests, and average the bytes (a bound, not an exact sum).
-        const perMessage = buffer.bytes / buffer.messages.length;
+        // Rare: a big flush. Cut it between requests, each measured: requests are not kept with their
+        // sizes (one number less per push), and an average would let a call of a few big ones and many
+        // small ones grow past the bound.
         let first = 0;
+        let message = 0;
         for (let r = 0; r < buffer.counts.length; r++) {
           const n = buffer.counts[r];
-          if (count > 0 && (count + n > MAX_MESSAGES_PER_CALL || bytes + n * perMessage > MAX_BYTES_PER_CALL)) {
+          let size = 0;
+          for (const end = message + n; message < end; message++) size += Buffer.byteLength(buffer.messages[message]);
+          if (count > 0 && (count + n > MAX_MESSAGES_PER_CALL || bytes + size > MAX_BYTES_PER_CALL)) {
             if (r > first) call.push([buffer, first, r]);
             this.send(shard, call);
             call = [];
@@ -145,7 +151,7 @@ export class PushCoalescer implements HeldWrites {
             first = r;
           }
           count += n;
-          bytes += n * perMessage;
+          bytes += size;
         }
         call.push([buffer, first, buffer.counts.length]);
       }
