@@ -82,3 +82,30 @@ describe('FixedQueue pushes made just before app.close() (real redis-server)', (
     }
   });
 });
+
+describe('DelayQueue schedules made just before app.close() (real redis-server)', () => {
+  const harness = useQueueApps();
+
+  it('writes 100 schedules made right before close() and resolves every one', async () => {
+    const { app, prefix, delay } = await harness.start({ delay: [{ name: 'tasks', shards: 4 }] });
+    const ids = Array.from({ length: 100 }, (_, n) => `t${n}`);
+    const schedules = ids.map((id, n) => delay('tasks').schedule({ n }, { id, delayMs: 3_600_000 }));
+    await harness.close(app);
+    const settled = await Promise.allSettled(schedules);
+    expect(settled.filter(({ status }) => status === 'rejected')).toEqual([]);
+    const reader = (await harness.start({ prefix, delay: [{ name: 'tasks', shards: 4 }] })).delay('tasks');
+    const stored = await Promise.all(ids.map((id) => reader.get(id)));
+    expect(stored.filter((task) => task?.state === 'scheduled')).toHaveLength(100);
+  });
+
+  it('rejects a schedule made once close() has begun as not sent, and writes nothing', async () => {
+    const { app, prefix, delay } = await harness.start({ delay: [{ name: 'tasks', shards: 4 }] });
+    await harness.close(app);
+    await expect(delay('tasks').schedule({ n: 1 }, { id: 'late' })).rejects.toMatchObject({
+      name: 'QueueConnectionError',
+      outcome: 'not-sent',
+    });
+    const reader = (await harness.start({ prefix, delay: [{ name: 'tasks', shards: 4 }] })).delay('tasks');
+    expect(await reader.get('late')).toBeNull();
+  });
+});

@@ -84,6 +84,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     );
     this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards);
     this.scheduler = new ShardBatcher((shard, items) => this.scheduleBatch(shard, items));
+    connection.holdsWrites(this.scheduler);
   }
 
   async onModuleInit(): Promise<void> {

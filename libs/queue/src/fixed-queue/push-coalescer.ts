@@ -1,6 +1,5 @@
-import { QueueConnectionError } from '../errors';
 import type { PushResult } from '../interfaces';
-import type { HeldWrites } from '../redis/redis-connection';
+import { notSentAtShutdown, type HeldWrites } from '../redis/redis-connection';
 import type { FixedQueueStore, GroupPush, PushOutcome } from './fixed-queue.store';
 
 /** Shared result of the common case, so a push that evicts nothing allocates no result. */
@@ -67,7 +66,7 @@ export class PushCoalescer implements HeldWrites {
   ) {}
 
   add(group: string, messages: string | string[], bytes: number): Promise<PushResult> {
-    if (this.closed) return Promise.reject(notSent());
+    if (this.closed) return Promise.reject(notSentAtShutdown('push'));
     return new Promise<PushResult>((resolve) => {
       const shard = this.shardOf(group);
       let groups = this.buffers.get(shard);
@@ -185,7 +184,8 @@ export class PushCoalescer implements HeldWrites {
     clearTimeout(this.holdTimer);
     this.holdTimer = undefined;
     for (const groups of this.buffers.values())
-      for (const buffer of groups.values()) for (const settle of buffer.resolvers) settle(Promise.reject(notSent()));
+      for (const buffer of groups.values())
+        for (const settle of buffer.resolvers) settle(Promise.reject(notSentAtShutdown('push')));
     this.buffers.clear();
   }
 
@@ -237,13 +237,6 @@ export class PushCoalescer implements HeldWrites {
       if (!this.closed) this.flush(false);
     });
   }
-}
-
-function notSent(): QueueConnectionError {
-  return new QueueConnectionError(
-    'The application is shutting down and its Redis connection is closing: the push was not sent, so nothing was applied',
-    { outcome: 'not-sent' },
-  );
 }
 
 /** Index of the first message of request `r` in the group's buffer. */

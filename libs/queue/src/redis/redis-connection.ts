@@ -120,6 +120,14 @@ export interface HeldWrites {
   close(): void;
 }
 
+/** What a write refused or dropped by `HeldWrites.close` rejects with. */
+export function notSentAtShutdown(what: string): QueueConnectionError {
+  return new QueueConnectionError(
+    `The application is shutting down and its Redis connection is closing: the ${what} was not sent, so nothing was applied`,
+    { outcome: 'not-sent' },
+  );
+}
+
 /**
  * The application's Redis: one command connection shared by every queue, plus a subscriber
  * connection opened only when a consumer listens for wake-up hints.

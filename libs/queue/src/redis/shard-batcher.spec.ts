@@ -79,3 +79,27 @@ describe('ShardBatcher', () => {
     ]);
   });
 });
+
+describe('ShardBatcher at shutdown', () => {
+  it('drains what it holds, operations added meanwhile included, and resolves once every call answered', async () => {
+    const { batcher } = recorded();
+    const answered: string[] = [];
+    const add = (shard: number, item: string) => void batcher.add(shard, item).then((result) => answered.push(result));
+    add(0, 'a');
+    const draining = batcher.drain();
+    add(1, 'b');
+    await draining;
+    expect(answered).toEqual(['a@0#0', 'b@1#1']);
+  });
+
+  it('once closed, rejects what it still holds and every later operation as not sent, and sends nothing more', async () => {
+    const { batcher, calls } = recorded();
+    const held = batcher.add(0, 'a');
+    batcher.close();
+    const later = batcher.add(1, 'b');
+    for (const operation of [held, later])
+      await expect(operation).rejects.toMatchObject({ name: 'QueueConnectionError', outcome: 'not-sent' });
+    await new Promise(setImmediate);
+    expect(calls).toEqual([]);
+  });
+});
