@@ -36,6 +36,19 @@ describe('byte limits count UTF-8 bytes (real redis-server)', () => {
     expect(await queue.size('g')).toBe(2000);
   });
 
+  it('splits the schedules of one turn into script calls of at most 1 MB of UTF-8 payloads each', async () => {
+    const { app, delay } = await harness.start({ delay: [{ name: 'tasks', shards: 1, maxPayloadBytes: 512 * 1024 }] });
+    const calls: number[] = [];
+    app.get(QueueEvents).on('tasks.scheduled', ({ count }) => void calls.push(count));
+    // 420 kB in 140 k units each: two fit a call, three do not.
+    const payload = cjk(140_000);
+    const ids = ['a', 'b', 'c', 'd', 'e'];
+    await Promise.all(ids.map((id) => delay('tasks').schedule(payload, { id, delayMs: 3_600_000 })));
+    expect(calls).toEqual([2, 2, 1]);
+    const stored = await Promise.all(ids.map((id) => delay('tasks').get(id)));
+    expect(stored.map((task) => task?.payload === payload)).toEqual(ids.map(() => true));
+  });
+
   it('holds both queues to maxPayloadBytes in UTF-8 bytes', async () => {
     const { fixed, delay } = await harness.start({
       fixed: [{ name: 'events', maxPayloadBytes: 64 }],

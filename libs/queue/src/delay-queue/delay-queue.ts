@@ -40,6 +40,12 @@ import {
   type StoredTask,
 } from './delay-queue.store';
 
+/**
+ * Payload bytes (UTF-8, as Redis receives them) one schedule call carries, as for pushes: Redis runs one
+ * script at a time, and a call's time grows with its bytes (ShardBatcher bounds its tasks).
+ */
+const MAX_SCHEDULE_BYTES = 1024 * 1024;
+
 /** The sorted set each listed state is read from. */
 const LISTED: Record<TaskListState, 'due' | 'active' | 'dead'> = { scheduled: 'due', active: 'active', dead: 'dead' };
 
@@ -328,7 +334,27 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     };
   }
 
+  /** A turn's schedules for one shard, in calls of at most MAX_SCHEDULE_BYTES of payloads each, in order. */
   private async scheduleBatch(shard: number, items: ScheduleItem[]): Promise<ScheduleResult[]> {
+    const calls: ScheduleItem[][] = [];
+    let call: ScheduleItem[] = [];
+    let bytes = 0;
+    for (const item of items) {
+      const size = Buffer.byteLength(item.json);
+      if (call.length > 0 && bytes + size > MAX_SCHEDULE_BYTES) {
+        calls.push(call);
+        call = [];
+        bytes = 0;
+      }
+      call.push(item);
+      bytes += size;
+    }
+    calls.push(call);
+    if (calls.length === 1) return this.scheduleCall(shard, items);
+    return (await Promise.all(calls.map((each) => this.scheduleCall(shard, each)))).flat();
+  }
+
+  private async scheduleCall(shard: number, items: ScheduleItem[]): Promise<ScheduleResult[]> {
     const sentAt = Date.now();
     const { serverNow, head, results } = await this.store.schedule(shard, items);
     this.connection.clock.observe(serverNow, sentAt);
