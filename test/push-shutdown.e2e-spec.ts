@@ -1,8 +1,16 @@
 import { type FixedQueue, QueueConnectionError } from 'nestjs-redis-queues';
 import { startRedis, timed } from './support/faults';
-import { useQueueApps } from './support/fixtures';
+import { recordTasks, useQueueApps } from './support/fixtures';
+import { deferred } from './support/testing';
 
 const QUEUE = { name: 'events', shards: 4, capacity: 100_000 };
+
+/** A handler still running when close() begins, which pushes (without awaiting) as it finishes. */
+const finishing = { release: deferred(), events: undefined as FixedQueue<{ n: number }> | undefined };
+const reporter = recordTasks('tasks', {}, async () => {
+  await finishing.release.promise;
+  for (let n = 0; n < 100; n++) void finishing.events!.push(`h${n % 10}`, { n });
+});
 
 /** A push accepted before `app.close()` is written before the connections close (or says it was not sent). */
 describe('FixedQueue pushes made just before app.close() (real redis-server)', () => {
@@ -45,6 +53,23 @@ describe('FixedQueue pushes made just before app.close() (real redis-server)', (
     expect(stored).toEqual(resolved);
     // Redis answered all along: nothing had a reason not to be sent.
     expect(rejected).toHaveLength(0);
+  });
+
+  it('writes the pushes a handler makes while it finishes during close()', async () => {
+    finishing.release = deferred();
+    const { app, prefix, fixed, delay } = await harness.start({
+      fixed: [QUEUE],
+      delay: [{ name: 'tasks', shards: 1 }],
+      providers: [reporter.consumer],
+    });
+    finishing.events = fixed('events');
+    await delay('tasks').schedule({}, { id: 'report' });
+    await reporter.untilTasks(1);
+    const closing = harness.close(app);
+    finishing.release.resolve();
+    await closing;
+    const groups = Array.from({ length: 10 }, (_, g) => `h${g}`);
+    expect(await storedNumbers(prefix, groups)).toEqual(Array.from({ length: 100 }, (_, n) => n));
   });
 
   it('rejects a push made once close() has begun as not sent, and writes nothing', async () => {
