@@ -39,7 +39,7 @@ export interface ConsumerStatus {
   inFlight: number;
   /** Handlers abandoned for running past `handlerTimeoutMs` since start-up. */
   timedOut: number;
-  /** Claim calls made since start-up (one per poll of a shard), and the batches or tasks they handed out. */
+  /** Claim calls sent since start-up (one per poll of a shard), and the batches or tasks they handed out. */
   claims: number;
   claimed: number;
   /** For a consumer that drains on a schedule: the longest gap between two drains. */
@@ -91,9 +91,9 @@ export abstract class QueueConsumer<I, D extends RunningDelivery> {
       concurrency: deps.concurrency,
       mode: deps.schedule ? 'scheduled' : 'continuous',
       claim: async (shard, limit) => {
+        this.claims++;
         const claimed = await this.claim(shard, limit);
         this.claimFailures.succeeded();
-        this.claims++;
         this.claimed += claimed.items.length;
         return claimed;
       },
