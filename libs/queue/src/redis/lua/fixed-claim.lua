@@ -49,7 +49,6 @@ if #leaseHead > 0 and tonumber(leaseHead[2]) <= now then
     if atLeastOnce and count > 0 then
       redis.call('HSET', heldKey, group, heldRecord('', count, attempts, 0))
       redis.call('HSET', errorsKey, group, 'lease expired: the consumer stopped or stalled')
-      redis.call('HINCRBY', statsKey, 'redelivered', count)
     else
       redis.call('HDEL', heldKey, group)
     end
@@ -59,7 +58,7 @@ end
 
 local claims = {}
 local taken = 0
-local delivered, expiredTotal, pending = 0, 0, 0
+local delivered, expiredTotal, pending, redelivered = 0, 0, 0, 0
 local first = 9
 for k = first, #KEYS do
   local key, group, read = KEYS[k], ARGV[2 * (k - first) + 10], tonumber(ARGV[2 * (k - first) + 11])
@@ -102,6 +101,9 @@ for k = first, #KEYS do
         token = base .. '.' .. (k - first + 1)
         if atLeastOnce then
           redis.call('HSET', heldKey, group, heldRecord(token, claimed, attempt, 0))
+          -- Counted when handed out again, not at the failure or lapse that made it due: a retry may
+          -- never come (its messages expire, are cleared, or are buried after the last attempt).
+          if attempt > 1 then redelivered = redelivered + claimed end
         else
           redis.call('LTRIM', key, claimed, -1)
           len = len - claimed
@@ -130,6 +132,7 @@ for k = first, #KEYS do
   claims[#claims + 1] = attempt
   claims[#claims + 1] = token
 end
+if redelivered > 0 then redis.call('HINCRBY', statsKey, 'redelivered', redelivered) end
 local out = claimReply(readyKey, statsKey, now, limit, pending, delivered, expiredTotal)
 -- Leases end too: the poller must come back then even when nothing else is due.
 if leasesChanged then leaseHead = redis.call('ZRANGE', leasesKey, 0, 0, 'WITHSCORES') end

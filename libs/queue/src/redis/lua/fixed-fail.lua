@@ -37,5 +37,4 @@ local at = now + delay
 redis.call('HSET', heldKey, group, heldRecord('', count, attempts, at))
 redis.call('ZREM', leasesKey, group)
 redis.call('ZADD', readyKey, at, group)
-redis.call('HINCRBY', statsKey, 'redelivered', count)
 return {'retry', at}
