@@ -1,6 +1,7 @@
 import type { ScriptName, Scripts } from '../redis/scripts';
 import { fencingToken } from '../redis/fencing-token';
 import { readNewestFirst } from '../redis/newest-first';
+import { inChunks } from '../redis/poll-budget';
 import type { QueueKeys, ShardKeyKind } from '../redis/keys';
 import { zscore, type Scored } from '../redis/score-pages';
 import type { ResolvedTime } from '../validation/time';
@@ -57,6 +58,8 @@ export interface StoredTask {
  */
 const DEAD_LETTERS_PER_CALL = 200;
 const MAX_CLAIM_PER_CALL = 500;
+/** Deliveries acknowledged or extended per script call: about a claim's work each. */
+const DELIVERIES_PER_CALL = 500;
 /** Dead letters re-queued or deleted per script call (requeueAll, deleteDead). */
 export const DEAD_LETTERS_PER_CHUNK = 500;
 
@@ -160,14 +163,13 @@ export class DelayQueueStore {
 
   /** Acknowledges deliveries of one shard in one call; true for each that completed its task. */
   async ack(shard: number, deliveries: { id: string; token: string }[]): Promise<boolean[]> {
-    const args: string[] = [];
-    for (const { id, token } of deliveries) args.push(id, token);
-    const reply = await this.scripts.run<number[]>(
-      'delay-ack',
-      this.k(shard, 'due', 'active', 'data', 'stats', 'errors', 'runs'),
-      args,
-    );
-    return reply.map((completed) => completed === 1);
+    const keys = this.k(shard, 'due', 'active', 'data', 'stats', 'errors', 'runs');
+    return inChunks(deliveries, DELIVERIES_PER_CALL, async (chunk) => {
+      const args: string[] = [];
+      for (const { id, token } of chunk) args.push(id, token);
+      const reply = await this.scripts.run<number[]>('delay-ack', keys, args);
+      return reply.map((completed) => completed === 1);
+    });
   }
 
   async fail(shard: number, id: string, token: string, retryDelayMs: number, error: string) {
@@ -181,10 +183,12 @@ export class DelayQueueStore {
 
   /** Extends the leases of running deliveries of one shard; true for each still held. */
   async extend(shard: number, deliveries: { id: string; token: string }[]): Promise<boolean[]> {
-    const args: (string | number)[] = [this.options.visibilityTimeoutMs];
-    for (const { id, token } of deliveries) args.push(id, token);
-    const reply = await this.scripts.run<number[]>('delay-extend', this.k(shard, 'active', 'runs'), args);
-    return reply.map((kept) => kept === 1);
+    return inChunks(deliveries, DELIVERIES_PER_CALL, async (chunk) => {
+      const args: (string | number)[] = [this.options.visibilityTimeoutMs];
+      for (const { id, token } of chunk) args.push(id, token);
+      const reply = await this.scripts.run<number[]>('delay-extend', this.k(shard, 'active', 'runs'), args);
+      return reply.map((kept) => kept === 1);
+    });
   }
 
   async release(shard: number, id: string, token: string): Promise<boolean> {

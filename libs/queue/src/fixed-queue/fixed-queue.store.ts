@@ -1,5 +1,6 @@
 import { fencingToken } from '../redis/fencing-token';
 import { readNewestFirst } from '../redis/newest-first';
+import { ENTRIES_PER_POLL, GROUPS_PER_POLL, inChunks, PollBudget, type PollPlan } from '../redis/poll-budget';
 import type { Scripts } from '../redis/scripts';
 import type { QueueKeys, ShardKeyKind } from '../redis/keys';
 import { zscore, type Scored } from '../redis/score-pages';
@@ -67,6 +68,9 @@ const DEAD_BATCHES_PER_CALL = 20;
 const OBLITERATE_GROUPS_PER_CALL = 500;
 const OBLITERATE_ENTRIES_PER_CALL = 50_000;
 
+/** Leases extended or given back per script call: a few lookups each, for up to `concurrency` deliveries. */
+const LEASES_PER_CALL = 500;
+
 /** Every key of a shard but the groups' lists: `lastPush` first, as fixed-obliterate expects. */
 const SHARD_KINDS: ShardKeyKind[] = ['lastPush', 'ready', 'stats', 'held', 'leases', 'dead', 'deadData', 'errors'];
 
@@ -91,7 +95,10 @@ export class FixedQueueStore {
   ) {
     if (!options.ordered) this.mode = MODES.unordered;
     else this.mode = options.delivery === 'at-least-once' ? MODES.atLeastOnce : MODES.atMostOnce;
+    this.budget = new PollBudget(options.batchSize);
   }
+
+  private readonly budget: PollBudget;
 
   get ordered(): boolean {
     return this.mode !== MODES.unordered;
@@ -127,18 +134,21 @@ export class FixedQueueStore {
   /**
    * Claims up to `limit` batches from `candidates` (groups an earlier call listed as due; re-checked
    * here), and lists the groups due now as the candidates of the next call: one round trip per poll.
+   * One call handles a bounded share of that (`PollBudget`); the shard then stays due (`nextDueAt` is
+   * `serverNow`), so a caller with more room polls again at once.
    */
   async take(shard: number, limit: number, listed: string[], raw = false): Promise<TakeOutcome> {
-    // Never more than `limit` are claimed: reading more heads would be work for nothing.
-    const candidates = listed.length > limit ? listed.slice(0, limit) : listed;
-    if (this.ordered) return this.claim(shard, limit, candidates, raw);
+    const plan = this.budget.plan(limit);
+    // Never more than the plan's batches are claimed: reading more heads would be work for nothing.
+    const candidates = listed.length > plan.batches ? listed.slice(0, plan.batches) : listed;
+    if (this.ordered) return this.claim(shard, plan, candidates, raw);
     const { batchSize, maxAgeMs, maxWaitMs } = this.options;
     const keys = this.k(shard, 'ready', 'stats', 'lastPush');
-    const args: (string | number)[] = [batchSize, maxAgeMs ?? 0, maxWaitMs, limit];
+    const args: (string | number)[] = [batchSize, maxAgeMs ?? 0, maxWaitMs, plan.batches];
     if (candidates.length === 0)
       return decodeTake(await this.scripts.run('fixed-take', keys, args), [], batchSize, raw);
     // With fewer candidates than room, each may give several batches.
-    const read = batchSize * Math.max(1, Math.floor(limit / candidates.length));
+    const read = plan.perBatch * Math.max(1, Math.floor(plan.batches / candidates.length));
     const reads = candidates.map((group) => {
       const key = this.groupKey(shard, group);
       keys.push(key);
@@ -146,6 +156,7 @@ export class FixedQueueStore {
       return { key, count: read };
     });
     const { lists, result } = await this.scripts.runAfterReads<TakeReply>('fixed-take', keys, args, reads);
+    this.budget.observe(lists);
     return decodeTake(
       result,
       candidates.map((group, i) => ({ group, entries: lists[i] })),
@@ -158,7 +169,7 @@ export class FixedQueueStore {
    * `take` for ordered queues: one batch per group at most, the group held by a token until `ack`
    * (or `fail`/`release`, or its lease running out).
    */
-  private async claim(shard: number, limit: number, candidates: string[], raw: boolean): Promise<TakeOutcome> {
+  private async claim(shard: number, plan: PollPlan, candidates: string[], raw: boolean): Promise<TakeOutcome> {
     const { batchSize, maxAgeMs, maxWaitMs, leaseMs, maxAttempts, deadLetter } = this.options;
     const keys = this.k(shard, 'ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors');
     // The script appends each delivery's place in the call; the shard leads so that a dead batch's id
@@ -168,7 +179,7 @@ export class FixedQueueStore {
       batchSize,
       maxAgeMs ?? 0,
       maxWaitMs,
-      limit,
+      plan.batches,
       this.mode,
       leaseMs,
       maxAttempts,
@@ -179,10 +190,11 @@ export class FixedQueueStore {
     const reads = candidates.map((group) => {
       const key = this.groupKey(shard, group);
       keys.push(key);
-      args.push(group, batchSize);
-      return { key, count: batchSize };
+      args.push(group, plan.perBatch);
+      return { key, count: plan.perBatch };
     });
     const { lists, result } = await this.scripts.runAfterReads<TakeReply>('fixed-claim', keys, args, reads);
+    this.budget.observe(lists);
     return decodeClaim(
       result,
       candidates.map((group, i) => ({ group, entries: lists[i] })),
@@ -193,13 +205,30 @@ export class FixedQueueStore {
   /** Finishes deliveries of an ordered queue; a stale one (its token lost the group) changes nothing. */
   async ack(shard: number, deliveries: Delivery[]): Promise<AckOutcome> {
     const keys = this.k(shard, 'ready', 'stats', 'lastPush', 'held', 'leases', 'errors');
-    const args: (string | number)[] = [this.options.batchSize, this.options.maxWaitMs];
-    for (const { group, token } of deliveries) {
-      keys.push(this.groupKey(shard, group));
-      args.push(group, token);
-    }
-    const reply = await this.scripts.run<number[]>('fixed-ack', keys, args);
-    return { serverNow: reply[0], wakeAt: reply[1], dueAt: reply.slice(2).map((due) => (due === -2 ? null : due)) };
+    const outcomes = await inChunks(deliveries, this.acksPerCall(), async (chunk) => {
+      const args: (string | number)[] = [this.options.batchSize, this.options.maxWaitMs];
+      const chunkKeys = [...keys];
+      for (const { group, token } of chunk) {
+        chunkKeys.push(this.groupKey(shard, group));
+        args.push(group, token);
+      }
+      const reply = await this.scripts.run<number[]>('fixed-ack', chunkKeys, args);
+      return [{ serverNow: reply[0], wakeAt: reply[1], dueAt: reply.slice(2).map((due) => (due === -2 ? null : due)) }];
+    });
+    return outcomes.reduce((all, outcome) => ({
+      serverNow: Math.max(all.serverNow, outcome.serverNow),
+      wakeAt: all.wakeAt < 0 || (outcome.wakeAt >= 0 && outcome.wakeAt < all.wakeAt) ? outcome.wakeAt : all.wakeAt,
+      dueAt: [...all.dueAt, ...outcome.dueAt],
+    }));
+  }
+
+  /**
+   * Deliveries one acknowledgement call finishes: at-least-once, each trims the entries it owns (a
+   * batch at most), so their number is bounded like a poll's reads.
+   */
+  private acksPerCall(): number {
+    if (this.mode !== MODES.atLeastOnce) return GROUPS_PER_POLL;
+    return Math.max(1, Math.min(GROUPS_PER_POLL, Math.floor(ENTRIES_PER_POLL / this.options.batchSize)));
   }
 
   /** At-least-once: a failed delivery is retried after `delayMs`, or dead-lettered after its last attempt. */
@@ -226,18 +255,22 @@ export class FixedQueueStore {
   /** At-least-once, at shutdown: unfinished deliveries are due again at once, not counted as attempts. */
   async release(shard: number, deliveries: Delivery[]): Promise<boolean[]> {
     const keys = this.k(shard, 'ready', 'held', 'leases');
-    const args = deliveries.flatMap(({ group, token }) => [group, token]);
-    const reply = await this.scripts.run<number[]>('fixed-release', keys, args);
-    return reply.map((done) => done === 1);
+    return inChunks(deliveries, LEASES_PER_CALL, async (chunk) => {
+      const args = chunk.flatMap(({ group, token }) => [group, token]);
+      const reply = await this.scripts.run<number[]>('fixed-release', keys, args);
+      return reply.map((done) => done === 1);
+    });
   }
 
   /** Heartbeat: extends the leases of running deliveries; false where the lease was lost. */
   async extend(shard: number, deliveries: Delivery[]): Promise<boolean[]> {
     const keys = this.k(shard, 'held', 'leases');
-    const args: (string | number)[] = [this.options.leaseMs];
-    for (const { group, token } of deliveries) args.push(group, token);
-    const reply = await this.scripts.run<number[]>('fixed-extend', keys, args);
-    return reply.map((held) => held === 1);
+    return inChunks(deliveries, LEASES_PER_CALL, async (chunk) => {
+      const args: (string | number)[] = [this.options.leaseMs];
+      for (const { group, token } of chunk) args.push(group, token);
+      const reply = await this.scripts.run<number[]>('fixed-extend', keys, args);
+      return reply.map((held) => held === 1);
+    });
   }
 
   /** The newest `limit` dead batches of a shard, a page of at most DEAD_BATCHES_PER_CALL per script call. */
