@@ -59,7 +59,7 @@ export interface StoredTask {
 const DEAD_LETTERS_PER_CALL = 200;
 const MAX_CLAIM_PER_CALL = 500;
 /** Deliveries acknowledged or extended per script call: about a claim's work each. */
-const DELIVERIES_PER_CALL = 500;
+const DELIVERIES_PER_CALL = 250;
 /** Dead letters re-queued or deleted per script call (requeueAll, deleteDead). */
 export const DEAD_LETTERS_PER_CHUNK = 500;
 

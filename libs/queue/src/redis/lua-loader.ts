@@ -10,6 +10,8 @@ const INCLUDE = /^--- @include "([\w-]+)"[ \t]*$/gm;
  * helpers cannot be loaded beside it: they are pasted in as plain text (bullmq's `@include` idea).
  * Includes nest; each is inlined once, where it first appears, so two that need the same helper may
  * both say so. An already inlined script (as the package ships them) comes back unchanged.
+ * An include only defines functions (and constants) that take what they need as parameters, never the
+ * including script's locals, so it reads alone and two scripts cannot use it differently by accident.
  */
 export function loadScript(dir: string, name: string): string {
   return inline(readFileSync(join(dir, `${name}.lua`), 'utf8'), name, (include) =>

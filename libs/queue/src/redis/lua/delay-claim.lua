@@ -10,8 +10,11 @@
 local dueKey, activeKey, dataKey, deadKey, statsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local errorsKey, runsKey = KEYS[6], KEYS[7]
 --- @include "now"
+local now = serverNow()
 --- @include "sliced"
 --- @include "trim-dead-letters"
+-- Dead letters forgotten per call beyond capacity.
+local DEAD_TRIM_STEP = 500
 local limit, lease = tonumber(ARGV[1]), tonumber(ARGV[2])
 local maxAttempts, deadCapacity = tonumber(ARGV[3]), tonumber(ARGV[4])
 -- The caller draws the token at random: a counter kept in Redis would start again after data loss
@@ -23,23 +26,25 @@ local token = ARGV[5]
 -- Paused, tasks whose lease ran out stay active too: they are retried on the first claim after resume().
 if isPaused(statsKey) then return {now, -1} end
 
-local function bury(id)
-  redis.call('ZADD', deadKey, now, id)
-  redis.call('HINCRBY', statsKey, 'dead', 1)
-  trimDeadLetters(deadKey, deadCapacity, dataKey, errorsKey, runsKey)
-end
-
 -- Heads first: an idle shard (the common case when polled) costs two ZRANGEs.
 local leaseHead = redis.call('ZRANGE', activeKey, 0, 0, 'WITHSCORES')
 if #leaseHead > 0 and tonumber(leaseHead[2]) <= now then
   local stalled = redis.call('ZRANGE', activeKey, '-inf', now, 'BYSCORE', 'LIMIT', 0, 1000)
+  local buried = 0
   for _, id in ipairs(stalled) do
     redis.call('ZREM', activeKey, id)
     local attempts = tonumber(string.match(redis.call('HGET', runsKey, id) or '0:', '^(%d+):'))
-    if attempts >= maxAttempts then bury(id) else
+    if attempts >= maxAttempts then
+      redis.call('ZADD', deadKey, now, id)
+      buried = buried + 1
+    else
       redis.call('ZADD', dueKey, now, id)
       redis.call('HINCRBY', statsKey, 'retried', 1)
     end
+  end
+  if buried > 0 then
+    redis.call('HINCRBY', statsKey, 'dead', buried)
+    trimDeadLetters(deadKey, deadCapacity, { dataKey, errorsKey, runsKey }, DEAD_TRIM_STEP)
   end
   leaseHead = redis.call('ZRANGE', activeKey, 0, 0, 'WITHSCORES')
 end

@@ -6,6 +6,7 @@
 -- Output: tasks deleted
 local deadKey, dataKey, errorsKey, runsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 --- @include "now"
+local now = serverNow()
 --- @include "sliced"
 local ids = redis.call('ZRANGE', deadKey, '-inf', now - tonumber(ARGV[2]), 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[1]))
 if #ids == 0 then return 0 end

@@ -5,6 +5,7 @@
 -- Output: per delivery 1 when extended, 0 when lost.
 local activeKey, runsKey = KEYS[1], KEYS[2]
 --- @include "now"
+local now = serverNow()
 local leaseEnd = now + tonumber(ARGV[1])
 local out = {}
 for a = 2, #ARGV, 2 do

@@ -9,7 +9,10 @@
 local dueKey, activeKey, dataKey, deadKey, statsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local errorsKey, runsKey = KEYS[6], KEYS[7]
 --- @include "now"
+local now = serverNow()
 --- @include "trim-dead-letters"
+-- Dead letters forgotten per call beyond capacity.
+local DEAD_TRIM_STEP = 500
 local id = ARGV[1]
 local run = redis.call('HGET', runsKey, id)
 if not run then return {0} end
@@ -20,7 +23,7 @@ redis.call('HSET', errorsKey, id, ARGV[6])
 if tonumber(attempts) >= tonumber(ARGV[3]) then
   redis.call('ZADD', deadKey, now, id)
   redis.call('HINCRBY', statsKey, 'dead', 1)
-  trimDeadLetters(deadKey, tonumber(ARGV[5]), dataKey, errorsKey, runsKey)
+  trimDeadLetters(deadKey, tonumber(ARGV[5]), { dataKey, errorsKey, runsKey }, DEAD_TRIM_STEP)
   return {1, 'dead', now}
 end
 local runAt = now + tonumber(ARGV[4])

@@ -5,6 +5,7 @@
 -- Output: {1, runAt, now, is the shard's earliest task} | {0, 'missing' | 'active' | 'dead'}
 local dueKey, activeKey, dataKey = KEYS[1], KEYS[2], KEYS[3]
 --- @include "now"
+local now = serverNow()
 local id = ARGV[1]
 local current = redis.call('ZSCORE', dueKey, id)
 if not current then

@@ -5,6 +5,7 @@
 -- Output: 1 when released, 0 when the token is stale.
 local dueKey, activeKey, runsKey = KEYS[1], KEYS[2], KEYS[3]
 --- @include "now"
+local now = serverNow()
 local id = ARGV[1]
 local run = redis.call('HGET', runsKey, id)
 if not run then return 0 end

@@ -7,6 +7,7 @@
 -- Output: {tasks requeued, now}
 local dueKey, deadKey, errorsKey, runsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 --- @include "now"
+local now = serverNow()
 --- @include "sliced"
 local ids = redis.call('ZRANGE', deadKey, 0, tonumber(ARGV[1]) - 1)
 if #ids == 0 then return {0, now} end

@@ -5,6 +5,7 @@
 -- Output: {1, runAt, now, is the shard's earliest task} | {0} when it is not dead
 local dueKey, deadKey, errorsKey, runsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 --- @include "now"
+local now = serverNow()
 local id = ARGV[1]
 if redis.call('ZREM', deadKey, id) == 0 then return {0} end
 local runAt = tonumber(ARGV[3])

@@ -8,6 +8,7 @@
 local dueKey, activeKey, dataKey, deadKey, statsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local errorsKey, runsKey = KEYS[6], KEYS[7]
 --- @include "now"
+local now = serverNow()
 local out = {now, 0}
 local created = 0
 for a = 1, #ARGV, 5 do

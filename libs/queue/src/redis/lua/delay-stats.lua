@@ -4,6 +4,7 @@
 -- Output: {scheduled, active, dead, next due or -1, scheduledTotal, fired, completed, retried, deadTotal, due now, now}
 local dueKey, activeKey, deadKey, statsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 --- @include "now"
+local now = serverNow()
 local nextDue = redis.call('ZRANGE', dueKey, 0, 0, 'WITHSCORES')
 local out = {redis.call('ZCARD', dueKey), redis.call('ZCARD', activeKey), redis.call('ZCARD', deadKey), -1}
 if #nextDue > 0 then out[4] = tonumber(nextDue[2]) end

@@ -10,9 +10,11 @@
 --   holds nothing more, -2 when the delivery was stale}
 local readyKey, statsKey, lastPushKey, heldKey, leasesKey, errorsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 --- @include "now"
+local now = serverNow()
 local batch, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2])
 
---- @include "bury"
+--- @include "held"
+--- @include "settle"
 
 local out = {now, -1}
 local delivered = 0
@@ -31,7 +33,7 @@ for k = first, #KEYS do
     redis.call('HDEL', heldKey, group)
     redis.call('HDEL', errorsKey, group)
     redis.call('ZREM', leasesKey, group)
-    local due = settle(group, key, len)
+    local due = settle(readyKey, lastPushKey, group, key, len, now, batch, maxWait)
     if due >= 0 and (out[2] < 0 or due < out[2]) then out[2] = due end
     out[#out + 1] = due
   else

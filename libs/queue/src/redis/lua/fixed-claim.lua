@@ -18,6 +18,7 @@
 local readyKey, statsKey, lastPushKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local leasesKey, deadKey, recordsKey, errorsKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 --- @include "now"
+local now = serverNow()
 local batch, maxAge, maxWait, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local atLeastOnce = ARGV[5] == '2'
 local lease, maxAttempts, deadCapacity = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
@@ -32,7 +33,12 @@ if isPaused(statsKey) then
   return out
 end
 
+--- @include "held"
+--- @include "settle"
 --- @include "bury"
+--- @include "trim-dead-letters"
+-- Dead batches forgotten per call beyond capacity (each holds up to a batch of messages).
+local DEAD_TRIM_STEP = 100
 --- @include "claim-reply"
 
 -- Leases that ran out first (bounded per call; the rest on the next poll). Their lists are not
@@ -59,6 +65,8 @@ end
 local claims = {}
 local taken = 0
 local delivered, expiredTotal, pending, redelivered = 0, 0, 0, 0
+local buried = false
+local shard = { stats = statsKey, held = heldKey, leases = leasesKey, dead = deadKey, records = recordsKey, errors = errorsKey }
 local first = 9
 for k = first, #KEYS do
   local key, group, read = KEYS[k], ARGV[2 * (k - first) + 10], tonumber(ARGV[2 * (k - first) + 11])
@@ -83,7 +91,8 @@ for k = first, #KEYS do
       if offset > read then offset = read end
       if atLeastOnce and count > 0 and attempts >= maxAttempts then
         -- Its last delivery's lease ran out: bury it; the group's next batch comes on the next poll.
-        len = bury(group, key, count, attempts, base .. '.' .. (k - first + 1))
+        len = bury(shard, group, key, count, attempts, base .. '.' .. (k - first + 1), now)
+        buried = true
         leasesChanged = true
         count = 0
       elseif taken < limit then
@@ -120,7 +129,7 @@ for k = first, #KEYS do
         else
           redis.call('HSET', heldKey, group, heldRecord('', count, attempts, 0))
         end
-        settle(group, key, len)
+        settle(readyKey, lastPushKey, group, key, len, now, batch, maxWait)
       end
       expiredTotal = expiredTotal + expired
       pending = pending + len - before
@@ -133,6 +142,7 @@ for k = first, #KEYS do
   claims[#claims + 1] = token
 end
 if redelivered > 0 then redis.call('HINCRBY', statsKey, 'redelivered', redelivered) end
+if buried then trimDeadLetters(deadKey, deadCapacity, { recordsKey }, DEAD_TRIM_STEP) end
 local out = claimReply(readyKey, statsKey, now, limit, pending, delivered, expiredTotal)
 -- Leases end too: the poller must come back then even when nothing else is due.
 if leasesChanged then leaseHead = redis.call('ZRANGE', leasesKey, 0, 0, 'WITHSCORES') end

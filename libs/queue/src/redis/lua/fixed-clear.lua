@@ -23,5 +23,5 @@ else
   redis.call('HDEL', heldKey, group)
   redis.call('HDEL', errorsKey, group)
 end
-discard('dropped', len)
+discard(statsKey, 'dropped', len)
 return len

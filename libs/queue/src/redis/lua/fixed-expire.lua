@@ -10,6 +10,7 @@
 -- Output: {now, then per group: messages expired}
 local readyKey, statsKey, lastPushKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 --- @include "now"
+local now = serverNow()
 --- @include "entries"
 --- @include "discard"
 local cutoff = now - tonumber(ARGV[1])
@@ -37,5 +38,5 @@ for k = 5, #KEYS do
   end
   out[#out + 1] = lost
 end
-discard('expired', expired)
+discard(statsKey, 'expired', expired)
 return out

@@ -6,6 +6,7 @@
 -- Output: per delivery 1 when extended, 0 when lost
 local heldKey, leasesKey = KEYS[1], KEYS[2]
 --- @include "now"
+local now = serverNow()
 --- @include "held"
 local leaseEnd = now + tonumber(ARGV[1])
 local out = {}

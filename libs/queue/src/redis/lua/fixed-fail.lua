@@ -11,10 +11,16 @@
 local readyKey, statsKey, lastPushKey, heldKey, leasesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local deadKey, recordsKey, errorsKey, key = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 --- @include "now"
+local now = serverNow()
 local batch, maxWait, group, token = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local delay, maxAttempts, deadCapacity = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 
+--- @include "held"
+--- @include "settle"
 --- @include "bury"
+--- @include "trim-dead-letters"
+-- Dead batches forgotten per call beyond capacity (each holds up to a batch of messages).
+local DEAD_TRIM_STEP = 100
 
 local holder, count, attempts = parseHeld(redis.call('HGET', heldKey, group))
 if holder == '' or holder ~= token then return {'stale', now} end
@@ -23,14 +29,16 @@ if count == 0 then
   redis.call('HDEL', heldKey, group)
   redis.call('HDEL', errorsKey, group)
   redis.call('ZREM', leasesKey, group)
-  settle(group, key, redis.call('LLEN', key))
+  settle(readyKey, lastPushKey, group, key, redis.call('LLEN', key), now, batch, maxWait)
   return {'gone', now}
 end
 if attempts >= maxAttempts then
   local len = redis.call('LLEN', key)
-  local left = bury(group, key, count, attempts, token)
+  local shard = { stats = statsKey, held = heldKey, leases = leasesKey, dead = deadKey, records = recordsKey, errors = errorsKey }
+  local left = bury(shard, group, key, count, attempts, token, now)
+  trimDeadLetters(deadKey, deadCapacity, { recordsKey }, DEAD_TRIM_STEP)
   redis.call('HINCRBY', statsKey, 'pending', left - len)
-  settle(group, key, left)
+  settle(readyKey, lastPushKey, group, key, left, now, batch, maxWait)
   return {'dead', now}
 end
 local at = now + delay

@@ -16,6 +16,7 @@
 --   messages to capacity: its position i, how many}
 local readyKey, statsKey, lastPushKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 --- @include "now"
+local now = serverNow()
 --- @include "sliced"
 --- @include "held"
 local capacity, batch, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])

@@ -6,6 +6,7 @@
 -- Output: per delivery 1 when given back, 0 when stale
 local readyKey, heldKey, leasesKey = KEYS[1], KEYS[2], KEYS[3]
 --- @include "now"
+local now = serverNow()
 --- @include "held"
 local out = {}
 for a = 1, #ARGV, 2 do

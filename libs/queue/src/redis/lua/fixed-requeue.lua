@@ -8,8 +8,9 @@
 local readyKey, statsKey, lastPushKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local deadKey, recordsKey, key = KEYS[5], KEYS[6], KEYS[7]
 --- @include "now"
---- @include "entries"
+local now = serverNow()
 --- @include "held"
+--- @include "settle"
 local id, group, capacity = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local batch, maxWait = tonumber(ARGV[4]), tonumber(ARGV[5])
 
@@ -51,9 +52,5 @@ redis.call('HINCRBY', statsKey, 'pending', len - before)
 if evicted > 0 then redis.call('HINCRBY', statsKey, 'dropped', evicted) end
 redis.call('HINCRBY', statsKey, 'requeued', requeued)
 local due = -1
-if redis.call('HEXISTS', heldKey, group) == 0 then
-  due = now
-  if len < batch then due = stampOf(redis.call('LINDEX', key, 0)) + maxWait end
-  redis.call('ZADD', readyKey, due, group)
-end
+if redis.call('HEXISTS', heldKey, group) == 0 then due = settle(readyKey, lastPushKey, group, key, len, now, batch, maxWait) end
 return {1, evicted, due}

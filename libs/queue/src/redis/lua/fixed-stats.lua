@@ -5,6 +5,7 @@
 --   groups being handled, earliest due time or -1, now}
 local readyKey, statsKey, leasesKey = KEYS[1], KEYS[2], KEYS[3]
 --- @include "now"
+local now = serverNow()
 local s = redis.call('HMGET', statsKey, 'pending', 'pushed', 'dropped', 'expired', 'delivered', 'dead', 'redelivered', 'requeued')
 local out = {redis.call('ZCARD', readyKey)}
 for i = 1, #s do out[i + 1] = tonumber(s[i] or '0') end

@@ -15,6 +15,7 @@
 -- batchSize (only the first may be short). The next due time is `now` when any group is due.
 local readyKey, statsKey, lastPushKey = KEYS[1], KEYS[2], KEYS[3]
 --- @include "now"
+local now = serverNow()
 local batch, maxAge, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local limit = tonumber(ARGV[4])
 local cutoff = now - maxAge
@@ -53,7 +54,7 @@ for k = 4, #KEYS do
     if offset > read then offset = read end
     len = len - claimed
     delivered = delivered + claimed
-    settle(group, key, len)
+    settle(readyKey, lastPushKey, group, key, len, now, batch, maxWait)
     expiredTotal = expiredTotal + expired
     pending = pending + len - before
   end

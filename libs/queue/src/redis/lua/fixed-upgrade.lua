@@ -9,6 +9,7 @@
 -- Output: {group...}: the next page; empty once the lens hash is gone.
 local lensKey, lastPushKey, statsKey = KEYS[1], KEYS[2], KEYS[3]
 --- @include "now"
+local now = serverNow()
 --- @include "discard"
 local lost = 0
 for k = 4, #KEYS do
@@ -21,5 +22,5 @@ for k = 4, #KEYS do
   end
   redis.call('HDEL', lensKey, group)
 end
-discard('expired', lost)
+discard(statsKey, 'expired', lost)
 return redis.call('HRANDFIELD', lensKey, tonumber(ARGV[1]))

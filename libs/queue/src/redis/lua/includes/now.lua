@@ -1,3 +1,5 @@
 -- The server's clock in ms: every process agrees on it, whatever their own clocks say.
-local serverTime = redis.call('TIME')
-local now = tonumber(serverTime[1]) * 1000 + math.floor(tonumber(serverTime[2]) / 1000)
+local function serverNow()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end

@@ -1,9 +1,8 @@
 --- @include "entries"
--- Uses the including script's locals: now, batch, maxWait, readyKey, lastPushKey.
-
 -- After a group was handled (or found not claimable): ready again by the usual rule (a full batch now,
--- otherwise once its oldest message waited maxWaitMs), or forgotten when empty. Returns the due time or -1.
-local function settle(group, key, len)
+-- otherwise once its oldest message waited maxWaitMs), or forgotten when empty. `key` is the group's
+-- list, `len` its length. Returns the due time or -1.
+local function settle(readyKey, lastPushKey, group, key, len, now, batch, maxWait)
   if len == 0 then
     redis.call('ZREM', readyKey, group)
     redis.call('ZREM', lastPushKey, group)
