@@ -1,61 +1,34 @@
 import { fencingToken } from '../redis/fencing-token';
+import type { QueueKeys } from '../redis/keys';
+import { fixedAck, type AckOutcome, type Delivery } from '../redis/lua/fixed-ack';
+import { fixedClaim } from '../redis/lua/fixed-claim';
+import { fixedClear } from '../redis/lua/fixed-clear';
+import { fixedDead, parseDeadRecord, type DeadRecord } from '../redis/lua/fixed-dead';
+import { fixedDeadHeader } from '../redis/lua/fixed-dead-header';
+import { fixedExpire } from '../redis/lua/fixed-expire';
+import { fixedExtend } from '../redis/lua/fixed-extend';
+import { fixedFail, type FailOutcome } from '../redis/lua/fixed-fail';
+import { fixedIdle } from '../redis/lua/fixed-idle';
+import { fixedObliterate } from '../redis/lua/fixed-obliterate';
+import { fixedPush, type GroupPush, type PushOutcome } from '../redis/lua/fixed-push';
+import { fixedRelease } from '../redis/lua/fixed-release';
+import { fixedRequeue } from '../redis/lua/fixed-requeue';
+import { fixedStats } from '../redis/lua/fixed-stats';
+import { fixedTake, type TakeOutcome } from '../redis/lua/fixed-take';
+import { fixedUpgrade } from '../redis/lua/fixed-upgrade';
 import { readNewestFirst } from '../redis/newest-first';
 import { ENTRIES_PER_POLL, GROUPS_PER_POLL, inChunks, PollBudget, type PollPlan } from '../redis/poll-budget';
+import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } from '../redis/script-protocol';
 import type { Scripts } from '../redis/scripts';
-import type { QueueKeys, ShardKeyKind } from '../redis/keys';
 import { zscore, type Scored } from '../redis/score-pages';
 import type { FixedQueueOptionsRules } from '../validation/queue-options';
-import type { DeadBatch, FixedQueueStats, GroupListing, GroupSummary } from '../interfaces';
+import type { FixedQueueStats, GroupListing, GroupSummary } from '../interfaces';
 
-export interface GroupPush {
-  group: string;
-  messages: string[];
-}
-
-export interface PushOutcome {
-  serverNow: number;
-  /** Earliest due time this call made earlier (a consumer may want waking), or -1. */
-  wakeAt: number;
-  /** Evicted messages per group, in the order given. */
-  evicted: number[];
-}
-
-export interface ClaimedBatch {
-  group: string;
-  expired: number;
-  messages: unknown[];
-  /** Ordered queues: the delivery's fencing token (it holds the group until acknowledged). */
-  token?: string;
-  /** Ordered queues: delivery number of these messages, from 1. */
-  attempt: number;
-}
-
-/** A delivery of an ordered queue, as acknowledgements and heartbeats name it. */
-export interface Delivery {
-  group: string;
-  token: string;
-}
-
-export interface AckOutcome {
-  serverNow: number;
-  /** Earliest due time the acknowledgements set (a group ready again), or -1. */
-  wakeAt: number;
-  /** Per delivery: when its group is due again (-1: it holds nothing more), or null when the delivery was stale. */
-  dueAt: (number | null)[];
-}
-
-export type FailOutcome = { outcome: 'retry' | 'dead' | 'gone' | 'stale'; at: number };
-
-/** A dead batch as stored: its entries still carry their push times. */
-export type DeadRecord = Omit<DeadBatch, 'messages' | 'pushedAt'> & { entries: string[] };
-
-/** What a dead batch's record says before its messages. */
-interface DeadHeader {
-  group: string;
-  attempts: number;
-  error: string;
-  diedAt: number;
-}
+export type { GroupPush, PushOutcome } from '../redis/lua/fixed-push';
+export type { ClaimedBatch, TakeOutcome } from '../redis/lua/fixed-take';
+export type { AckOutcome, Delivery } from '../redis/lua/fixed-ack';
+export type { FailOutcome } from '../redis/lua/fixed-fail';
+export type { DeadRecord } from '../redis/lua/fixed-dead';
 
 /** Dead batches read per script call: each holds up to batchSize messages. */
 const DEAD_BATCHES_PER_CALL = 20;
@@ -71,23 +44,16 @@ const OBLITERATE_ENTRIES_PER_CALL = 50_000;
 /** Leases extended or given back per script call: a few lookups each, for up to `concurrency` deliveries. */
 const LEASES_PER_CALL = 500;
 
-/** Every key of a shard but the groups' lists: `lastPush` first, as fixed-obliterate expects. */
-const SHARD_KINDS: ShardKeyKind[] = ['lastPush', 'ready', 'stats', 'held', 'leases', 'dead', 'deadData', 'errors'];
-
 /** What `push` and the claim scripts call the ordered modes (ARGV). */
 const MODES = { unordered: '0', atMostOnce: '1', atLeastOnce: '2' } as const;
 
-export interface TakeOutcome {
-  serverNow: number;
-  /** Next due time of the shard (server ms): `serverNow` when some group is due already, Infinity when empty. */
-  nextDueAt: number;
-  /** Groups due now: the candidates of the next call. */
-  due: string[];
-  batches: ClaimedBatch[];
-}
-
 /** The Redis side of a FixedQueue: key names, script arguments and reply decoding, nothing else. */
 export class FixedQueueStore {
+  /** What `push` and the claim scripts call the queue's mode. */
+  private readonly mode: string;
+  private readonly shards: ShardKeys[];
+  private readonly budget: PollBudget;
+
   constructor(
     private readonly scripts: Scripts,
     readonly keys: QueueKeys,
@@ -96,39 +62,25 @@ export class FixedQueueStore {
     if (!options.ordered) this.mode = MODES.unordered;
     else this.mode = options.delivery === 'at-least-once' ? MODES.atLeastOnce : MODES.atMostOnce;
     this.budget = new PollBudget(options.batchSize);
+    this.shards = Array.from({ length: options.shards }, (_, shard) => shardKeys(keys, shard));
   }
-
-  private readonly budget: PollBudget;
 
   get ordered(): boolean {
     return this.mode !== MODES.unordered;
-  }
-
-  private k(shard: number, ...kinds: ShardKeyKind[]): string[] {
-    return kinds.map((kind) => this.keys.key(shard, kind));
   }
 
   groupKey(shard: number, group: string): string {
     return this.keys.member(shard, 'g', group);
   }
 
-  private readonly mode: string;
+  private call<In, Out>(protocol: ScriptProtocol<In, Out>, shard: number, input: In, sending?: Sending): Promise<Out> {
+    return invoke(this.scripts, protocol, this.shards[shard], input, sending);
+  }
 
   async push(shard: number, groups: GroupPush[]): Promise<PushOutcome> {
-    const { capacity, batchSize, maxWaitMs } = this.options;
-    const keys = this.k(shard, 'ready', 'stats', 'lastPush', 'held');
-    const args: (string | number)[] = [capacity, batchSize, maxWaitMs, this.mode, this.groupKey(shard, '').length];
-    for (const { group, messages } of groups) {
-      keys.push(this.groupKey(shard, group));
-      args.push(messages.length === 1 ? messages[0] : '\n' + messages.join('\n'));
-    }
-    const { waitForReplicas } = this.options;
-    const reply = waitForReplicas
-      ? await this.scripts.runReplicated<number[]>('fixed-push', keys, args, waitForReplicas)
-      : await this.scripts.runNow<number[]>('fixed-push', keys, args);
-    const evicted = new Array<number>(groups.length).fill(0);
-    for (let i = 2; i < reply.length; i += 2) evicted[reply[i] - 1] = reply[i + 1];
-    return { serverNow: reply[0], wakeAt: reply[1], evicted };
+    const { capacity, batchSize, maxWaitMs, waitForReplicas } = this.options;
+    const input = { capacity, batchSize, maxWaitMs, mode: this.mode, groups };
+    return this.call(fixedPush, shard, input, waitForReplicas ? { replicas: waitForReplicas } : 'now');
   }
 
   /**
@@ -143,26 +95,12 @@ export class FixedQueueStore {
     const candidates = listed.length > plan.batches ? listed.slice(0, plan.batches) : listed;
     if (this.ordered) return this.claim(shard, plan, candidates, raw);
     const { batchSize, maxAgeMs, maxWaitMs } = this.options;
-    const keys = this.k(shard, 'ready', 'stats', 'lastPush');
-    const args: (string | number)[] = [batchSize, maxAgeMs ?? 0, maxWaitMs, plan.batches];
-    if (candidates.length === 0)
-      return decodeTake(await this.scripts.run('fixed-take', keys, args), [], batchSize, raw);
     // With fewer candidates than room, each may give several batches.
-    const read = plan.perBatch * Math.max(1, Math.floor(plan.batches / candidates.length));
-    const reads = candidates.map((group) => {
-      const key = this.groupKey(shard, group);
-      keys.push(key);
-      args.push(group, read);
-      return { key, count: read };
-    });
-    const { lists, result } = await this.scripts.runAfterReads<TakeReply>('fixed-take', keys, args, reads);
+    const read = plan.perBatch * Math.max(1, Math.floor(plan.batches / Math.max(1, candidates.length)));
+    const input = { batchSize, maxAgeMs: maxAgeMs ?? 0, maxWaitMs, limit: plan.batches, candidates, read, raw };
+    const { outcome, lists } = await this.call(fixedTake, shard, input);
     this.budget.observe(lists);
-    return decodeTake(
-      result,
-      candidates.map((group, i) => ({ group, entries: lists[i] })),
-      batchSize,
-      raw,
-    );
+    return outcome;
   }
 
   /**
@@ -171,50 +109,31 @@ export class FixedQueueStore {
    */
   private async claim(shard: number, plan: PollPlan, candidates: string[], raw: boolean): Promise<TakeOutcome> {
     const { batchSize, maxAgeMs, maxWaitMs, leaseMs, maxAttempts, deadLetter } = this.options;
-    const keys = this.k(shard, 'ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors');
-    // The script appends each delivery's place in the call; the shard leads so that a dead batch's id
-    // (its last delivery's token) says where to find it.
-    const base = `${shard}.${fencingToken()}`;
-    const args: (string | number)[] = [
+    const { outcome, lists } = await this.call(fixedClaim, shard, {
       batchSize,
-      maxAgeMs ?? 0,
+      maxAgeMs: maxAgeMs ?? 0,
       maxWaitMs,
-      plan.batches,
-      this.mode,
+      limit: plan.batches,
+      mode: this.mode,
       leaseMs,
       maxAttempts,
-      deadLetter.capacity,
-      base,
-    ];
-    if (candidates.length === 0) return decodeClaim(await this.scripts.run('fixed-claim', keys, args), [], raw);
-    const reads = candidates.map((group) => {
-      const key = this.groupKey(shard, group);
-      keys.push(key);
-      args.push(group, plan.perBatch);
-      return { key, count: plan.perBatch };
-    });
-    const { lists, result } = await this.scripts.runAfterReads<TakeReply>('fixed-claim', keys, args, reads);
-    this.budget.observe(lists);
-    return decodeClaim(
-      result,
-      candidates.map((group, i) => ({ group, entries: lists[i] })),
+      deadCapacity: deadLetter.capacity,
+      // The shard leads so that a dead batch's id (its last delivery's token) says where to find it.
+      tokenBase: `${shard}.${fencingToken()}`,
+      candidates,
+      read: plan.perBatch,
       raw,
-    );
+    });
+    this.budget.observe(lists);
+    return outcome;
   }
 
   /** Finishes deliveries of an ordered queue; a stale one (its token lost the group) changes nothing. */
   async ack(shard: number, deliveries: Delivery[]): Promise<AckOutcome> {
-    const keys = this.k(shard, 'ready', 'stats', 'lastPush', 'held', 'leases', 'errors');
-    const outcomes = await inChunks(deliveries, this.acksPerCall(), async (chunk) => {
-      const args: (string | number)[] = [this.options.batchSize, this.options.maxWaitMs];
-      const chunkKeys = [...keys];
-      for (const { group, token } of chunk) {
-        chunkKeys.push(this.groupKey(shard, group));
-        args.push(group, token);
-      }
-      const reply = await this.scripts.run<number[]>('fixed-ack', chunkKeys, args);
-      return [{ serverNow: reply[0], wakeAt: reply[1], dueAt: reply.slice(2).map((due) => (due === -2 ? null : due)) }];
-    });
+    const { batchSize, maxWaitMs } = this.options;
+    const outcomes = await inChunks(deliveries, this.acksPerCall(), async (chunk) => [
+      await this.call(fixedAck, shard, { batchSize, maxWaitMs, deliveries: chunk }),
+    ]);
     return outcomes.reduce((all, outcome) => ({
       serverNow: Math.max(all.serverNow, outcome.serverNow),
       wakeAt: all.wakeAt < 0 || (outcome.wakeAt >= 0 && outcome.wakeAt < all.wakeAt) ? outcome.wakeAt : all.wakeAt,
@@ -232,83 +151,51 @@ export class FixedQueueStore {
   }
 
   /** At-least-once: a failed delivery is retried after `delayMs`, or dead-lettered after its last attempt. */
-  async fail(shard: number, delivery: Delivery, delayMs: number, error: string): Promise<FailOutcome> {
+  fail(shard: number, delivery: Delivery, delayMs: number, error: string): Promise<FailOutcome> {
     const { batchSize, maxWaitMs, maxAttempts, deadLetter } = this.options;
-    const keys = [
-      ...this.k(shard, 'ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors'),
-      this.groupKey(shard, delivery.group),
-    ];
-    const args = [
+    return this.call(fixedFail, shard, {
       batchSize,
       maxWaitMs,
-      delivery.group,
-      delivery.token,
-      delayMs,
+      delivery,
+      retryDelayMs: delayMs,
       maxAttempts,
-      deadLetter.capacity,
+      deadCapacity: deadLetter.capacity,
       error,
-    ];
-    const [outcome, at] = await this.scripts.run<[FailOutcome['outcome'], number]>('fixed-fail', keys, args);
-    return { outcome, at };
+    });
   }
 
   /** At-least-once, at shutdown: unfinished deliveries are due again at once, not counted as attempts. */
-  async release(shard: number, deliveries: Delivery[]): Promise<boolean[]> {
-    const keys = this.k(shard, 'ready', 'held', 'leases');
-    return inChunks(deliveries, LEASES_PER_CALL, async (chunk) => {
-      const args = chunk.flatMap(({ group, token }) => [group, token]);
-      const reply = await this.scripts.run<number[]>('fixed-release', keys, args);
-      return reply.map((done) => done === 1);
-    });
+  release(shard: number, deliveries: Delivery[]): Promise<boolean[]> {
+    return inChunks(deliveries, LEASES_PER_CALL, (chunk) => this.call(fixedRelease, shard, chunk));
   }
 
   /** Heartbeat: extends the leases of running deliveries; false where the lease was lost. */
-  async extend(shard: number, deliveries: Delivery[]): Promise<boolean[]> {
-    const keys = this.k(shard, 'held', 'leases');
-    return inChunks(deliveries, LEASES_PER_CALL, async (chunk) => {
-      const args: (string | number)[] = [this.options.leaseMs];
-      for (const { group, token } of chunk) args.push(group, token);
-      const reply = await this.scripts.run<number[]>('fixed-extend', keys, args);
-      return reply.map((held) => held === 1);
-    });
+  extend(shard: number, deliveries: Delivery[]): Promise<boolean[]> {
+    const { leaseMs } = this.options;
+    return inChunks(deliveries, LEASES_PER_CALL, (chunk) =>
+      this.call(fixedExtend, shard, { leaseMs, deliveries: chunk }),
+    );
   }
 
   /** The newest `limit` dead batches of a shard, a page of at most DEAD_BATCHES_PER_CALL per script call. */
-  async dead(shard: number, limit: number): Promise<DeadRecord[]> {
-    return readNewestFirst(limit, DEAD_BATCHES_PER_CALL, async (count, latest, listedAtLatest) => {
-      const reply = await this.scripts.run<(string | null)[]>('fixed-dead', this.k(shard, 'dead', 'deadData'), [
-        count,
-        latest,
-        listedAtLatest,
-      ]);
-      const items: DeadRecord[] = [];
-      for (let i = 0; i < reply.length; i += 2) {
-        const stored = reply[i + 1];
-        // Trimmed (capacity) between the two reads of the script: nothing left to show.
-        if (stored !== null) items.push(parseDeadRecord(reply[i]!, stored));
-      }
-      return { items, listed: reply.length / 2 };
-    });
+  dead(shard: number, limit: number): Promise<DeadRecord[]> {
+    return readNewestFirst(limit, DEAD_BATCHES_PER_CALL, (count, latest, listedAtLatest) =>
+      this.call(fixedDead, shard, { count, latest, listedAtLatest }),
+    );
   }
 
   /** Appends a dead batch's messages to its group again. Null when no such dead batch exists. */
   async requeue(shard: number, id: string): Promise<{ dropped: number; wakeAt: number } | null> {
-    const header = await this.scripts.run<string | null>('fixed-dead-header', this.k(shard, 'deadData'), [id]);
+    // The header first: the group's list must be declared as a key.
+    const header = await this.call(fixedDeadHeader, shard, id);
     if (header === null) return null;
-    const { group } = JSON.parse(header) as DeadHeader;
     const { capacity, batchSize, maxWaitMs } = this.options;
-    const keys = [
-      ...this.k(shard, 'ready', 'stats', 'lastPush', 'held', 'dead', 'deadData'),
-      this.groupKey(shard, group),
-    ];
-    const reply = await this.scripts.run<number[]>('fixed-requeue', keys, [id, group, capacity, batchSize, maxWaitMs]);
-    return reply[0] === 1 ? { dropped: reply[1], wakeAt: reply[2] } : null;
+    return this.call(fixedRequeue, shard, { id, group: header.group, capacity, batchSize, maxWaitMs });
   }
 
   /** Deletes a group's messages (counted as dropped); returns how many. A delivery of it under way finishes harmlessly. */
   clear(shard: number, group: string): Promise<number> {
-    const keys = [...this.k(shard, 'ready', 'stats', 'lastPush', 'held', 'errors'), this.groupKey(shard, group)];
-    return this.scripts.runNow<number>('fixed-clear', keys, [group]);
+    return this.call(fixedClear, shard, group, 'now');
   }
 
   /**
@@ -317,28 +204,20 @@ export class FixedQueueStore {
    */
   async upgrade(shard: number): Promise<void> {
     let page: string[] = [];
-    do {
-      const keys = [...this.k(shard, 'lens', 'lastPush', 'stats'), ...page.map((group) => this.groupKey(shard, group))];
-      page = await this.scripts.run<string[]>('fixed-upgrade', keys, [OBLITERATE_GROUPS_PER_CALL, ...page]);
-    } while (page.length > 0);
+    do page = await this.call(fixedUpgrade, shard, { pageSize: OBLITERATE_GROUPS_PER_CALL, page });
+    while (page.length > 0);
   }
 
   /** Deletes every key of a shard, groups' lists included, a bounded page of groups per script call. */
   async obliterate(shard: number): Promise<void> {
-    const own = this.k(shard, ...SHARD_KINDS);
+    // A list holds `capacity` entries at most.
+    const pageSize = Math.max(
+      1,
+      Math.min(OBLITERATE_GROUPS_PER_CALL, Math.floor(OBLITERATE_ENTRIES_PER_CALL / this.options.capacity)),
+    );
     let page: string[] = [];
-    do {
-      const keys = [...own, ...page.map((group) => this.groupKey(shard, group))];
-      page = await this.scripts.run<string[]>('fixed-obliterate', keys, [
-        own.length,
-        // A list holds `capacity` entries at most.
-        Math.max(
-          1,
-          Math.min(OBLITERATE_GROUPS_PER_CALL, Math.floor(OBLITERATE_ENTRIES_PER_CALL / this.options.capacity)),
-        ),
-        ...page,
-      ]);
-    } while (page.length > 0);
+    do page = await this.call(fixedObliterate, shard, { pageSize, page });
+    while (page.length > 0);
   }
 
   /** The first `count` entries of a group's list, oldest first. */
@@ -360,17 +239,12 @@ export class FixedQueueStore {
 
   /** Up to `count` groups of a shard that nobody may have pushed to for ttlMs: the candidates of `expire`. */
   idleGroups(shard: number, count: number): Promise<string[]> {
-    return this.scripts.run<string[]>('fixed-idle', this.k(shard, 'lastPush'), [this.options.ttlMs, count]);
+    return this.call(fixedIdle, shard, { ttlMs: this.options.ttlMs, count });
   }
 
   /** Deletes the listed groups whose newest message is older than ttlMs (counted expired): how many each lost. */
-  async expire(shard: number, groups: string[]): Promise<{ serverNow: number; expired: number[] }> {
-    const keys = [
-      ...this.k(shard, 'ready', 'stats', 'lastPush', 'held'),
-      ...groups.map((group) => this.groupKey(shard, group)),
-    ];
-    const reply = await this.scripts.run<number[]>('fixed-expire', keys, [this.options.ttlMs, ...groups]);
-    return { serverNow: reply[0], expired: reply.slice(1) };
+  expire(shard: number, groups: string[]): Promise<{ serverNow: number; expired: number[] }> {
+    return this.call(fixedExpire, shard, { ttlMs: this.options.ttlMs, groups });
   }
 
   /** Up to `count` dead batch ids of a shard with their death times, down from `score`, past the first `skip` at exactly that time. */
@@ -442,113 +316,23 @@ export class FixedQueueStore {
       lagMs: 0,
     };
     const shards = await Promise.all(
-      Array.from({ length: this.options.shards }, (_, shard) =>
-        this.scripts.run<number[]>('fixed-stats', this.k(shard, 'ready', 'stats', 'leases'), []),
-      ),
+      Array.from({ length: this.options.shards }, (_, shard) => this.call(fixedStats, shard, undefined)),
     );
-    for (const reply of shards) {
-      const [groups, pending, pushed, dropped, expired, delivered, dead, redelivered, requeued, active] = reply;
-      const [nextDue, now] = reply.slice(10);
-      total.groups += groups + active;
-      total.dead += dead;
-      total.redelivered += redelivered;
-      total.requeued += requeued;
-      total.active += active;
-      total.pending += pending;
-      total.pushed += pushed;
-      total.dropped += dropped;
-      total.expired += expired;
-      total.delivered += delivered;
+    for (const shard of shards) {
+      total.groups += shard.ready + shard.active;
+      total.dead += shard.dead;
+      total.redelivered += shard.redelivered;
+      total.requeued += shard.requeued;
+      total.active += shard.active;
+      total.pending += shard.pending;
+      total.pushed += shard.pushed;
+      total.dropped += shard.dropped;
+      total.expired += shard.expired;
+      total.delivered += shard.delivered;
+      const { nextDue, serverNow } = shard;
       if (nextDue >= 0 && (total.nextDueAt === null || nextDue < total.nextDueAt)) total.nextDueAt = nextDue;
-      if (nextDue >= 0) total.lagMs = Math.max(total.lagMs, now - nextDue);
+      if (nextDue >= 0) total.lagMs = Math.max(total.lagMs, serverNow - nextDue);
     }
     return total;
   }
-}
-
-type TakeReply = (number | string)[];
-
-function parseDeadRecord(id: string, stored: string): DeadRecord {
-  // A JSON header, then the entries as stored, one a line.
-  const [header, ...entries] = stored.split('\n');
-  const { group, attempts, error, diedAt } = JSON.parse(header) as DeadHeader;
-  return { id, group, attempts, lastError: error, diedAt, entries };
-}
-
-/** @internal Exported for its unit spec. */
-export function decodeTake(
-  reply: TakeReply,
-  read: { group: string; entries: string[] }[],
-  batchSize: number,
-  raw: boolean,
-): TakeOutcome {
-  const listedEnd = 3 + (reply[2] as number);
-  const batches: ClaimedBatch[] = [];
-  for (let i = 0; i < read.length; i++) {
-    const at = listedEnd + 3 * i;
-    const offset = reply[at] as number;
-    const end = offset + (reply[at + 2] as number);
-    const { group, entries } = read[i];
-    // Every message was discarded for age: no batch to handle, but the caller learns how many.
-    if (end === offset && (reply[at + 1] as number) > 0)
-      batches.push({ group, expired: reply[at + 1] as number, messages: [], attempt: 0 });
-    for (let from = offset; from < end; from += batchSize) {
-      batches.push({
-        group,
-        expired: from === offset ? (reply[at + 1] as number) : 0,
-        messages: decodeEntries(entries, from, Math.min(end, from + batchSize), raw),
-        attempt: 1,
-      });
-    }
-  }
-  return {
-    serverNow: reply[0] as number,
-    nextDueAt: reply[1] === -1 ? Infinity : (reply[1] as number),
-    due: reply.slice(3, listedEnd) as string[],
-    batches,
-  };
-}
-
-/** @internal Per candidate the claim says: offset, expired, claimed, attempt, token (one batch at most). */
-export function decodeClaim(reply: TakeReply, read: { group: string; entries: string[] }[], raw: boolean): TakeOutcome {
-  const listedEnd = 3 + (reply[2] as number);
-  const batches: ClaimedBatch[] = [];
-  for (let i = 0; i < read.length; i++) {
-    const at = listedEnd + 5 * i;
-    const offset = reply[at] as number;
-    const expired = reply[at + 1] as number;
-    const claimed = reply[at + 2] as number;
-    const { group, entries } = read[i];
-    if (claimed > 0) {
-      batches.push({
-        group,
-        expired,
-        messages: decodeEntries(entries, offset, offset + claimed, raw),
-        attempt: reply[at + 3] as number,
-        token: reply[at + 4] as string,
-      });
-    } else if (expired > 0) {
-      batches.push({ group, expired, messages: [], attempt: 0 });
-    }
-  }
-  return {
-    serverNow: reply[0] as number,
-    nextDueAt: reply[1] === -1 ? Infinity : (reply[1] as number),
-    due: reply.slice(3, listedEnd) as string[],
-    batches,
-  };
-}
-
-/**
- * Entries are `[<server ms>,<json>]`; the message is what lies between the first comma and the last
- * bracket. Parsing each message alone measured faster than one JSON.parse of the joined batch.
- */
-function decodeEntries(entries: string[], from: number, to: number, raw: boolean): unknown[] {
-  const messages = new Array<unknown>(to - from);
-  for (let i = from; i < to; i++) {
-    const entry = entries[i];
-    const json = entry.slice(entry.indexOf(',') + 1, -1);
-    messages[i - from] = raw ? json : JSON.parse(json);
-  }
-  return messages;
 }

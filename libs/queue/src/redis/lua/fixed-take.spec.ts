@@ -1,4 +1,6 @@
-import { decodeClaim, decodeTake } from './fixed-queue.store';
+import { shardKeys } from '../script-protocol';
+import { QueueKeys } from '../keys';
+import { fixedTake } from './fixed-take';
 
 /** A stored entry as fixed-push writes it: the server's ms, then the message's JSON. */
 const entry = (message: unknown, at = 1_700_000_000_000) => `[${at},${JSON.stringify(message)}]`;
@@ -12,20 +14,50 @@ const reply = (nextDue: number, listed: string[], reads: [number, number, number
   ...reads.flat(),
 ];
 
+const input = (candidates: string[], batchSize: number, raw = false) => ({
+  batchSize,
+  maxAgeMs: 0,
+  maxWaitMs: 0,
+  limit: 10,
+  candidates,
+  read: batchSize,
+  raw,
+});
+
 /** What a take of `reads` decodes to: each read is a group, its stored entries, and the script's offset, expired and claimed counts. */
 const take = (reads: [string, string[], [number, number, number]][], batchSize: number, raw = false) =>
-  decodeTake(
+  fixedTake.decode(
     reply(
       5000,
       [],
       reads.map(([, , counts]) => counts),
     ),
-    reads.map(([group, entries]) => ({ group, entries })),
-    batchSize,
-    raw,
-  );
+    input(
+      reads.map(([group]) => group),
+      batchSize,
+      raw,
+    ),
+    reads.map(([, entries]) => entries),
+  ).outcome;
 
-describe('decodeTake (fixed-take replies)', () => {
+describe('fixed-take protocol', () => {
+  it('declares the shard keys in the order the script reads them, then each candidate list, and reads each candidate head', () => {
+    const shard = shardKeys(new QueueKeys('p', 'q', 2), 1);
+    const taking = { ...input(['a', 'b'], 3), read: 6 };
+    expect(fixedTake.keys(shard, taking)).toEqual([
+      'p:{q:1}:ready',
+      'p:{q:1}:stats',
+      'p:{q:1}:lastPush',
+      'p:{q:1}:g:a',
+      'p:{q:1}:g:b',
+    ]);
+    expect(fixedTake.args(taking, shard)).toEqual([3, 0, 0, 10, 'a', 6, 'b', 6]);
+    expect(fixedTake.reads!(shard, taking)).toEqual([
+      { key: 'p:{q:1}:g:a', count: 6 },
+      { key: 'p:{q:1}:g:b', count: 6 },
+    ]);
+  });
+
   it('cuts what a read claimed into batches of batchSize, in stored order', () => {
     const entries = [1, 2, 3, 4, 5].map((n) => entry({ n }));
     const taken = take([['g', entries, [0, 0, 5]]], 2);
@@ -71,13 +103,13 @@ describe('decodeTake (fixed-take replies)', () => {
   });
 
   it("reads the server's time, the next due time (Infinity for an empty shard) and the groups due next", () => {
-    expect(decodeTake(reply(7000, ['g1', 'g:2'], []), [], 10, false)).toEqual({
+    expect(fixedTake.decode(reply(7000, ['g1', 'g:2'], []), input([], 10), []).outcome).toEqual({
       serverNow: 5000,
       nextDueAt: 7000,
       due: ['g1', 'g:2'],
       batches: [],
     });
-    expect(decodeTake(reply(-1, [], []), [], 10, false).nextDueAt).toBe(Infinity);
+    expect(fixedTake.decode(reply(-1, [], []), input([], 10), []).outcome.nextDueAt).toBe(Infinity);
   });
 
   it('hands raw consumers the JSON text as stored, commas and brackets inside it included', () => {
@@ -87,33 +119,5 @@ describe('decodeTake (fixed-take replies)', () => {
     expect(raw.batches[0].messages).toEqual(messages.map((m) => JSON.stringify(m)));
     const parsed = take([['g', entries, [0, 0, 4]]], 10);
     expect(parsed.batches[0].messages).toEqual(messages);
-  });
-});
-
-describe('decodeClaim (fixed-claim replies: ordered queues)', () => {
-  const claim = (reads: [string, string[], [number, number, number, number, string]][]) =>
-    decodeClaim(
-      [5000, -1, 0, ...reads.flatMap(([, , fields]) => fields)],
-      reads.map(([group, entries]) => ({ group, entries })),
-      false,
-    );
-
-  it('gives one batch per group, with its delivery number and token, after the expired head', () => {
-    const taken = claim([
-      ['a', ['old', 'x', 'y'].map((m) => entry(m)), [1, 1, 2, 3, '0.tok.1']],
-      ['b', [entry('z')], [0, 0, 1, 1, '0.tok.2']],
-    ]);
-    expect(taken.batches).toEqual([
-      { group: 'a', expired: 1, messages: ['x', 'y'], attempt: 3, token: '0.tok.1' },
-      { group: 'b', expired: 0, messages: ['z'], attempt: 1, token: '0.tok.2' },
-    ]);
-  });
-
-  it('reports a group that only expired messages, and skips a group not claimed (held elsewhere)', () => {
-    const taken = claim([
-      ['stale', [entry('x')], [1, 1, 0, 0, '']],
-      ['held', [entry('y')], [0, 0, 0, 0, '']],
-    ]);
-    expect(taken.batches).toEqual([{ group: 'stale', expired: 1, messages: [], attempt: 0 }]);
   });
 });

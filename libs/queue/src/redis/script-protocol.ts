@@ -1,0 +1,58 @@
+import type { QueueKeys, ShardKeyKind } from './keys';
+import type { ListRead, ReplicaWait, ScriptName, Scripts } from './scripts';
+
+/** The keys of one shard, as the scripts' protocols name them. */
+export interface ShardKeys {
+  key(kind: ShardKeyKind): string;
+  /** A FixedQueue group's list. */
+  group(name: string): string;
+}
+
+export function shardKeys(keys: QueueKeys, shard: number): ShardKeys {
+  return { key: (kind) => keys.key(shard, kind), group: (name) => keys.member(shard, 'g', name) };
+}
+
+/**
+ * The protocol of one Lua script, in one place beside its `.lua`: the keys it declares (KEYS, in the
+ * order its Input block reads them), its arguments (ARGV), and what its reply means. Nothing else
+ * reads a reply by position.
+ */
+export interface ScriptProtocol<In, Out> {
+  readonly script: ScriptName;
+  keys(shard: ShardKeys, input: In): string[];
+  args(input: In, shard: ShardKeys): (string | number)[];
+  /** Lists read in the same MULTI, just before the script (the claims: see fixed-take). */
+  reads?(shard: ShardKeys, input: In): ListRead[];
+  /** `lists`: what `reads` returned, in its order. */
+  decode(reply: unknown, input: In, lists: string[][]): Out;
+}
+
+/** How a call is sent (see `Scripts`): queued with the tick's other commands, at once, or then waited on by replicas. */
+export type Sending = 'queued' | 'now' | { replicas: ReplicaWait };
+
+/** Calls a script through its protocol. */
+export async function invoke<In, Out>(
+  scripts: Scripts,
+  protocol: ScriptProtocol<In, Out>,
+  shard: ShardKeys,
+  input: In,
+  sending: Sending = 'queued',
+): Promise<Out> {
+  const keys = protocol.keys(shard, input);
+  const args = protocol.args(input, shard);
+  const reads = protocol.reads?.(shard, input) ?? [];
+  if (reads.length > 0) {
+    const { lists, result } = await scripts.runAfterReads(protocol.script, keys, args, reads);
+    return protocol.decode(result, input, lists);
+  }
+  let reply: unknown;
+  if (sending === 'queued') reply = await scripts.run(protocol.script, keys, args);
+  else if (sending === 'now') reply = await scripts.runNow(protocol.script, keys, args);
+  else reply = await scripts.runReplicated(protocol.script, keys, args, sending.replicas);
+  return protocol.decode(reply, input, []);
+}
+
+/** The keys of `kinds`, in that order. */
+export function kindsOf(shard: ShardKeys, kinds: readonly ShardKeyKind[]): string[] {
+  return kinds.map((kind) => shard.key(kind));
+}
