@@ -1,55 +1,32 @@
-import type { ScriptName, Scripts } from '../redis/scripts';
+import type { Scripts } from '../redis/scripts';
 import { fencingToken } from '../redis/fencing-token';
+import type { QueueKeys, ShardKeyKind } from '../redis/keys';
+import { delayAck, type TaskDelivery } from '../redis/lua/delay-ack';
+import { delayCancel } from '../redis/lua/delay-cancel';
+import { delayClaim, type ClaimOutcome } from '../redis/lua/delay-claim';
+import { delayDead, type DeadTask } from '../redis/lua/delay-dead';
+import { delayDeleteDead } from '../redis/lua/delay-delete-dead';
+import { delayExtend } from '../redis/lua/delay-extend';
+import { delayFail, type TaskFailOutcome } from '../redis/lua/delay-fail';
+import { delayGet, type StoredTask } from '../redis/lua/delay-get';
+import { delayMove, type Placement } from '../redis/lua/delay-move';
+import { delayRelease } from '../redis/lua/delay-release';
+import { delayRequeue } from '../redis/lua/delay-requeue';
+import { delayRequeueDead } from '../redis/lua/delay-requeue-dead';
+import { delaySchedule, type ScheduleItem, type ScheduleOutcome } from '../redis/lua/delay-schedule';
+import { delayStats } from '../redis/lua/delay-stats';
 import { readNewestFirst } from '../redis/newest-first';
 import { inChunks } from '../redis/poll-budget';
-import type { QueueKeys, ShardKeyKind } from '../redis/keys';
+import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } from '../redis/script-protocol';
 import { zscore, type Scored } from '../redis/score-pages';
 import type { ResolvedTime } from '../validation/time';
 import type { DelayQueueOptionsRules } from '../validation/queue-options';
-import type { DelayQueueStats, TaskState, UpcomingTask } from '../interfaces';
+import type { DelayQueueStats, UpcomingTask } from '../interfaces';
 
-export interface Placement {
-  runAt: number;
-  serverNow: number;
-  /** The task became its shard's earliest: a sleeping poller may need waking. */
-  isHead: boolean;
-}
-
-export interface ScheduleItem {
-  id: string;
-  json: string;
-  time: ResolvedTime;
-  replace: boolean;
-}
-
-export interface ScheduleResult {
-  created: boolean;
-  runAt: number;
-  /** State of the existing task a `replace: false` schedule kept. */
-  state?: TaskState;
-}
-
-export interface ClaimedTask {
-  id: string;
-  attempt: number;
-  token: string;
-  runAt: number;
-  json: string;
-}
-
-export interface ClaimOutcome {
-  serverNow: number;
-  nextDueAt: number;
-  tasks: ClaimedTask[];
-}
-
-export interface StoredTask {
-  state: TaskState;
-  runAt: number;
-  attempts: number;
-  json: string;
-  lastError?: string;
-}
+export type { ClaimedTask, ClaimOutcome } from '../redis/lua/delay-claim';
+export type { StoredTask } from '../redis/lua/delay-get';
+export type { Placement } from '../redis/lua/delay-move';
+export type { ScheduleItem, ScheduleResult } from '../redis/lua/delay-schedule';
 
 /**
  * Bounds on one script call (Redis runs one script at a time: a long one freezes every client).
@@ -63,171 +40,103 @@ const DELIVERIES_PER_CALL = 250;
 /** Dead letters re-queued or deleted per script call (requeueAll, deleteDead). */
 export const DEAD_LETTERS_PER_CHUNK = 500;
 
+/** Every key of a shard. */
+const SHARD_KINDS: ShardKeyKind[] = ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'];
+
 /** The Redis side of a DelayQueue: key names, script arguments and reply decoding, nothing else. */
 export class DelayQueueStore {
+  private readonly shards: ShardKeys[];
+
   constructor(
     private readonly scripts: Scripts,
     readonly keys: QueueKeys,
     private readonly options: DelayQueueOptionsRules,
-  ) {}
+  ) {
+    this.shards = Array.from({ length: options.shards }, (_, shard) => shardKeys(keys, shard));
+  }
 
-  private k(shard: number, ...kinds: ShardKeyKind[]): string[] {
-    return kinds.map((kind) => this.keys.key(shard, kind));
+  private call<In, Out>(protocol: ScriptProtocol<In, Out>, shard: number, input: In, sending?: Sending): Promise<Out> {
+    return invoke(this.scripts, protocol, this.shards[shard], input, sending);
   }
 
   /** A producer's change, sent at once (`Scripts.runNow`); waits for replicas when the queue asks for it. */
-  private write<T>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
+  private write<In, Out>(protocol: ScriptProtocol<In, Out>, shard: number, input: In): Promise<Out> {
     const { waitForReplicas } = this.options;
-    return waitForReplicas
-      ? this.scripts.runReplicated<T>(script, keys, args, waitForReplicas)
-      : this.scripts.runNow<T>(script, keys, args);
+    return this.call(protocol, shard, input, waitForReplicas ? { replicas: waitForReplicas } : 'now');
   }
 
   /** Schedules tasks of one shard in one call, in order. */
-  async schedule(
-    shard: number,
-    tasks: ScheduleItem[],
-  ): Promise<{ serverNow: number; head: number; results: ScheduleResult[] }> {
-    const args: (string | number)[] = [];
-    for (const { id, json, time, replace } of tasks) args.push(id, json, time[0], time[1], replace ? '1' : '0');
-    const reply = await this.write<(number | string)[]>(
-      'delay-schedule',
-      this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'),
-      args,
-    );
-    const results: ScheduleResult[] = [];
-    for (let i = 2; i < reply.length; i += 3) {
-      results.push({
-        created: reply[i] === 1,
-        runAt: reply[i + 1] as number,
-        ...(reply[i + 2] ? { state: reply[i + 2] as TaskState } : {}),
-      });
-    }
-    return { serverNow: reply[0] as number, head: reply[1] as number, results };
+  schedule(shard: number, tasks: ScheduleItem[]): Promise<ScheduleOutcome> {
+    return this.write(delaySchedule, shard, tasks);
   }
 
-  async move(
+  move(
     shard: number,
     id: string,
     mode: 'at' | 'in' | 'by',
     ms: number,
   ): Promise<Placement | 'active' | 'dead' | 'missing'> {
-    const reply = await this.write<[number, number | string, number, number]>(
-      'delay-move',
-      this.k(shard, 'due', 'active', 'data'),
-      [id, mode, ms],
-    );
-    if (reply[0] === 0) return reply[1] as 'active' | 'dead' | 'missing';
-    return { runAt: reply[1] as number, serverNow: reply[2], isHead: reply[3] === 1 };
+    return this.write(delayMove, shard, { id, mode, ms });
   }
 
-  async cancel(shard: number, id: string): Promise<boolean> {
-    return (
-      (await this.write<number>('delay-cancel', this.k(shard, 'due', 'active', 'data', 'dead', 'errors', 'runs'), [
-        id,
-      ])) === 1
-    );
+  cancel(shard: number, id: string): Promise<boolean> {
+    return this.write(delayCancel, shard, id);
   }
 
-  async get(shard: number, id: string): Promise<StoredTask | null> {
-    const reply = await this.scripts.run<[TaskState, number, string, number, string | null] | []>(
-      'delay-get',
-      this.k(shard, 'due', 'active', 'data', 'dead', 'errors', 'runs'),
-      [id],
-    );
-    if (reply.length === 0) return null;
-    const [state, runAt, json, attempts, lastError] = reply;
-    return { state, runAt, attempts, json, ...(lastError ? { lastError } : {}) };
+  get(shard: number, id: string): Promise<StoredTask | null> {
+    return this.call(delayGet, shard, id);
   }
 
-  async claim(shard: number, limit: number): Promise<ClaimOutcome> {
+  claim(shard: number, limit: number): Promise<ClaimOutcome> {
     const { visibilityTimeoutMs, maxAttempts, deadLetter } = this.options;
+    const input = {
+      limit: Math.min(limit, MAX_CLAIM_PER_CALL),
+      leaseMs: visibilityTimeoutMs,
+      maxAttempts,
+      deadCapacity: deadLetter.capacity,
+      token: fencingToken(),
+    };
     // Sent at once: measured, 100,000 tasks fired 55k -> 76k tasks/s (acknowledgements gain nothing so).
-    const reply = await this.scripts.runNow<(string | number)[]>(
-      'delay-claim',
-      this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'),
-      [Math.min(limit, MAX_CLAIM_PER_CALL), visibilityTimeoutMs, maxAttempts, deadLetter.capacity, fencingToken()],
-    );
-    const tasks: ClaimedTask[] = [];
-    for (let i = 2; i < reply.length; i += 5) {
-      tasks.push({
-        id: reply[i] as string,
-        attempt: reply[i + 1] as number,
-        token: reply[i + 2] as string,
-        runAt: reply[i + 3] as number,
-        json: reply[i + 4] as string,
-      });
-    }
-    return { serverNow: reply[0] as number, nextDueAt: reply[1] === -1 ? Infinity : (reply[1] as number), tasks };
+    return this.call(delayClaim, shard, input, 'now');
   }
 
-  /** Acknowledges deliveries of one shard in one call; true for each that completed its task. */
-  async ack(shard: number, deliveries: { id: string; token: string }[]): Promise<boolean[]> {
-    const keys = this.k(shard, 'due', 'active', 'data', 'stats', 'errors', 'runs');
-    return inChunks(deliveries, DELIVERIES_PER_CALL, async (chunk) => {
-      const args: string[] = [];
-      for (const { id, token } of chunk) args.push(id, token);
-      const reply = await this.scripts.run<number[]>('delay-ack', keys, args);
-      return reply.map((completed) => completed === 1);
+  /** Acknowledges deliveries of one shard; true for each that completed its task. */
+  ack(shard: number, deliveries: TaskDelivery[]): Promise<boolean[]> {
+    return inChunks(deliveries, DELIVERIES_PER_CALL, (chunk) => this.call(delayAck, shard, chunk));
+  }
+
+  fail(shard: number, id: string, token: string, retryDelayMs: number, error: string): Promise<TaskFailOutcome> {
+    const { maxAttempts, deadLetter } = this.options;
+    return this.call(delayFail, shard, {
+      delivery: { id, token },
+      maxAttempts,
+      retryDelayMs,
+      deadCapacity: deadLetter.capacity,
+      error,
     });
-  }
-
-  async fail(shard: number, id: string, token: string, retryDelayMs: number, error: string) {
-    const reply = await this.scripts.run<[number, ('retry' | 'dead')?, number?]>(
-      'delay-fail',
-      this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'),
-      [id, token, this.options.maxAttempts, retryDelayMs, this.options.deadLetter.capacity, error],
-    );
-    return reply[0] === 1 ? { outcome: reply[1]!, at: reply[2]! } : null;
   }
 
   /** Extends the leases of running deliveries of one shard; true for each still held. */
-  async extend(shard: number, deliveries: { id: string; token: string }[]): Promise<boolean[]> {
-    return inChunks(deliveries, DELIVERIES_PER_CALL, async (chunk) => {
-      const args: (string | number)[] = [this.options.visibilityTimeoutMs];
-      for (const { id, token } of chunk) args.push(id, token);
-      const reply = await this.scripts.run<number[]>('delay-extend', this.k(shard, 'active', 'runs'), args);
-      return reply.map((kept) => kept === 1);
-    });
+  extend(shard: number, deliveries: TaskDelivery[]): Promise<boolean[]> {
+    const leaseMs = this.options.visibilityTimeoutMs;
+    return inChunks(deliveries, DELIVERIES_PER_CALL, (chunk) =>
+      this.call(delayExtend, shard, { leaseMs, deliveries: chunk }),
+    );
   }
 
-  async release(shard: number, id: string, token: string): Promise<boolean> {
-    return (await this.scripts.run<number>('delay-release', this.k(shard, 'due', 'active', 'runs'), [id, token])) === 1;
+  release(shard: number, id: string, token: string): Promise<boolean> {
+    return this.call(delayRelease, shard, { id, token });
   }
 
-  async requeue(shard: number, id: string, [mode, ms]: ResolvedTime): Promise<Placement | null> {
-    const reply = await this.write<number[]>('delay-requeue', this.k(shard, 'due', 'dead', 'errors', 'runs'), [
-      id,
-      mode,
-      ms,
-    ]);
-    return reply[0] === 1 ? { runAt: reply[1], serverNow: reply[2], isHead: reply[3] === 1 } : null;
+  requeue(shard: number, id: string, time: ResolvedTime): Promise<Placement | null> {
+    return this.write(delayRequeue, shard, { id, time });
   }
 
   /** The `limit` most recent dead letters of a shard, newest first, read a page per script call. */
-  async dead(shard: number, limit: number) {
-    return readNewestFirst(limit, DEAD_LETTERS_PER_CALL, async (count, latest, listedAtLatest) => {
-      const reply = await this.scripts.run<(string | number | null)[]>(
-        'delay-dead',
-        this.k(shard, 'dead', 'data', 'errors', 'runs'),
-        [count, latest, listedAtLatest],
-      );
-      const items: (StoredTask & { id: string; diedAt: number })[] = [];
-      for (let i = 0; i < reply.length; i += 5) {
-        // '<attempts>:<token>:<runAt>' of the last delivery.
-        const [attempts, , runAt] = (reply[i + 3] as string).split(':');
-        items.push({
-          id: reply[i] as string,
-          diedAt: reply[i + 1] as number,
-          state: 'dead',
-          runAt: Number(runAt),
-          attempts: Number(attempts),
-          json: reply[i + 2] as string,
-          ...(reply[i + 4] ? { lastError: reply[i + 4] as string } : {}),
-        });
-      }
-      return { items, listed: items.length };
-    });
+  dead(shard: number, limit: number): Promise<DeadTask[]> {
+    return readNewestFirst(limit, DEAD_LETTERS_PER_CALL, (count, latest, listedAtLatest) =>
+      this.call(delayDead, shard, { count, latest, listedAtLatest }),
+    );
   }
 
   /**
@@ -262,33 +171,25 @@ export class DelayQueueStore {
   }
 
   /** Re-queues one chunk of a shard's dead letters, due now: how many, and Redis' time. */
-  async requeueDeadChunk(shard: number): Promise<{ requeued: number; serverNow: number }> {
-    const [requeued, serverNow] = await this.write<[number, number]>(
-      'delay-requeue-dead',
-      this.k(shard, 'due', 'dead', 'errors', 'runs'),
-      [DEAD_LETTERS_PER_CHUNK],
-    );
-    return { requeued, serverNow };
+  requeueDeadChunk(shard: number): Promise<{ requeued: number; serverNow: number }> {
+    return this.write(delayRequeueDead, shard, DEAD_LETTERS_PER_CHUNK);
   }
 
   /** Deletes one chunk of a shard's dead letters that died at least `ageMs` ago: how many. */
   deleteDeadChunk(shard: number, ageMs: number): Promise<number> {
-    return this.write<number>('delay-delete-dead', this.k(shard, 'dead', 'data', 'errors', 'runs'), [
-      DEAD_LETTERS_PER_CHUNK,
-      ageMs,
-    ]);
+    return this.write(delayDeleteDead, shard, { most: DEAD_LETTERS_PER_CHUNK, ageMs });
   }
 
-  /** The first `perShard` tasks of each shard's due index, with their times. */
   /**
    * Deletes every key of a shard: one command (its keys share a slot). UNLINK frees large values (a
    * million tasks' payloads) in a background thread, so it does not block Redis for long.
    */
   async obliterate(shard: number): Promise<void> {
-    const keys = this.k(shard, 'due', 'active', 'data', 'dead', 'stats', 'errors', 'runs');
+    const keys = SHARD_KINDS.map((kind) => this.keys.key(shard, kind));
     await this.scripts.call((client) => client.unlink(...keys));
   }
 
+  /** The first `perShard` tasks of each shard's due index, with their times. */
   async dueHeads(perShard: number): Promise<UpcomingTask[]> {
     const shards = await Promise.all(
       Array.from({ length: this.options.shards }, (_, shard) =>
@@ -316,34 +217,21 @@ export class DelayQueueStore {
       lagMs: 0,
     };
     const shards = await Promise.all(
-      Array.from({ length: this.options.shards }, (_, shard) =>
-        this.scripts.run<number[]>('delay-stats', this.k(shard, 'due', 'active', 'dead', 'stats'), []),
-      ),
+      Array.from({ length: this.options.shards }, (_, shard) => this.call(delayStats, shard, undefined)),
     );
-    for (const [
-      scheduled,
-      active,
-      dead,
-      nextDue,
-      scheduledTotal,
-      fired,
-      completed,
-      retried,
-      deadTotal,
-      due,
-      now,
-    ] of shards) {
-      total.scheduled += scheduled;
-      total.active += active;
-      total.dead += dead;
+    for (const shard of shards) {
+      total.scheduled += shard.scheduled;
+      total.active += shard.active;
+      total.dead += shard.dead;
+      const { nextDue, serverNow } = shard;
       if (nextDue >= 0 && (total.nextDueAt === null || nextDue < total.nextDueAt)) total.nextDueAt = nextDue;
-      total.scheduledTotal += scheduledTotal;
-      total.fired += fired;
-      total.completed += completed;
-      total.retried += retried;
-      total.deadTotal += deadTotal;
-      total.due += due;
-      if (nextDue >= 0) total.lagMs = Math.max(total.lagMs, now - nextDue);
+      total.scheduledTotal += shard.scheduledTotal;
+      total.fired += shard.fired;
+      total.completed += shard.completed;
+      total.retried += shard.retried;
+      total.deadTotal += shard.deadTotal;
+      total.due += shard.due;
+      if (nextDue >= 0) total.lagMs = Math.max(total.lagMs, serverNow - nextDue);
     }
     return total;
   }
