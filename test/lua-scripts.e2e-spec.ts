@@ -1,6 +1,12 @@
 import { DelayQueueStore } from '../libs/queue/src/delay-queue/delay-queue.store';
 import { QueueKeys } from '../libs/queue/src/redis/keys';
+import { delayAck } from '../libs/queue/src/redis/lua/delay-ack';
+import { delayClaim } from '../libs/queue/src/redis/lua/delay-claim';
+import { delaySchedule } from '../libs/queue/src/redis/lua/delay-schedule';
+import { fixedPush } from '../libs/queue/src/redis/lua/fixed-push';
+import { fixedTake, type FixedTakeInput } from '../libs/queue/src/redis/lua/fixed-take';
 import { loadScript } from '../libs/queue/src/redis/lua-loader';
+import { invoke, shardKeys } from '../libs/queue/src/redis/script-protocol';
 import type { DelayQueueOptionsRules } from '../libs/queue/src/validation/queue-options';
 import { SCRIPTS_DIR, SCRIPT_NAMES, Scripts } from '../libs/queue/src/redis/scripts';
 import { pollUntil, rawClient, uniquePrefix } from './support/testing';
@@ -17,28 +23,42 @@ describe('Lua scripts', () => {
   });
 });
 
-describe('Scripts.runAfterReads (reads and a script in one MULTI)', () => {
+describe('fixed-take through its protocol (the reads and the script in one MULTI)', () => {
+  const push = (shard: ReturnType<typeof shardKeys>, scripts: Scripts, messages: string[]) =>
+    invoke(scripts, fixedPush, shard, {
+      capacity: 100,
+      batchSize: 2,
+      maxWaitMs: 0,
+      mode: '0',
+      groups: [{ group: 'a', messages }],
+    });
+  const taking = (maxAgeMs: number): FixedTakeInput => ({
+    batchSize: 2,
+    maxAgeMs,
+    maxWaitMs: 0,
+    limit: 1,
+    candidates: ['a'],
+    read: 2,
+    raw: true,
+  });
+
   it('reads the lists as the script saw them, and reloads a flushed script inside the transaction', async () => {
     const redis = rawClient();
     const scripts = new Scripts(redis);
-    const prefix = uniquePrefix();
-    const keys = [`${prefix}:{q:0}:ready`, `${prefix}:{q:0}:stats`, `${prefix}:{q:0}:lastPush`, `${prefix}:{q:0}:g:a`];
-    const pushKeys = [...keys.slice(0, 3), `${prefix}:{q:0}:held`, keys[3]];
+    const shard = shardKeys(new QueueKeys(uniquePrefix(), 'q', 1), 0);
     try {
-      await scripts.run('fixed-push', pushKeys, [100, 2, 0, 0, pushKeys[4].length - 1, '\n{"n":1}\n{"n":2}\n{"n":3}']);
+      await push(shard, scripts, ['{"n":1}', '{"n":2}', '{"n":3}']);
       await redis.script('FLUSH');
-      const { lists, result } = await scripts.runAfterReads<(string | number)[]>(
-        'fixed-take',
-        keys,
-        [2, 0, 0, 1, 'a', 2],
-        [{ key: keys[3], count: 2 }],
-      );
+      const { outcome, lists } = await invoke(scripts, fixedTake, shard, taking(0));
       expect(lists).toEqual([
         [expect.stringMatching(/^\[\d{13},\{"n":1\}\]$/), expect.stringMatching(/^\[\d{13},\{"n":2\}\]$/)],
       ]);
-      // Listed: 'a' (one message left, due after maxWait 0); then offset 0, expired 0, claimed 2.
-      expect(result.slice(2)).toEqual([1, 'a', 0, 0, 2]);
-      expect(await redis.lrange(keys[3], 0, -1)).toEqual([expect.stringContaining('{"n":3}')]);
+      // 'a' is listed again: one message left, due after maxWait 0.
+      expect(outcome).toMatchObject({
+        due: ['a'],
+        batches: [{ group: 'a', expired: 0, messages: ['{"n":1}', '{"n":2}'], attempt: 1 }],
+      });
+      expect(await redis.lrange(shard.group('a'), 0, -1)).toEqual([expect.stringContaining('{"n":3}')]);
     } finally {
       redis.disconnect();
     }
@@ -47,32 +67,27 @@ describe('Scripts.runAfterReads (reads and a script in one MULTI)', () => {
   it('claims nothing from a read made only of expired entries, trims them all, and gives the fresh ones next', async () => {
     const redis = rawClient();
     const scripts = new Scripts(redis);
-    const prefix = uniquePrefix();
-    const keys = [`${prefix}:{q:0}:ready`, `${prefix}:{q:0}:stats`, `${prefix}:{q:0}:lastPush`, `${prefix}:{q:0}:g:a`];
-    const pushKeys = [...keys.slice(0, 3), `${prefix}:{q:0}:held`, keys[3]];
+    const shard = shardKeys(new QueueKeys(uniquePrefix(), 'q', 1), 0);
     const serverMs = async () => {
       const [s, us] = await redis.time();
       return Number(s) * 1000 + Math.floor(Number(us) / 1000);
     };
     try {
-      await scripts.run('fixed-push', pushKeys, [100, 2, 0, 0, pushKeys[4].length - 1, '\n1\n2\n3']);
+      await push(shard, scripts, ['1', '2', '3']);
       const pushedAt = await serverMs();
       await pollUntil(async () => (await serverMs()) > pushedAt + 60, 'the first entries to age past maxAgeMs');
-      await scripts.run('fixed-push', pushKeys, [100, 2, 0, 0, pushKeys[4].length - 1, '4']);
-      const take = () =>
-        scripts.runAfterReads<(string | number)[]>(
-          'fixed-take',
-          keys,
-          [2, 50, 0, 1, 'a', 2],
-          [{ key: keys[3], count: 2 }],
-        );
-      const first = await take();
-      // Three expired (more than the two read): offset clamped to the read, nothing claimed.
-      expect(first.result.slice(-3)).toEqual([2, 3, 0]);
-      const second = await take();
-      expect(second.result.slice(-3)).toEqual([0, 0, 1]);
-      expect(second.lists[0]).toEqual([expect.stringMatching(/,4\]$/)]);
-      expect(await redis.hgetall(keys[1])).toMatchObject({ pushed: '4', expired: '3', delivered: '1', pending: '0' });
+      await push(shard, scripts, ['4']);
+      // Three expired (more than the two read): nothing claimed.
+      const first = await invoke(scripts, fixedTake, shard, taking(50));
+      expect(first.outcome.batches).toEqual([{ group: 'a', expired: 3, messages: [], attempt: 0 }]);
+      const second = await invoke(scripts, fixedTake, shard, taking(50));
+      expect(second.outcome.batches).toEqual([{ group: 'a', expired: 0, messages: ['4'], attempt: 1 }]);
+      expect(await redis.hgetall(shard.key('stats'))).toMatchObject({
+        pushed: '4',
+        expired: '3',
+        delivered: '1',
+        pending: '0',
+      });
     } finally {
       redis.disconnect();
     }
@@ -84,46 +99,46 @@ describe('scripts with the largest batches the library sends', () => {
     const redis = rawClient();
     const scripts = new Scripts(redis);
     const prefix = uniquePrefix();
-    const key = (kind: string) => `${prefix}:{q:0}:${kind}`;
+    const fixed = shardKeys(new QueueKeys(prefix, 'q', 1), 0);
+    const delay = shardKeys(new QueueKeys(prefix, 'd', 1), 0);
     try {
-      const groups = Array.from({ length: 4000 }, (_, i) => `g${i}`);
-      const pushed = await scripts.run<number[]>(
-        'fixed-push',
-        [key('ready'), key('stats'), key('lastPush'), key('held'), ...groups.map((g) => key(`g:${g}`))],
-        [1000, 128, 1000, 0, key('g:').length, ...groups.map(() => '{"n":1}')],
-      );
-      // Nothing evicted: the reply lists no group.
-      expect(pushed).toHaveLength(2);
-      expect(await redis.zrange(key('lastPush'), 0, -1)).toEqual(expect.arrayContaining(['g0', 'g3999']));
-      expect(await redis.zcard(key('lastPush'))).toBe(4000);
-      expect(await redis.zcard(key('ready'))).toBe(4000);
+      const groups = Array.from({ length: 4000 }, (_, i) => ({ group: `g${i}`, messages: ['{"n":1}'] }));
+      const pushed = await invoke(scripts, fixedPush, fixed, {
+        capacity: 1000,
+        batchSize: 128,
+        maxWaitMs: 1000,
+        mode: '0',
+        groups,
+      });
+      expect(pushed.evicted.every((evicted) => evicted === 0)).toBe(true);
+      expect(await redis.zrange(fixed.key('lastPush'), 0, -1)).toEqual(expect.arrayContaining(['g0', 'g3999']));
+      expect(await redis.zcard(fixed.key('lastPush'))).toBe(4000);
+      expect(await redis.zcard(fixed.key('ready'))).toBe(4000);
 
-      const delayKeys = ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'].map(
-        (kind) => `${prefix}:{d:0}:${kind}`,
-      );
       const ids = Array.from({ length: 3000 }, (_, i) => `t${i}`);
-      await scripts.run(
-        'delay-schedule',
-        delayKeys,
-        ids.flatMap((id) => [id, '{}', 'in', 0, '1']),
+      await invoke(
+        scripts,
+        delaySchedule,
+        delay,
+        ids.map((id) => ({ id, json: '{}', time: ['in', 0] as ['in', number], replace: true })),
       );
-      const claimed = await scripts.run<(string | number)[]>('delay-claim', delayKeys, [
-        3000,
-        30_000,
-        5,
-        100,
-        'token-1',
-      ]);
-      expect((claimed.length - 2) / 5).toBe(3000);
-      const deliveries = ids.flatMap((id, i) => [id, String(claimed[2 + 5 * i + 2])]);
-      const acked = await scripts.run<number[]>(
-        'delay-ack',
-        [delayKeys[0], delayKeys[1], delayKeys[2], delayKeys[4], delayKeys[5], delayKeys[6]],
-        deliveries,
+      const claimed = await invoke(scripts, delayClaim, delay, {
+        limit: 3000,
+        leaseMs: 30_000,
+        maxAttempts: 5,
+        deadCapacity: 100,
+        token: 'token-1',
+      });
+      expect(claimed.tasks).toHaveLength(3000);
+      const acked = await invoke(
+        scripts,
+        delayAck,
+        delay,
+        claimed.tasks.map(({ id, token }) => ({ id, token })),
       );
-      expect(acked.filter((ok) => ok === 1)).toHaveLength(3000);
-      expect(await redis.hlen(delayKeys[2])).toBe(0);
-      expect(await redis.hlen(delayKeys[6])).toBe(0);
+      expect(acked.filter(Boolean)).toHaveLength(3000);
+      expect(await redis.hlen(delay.key('data'))).toBe(0);
+      expect(await redis.hlen(delay.key('runs'))).toBe(0);
     } finally {
       redis.disconnect();
     }
