@@ -278,16 +278,20 @@ describe('no script blocks Redis for long, whatever the call (SLOWLOG)', () => {
     // What a consumer of concurrency 10,000 asks for: half its slots per poll, the groups the last poll listed.
     let claimed = 0;
     let polls = 0;
-    const ms = await measure('claim at concurrency 10,000, 1M due groups', async () => {
-      let due: string[] = [];
-      for (; polls < 20; polls++) {
-        const outcome = await crowd.store.take(0, 5000, due);
-        due = outcome.due;
-        claimed += outcome.batches.length;
-        // Always more due: the shard loop polls again at once.
-        expect(outcome.nextDueAt).toBe(outcome.serverNow);
-      }
-    });
+    const ms = await measure(
+      'claim at concurrency 10,000, 1M due groups',
+      async () => {
+        let due: string[] = [];
+        for (let poll = 0; poll < 20; poll++, polls++) {
+          const outcome = await crowd.store.take(0, 5000, due);
+          due = outcome.due;
+          claimed += outcome.batches.length;
+          // Always more due: the shard loop polls again at once.
+          expect(outcome.nextDueAt).toBe(outcome.serverNow);
+        }
+      },
+      true,
+    );
     expect(claimed).toBeGreaterThan(polls);
     expect(ms).toBeLessThan(BOUND_MS);
     await redis.del(`${prefix}:{crowd:0}:ready`, `${prefix}:{crowd:0}:lastPush`);
@@ -295,15 +299,22 @@ describe('no script blocks Redis for long, whatever the call (SLOWLOG)', () => {
 
   it('claims and acknowledges 64 full groups of 4,000 1 KB messages (at-least-once), in short calls', async () => {
     await load('heavy', 64, 64, 4000, 1000);
-    const deliveries: { group: string; token: string }[] = [];
-    const claim = await measure('claim 64 groups x 4,000 x 1 KB', async () => {
-      let due: string[] = [];
-      for (let polls = 0; deliveries.length < 64 && polls < 1000; polls++) {
-        const outcome = await heavy.store.take(0, 128, due);
-        due = outcome.due;
-        for (const { group, token } of outcome.batches) deliveries.push({ group, token: token! });
-      }
-    });
+    let deliveries: { group: string; token: string }[] = [];
+    const claim = await measure(
+      'claim 64 groups x 4,000 x 1 KB',
+      async () => {
+        // A run after the first gives back what the one before claimed: due again, not counted as attempts.
+        if (deliveries.length > 0) await heavy.store.release(0, deliveries);
+        deliveries = [];
+        let due: string[] = [];
+        for (let polls = 0; deliveries.length < 64 && polls < 1000; polls++) {
+          const outcome = await heavy.store.take(0, 128, due);
+          due = outcome.due;
+          for (const { group, token } of outcome.batches) deliveries.push({ group, token: token! });
+        }
+      },
+      true,
+    );
     expect(deliveries).toHaveLength(64);
     const ack = await measure('acknowledge 64 batches of up to 4,000 x 1 KB', async () => {
       const { dueAt } = await heavy.store.ack(0, deliveries);
@@ -316,12 +327,16 @@ describe('no script blocks Redis for long, whatever the call (SLOWLOG)', () => {
   it('takes from an unordered hot group at concurrency 1,000, in short calls', async () => {
     await load('hot', 1, 1, 100_000, 60);
     let taken = 0;
-    const ms = await measure('take from a hot group at concurrency 1,000', async () => {
-      for (let polls = 0; polls < 5; polls++) {
-        const outcome = await hot.store.take(0, 500, ['g0']);
-        taken += outcome.batches.reduce((sum, batch) => sum + batch.messages.length, 0);
-      }
-    });
+    const ms = await measure(
+      'take from a hot group at concurrency 1,000',
+      async () => {
+        for (let polls = 0; polls < 5; polls++) {
+          const outcome = await hot.store.take(0, 500, ['g0']);
+          taken += outcome.batches.reduce((sum, batch) => sum + batch.messages.length, 0);
+        }
+      },
+      true,
+    );
     expect(taken).toBeGreaterThan(0);
     expect(ms).toBeLessThan(BOUND_MS);
     await hot.obliterate();

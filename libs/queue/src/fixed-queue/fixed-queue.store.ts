@@ -90,6 +90,9 @@ export class FixedQueueStore {
    * `serverNow`), so a caller with more room polls again at once.
    */
   async take(shard: number, limit: number, listed: string[], raw = false): Promise<TakeOutcome> {
+    // Entry sizes are unknown until read: rather than read a batch of them blind (megabytes, if they
+    // are large), the first poll with candidates reads one entry first.
+    if (!this.budget.learned && listed.length > 0) this.budget.observe([await this.head(shard, listed[0], 1)]);
     const plan = this.budget.plan(limit);
     // Never more than the plan's batches are claimed: reading more heads would be work for nothing.
     const candidates = listed.length > plan.batches ? listed.slice(0, plan.batches) : listed;

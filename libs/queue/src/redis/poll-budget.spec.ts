@@ -38,7 +38,15 @@ describe('PollBudget', () => {
   it('learns nothing from a poll that read nothing', () => {
     const budget = new PollBudget(4000);
     budget.observe([[], []]);
+    expect(budget.learned).toBe(false);
     expect(budget.plan(1)).toEqual({ batches: 1, perBatch: 4000 });
+  });
+
+  it('takes the first sizes it sees as they are, smaller than its first guess included', () => {
+    const budget = new PollBudget(10_000);
+    budget.observe([entries(1, 20)]);
+    expect(budget.learned).toBe(true);
+    expect(budget.plan(1)).toEqual({ batches: 1, perBatch: 10_000 });
   });
 });
 

@@ -25,9 +25,15 @@ export interface PollPlan {
  */
 export class PollBudget {
   private entryBytes: number;
+  private observed = false;
 
   constructor(private readonly batchSize: number) {
     this.entryBytes = Math.min(FIRST_ENTRY_BYTES, BYTES_PER_POLL / batchSize);
+  }
+
+  /** Whether entry sizes were seen yet: before, a caller may read one entry first rather than plan blind. */
+  get learned(): boolean {
+    return this.observed;
   }
 
   /** The plan of a poll with `limit` free slots. */
@@ -47,7 +53,9 @@ export class PollBudget {
       count += list.length;
       for (const entry of list) chars += entry.length;
     }
-    if (count > 0) this.entryBytes = Math.max(1, chars / count, this.entryBytes / 2);
+    if (count === 0) return;
+    this.entryBytes = this.observed ? Math.max(1, chars / count, this.entryBytes / 2) : Math.max(1, chars / count);
+    this.observed = true;
   }
 }
 
