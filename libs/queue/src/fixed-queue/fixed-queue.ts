@@ -1,6 +1,7 @@
 import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { QueueInputError } from '../errors';
 import type { QueueEvents } from '../events/queue-events';
+import { entryMessage, entryTime } from '../redis/fixed-entry';
 import { QueueKeys, shardOf } from '../redis/keys';
 import type { RedisConnection } from '../redis/redis-connection';
 import { assertQueueMeta, deleteQueueMeta } from '../redis/queue-meta';
@@ -361,10 +362,6 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     });
   }
 }
-
-/** A list entry is `[<push time>,<json>]`. */
-const entryTime = (entry: string): number => Number(entry.slice(1, entry.indexOf(',')));
-const entryMessage = <T>(entry: string): T => JSON.parse(entry.slice(entry.indexOf(',') + 1, -1)) as T;
 
 /** Where `groups` stands: [shard, HSCAN cursor, groups of that step already listed]. */
 function decodeGroupCursor(cursor: string | undefined, shards: number): [number, string, number] {
