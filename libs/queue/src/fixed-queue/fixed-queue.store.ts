@@ -137,11 +137,13 @@ export class FixedQueueStore {
     const outcomes = await inChunks(deliveries, this.acksPerCall(), async (chunk) => [
       await this.call(fixedAck, shard, { batchSize, maxWaitMs, deliveries: chunk }),
     ]);
-    return outcomes.reduce((all, outcome) => ({
-      serverNow: Math.max(all.serverNow, outcome.serverNow),
-      wakeAt: all.wakeAt < 0 || (outcome.wakeAt >= 0 && outcome.wakeAt < all.wakeAt) ? outcome.wakeAt : all.wakeAt,
-      dueAt: [...all.dueAt, ...outcome.dueAt],
-    }));
+    const all: AckOutcome = { serverNow: 0, wakeAt: -1, dueAt: [] };
+    for (const { serverNow, wakeAt, dueAt } of outcomes) {
+      all.serverNow = Math.max(all.serverNow, serverNow);
+      if (wakeAt >= 0 && (all.wakeAt < 0 || wakeAt < all.wakeAt)) all.wakeAt = wakeAt;
+      all.dueAt.push(...dueAt);
+    }
+    return all;
   }
 
   /**
