@@ -34,6 +34,7 @@ if isPaused(statsKey) then
 end
 
 --- @include "held"
+--- @include "entries"
 --- @include "settle"
 --- @include "bury"
 --- @include "trim-dead-letters"

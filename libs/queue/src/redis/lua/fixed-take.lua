@@ -27,6 +27,7 @@ if isPaused(statsKey) then
   return out
 end
 
+--- @include "entries"
 --- @include "settle"
 --- @include "claim-reply"
 
