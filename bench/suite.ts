@@ -10,6 +10,7 @@ import type { ScenarioResult } from './harness/results';
 import { Servers } from './harness/servers';
 import { consumeScenario } from './scenarios/consume';
 import { delayScenario } from './scenarios/delay';
+import { fifoScenario } from './scenarios/fifo';
 import { growthScenario } from './scenarios/growth';
 import { hotGroupScenario } from './scenarios/hot-group';
 import { idleScenario } from './scenarios/idle';
@@ -18,6 +19,7 @@ import { pushScenario } from './scenarios/push';
 export const SCENARIOS: Scenario[] = [
   pushScenario,
   consumeScenario,
+  fifoScenario,
   hotGroupScenario,
   delayScenario,
   idleScenario,
