@@ -12,7 +12,7 @@ export const MODULE_DEFAULTS = Object.freeze({
   prefix: 'nrq',
   consumers: true,
   shutdownTimeoutMs: 10 * SECOND,
-  idlePollMs: 10 * SECOND,
+  idlePollMs: 60 * SECOND,
   maxPayloadBytes: 1024 * 1024,
   commandTimeoutMs: 10 * SECOND,
   startup: 'fail' as 'fail' | 'continue',

@@ -132,10 +132,15 @@ export abstract class QueueConsumer<I, D extends RunningDelivery> {
     if (schedule) {
       schedule.start(() => this.tick());
     } else {
-      this.unsubscribe = await this.deps.connection.subscribe(this.deps.wakeChannel, (message) => {
-        const [shard, at] = message.split(':').map(Number);
-        this.poller.dueAt(shard, at);
-      });
+      this.unsubscribe = await this.deps.connection.subscribe(
+        this.deps.wakeChannel,
+        (message) => {
+          const [shard, at] = message.split(':').map(Number);
+          this.poller.dueAt(shard, at);
+        },
+        // Hints lost while the subscriber reconnected: every shard is polled now, not at idlePollMs.
+        () => this.poller.tick(),
+      );
     }
     this.poller.start();
   }

@@ -66,7 +66,7 @@ export class ShardPoller<I> {
     for (const loop of this.loops) loop.start();
   }
 
-  /** Scheduled mode: every shard is polled now, and again while it has work due. */
+  /** Every shard is polled now (scheduled mode: and again while it has work due). */
   tick(): void {
     for (const loop of this.loops) loop.hint(-Infinity);
   }

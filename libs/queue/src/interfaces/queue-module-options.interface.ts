@@ -22,8 +22,10 @@ export interface QueueModuleOptions {
   shutdownTimeoutMs?: number;
   /**
    * Longest an idle consumer sleeps before asking Redis again when it knows of no earlier due work.
-   * Wake-ups for new work normally arrive by pub/sub; this bounds the delay if one is lost. Each shard of a consumed queue costs
-   * one script call per `idlePollMs` when idle (8 shards at 10 s: 0.8 calls/s). Default: `MODULE_DEFAULTS.idlePollMs`.
+   * Wake-ups for new work arrive by pub/sub, and every shard is polled again once the subscriber
+   * reconnects (hints published meanwhile are lost); this only bounds the delay should a hint be lost
+   * otherwise. Each shard of a consumed queue costs one script call per `idlePollMs` when idle (8
+   * shards at 60 s: one call every 7.5 s). Default: `MODULE_DEFAULTS.idlePollMs`.
    */
   idlePollMs?: number;
   /** Default size limit of one serialised message or task payload. Default: `MODULE_DEFAULTS.maxPayloadBytes`. */

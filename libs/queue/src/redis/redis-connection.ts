@@ -142,6 +142,7 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
   private readonly target: string;
   private subscriber?: RedisClient;
   private readonly listeners = new Map<string, Set<(message: string) => void>>();
+  private readonly resyncs = new Set<() => void>();
   private readonly logger = new Logger('QueueModule');
   /**
    * The command connection's last error since it was last ready, to say why Redis is unreachable (a
@@ -290,7 +291,11 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
   }
 
   /** Listens on a pub/sub channel; the returned function stops listening. */
-  async subscribe(channel: string, listener: (message: string) => void): Promise<() => void> {
+  /**
+   * Listens on a pub/sub channel; resolves with the function that stops listening. `missed` is called
+   * each time the subscriber connects again: messages published meanwhile were lost.
+   */
+  async subscribe(channel: string, listener: (message: string) => void, missed?: () => void): Promise<() => void> {
     let set = this.listeners.get(channel);
     if (!set) {
       set = new Set();
@@ -307,8 +312,10 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
       }
     }
     set.add(listener);
+    if (missed) this.resyncs.add(missed);
     return () => {
       set.delete(listener);
+      if (missed) this.resyncs.delete(missed);
     };
   }
 
@@ -318,12 +325,18 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
       this.watch(subscriber, 'Redis subscriber');
       // ioredis only resubscribes channels whose SUBSCRIBE once succeeded; one sent while Redis was
       // away would be lost, so every (re)connection subscribes to all of them.
+      let connected = false;
       subscriber.on('ready', () => {
+        const reconnected = connected;
+        connected = true;
         const channels = [...this.listeners.keys()];
-        if (channels.length > 0)
-          subscriber
-            .subscribe(...channels)
-            .catch((error: Error) => this.logger.warn(`Redis subscriber: ${error.message}`));
+        if (channels.length === 0) return;
+        subscriber.subscribe(...channels).then(
+          // Hints published while it was away are lost: those listening look for themselves, once
+          // subscribed again (so that none published after their look is missed).
+          () => reconnected && this.resyncs.forEach((resync) => resync()),
+          (error: Error) => this.logger.warn(`Redis subscriber: ${error.message}`),
+        );
       });
       subscriber.on('message', (channel: string, message: string) => {
         for (const listener of this.listeners.get(channel) ?? []) listener(message);
