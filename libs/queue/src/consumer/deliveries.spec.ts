@@ -1,9 +1,9 @@
 import { HandlerTimeoutError } from '../errors';
-import { ABANDONED, Deliveries, type RunningDelivery, timedOut } from './deliveries';
+import { ABANDONED, Deliveries, LazyAbort, type RunningDelivery, timedOut } from './deliveries';
 
 const delivery = (shard = 0, what = 'task "t"'): RunningDelivery => ({
   shard,
-  controller: new AbortController(),
+  aborter: new LazyAbort(),
   what,
 });
 const never = () => new Promise<never>(() => undefined);
@@ -42,12 +42,12 @@ describe('Deliveries', () => {
     const d = delivery(0, 'batch of group "g"');
     const run = deliveries.run(d, never);
     jest.advanceTimersByTime(999);
-    expect(d.controller.signal.aborted).toBe(false);
+    expect(d.aborter.aborted).toBe(false);
     jest.advanceTimersByTime(1);
     const error = await run.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HandlerTimeoutError);
     expect((error as HandlerTimeoutError).message).toMatch(/batch of group "g" did not settle within 1000 ms/);
-    expect(d.controller.signal.reason).toBe(error);
+    expect(d.aborter.reason).toBe(error);
     expect(timedOut(error, d)).toBe(true);
     expect(deliveries.timedOut).toBe(1);
     expect(deliveries.size).toBe(0);
@@ -62,6 +62,19 @@ describe('Deliveries', () => {
     expect(deliveries.timedOut).toBe(0);
   });
 
+  it('makes no AbortController unless the signal is asked for, and a late one starts aborted', () => {
+    const quiet = new LazyAbort();
+    quiet.abort('why');
+    expect(quiet.aborted).toBe(true);
+    expect(quiet.signal.aborted).toBe(true);
+    expect(quiet.signal.reason).toBe('why');
+    const early = new LazyAbort();
+    const { signal } = early;
+    early.abort('first');
+    early.abort('second');
+    expect(signal.reason).toBe('first');
+  });
+
   it('abandon() aborts every running handler, rejects their runs with ABANDONED and clears every timer', async () => {
     const { deliveries } = make(async (_shard, running) => running.map(() => true));
     const a = delivery(0);
@@ -70,7 +83,7 @@ describe('Deliveries', () => {
     const reason = new Error('shutdown timeout ran out');
     expect(deliveries.abandon(reason)).toEqual([a, b]);
     expect(await Promise.all(runs)).toEqual([ABANDONED, ABANDONED]);
-    expect([a.controller.signal.reason, b.controller.signal.reason]).toEqual([reason, reason]);
+    expect([a.aborter.reason, b.aborter.reason]).toEqual([reason, reason]);
     expect(jest.getTimerCount()).toBe(0);
   });
 
@@ -88,9 +101,9 @@ describe('Deliveries', () => {
       [0, 2],
       [1, 2],
     ]);
-    expect(gone.controller.signal.aborted).toBe(true);
+    expect(gone.aborter.aborted).toBe(true);
     expect(lost).toEqual([gone]);
-    expect(kept.some((d) => d.controller.signal.aborted)).toBe(false);
+    expect(kept.some((d) => d.aborter.aborted)).toBe(false);
     deliveries.abandon(new Error('stop'));
     await Promise.all(runs);
     calls.length = 0;

@@ -1,10 +1,43 @@
 import { HandlerTimeoutError } from '../errors';
 import { byShard } from '../utils/by-shard';
 
-/** A delivery a consumer is handling: its shard, and the signal its handler was given. */
+/**
+ * An AbortController made only when a handler asks for its signal: most never do, and making one for
+ * every delivery was a measurable part of a small delivery's cost.
+ */
+export class LazyAbort {
+  private controller?: AbortController;
+  private done = false;
+  private why: unknown;
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.done) this.controller.abort(this.why);
+    }
+    return this.controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.done;
+  }
+
+  get reason(): unknown {
+    return this.why;
+  }
+
+  abort(reason: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    this.why = reason;
+    this.controller?.abort(reason);
+  }
+}
+
+/** A delivery a consumer is handling: its shard, and what aborts its handler's signal. */
 export interface RunningDelivery {
-  shard: number;
-  controller: AbortController;
+  readonly shard: number;
+  readonly aborter: LazyAbort;
   /** How log lines and errors name it: `batch of group "g"`, `task "t"`. */
   readonly what: string;
 }
@@ -62,7 +95,7 @@ export class Deliveries<D extends RunningDelivery> {
       const deadline = setTimeout(() => {
         const error = new HandlerTimeoutError(this.options.handlerTimeoutMs, delivery.what);
         this.timeouts++;
-        delivery.controller.abort(error);
+        delivery.aborter.abort(error);
         finish(() => reject(error));
       }, this.options.handlerTimeoutMs);
       this.running.set(delivery, () => finish(() => reject(ABANDONED)));
@@ -88,7 +121,7 @@ export class Deliveries<D extends RunningDelivery> {
   abandon(reason: Error): D[] {
     const abandoned = [...this.running.keys()];
     for (const delivery of abandoned) {
-      delivery.controller.abort(reason);
+      delivery.aborter.abort(reason);
       this.running.get(delivery)?.();
     }
     return abandoned;
@@ -104,8 +137,8 @@ export class Deliveries<D extends RunningDelivery> {
       extend(shard, deliveries).then(
         (kept) =>
           kept.forEach((held, i) => {
-            if (held || deliveries[i].controller.signal.aborted) return;
-            deliveries[i].controller.abort(new Error('lease lost'));
+            if (held || deliveries[i].aborter.aborted) return;
+            deliveries[i].aborter.abort(new Error('lease lost'));
             this.options.lost(deliveries[i]);
           }),
         (error) => this.options.extendFailed(error, deliveries.length),
@@ -116,5 +149,5 @@ export class Deliveries<D extends RunningDelivery> {
 
 /** Whether `error`, from `Deliveries.run`, is the deadline of that very delivery (not a handler's own throw). */
 export function timedOut(error: unknown, delivery: RunningDelivery): error is HandlerTimeoutError {
-  return error instanceof HandlerTimeoutError && delivery.controller.signal.reason === error;
+  return error instanceof HandlerTimeoutError && delivery.aborter.reason === error;
 }

@@ -1,4 +1,4 @@
-import { ABANDONED, timedOut, type RunningDelivery } from '../consumer/deliveries';
+import { ABANDONED, LazyAbort, timedOut, type RunningDelivery } from '../consumer/deliveries';
 import { QueueConsumer, type ConsumerDependencies } from '../consumer/queue-consumer';
 import type { Claimed } from '../consumer/shard-poller';
 import type { DelayContext, TaskFiredEvent } from '../interfaces';
@@ -20,9 +20,34 @@ export interface DelayConsumerDependencies extends Omit<ConsumerDependencies, 'c
 }
 
 /** A task being handled, and its delivery's fencing token. */
-interface RunningTask extends RunningDelivery {
-  id: string;
-  token: string;
+class RunningTask implements RunningDelivery {
+  readonly aborter = new LazyAbort();
+
+  constructor(
+    readonly shard: number,
+    readonly id: string,
+    readonly token: string,
+  ) {}
+
+  get what(): string {
+    return `task "${this.id}"`;
+  }
+}
+
+/** A handler's context; its signal is made when first asked for. */
+class Context implements DelayContext {
+  constructor(
+    readonly queue: string,
+    readonly id: string,
+    readonly attempt: number,
+    readonly runAt: number,
+    readonly firedAt: number,
+    private readonly aborter: LazyAbort,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.aborter.signal;
+  }
 }
 
 /**
@@ -60,16 +85,8 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
   }
 
   protected async handle(shard: number, task: ClaimedTask, firedAt: number): Promise<void> {
-    const controller = new AbortController();
-    const ctx: DelayContext = {
-      queue: this.queue,
-      id: task.id,
-      attempt: task.attempt,
-      runAt: task.runAt,
-      firedAt,
-      signal: controller.signal,
-    };
-    const running: RunningTask = { shard, id: task.id, token: task.token, controller, what: `task "${task.id}"` };
+    const running = new RunningTask(shard, task.id, task.token);
+    const ctx = new Context(this.queue, task.id, task.attempt, task.runAt, firedAt, running.aborter);
     const { events } = this;
     if (events.has('task.fired')) events.emit('task.fired', this.describeTask(task, firedAt));
     const started = performance.now();

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { ABANDONED, timedOut, type RunningDelivery } from '../consumer/deliveries';
+import { ABANDONED, LazyAbort, timedOut, type RunningDelivery } from '../consumer/deliveries';
 import { QueueConsumer, type ConsumerDependencies } from '../consumer/queue-consumer';
 import type { Claimed } from '../consumer/shard-poller';
 import { QueueConfigError } from '../errors';
@@ -34,9 +34,35 @@ interface AckResult {
 /** Longest wait before a failed at-least-once batch is delivered again. */
 const MAX_RETRY_DELAY_MS = 3_600_000;
 
-interface RunningBatch extends RunningDelivery {
-  /** Ordered queues: the delivery holding the group. */
-  delivery?: Delivery;
+class RunningBatch implements RunningDelivery {
+  readonly aborter = new LazyAbort();
+
+  constructor(
+    readonly shard: number,
+    readonly group: string,
+    /** Ordered queues: the delivery holding the group. */
+    readonly delivery: Delivery | undefined,
+  ) {}
+
+  get what(): string {
+    return `batch of group "${this.group}"`;
+  }
+}
+
+/** A handler's context; its signal is made when first asked for. */
+class Context implements BatchContext {
+  constructor(
+    readonly queue: string,
+    readonly group: string,
+    readonly expired: number,
+    readonly claimedAt: number,
+    readonly attempt: number,
+    private readonly aborter: LazyAbort,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.aborter.signal;
+  }
 }
 
 /**
@@ -114,12 +140,11 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
   }
 
   protected handle(shard: number, batch: ClaimedBatch, claimedAt: number): Promise<void> {
-    const running: RunningBatch = {
+    const running = new RunningBatch(
       shard,
-      controller: new AbortController(),
-      what: `batch of group "${batch.group}"`,
-      delivery: batch.token === undefined ? undefined : { group: batch.group, token: batch.token },
-    };
+      batch.group,
+      batch.token === undefined ? undefined : { group: batch.group, token: batch.token },
+    );
     return this.queueOptions.delivery === 'at-least-once'
       ? this.deliverOnce(running, batch, claimedAt)
       : this.deliverWithRetries(running, batch, claimedAt);
@@ -128,8 +153,8 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
   /** At-most-once: the messages left Redis with the claim; retries (if any) happen in this process. */
   private async deliverWithRetries(running: RunningBatch, batch: ClaimedBatch, claimedAt: number): Promise<void> {
     const attempts = this.options.retries + 1;
-    const { signal } = running.controller;
-    let ctx = this.context(batch, claimedAt, 1, signal);
+    const { aborter } = running;
+    let ctx = this.context(batch, claimedAt, 1, aborter);
     let durationMs = 0;
     /** When the attempt under way started (0 between attempts). */
     let started = 0;
@@ -137,17 +162,17 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
       // One deadline for every attempt: the slot is the batch's until the last one ends.
       await this.deliveries.run(running, async () => {
         for (let attempt = 1; ; attempt++) {
-          ctx = this.context(batch, claimedAt, attempt, signal);
+          ctx = this.context(batch, claimedAt, attempt, aborter);
           started = performance.now();
           try {
             await this.handler(batch.messages, ctx);
           } catch (error) {
             durationMs += performance.now() - started;
             started = 0;
-            if (attempt >= attempts || signal.aborted) throw error;
+            if (attempt >= attempts || aborter.aborted) throw error;
             // Aborted meanwhile (lease lost, timed out): the handler's error stands.
-            await delay(this.options.retryDelayMs * 2 ** (attempt - 1), undefined, { signal }).catch(() =>
-              Promise.reject(error),
+            await delay(this.options.retryDelayMs * 2 ** (attempt - 1), undefined, { signal: aborter.signal }).catch(
+              () => Promise.reject(error),
             );
             continue;
           }
@@ -183,7 +208,7 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
    */
   private async deliverOnce(running: RunningBatch, batch: ClaimedBatch, claimedAt: number): Promise<void> {
     const delivery = running.delivery!;
-    const ctx = this.context(batch, claimedAt, batch.attempt, running.controller.signal);
+    const ctx = this.context(batch, claimedAt, batch.attempt, running.aborter);
     const started = performance.now();
     try {
       await this.deliveries.run(running, () => this.handler(batch.messages, ctx));
@@ -192,12 +217,12 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
       const durationMs = performance.now() - started;
       if (timedOut(error, running)) this.timedOut({ group: batch.group });
       // The lease was lost: the batch is another consumer's to finish.
-      else if (running.controller.signal.aborted) return;
+      else if (running.aborter.aborted) return;
       this.record('fail', this.fail(running, batch, ctx, durationMs, error), running);
       return;
     }
     // Aborted: the lease was lost; the batch is not ours to finish.
-    if (running.controller.signal.aborted) return;
+    if (running.aborter.aborted) return;
     const durationMs = performance.now() - started;
     const acked = this.acknowledge(running.shard, delivery).then((done) => {
       if (done && this.events.has('batch.completed'))
@@ -297,8 +322,8 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
     return given.flat().filter(Boolean).length;
   }
 
-  private context(batch: ClaimedBatch, claimedAt: number, attempt: number, signal: AbortSignal): BatchContext {
-    return { queue: this.queue, group: batch.group, expired: batch.expired, claimedAt, attempt, signal };
+  private context(batch: ClaimedBatch, claimedAt: number, attempt: number, aborter: LazyAbort): BatchContext {
+    return new Context(this.queue, batch.group, batch.expired, claimedAt, attempt, aborter);
   }
 
   private describeBatch(batch: ClaimedBatch, claimedAt: number, attempts: number, durationMs: number) {
