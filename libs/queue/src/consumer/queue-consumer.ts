@@ -167,6 +167,11 @@ export abstract class QueueConsumer<I, D extends RunningDelivery> {
     return finished;
   }
 
+  /** Whether it claims new work now: started, not stopping, not held back. */
+  protected get claiming(): boolean {
+    return this.running && !this.poller.isHeld;
+  }
+
   /** This process stops claiming for this consumer until `release` (other processes go on). */
   hold(): void {
     this.poller.hold();

@@ -10,7 +10,7 @@ import { byShard } from '../utils/by-shard';
 import { describeError, failureText } from '../utils/errors';
 import { logLine } from '../utils/log-line';
 import type { BatchConsumerOptionsRules, FixedQueueOptionsRules } from '../validation/queue-options';
-import { FixedQueueStore, type ClaimedBatch, type Delivery } from './fixed-queue.store';
+import { FixedQueueStore, type Acknowledged, type ClaimedBatch, type Delivery } from './fixed-queue.store';
 
 export type BatchHandler = (messages: unknown[], ctx: BatchContext) => unknown;
 export type BatchFailureHandler = (error: unknown, messages: unknown[], ctx: BatchContext) => unknown;
@@ -29,7 +29,24 @@ interface AckResult {
   serverNow: number;
   /** When the group is due again (-1: it holds nothing more), or null when the delivery was stale. */
   dueAt: number | null;
+  /** The group's next batch, claimed for the slot that asked for it. */
+  next?: ClaimedBatch;
+  /** The group's messages discarded for age on the way. */
+  expired: number;
 }
+
+/** A batch for a slot, and when it was claimed (server ms). */
+interface Handover {
+  batch: ClaimedBatch;
+  claimedAt: number;
+}
+
+/**
+ * Batches of one group a slot handles in a row, each handed over by the acknowledgement of the one
+ * before (see `handle`); then the group goes back to the ready index, so that a group that never
+ * empties does not keep a slot from the others.
+ */
+const MAX_HANDOVERS = 16;
 
 /** Longest wait before a failed at-least-once batch is delivered again. */
 const MAX_RETRY_DELAY_MS = 3_600_000;
@@ -76,7 +93,7 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
   readonly kind = 'fixed';
   private readonly store: FixedQueueStore;
   /** Acknowledgements of ordered deliveries, one script call per shard and tick. */
-  private readonly acks: ShardBatcher<Delivery, AckResult>;
+  private readonly acks: ShardBatcher<Acknowledged, AckResult>;
   /** Per shard, the groups the last call listed as due. */
   private readonly candidates: string[][];
   private readonly queueOptions: FixedQueueOptionsRules;
@@ -117,9 +134,9 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
     this.handler = deps.handler;
     this.onFailed = deps.onFailed;
     this.candidates = Array.from({ length: queueOptions.shards }, () => []);
-    this.acks = new ShardBatcher(async (shard, deliveries) => {
-      const { dueAt, serverNow } = await this.store.ack(shard, deliveries);
-      return dueAt.map((due) => ({ dueAt: due, serverNow }));
+    this.acks = new ShardBatcher<Acknowledged, AckResult>(async (shard, deliveries) => {
+      const { dueAt, serverNow, next, expired } = await this.store.ack(shard, deliveries, this.options.raw);
+      return dueAt.map((due, i) => ({ dueAt: due, serverNow, next: next[i], expired: expired[i] }));
     });
   }
 
@@ -139,19 +156,34 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
     return { outcome, items: outcome.batches.filter((batch) => batch.messages.length > 0) };
   }
 
-  protected handle(shard: number, batch: ClaimedBatch, claimedAt: number): Promise<void> {
-    const running = new RunningBatch(
-      shard,
-      batch.group,
-      batch.token === undefined ? undefined : { group: batch.group, token: batch.token },
-    );
-    return this.queueOptions.delivery === 'at-least-once'
-      ? this.deliverOnce(running, batch, claimedAt)
-      : this.deliverWithRetries(running, batch, claimedAt);
+  /**
+   * Handles a claimed batch, then, on ordered queues, the group's next ones for as long as its
+   * acknowledgement hands one over (due now, `MAX_HANDOVERS` in a row at most): one script call per
+   * batch instead of an acknowledgement and a claim.
+   */
+  protected async handle(shard: number, batch: ClaimedBatch, claimedAt: number): Promise<void> {
+    let next: Handover | undefined = { batch, claimedAt };
+    for (let handovers = 1; next; handovers++) {
+      const running: RunningBatch = new RunningBatch(
+        shard,
+        next.batch.group,
+        next.batch.token === undefined ? undefined : { group: next.batch.group, token: next.batch.token },
+      );
+      const more = handovers < MAX_HANDOVERS;
+      next =
+        this.queueOptions.delivery === 'at-least-once'
+          ? await this.deliverOnce(running, next.batch, next.claimedAt, more)
+          : await this.deliverWithRetries(running, next.batch, next.claimedAt, more);
+    }
   }
 
   /** At-most-once: the messages left Redis with the claim; retries (if any) happen in this process. */
-  private async deliverWithRetries(running: RunningBatch, batch: ClaimedBatch, claimedAt: number): Promise<void> {
+  private async deliverWithRetries(
+    running: RunningBatch,
+    batch: ClaimedBatch,
+    claimedAt: number,
+    more: boolean,
+  ): Promise<Handover | undefined> {
     const attempts = this.options.retries + 1;
     const { aborter } = running;
     let ctx = this.context(batch, claimedAt, 1, aborter);
@@ -185,7 +217,7 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
         this.events.emit('batch.completed', this.describeBatch(batch, claimedAt, ctx.attempt, durationMs));
     } catch (error) {
       // Shutdown gave the group back already.
-      if (error === ABANDONED) return;
+      if (error === ABANDONED) return undefined;
       if (started) durationMs += performance.now() - started;
       if (timedOut(error, running)) this.timedOut({ group: batch.group });
       else
@@ -199,36 +231,54 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
         );
       await this.failedForGood(batch, ctx, durationMs, error);
     }
-    if (running.delivery) this.record('ack', this.acknowledge(running.shard, running.delivery), running);
+    return running.delivery ? this.finish(running, more) : undefined;
   }
 
   /**
    * At-least-once: one delivery per claim. Resolving acknowledges (the messages leave Redis); throwing
    * or timing out schedules the next delivery of the same messages, or buries them after the last attempt.
    */
-  private async deliverOnce(running: RunningBatch, batch: ClaimedBatch, claimedAt: number): Promise<void> {
-    const delivery = running.delivery!;
+  private async deliverOnce(
+    running: RunningBatch,
+    batch: ClaimedBatch,
+    claimedAt: number,
+    more: boolean,
+  ): Promise<Handover | undefined> {
     const ctx = this.context(batch, claimedAt, batch.attempt, running.aborter);
     const started = performance.now();
     try {
       await this.deliveries.run(running, () => this.handler(batch.messages, ctx));
     } catch (error) {
-      if (error === ABANDONED) return;
+      if (error === ABANDONED) return undefined;
       const durationMs = performance.now() - started;
       if (timedOut(error, running)) this.timedOut({ group: batch.group });
       // The lease was lost: the batch is another consumer's to finish.
-      else if (running.aborter.aborted) return;
+      else if (running.aborter.aborted) return undefined;
       this.record('fail', this.fail(running, batch, ctx, durationMs, error), running);
-      return;
+      return undefined;
     }
     // Aborted: the lease was lost; the batch is not ours to finish.
-    if (running.aborter.aborted) return;
+    if (running.aborter.aborted) return undefined;
     const durationMs = performance.now() - started;
-    const acked = this.acknowledge(running.shard, delivery).then((done) => {
-      if (done && this.events.has('batch.completed'))
+    return this.finish(running, more, () => {
+      if (this.events.has('batch.completed'))
         this.events.emit('batch.completed', this.describeBatch(batch, claimedAt, batch.attempt, durationMs));
     });
-    this.record('ack', acked, running);
+  }
+
+  /**
+   * Acknowledges an ordered delivery. Asking for the group's next batch (a slot that goes on), it
+   * waits for the answer; otherwise the slot is free at once and the acknowledgement goes its way.
+   */
+  private async finish(running: RunningBatch, more: boolean, completed?: () => void): Promise<Handover | undefined> {
+    const next = more && this.claiming;
+    const acked = this.acknowledge(running.shard, running.delivery!, next);
+    const recorded = completed ? acked.then((result) => result.dueAt !== null && completed()) : acked;
+    this.record('ack', recorded, running);
+    if (!next) return undefined;
+    // A failure is logged by `record`; the group's lease returns it.
+    const result = await acked.catch(() => undefined);
+    return result?.next && { batch: result.next, claimedAt: result.serverNow };
   }
 
   private async fail(
@@ -273,16 +323,18 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
    * Finishes an ordered delivery: the group is ready for its next batch. This consumer, whose slot just
    * freed, is told (no hint is published: other processes find the group by their own polls).
    */
-  private async acknowledge(shard: number, delivery: Delivery): Promise<boolean> {
-    const { dueAt, serverNow } = await this.acks.add(shard, delivery);
-    if (dueAt === null) return false;
-    if (dueAt >= 0) {
+  private async acknowledge(shard: number, delivery: Delivery, next: boolean): Promise<AckResult> {
+    const result = await this.acks.add(shard, next ? { ...delivery, next } : delivery);
+    const { dueAt, serverNow, expired } = result;
+    if (expired > 0 && this.events.has('messages.expired'))
+      this.events.emit('messages.expired', { queue: this.queue, group: delivery.group, count: expired });
+    if (dueAt !== null && dueAt >= 0) {
       // Due now: the next poll claims it, rather than only listing it for the poll after.
       if (dueAt <= serverNow && !this.candidates[shard].includes(delivery.group))
         this.candidates[shard].push(delivery.group);
       this.dueAt(shard, dueAt, serverNow);
     }
-    return true;
+    return result;
   }
 
   private async failedForGood(batch: ClaimedBatch, ctx: BatchContext, durationMs: number, error: unknown) {

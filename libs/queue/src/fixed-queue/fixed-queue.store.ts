@@ -1,6 +1,6 @@
 import { fencingToken } from '../redis/fencing-token';
 import type { QueueKeys } from '../redis/keys';
-import { fixedAck, type AckOutcome, type Delivery } from '../redis/lua/fixed-ack';
+import { fixedAck, type Acknowledged, type AckOutcome, type Delivery } from '../redis/lua/fixed-ack';
 import { fixedClaim } from '../redis/lua/fixed-claim';
 import { fixedClear } from '../redis/lua/fixed-clear';
 import { fixedDead, parseDeadRecord, type DeadRecord } from '../redis/lua/fixed-dead';
@@ -17,7 +17,14 @@ import { fixedStats } from '../redis/lua/fixed-stats';
 import { fixedTake, type TakeOutcome } from '../redis/lua/fixed-take';
 import { fixedUpgrade } from '../redis/lua/fixed-upgrade';
 import { readNewestFirst } from '../redis/newest-first';
-import { ENTRIES_PER_POLL, GROUPS_PER_POLL, inChunks, PollBudget, type PollPlan } from '../redis/poll-budget';
+import {
+  BYTES_PER_POLL,
+  ENTRIES_PER_POLL,
+  GROUPS_PER_POLL,
+  inChunks,
+  PollBudget,
+  type PollPlan,
+} from '../redis/poll-budget';
 import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } from '../redis/script-protocol';
 import type { Scripts } from '../redis/scripts';
 import { zscore, type Scored } from '../redis/score-pages';
@@ -26,7 +33,7 @@ import type { FixedQueueStats, GroupListing, GroupSummary } from '../interfaces'
 
 export type { GroupPush, PushOutcome } from '../redis/lua/fixed-push';
 export type { ClaimedBatch, TakeOutcome } from '../redis/lua/fixed-take';
-export type { AckOutcome, Delivery } from '../redis/lua/fixed-ack';
+export type { Acknowledged, AckOutcome, Delivery } from '../redis/lua/fixed-ack';
 export type { FailOutcome } from '../redis/lua/fixed-fail';
 export type { DeadRecord } from '../redis/lua/fixed-dead';
 
@@ -132,16 +139,30 @@ export class FixedQueueStore {
   }
 
   /** Finishes deliveries of an ordered queue; a stale one (its token lost the group) changes nothing. */
-  async ack(shard: number, deliveries: Delivery[]): Promise<AckOutcome> {
-    const { batchSize, maxWaitMs } = this.options;
+  async ack(shard: number, deliveries: Acknowledged[], raw = false): Promise<AckOutcome> {
+    const { batchSize, maxWaitMs, maxAgeMs, leaseMs } = this.options;
     const outcomes = await inChunks(deliveries, this.acksPerCall(), async (chunk) => [
-      await this.call(fixedAck, shard, { batchSize, maxWaitMs, deliveries: chunk }),
+      await this.call(fixedAck, shard, {
+        batchSize,
+        maxWaitMs,
+        maxAgeMs: maxAgeMs ?? 0,
+        mode: this.mode,
+        leaseMs,
+        tokenBase: `${shard}.${fencingToken()}`,
+        maxEntries: ENTRIES_PER_POLL,
+        maxBytes: BYTES_PER_POLL,
+        raw,
+        deliveries: chunk,
+      }),
     ]);
-    const all: AckOutcome = { serverNow: 0, wakeAt: -1, dueAt: [] };
-    for (const { serverNow, wakeAt, dueAt } of outcomes) {
+    if (outcomes.length === 1) return outcomes[0];
+    const all: AckOutcome = { serverNow: 0, wakeAt: -1, dueAt: [], next: [], expired: [] };
+    for (const { serverNow, wakeAt, dueAt, next, expired } of outcomes) {
       all.serverNow = Math.max(all.serverNow, serverNow);
       if (wakeAt >= 0 && (all.wakeAt < 0 || wakeAt < all.wakeAt)) all.wakeAt = wakeAt;
       all.dueAt.push(...dueAt);
+      all.next.push(...next);
+      all.expired.push(...expired);
     }
     return all;
   }
