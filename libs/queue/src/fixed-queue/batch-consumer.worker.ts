@@ -48,6 +48,13 @@ interface Handover {
  */
 const MAX_HANDOVERS = 16;
 
+/**
+ * Largest batches handed over by acknowledgements. The script returns the entries itself, which costs
+ * Redis about twice what an LRANGE does: worth it while a claim call weighs more than the entries it
+ * carries, not for batches of a hundred (BENCHMARKS.md, per-group FIFO and consume).
+ */
+const HANDOVER_MAX_BATCH = 16;
+
 /** Longest wait before a failed at-least-once batch is delivered again. */
 const MAX_RETRY_DELAY_MS = 3_600_000;
 
@@ -169,7 +176,7 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
         next.batch.group,
         next.batch.token === undefined ? undefined : { group: next.batch.group, token: next.batch.token },
       );
-      const more = handovers < MAX_HANDOVERS;
+      const more = handovers < MAX_HANDOVERS && this.queueOptions.batchSize <= HANDOVER_MAX_BATCH;
       next =
         this.queueOptions.delivery === 'at-least-once'
           ? await this.deliverOnce(running, next.batch, next.claimedAt, more)
