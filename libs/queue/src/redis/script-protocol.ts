@@ -9,7 +9,16 @@ export interface ShardKeys {
 }
 
 export function shardKeys(keys: QueueKeys, shard: number): ShardKeys {
-  return { key: (kind) => keys.key(shard, kind), group: (name) => keys.member(shard, 'g', name) };
+  // A shard's own keys are named in every call: made once, so that every call writes the same flat string.
+  const named = new Map<ShardKeyKind, string>();
+  return {
+    key: (kind) => {
+      let key = named.get(kind);
+      if (key === undefined) named.set(kind, (key = keys.key(shard, kind)));
+      return key;
+    },
+    group: (name) => keys.member(shard, 'g', name),
+  };
 }
 
 /**
