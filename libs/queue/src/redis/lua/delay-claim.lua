@@ -22,13 +22,23 @@ local maxAttempts, deadCapacity = tonumber(ARGV[3]), tonumber(ARGV[4])
 -- deliveries still running. One per call: a call delivers a task at most once.
 local token = ARGV[5]
 
+-- Heads first: an idle shard (the common case when polled) costs two ZRANGEs, and not even the pause
+-- flag: with nothing due and no lease run out, a paused shard would answer the same.
+local leaseHead = redis.call('ZRANGE', activeKey, 0, 0, 'WITHSCORES')
+local dueHead = redis.call('ZRANGE', dueKey, 0, 0, 'WITHSCORES')
+local lapsed = #leaseHead > 0 and tonumber(leaseHead[2]) <= now
+if not lapsed and (#dueHead == 0 or tonumber(dueHead[2]) > now) then
+  local n = -1
+  if #dueHead > 0 then n = tonumber(dueHead[2]) end
+  if #leaseHead > 0 and (n < 0 or tonumber(leaseHead[2]) < n) then n = tonumber(leaseHead[2]) end
+  return {now, n}
+end
+
 --- @include "paused"
 -- Paused, tasks whose lease ran out stay active too: they are retried on the first claim after resume().
 if isPaused(statsKey) then return {now, -1} end
 
--- Heads first: an idle shard (the common case when polled) costs two ZRANGEs.
-local leaseHead = redis.call('ZRANGE', activeKey, 0, 0, 'WITHSCORES')
-if #leaseHead > 0 and tonumber(leaseHead[2]) <= now then
+if lapsed then
   local stalled = redis.call('ZRANGE', activeKey, '-inf', now, 'BYSCORE', 'LIMIT', 0, 1000)
   local buried = 0
   for _, id in ipairs(stalled) do
@@ -47,8 +57,8 @@ if #leaseHead > 0 and tonumber(leaseHead[2]) <= now then
     trimDeadLetters(deadKey, deadCapacity, { dataKey, errorsKey, runsKey }, DEAD_TRIM_STEP)
   end
   leaseHead = redis.call('ZRANGE', activeKey, 0, 0, 'WITHSCORES')
+  dueHead = redis.call('ZRANGE', dueKey, 0, 0, 'WITHSCORES')
 end
-local dueHead = redis.call('ZRANGE', dueKey, 0, 0, 'WITHSCORES')
 
 local out = {now, -1}
 local claimed = 0

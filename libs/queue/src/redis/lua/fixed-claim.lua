@@ -25,6 +25,20 @@ local lease, maxAttempts, deadCapacity = tonumber(ARGV[6]), tonumber(ARGV[7]), t
 local base = ARGV[9]
 local cutoff = now - maxAge
 
+-- An idle poll (no candidates, nothing due, no lease run out) costs two ZRANGEs, and not even the
+-- pause flag: a paused shard would answer the same.
+local first = 9
+local leaseHead = redis.call('ZRANGE', leasesKey, 0, 0, 'WITHSCORES')
+if #KEYS < first and (#leaseHead == 0 or tonumber(leaseHead[2]) > now) then
+  local head = redis.call('ZRANGE', readyKey, 0, 0, 'WITHSCORES')
+  if #head == 0 or tonumber(head[2]) > now then
+    local n = -1
+    if #head > 0 then n = tonumber(head[2]) end
+    if #leaseHead > 0 and (n < 0 or tonumber(leaseHead[2]) < n) then n = tonumber(leaseHead[2]) end
+    return {now, n, 0}
+  end
+end
+
 --- @include "paused"
 -- Paused, even lapsed leases wait: their groups become ready on the first claim after resume().
 if isPaused(statsKey) then
@@ -44,7 +58,6 @@ local DEAD_TRIM_STEP = 100
 
 -- Leases that ran out first (bounded per call; the rest on the next poll). Their lists are not
 -- declared here, so they only become ready: the claim below, with the list in hand, does the rest.
-local leaseHead = redis.call('ZRANGE', leasesKey, 0, 0, 'WITHSCORES')
 -- Whether this call changed the leases (then their head is read again at the end; an idle poll does not).
 local leasesChanged = false
 if #leaseHead > 0 and tonumber(leaseHead[2]) <= now then
@@ -68,7 +81,6 @@ local taken = 0
 local delivered, expiredTotal, pending, redelivered = 0, 0, 0, 0
 local buried = false
 local shard = { stats = statsKey, held = heldKey, leases = leasesKey, dead = deadKey, records = recordsKey, errors = errorsKey }
-local first = 9
 for k = first, #KEYS do
   local key, group, read = KEYS[k], ARGV[2 * (k - first) + 10], tonumber(ARGV[2 * (k - first) + 11])
   local offset, expired, claimed, attempt, token = 0, 0, 0, 0, ''

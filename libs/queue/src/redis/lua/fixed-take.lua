@@ -20,6 +20,14 @@ local batch, maxAge, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(AR
 local limit = tonumber(ARGV[4])
 local cutoff = now - maxAge
 
+-- An idle poll (no candidates, nothing due) costs one ZRANGE, and not even the pause flag: a paused
+-- shard would answer the same.
+if #KEYS < 4 then
+  local head = redis.call('ZRANGE', readyKey, 0, 0, 'WITHSCORES')
+  if #head == 0 then return {now, -1, 0} end
+  if tonumber(head[2]) > now then return {now, tonumber(head[2]), 0} end
+end
+
 --- @include "paused"
 if isPaused(statsKey) then
   local out = {now, -1, 0}
