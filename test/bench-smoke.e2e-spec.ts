@@ -32,21 +32,24 @@ describe('bench suite (smoke, tiny sizes)', () => {
   });
 
   it('produces finite figures for every metric, and positive throughputs', () => {
+    // Every figure out of range, named, so that a failure says which.
+    const wrong: string[] = [];
     for (const scenario of outcome.report.scenarios) {
       expect(scenario.metrics.length).toBeGreaterThan(0);
       for (const metric of scenario.metrics) {
-        const spreads = Object.values(metric.spread);
+        const spreads = Object.entries(metric.spread);
         expect(spreads.length).toBeGreaterThan(0);
-        for (const { min, median, max } of spreads) {
+        for (const [contender, { min, median, max }] of spreads) {
           for (const value of [min, median, max]) {
-            expect(Number.isFinite(value)).toBe(true);
-            expect(value).toBeGreaterThanOrEqual(0);
-            if (metric.better === 'higher') expect(value).toBeGreaterThan(0);
+            const positive = metric.better === 'higher' ? value > 0 : value >= 0;
+            if (!Number.isFinite(value) || !positive)
+              wrong.push(`${scenario.name} ${metric.label} ${contender}: ${value}`);
           }
         }
       }
       for (const ratio of scenario.ratios) expect(Number.isFinite(ratio.spread.median)).toBe(true);
     }
+    expect(wrong).toEqual([]);
   });
 
   it('writes the Markdown table and the JSON results', () => {
