@@ -3,14 +3,14 @@ import { compileLibrary, libraryEnv } from './support/compile-library';
 import { redisUrl, uniquePrefix } from './support/testing';
 
 /**
- * Runs in plain Node on the compiled library, with prom-client and @nestjs/terminus made impossible to
- * resolve, as in an application that installed neither.
+ * Runs in plain Node on the compiled library, with prom-client, @nestjs/terminus and @opentelemetry/api
+ * made impossible to resolve, as in an application that installed none of them.
  */
 const WITHOUT_PEERS = `
 const Module = require('node:module');
 const resolve = Module._resolveFilename;
 Module._resolveFilename = function (request, ...rest) {
-  if (request === 'prom-client' || request === '@nestjs/terminus') {
+  if (request === 'prom-client' || request === '@nestjs/terminus' || request === '@opentelemetry/api') {
     const error = new Error("Cannot find module '" + request + "'");
     error.code = 'MODULE_NOT_FOUND';
     throw error;
@@ -23,10 +23,13 @@ const { NestFactory } = require('@nestjs/core');
 const lib = require(process.env.NRQ_LIB);
 
 function appModule(...extra) {
+  return appWith({}, ...extra);
+}
+function appWith(root, ...extra) {
   class App {}
   NestModule({
     imports: [
-      lib.QueueModule.forRoot({ connection: process.env.REDIS_URL, prefix: process.env.PREFIX }),
+      lib.QueueModule.forRoot({ connection: process.env.REDIS_URL, prefix: process.env.PREFIX, ...root }),
       lib.QueueModule.registerFixedQueue({ name: 'q' }),
       ...extra,
     ],
@@ -42,6 +45,7 @@ const failure = (error) => error.name + ': ' + error.message;
   out.health = await app.get(lib.QueueHealthIndicator).isHealthy('q').then(() => 'resolved', failure);
   await app.close();
   out.metrics = await NestFactory.createApplicationContext(appModule(lib.QueueMetricsModule.register()), { logger: false, abortOnError: false }).then(() => 'started', failure);
+  out.tracing = await NestFactory.createApplicationContext(appWith({ tracing: true }), { logger: false, abortOnError: false }).then(() => 'started', failure);
   console.log(JSON.stringify(out));
   process.exit(0);
 })().catch((error) => {
@@ -51,7 +55,7 @@ const failure = (error) => error.name + ': ' + error.message;
 `;
 
 describe('optional dependencies', () => {
-  it('the library loads and queues work without prom-client and @nestjs/terminus; their features say what to install', () => {
+  it('the library loads and queues work without prom-client, @nestjs/terminus and @opentelemetry/api; their features say what to install', () => {
     const library = compileLibrary();
     try {
       const child = spawnSync(process.execPath, ['-e', WITHOUT_PEERS], {
@@ -66,6 +70,8 @@ describe('optional dependencies', () => {
           'QueueConfigError: QueueHealthIndicator needs the optional dependency @nestjs/terminus, which is not installed: npm install @nestjs/terminus',
         metrics:
           'QueueConfigError: QueueMetricsModule needs the optional dependency prom-client, which is not installed: npm install prom-client',
+        tracing:
+          'QueueConfigError: tracing on the fixed queue "q" needs the optional dependency @opentelemetry/api, which is not installed: npm install @opentelemetry/api',
       });
     } finally {
       library.remove();

@@ -17,6 +17,7 @@ export const MODULE_DEFAULTS = Object.freeze({
   commandTimeoutMs: 10 * SECOND,
   startup: 'fail' as 'fail' | 'continue',
   evictionPolicy: 'warn' as 'warn' | 'fail',
+  tracing: false,
 });
 
 /** `QueueModule.registerFixedQueue`. */
@@ -60,6 +61,7 @@ export const BATCH_CONSUMER_DEFAULTS = Object.freeze({
 export const DELAY_CONSUMER_DEFAULTS = Object.freeze({
   concurrency: 1,
   handlerTimeoutMs: 5 * 60 * SECOND,
+  scheduleContext: 'link' as 'link' | 'parent',
 });
 
 /** `QueueDashboardModule.register`. */

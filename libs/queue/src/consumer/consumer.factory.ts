@@ -13,6 +13,7 @@ import type { FoundMethod } from '../queue.explorer';
 import { replacedQueue } from '../queue.messages';
 import { QueueRegistry } from '../queue.registry';
 import { QueueSettings } from '../queue.settings';
+import { QueueTracer } from '../tracing/queue-tracer';
 import { QueueKeys } from '../redis/keys';
 import { RedisConnection } from '../redis/redis-connection';
 import { describeError } from '../utils/errors';
@@ -83,6 +84,7 @@ export class ConsumerFactory {
       options,
       handler: bound(instance, found.method),
       onFailed,
+      tracer: this.tracer('fixed', queue),
     });
   }
 
@@ -98,6 +100,7 @@ export class ConsumerFactory {
       queueOptions: queue.options,
       options,
       handler: bound(instance, found.method),
+      tracer: this.tracer('delay', queue),
     });
   }
 
@@ -117,6 +120,11 @@ export class ConsumerFactory {
       return this.queues.get(kind, name);
     }
     return provided ?? {};
+  }
+
+  /** The spans of a consumer of a traced queue. */
+  private tracer(kind: QueueKind, queue: { name: string; options: { tracing?: boolean } }): QueueTracer | undefined {
+    return (queue.options.tracing ?? this.settings.tracing) ? new QueueTracer(queue.name, kind) : undefined;
   }
 
   private dependencies(

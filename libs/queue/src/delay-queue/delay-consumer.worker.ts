@@ -7,6 +7,8 @@ import { ShardBatcher } from '../redis/shard-batcher';
 import { describeError, failureText } from '../utils/errors';
 import { logLine } from '../utils/log-line';
 import type { DelayConsumerOptionsRules, DelayQueueOptionsRules } from '../validation/queue-options';
+import { carrierAt, storedJson } from '../redis/traced-json';
+import { ATTRIBUTES, type ProcessSpan, type QueueTracer } from '../tracing/queue-tracer';
 import { DelayQueueStore, type ClaimedTask } from './delay-queue.store';
 
 export type DelayHandler = (payload: unknown, ctx: DelayContext) => unknown;
@@ -17,6 +19,8 @@ export interface DelayConsumerDependencies extends Omit<ConsumerDependencies, 'c
   queueOptions: DelayQueueOptionsRules;
   options: DelayConsumerOptionsRules;
   handler: DelayHandler;
+  /** The queue is traced: a process span per task. */
+  tracer?: QueueTracer;
 }
 
 /** A task being handled, and its delivery's fencing token. */
@@ -61,6 +65,8 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
   private readonly acks: ShardBatcher<{ id: string; token: string }, boolean>;
   private readonly queueOptions: DelayQueueOptionsRules;
   private readonly handler: DelayHandler;
+  private readonly tracer: QueueTracer | undefined;
+  private readonly options: DelayConsumerOptionsRules;
 
   constructor(deps: DelayConsumerDependencies) {
     const { queueOptions, options } = deps;
@@ -76,6 +82,8 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
     this.store = store;
     this.queueOptions = queueOptions;
     this.handler = deps.handler;
+    this.tracer = deps.tracer;
+    this.options = options;
     this.acks = new ShardBatcher((shard, deliveries) => this.store.ack(shard, deliveries));
   }
 
@@ -89,15 +97,22 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
     const ctx = new Context(this.queue, task.id, task.attempt, task.runAt, firedAt, running.aborter);
     const { events } = this;
     if (events.has('task.fired')) events.emit('task.fired', this.describeTask(task, firedAt));
+    const span = this.span(task);
     const started = performance.now();
     try {
-      await this.deliveries.run(running, () => this.handler(JSON.parse(task.json), ctx));
+      await this.deliveries.run(running, () => {
+        const payload = JSON.parse(storedJson(task.json));
+        return span ? span.run(() => this.handler(payload, ctx)) : this.handler(payload, ctx);
+      });
     } catch (error) {
-      if (error === ABANDONED) return;
+      if (error === ABANDONED) return span?.end('abandoned');
       if (timedOut(error, running)) this.timedOut({ id: task.id });
-      this.record('fail', this.fail(shard, task, firedAt, performance.now() - started, error), running);
+      span?.failed(error, timedOut(error, running) ? 'handler_timeout' : undefined);
+      const failing = this.fail(shard, task, firedAt, performance.now() - started, error, span);
+      this.record('fail', span ? failing.finally(() => span.end('failed')) : failing, running);
       return;
     }
+    span?.end('ack');
     const durationMs = performance.now() - started;
     let outcome: Promise<unknown> = this.acks.add(shard, { id: task.id, token: task.token });
     if (events.has('task.completed')) {
@@ -122,13 +137,16 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
     firedAt: number,
     durationMs: number,
     error: unknown,
+    span: ProcessSpan | undefined,
   ): Promise<void> {
     const text = failureText(error, this.queueOptions.deadLetter.keepStack);
     const result = await this.store.fail(shard, task.id, task.token, this.retryDelay(task.attempt), text);
     // Null: the lease was lost meanwhile (the task was replaced, cancelled, or went to another worker).
-    if (!result) return;
+    if (!result) return span?.leaseLost();
     const { events } = this;
     if (result.outcome === 'dead') {
+      span?.event('dead_letter');
+      span?.end('dead');
       this.logger.error(
         logLine(this.label, 'task failed its last attempt and is dead-lettered', {
           id: task.id,
@@ -142,6 +160,8 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
       // The retry is due in this shard after the poller computed its sleep (up to idlePollMs): wake it then.
       this.dueAt(shard, result.at);
       const nextRunAt = new Date(result.at).toISOString();
+      span?.event('retry', { 'messaging.nestjs_redis_queues.next_attempt_at': nextRunAt });
+      span?.end('retry');
       this.logger.warn(
         logLine(this.label, 'task failed, will retry', {
           id: task.id,
@@ -153,6 +173,17 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
       if (events.has('task.failed'))
         events.emit('task.failed', { ...this.describeTask(task, firedAt), durationMs, error, nextRunAt: result.at });
     }
+  }
+
+  /** A traced queue's process span of a task, linked to (or a child of) the operation that scheduled it. */
+  private span(task: ClaimedTask): ProcessSpan | undefined {
+    if (!this.tracer) return undefined;
+    const carrier = carrierAt(task.json, 0);
+    return this.tracer.process(
+      { 'messaging.message.id': task.id, [ATTRIBUTES.attempt]: task.attempt },
+      carrier === undefined ? undefined : [carrier],
+      this.options.scheduleContext === 'parent',
+    );
   }
 
   private describeTask(task: ClaimedTask, firedAt: number): TaskFiredEvent {

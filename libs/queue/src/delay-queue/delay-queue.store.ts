@@ -75,8 +75,9 @@ export class DelayQueueStore {
     id: string,
     mode: 'at' | 'in' | 'by',
     ms: number,
+    carrier?: string,
   ): Promise<Placement | 'active' | 'dead' | 'missing'> {
-    return this.write(delayMove, shard, { id, mode, ms });
+    return this.write(delayMove, shard, { id, mode, ms, carrier });
   }
 
   cancel(shard: number, id: string): Promise<boolean> {

@@ -31,6 +31,8 @@ import { byShard } from '../utils/by-shard';
 import { newestOfShards } from '../redis/newest-first';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { PauseFlag } from '../redis/pause-flag';
+import { storedJson, withCarrier } from '../redis/traced-json';
+import { QueueTracer } from '../tracing/queue-tracer';
 import {
   DEAD_LETTERS_PER_CHUNK,
   DelayQueueStore,
@@ -66,6 +68,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   readonly store: DelayQueueStore;
   private readonly codec: PayloadCodec;
   private readonly pauseFlag: PauseFlag;
+  /** Tracing on: schedules and moves are spans, and each task carries the context of its latest. */
+  private readonly tracer: QueueTracer | undefined;
   /** Schedules of one event-loop turn share one script call per shard (as pushes do). */
   private readonly scheduler: ShardBatcher<ScheduleItem, ScheduleResult>;
 
@@ -90,6 +94,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     );
     this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards);
     this.scheduler = new ShardBatcher((shard, items) => this.scheduleBatch(shard, items));
+    this.tracer = (this.options.tracing ?? settings.tracing) ? new QueueTracer(this.name, 'delay') : undefined;
     connection.holdsWrites(this.scheduler);
   }
 
@@ -107,7 +112,13 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     assertName(id, 'id');
     const time = resolveTime(options);
     const json = this.codec.encode(payload);
-    const result = await this.scheduler.add(this.shard(id), { id, json, time, replace: options.replace !== false });
+    const add = (stored: string) =>
+      this.scheduler.add(this.shard(id), { id, json: stored, time, replace: options.replace !== false });
+    const result = this.tracer
+      ? await this.tracer.send('schedule', { 'messaging.message.id': id }, (carrier) =>
+          add(carrier === undefined ? json : withCarrier(carrier, json)),
+        )
+      : await add(json);
     return { id, runAt: result.runAt };
   }
 
@@ -116,13 +127,13 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     assertCallOptions('reschedule(id, time)', time, CALL_OPTIONS.taskTime);
     assertName(id, 'id');
     const [mode, ms] = resolveNewTime(time);
-    return this.move(id, mode, ms);
+    return this.move('reschedule', id, mode, ms);
   }
 
   /** Moves a scheduled task by `deltaMs` relative to its current time, atomically (`shift(id, -2 * 3600_000)`). */
   async shift(id: string, deltaMs: number): Promise<ScheduledTask | null> {
     assertName(id, 'id');
-    return this.move(id, 'by', resolveDelta(deltaMs));
+    return this.move('shift', id, 'by', resolveDelta(deltaMs));
   }
 
   /** Deletes a task in any state. True when it existed. */
@@ -252,7 +263,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
         state,
         runAt: state === 'scheduled' ? score : Number(ranAt),
         attempts: Number(attempts),
-        payload: JSON.parse(json) as T,
+        payload: JSON.parse(storedJson(json)) as T,
         ...(state === 'active' && { leaseEndsAt: score }),
         ...(state === 'dead' && { diedAt: score }),
         ...(lastError !== null && { lastError }),
@@ -313,10 +324,19 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     return shardOf(id, this.options.shards);
   }
 
-  private async move(id: string, mode: 'at' | 'in' | 'by', ms: number): Promise<ScheduledTask | null> {
+  private async move(
+    operation: 'reschedule' | 'shift',
+    id: string,
+    mode: 'at' | 'in' | 'by',
+    ms: number,
+  ): Promise<ScheduledTask | null> {
     this.scheduler.flush();
     const shard = this.shard(id);
-    const placed = await this.store.move(shard, id, mode, ms);
+    const placed = this.tracer
+      ? await this.tracer.send(operation, { 'messaging.message.id': id }, (carrier) =>
+          this.store.move(shard, id, mode, ms, carrier),
+        )
+      : await this.store.move(shard, id, mode, ms);
     if (placed === 'missing') return null;
     if (typeof placed === 'string') throw new TaskStateError(id, placed);
     this.hint(shard, placed);
@@ -329,7 +349,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       state: task.state,
       runAt: task.runAt,
       attempts: task.attempts,
-      payload: JSON.parse(task.json) as T,
+      payload: JSON.parse(storedJson(task.json)) as T,
       ...(task.lastError !== undefined ? { lastError: task.lastError } : {}),
     };
   }

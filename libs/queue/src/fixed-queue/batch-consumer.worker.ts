@@ -10,6 +10,7 @@ import { byShard } from '../utils/by-shard';
 import { describeError, failureText } from '../utils/errors';
 import { logLine } from '../utils/log-line';
 import type { BatchConsumerOptionsRules, FixedQueueOptionsRules } from '../validation/queue-options';
+import { ATTRIBUTES, type ProcessSpan, type QueueTracer } from '../tracing/queue-tracer';
 import { FixedQueueStore, type Acknowledged, type ClaimedBatch, type Delivery } from './fixed-queue.store';
 
 export type BatchHandler = (messages: unknown[], ctx: BatchContext) => unknown;
@@ -22,6 +23,8 @@ export interface BatchConsumerDependencies extends Omit<ConsumerDependencies, 'c
   options: BatchConsumerOptionsRules;
   handler: BatchHandler;
   onFailed: BatchFailureHandler | undefined;
+  /** The queue is traced: a process span per batch. */
+  tracer?: QueueTracer;
 }
 
 /** What an acknowledgement of an ordered delivery tells its consumer. */
@@ -107,6 +110,7 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
   private readonly options: BatchConsumerOptionsRules;
   private readonly handler: BatchHandler;
   private readonly onFailed: BatchFailureHandler | undefined;
+  private readonly tracer: QueueTracer | undefined;
 
   constructor(deps: BatchConsumerDependencies) {
     const { queueOptions, options } = deps;
@@ -140,6 +144,7 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
     this.options = options;
     this.handler = deps.handler;
     this.onFailed = deps.onFailed;
+    this.tracer = deps.tracer;
     this.candidates = Array.from({ length: queueOptions.shards }, () => []);
     this.acks = new ShardBatcher<Acknowledged, AckResult>(async (shard, deliveries) => {
       const { dueAt, serverNow, next, expired } = await this.store.ack(shard, deliveries, this.options.raw);
@@ -171,17 +176,32 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
   protected async handle(shard: number, batch: ClaimedBatch, claimedAt: number): Promise<void> {
     let next: Handover | undefined = { batch, claimedAt };
     for (let handovers = 1; next; handovers++) {
+      const current: ClaimedBatch = next.batch;
       const running: RunningBatch = new RunningBatch(
         shard,
-        next.batch.group,
-        next.batch.token === undefined ? undefined : { group: next.batch.group, token: next.batch.token },
+        current.group,
+        current.token === undefined ? undefined : { group: current.group, token: current.token },
+      );
+      const span = this.tracer?.process(
+        {
+          [ATTRIBUTES.group]: current.group,
+          [ATTRIBUTES.attempt]: current.attempt,
+          [ATTRIBUTES.expired]: current.expired,
+          'messaging.batch.message_count': current.messages.length,
+        },
+        current.carriers,
       );
       const more = handovers < MAX_HANDOVERS && this.queueOptions.batchSize <= HANDOVER_MAX_BATCH;
       next =
         this.queueOptions.delivery === 'at-least-once'
-          ? await this.deliverOnce(running, next.batch, next.claimedAt, more)
-          : await this.deliverWithRetries(running, next.batch, next.claimedAt, more);
+          ? await this.deliverOnce(running, current, next.claimedAt, more, span)
+          : await this.deliverWithRetries(running, current, next.claimedAt, more, span);
     }
+  }
+
+  /** Calls the handler, in its process span's context when traced. */
+  private invoke(span: ProcessSpan | undefined, messages: unknown[], ctx: BatchContext): unknown {
+    return span ? span.run(() => this.handler(messages, ctx)) : this.handler(messages, ctx);
   }
 
   /** At-most-once: the messages left Redis with the claim; retries (if any) happen in this process. */
@@ -190,6 +210,7 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
     batch: ClaimedBatch,
     claimedAt: number,
     more: boolean,
+    span: ProcessSpan | undefined,
   ): Promise<Handover | undefined> {
     const attempts = this.options.retries + 1;
     const { aborter } = running;
@@ -204,11 +225,12 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
           ctx = this.context(batch, claimedAt, attempt, aborter);
           started = performance.now();
           try {
-            await this.handler(batch.messages, ctx);
+            await this.invoke(span, batch.messages, ctx);
           } catch (error) {
             durationMs += performance.now() - started;
             started = 0;
             if (attempt >= attempts || aborter.aborted) throw error;
+            span?.retrying(error, { [ATTRIBUTES.attempt]: attempt });
             // Aborted meanwhile (lease lost, timed out): the handler's error stands.
             await delay(this.options.retryDelayMs * 2 ** (attempt - 1), undefined, { signal: aborter.signal }).catch(
               () => Promise.reject(error),
@@ -220,12 +242,18 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
           return;
         }
       });
+      span?.end('ack', { [ATTRIBUTES.attempt]: ctx.attempt });
       if (this.events.has('batch.completed'))
         this.events.emit('batch.completed', this.describeBatch(batch, claimedAt, ctx.attempt, durationMs));
     } catch (error) {
       // Shutdown gave the group back already.
-      if (error === ABANDONED) return undefined;
+      if (error === ABANDONED) {
+        span?.end('abandoned');
+        return undefined;
+      }
       if (started) durationMs += performance.now() - started;
+      span?.failed(error, timedOut(error, running) ? 'handler_timeout' : undefined);
+      span?.end('failed', { [ATTRIBUTES.attempt]: ctx.attempt });
       if (timedOut(error, running)) this.timedOut({ group: batch.group });
       else
         this.logger.error(
@@ -250,22 +278,37 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
     batch: ClaimedBatch,
     claimedAt: number,
     more: boolean,
+    span: ProcessSpan | undefined,
   ): Promise<Handover | undefined> {
     const ctx = this.context(batch, claimedAt, batch.attempt, running.aborter);
     const started = performance.now();
     try {
-      await this.deliveries.run(running, () => this.handler(batch.messages, ctx));
+      await this.deliveries.run(running, () => this.invoke(span, batch.messages, ctx));
     } catch (error) {
-      if (error === ABANDONED) return undefined;
+      if (error === ABANDONED) {
+        span?.end('abandoned');
+        return undefined;
+      }
       const durationMs = performance.now() - started;
-      if (timedOut(error, running)) this.timedOut({ group: batch.group });
+      if (timedOut(error, running)) {
+        this.timedOut({ group: batch.group });
+        span?.failed(error, 'handler_timeout');
+      }
       // The lease was lost: the batch is another consumer's to finish.
-      else if (running.aborter.aborted) return undefined;
-      this.record('fail', this.fail(running, batch, ctx, durationMs, error), running);
+      else if (running.aborter.aborted) {
+        span?.leaseLost(error);
+        return undefined;
+      } else span?.failed(error);
+      const failing = this.fail(running, batch, ctx, durationMs, error, span);
+      this.record('fail', span ? failing.finally(() => span.end('failed')) : failing, running);
       return undefined;
     }
     // Aborted: the lease was lost; the batch is not ours to finish.
-    if (running.aborter.aborted) return undefined;
+    if (running.aborter.aborted) {
+      span?.leaseLost();
+      return undefined;
+    }
+    span?.end('ack');
     const durationMs = performance.now() - started;
     return this.finish(running, more, () => {
       if (this.events.has('batch.completed'))
@@ -294,6 +337,7 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
     ctx: BatchContext,
     durationMs: number,
     error: unknown,
+    span: ProcessSpan | undefined,
   ): Promise<void> {
     const { retryDelayMs, deadLetter } = this.queueOptions;
     const backoff = Math.min(MAX_RETRY_DELAY_MS, retryDelayMs * 2 ** Math.max(0, batch.attempt - 1));
@@ -306,6 +350,8 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
     );
     const fields = { group: batch.group, size: batch.messages.length, error: describeError(error) };
     if (outcome === 'retry') {
+      span?.event('retry', { 'messaging.nestjs_redis_queues.next_attempt_at': new Date(at).toISOString() });
+      span?.end('retry');
       this.dueAt(shard, at);
       this.logger.warn(
         logLine(this.label, 'batch failed, will be delivered again', {
@@ -315,6 +361,8 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
         }),
       );
     } else if (outcome === 'dead') {
+      span?.event('dead_letter');
+      span?.end('dead');
       this.logger.error(
         logLine(this.label, 'batch failed its last attempt and is dead-lettered', {
           ...fields,

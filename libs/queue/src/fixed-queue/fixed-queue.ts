@@ -30,6 +30,8 @@ import { FixedQueueStore, type DeadRecord, type GroupPush, type PushOutcome } fr
 import { GroupExpiry } from './group-expiry';
 import { MAX_BYTES_PER_CALL, MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
 import { queueLogContext } from '../utils/log-line';
+import { withCarrier } from '../redis/traced-json';
+import { ATTRIBUTES, QueueTracer } from '../tracing/queue-tracer';
 
 /**
  * Many small bounded queues, one per group: pushes beyond `capacity` evict the group's oldest
@@ -47,6 +49,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   private readonly expiry: GroupExpiry;
   /** Per shard, the due time of the last wake-up hint still ahead of us (server ms). */
   private readonly hinted: number[];
+  /** Tracing on: pushes are spans, and each message carries the span's context. */
+  private readonly tracer: QueueTracer | undefined;
 
   constructor(
     options: FixedQueueOptions,
@@ -79,6 +83,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     );
     connection.holdsWrites(this.coalescer);
     this.hinted = new Array<number>(this.options.shards).fill(-1);
+    this.tracer = (this.options.tracing ?? settings.tracing) ? new QueueTracer(this.name, 'fixed') : undefined;
     this.expiry = new GroupExpiry(
       this.store,
       this.options.shards,
@@ -112,7 +117,11 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    return this.coalescer.add(group, json, Buffer.byteLength(json));
+    if (this.tracer === undefined) return this.coalescer.add(group, json, Buffer.byteLength(json));
+    return this.tracer.send('push', { [ATTRIBUTES.group]: group }, (carrier) => {
+      const stored = carrier === undefined ? json : withCarrier(carrier, json);
+      return this.coalescer.add(group, stored, Buffer.byteLength(stored));
+    });
   }
 
   /** Appends several messages to a group in one atomic write, in order. */
@@ -132,13 +141,26 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
       bytes += Buffer.byteLength(json);
       return json;
     });
-    // One atomic write is one script call, which must stay short (see MAX_BYTES_PER_CALL).
-    if (bytes > MAX_BYTES_PER_CALL) {
-      throw new QueueInputError(
-        `pushMany takes at most ${MAX_BYTES_PER_CALL} bytes (UTF-8) of serialised messages per call, got ${bytes}; split the array`,
-      );
-    }
-    return this.coalescer.add(group, encoded, bytes);
+    const write = (stored: string[], bytes: number) => {
+      // One atomic write is one script call, which must stay short (see MAX_BYTES_PER_CALL).
+      if (bytes > MAX_BYTES_PER_CALL) {
+        throw new QueueInputError(
+          `pushMany takes at most ${MAX_BYTES_PER_CALL} bytes (UTF-8) of serialised messages per call, got ${bytes}; split the array`,
+        );
+      }
+      return this.coalescer.add(group, stored, bytes);
+    };
+    if (this.tracer === undefined) return write(encoded, bytes);
+    const attributes = { [ATTRIBUTES.group]: group, 'messaging.batch.message_count': encoded.length };
+    return this.tracer.send('pushMany', attributes, (carrier) =>
+      carrier === undefined
+        ? write(encoded, bytes)
+        : // The carrier is ASCII: its bytes are its length.
+          write(
+            encoded.map((json) => withCarrier(carrier, json)),
+            bytes + encoded.length * withCarrier(carrier, '').length,
+          ),
+    );
   }
 
   /** Messages a group holds now (including any not yet discarded for age). */

@@ -43,6 +43,12 @@ export interface DelayConsumerOptions {
    * its slot is freed. Default: `DELAY_CONSUMER_DEFAULTS.handlerTimeoutMs`.
    */
   handlerTimeoutMs?: number;
+  /**
+   * Traced queues: how a task's process span relates to the span that scheduled it. `'link'`: a new
+   * trace linked to it (the scheduling request ended long ago); `'parent'`: a child of it, so the task
+   * shows inside the trace that scheduled it. Default: `DELAY_CONSUMER_DEFAULTS.scheduleContext`.
+   */
+  scheduleContext?: 'link' | 'parent';
 }
 
 /**

@@ -21,6 +21,8 @@ export interface DelayQueueOptions {
   backoff?: BackoffOptions;
   /** class-validator class every payload must satisfy. */
   schema?: SchemaClass;
+  /** OpenTelemetry spans for this queue's schedules and tasks (see docs/tracing.md). Default: the module's `tracing`. */
+  tracing?: boolean;
   /** Dead tasks kept per shard, and what failed tasks keep of their error. Default: `DELAY_QUEUE_DEFAULTS.deadLetter`. */
   deadLetter?: DeadLetterOptions;
   /** Size limit of one serialised payload; defaults to the module's `maxPayloadBytes`. */

@@ -19,6 +19,8 @@ export interface FixedQueueOptions {
   shards?: number;
   /** class-validator class every message must satisfy; invalid pushes throw and write nothing. */
   schema?: SchemaClass;
+  /** OpenTelemetry spans for this queue's pushes and batches (see docs/tracing.md). Default: the module's `tracing`. */
+  tracing?: boolean;
   /** Size limit of one serialised message; defaults to the module's `maxPayloadBytes`. */
   maxPayloadBytes?: number;
   /** Pushes resolve only once this many replicas hold them (Redis WAIT); see README "Guarantees". Default: off. */

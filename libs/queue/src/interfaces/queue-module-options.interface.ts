@@ -52,4 +52,11 @@ export interface QueueModuleOptions {
    * can be lost and how to fix it. `'fail'`: the application does not start.
    */
   evictionPolicy?: 'warn' | 'fail';
+  /**
+   * OpenTelemetry spans for every queue (a queue's own `tracing` option overrides it): producer spans
+   * for pushes and schedules, their context stored with each message or task, and a process span per
+   * batch or task linked to it. Needs `@opentelemetry/api` (the application registers the SDK). Off,
+   * nothing is stored and nothing is loaded. See docs/tracing.md. Default: `MODULE_DEFAULTS.tracing`.
+   */
+  tracing?: boolean;
 }

@@ -12,6 +12,7 @@ import {
   BatchConsumerOptionsRules,
   batchConsumerChecks,
   DashboardOptionsRules,
+  DelayConsumerOptionsRules,
   DelayQueueOptionsRules,
   delayQueueChecks,
   FixedQueueOptionsRules,
@@ -119,6 +120,17 @@ describe('resolveOptions', () => {
     const unlike = refusal(() => fixed({ name: 'q', colour: 'red' }));
     expect(unlike).toMatch(/colour is not an option \(known: .*\)$/);
     for (const key of ['name', 'shards', 'capacity', 'batchSize', 'schema']) expect(unlike).toContain(key);
+  });
+
+  it('tracing: a boolean on the module and per queue; a consumer says how a task relates to its scheduling', () => {
+    expect(QueueSettings.resolve({ connection: 'redis://127.0.0.1', tracing: true }).tracing).toBe(true);
+    expect(fixed({ name: 'q', tracing: false }).tracing).toBe(false);
+    expect(fixed({ name: 'q' }).tracing).toBeUndefined();
+    expect(refusal(() => delay({ name: 'q', tracing: 'yes' }))).toMatch(/tracing.*boolean.*"yes"/);
+    expect(resolveOptions(DelayConsumerOptionsRules, {}, 'c').scheduleContext).toBe('link');
+    expect(refusal(() => resolveOptions(DelayConsumerOptionsRules, { scheduleContext: 'child' }, 'c'))).toMatch(
+      /scheduleContext.*link.*parent.*"child"/,
+    );
   });
 
   it('says which value of a cross-field rule is a default', () => {

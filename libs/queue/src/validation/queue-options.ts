@@ -61,6 +61,9 @@ export class ModuleOptionsRules {
 
   @IsIn(['warn', 'fail'])
   evictionPolicy = MODULE_DEFAULTS.evictionPolicy;
+
+  @IsBoolean()
+  tracing = MODULE_DEFAULTS.tracing;
 }
 
 class ReplicaWaitRules {
@@ -99,6 +102,10 @@ class QueueOptionsRules {
 
   @Allow()
   schema?: SchemaClass;
+
+  @IsOptional()
+  @IsBoolean()
+  tracing?: boolean;
 }
 
 class DeadLetterRules {
@@ -250,6 +257,9 @@ export class DelayConsumerOptionsRules {
   @Min(1)
   @Max(MAX_HANDLER_TIMEOUT_MS)
   handlerTimeoutMs = DELAY_CONSUMER_DEFAULTS.handlerTimeoutMs;
+
+  @IsIn(['link', 'parent'])
+  scheduleContext = DELAY_CONSUMER_DEFAULTS.scheduleContext;
 }
 
 export class DashboardOptionsRules {

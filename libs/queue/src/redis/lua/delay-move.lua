@@ -2,6 +2,7 @@
 -- Input:
 --   KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash
 --   ARGV[1] id  ARGV[2] 'at' | 'in' | 'by'  ARGV[3] ms
+--   ARGV[4] trace carrier to store with the task in place of its own (traced queues), or ''
 -- Output: {1, runAt, now, is the shard's earliest task} | {0, 'missing' | 'active' | 'dead'}
 local dueKey, activeKey, dataKey = KEYS[1], KEYS[2], KEYS[3]
 --- @include "now"
@@ -18,6 +19,13 @@ local runAt = ms
 if ARGV[2] == 'in' then runAt = now + ms elseif ARGV[2] == 'by' then runAt = tonumber(current) + ms end
 if runAt < 0 then runAt = 0 end
 redis.call('ZADD', dueKey, 'XX', runAt, id)
+if ARGV[4] ~= '' then
+  -- A traced payload is '0,"<carrier>",<json>' (see traced-json.ts): one HGET and HSET of one payload.
+  local data = redis.call('HGET', dataKey, id)
+  local from = 1
+  if string.sub(data, 1, 3) == '0,"' then from = string.find(data, '"', 4, true) + 2 end
+  redis.call('HSET', dataKey, id, '0,"' .. ARGV[4] .. '",' .. string.sub(data, from))
+end
 local head = redis.call('ZRANGE', dueKey, 0, 0)
 local isHead = 0
 if head[1] == id then isHead = 1 end

@@ -1,4 +1,4 @@
-import { entryMessages } from '../fixed-entry';
+import { entryCarriers, entryMessages } from '../fixed-entry';
 import { kindsOf, type ScriptProtocol } from '../script-protocol';
 import type { ClaimedBatch } from './fixed-take';
 
@@ -80,7 +80,14 @@ export const fixedAck: ScriptProtocol<FixedAckInput, AckOutcome> = {
         const entries = values.slice(at + 2, at + 2 + count) as string[];
         at += 2 + count;
         outcome.dueAt.push(-1);
-        outcome.next.push({ group, expired, token, attempt: 1, messages: entryMessages(entries, 0, count, raw) });
+        outcome.next.push({
+          group,
+          expired,
+          token,
+          attempt: 1,
+          messages: entryMessages(entries, 0, count, raw),
+          carriers: entryCarriers(entries, 0, count),
+        });
       } else {
         outcome.dueAt.push(due === -2 ? null : due);
         outcome.next.push(undefined);

@@ -1,4 +1,4 @@
-import { entryMessages } from '../fixed-entry';
+import { entryCarriers, entryMessages } from '../fixed-entry';
 import { kindsOf, type ScriptProtocol } from '../script-protocol';
 import { decodeClaimHead, type Claimed } from './fixed-take';
 
@@ -57,6 +57,7 @@ export const fixedClaim: ScriptProtocol<FixedClaimInput, Claimed> = {
           messages: entryMessages(lists[i], offset, offset + claimed, raw),
           attempt: values[at + 3] as number,
           token: values[at + 4] as string,
+          carriers: entryCarriers(lists[i], offset, offset + claimed),
         });
       } else if (expired > 0) {
         outcome.batches.push({ group, expired, messages: [], attempt: 0 });

@@ -1,4 +1,4 @@
-import { entryMessages } from '../fixed-entry';
+import { entryCarriers, entryMessages } from '../fixed-entry';
 import { kindsOf, type ScriptProtocol } from '../script-protocol';
 
 export interface ClaimedBatch {
@@ -9,6 +9,8 @@ export interface ClaimedBatch {
   token?: string;
   /** Ordered queues: delivery number of these messages, from 1. */
   attempt: number;
+  /** Trace contexts the messages were pushed with (traced queues), each once. */
+  carriers?: string[];
 }
 
 export interface TakeOutcome {
@@ -85,6 +87,7 @@ export const fixedTake: ScriptProtocol<FixedTakeInput, Claimed> = {
           expired: from === offset ? expired : 0,
           messages: entryMessages(lists[i], from, Math.min(end, from + batchSize), raw),
           attempt: 1,
+          carriers: entryCarriers(lists[i], from, Math.min(end, from + batchSize)),
         });
       }
     }

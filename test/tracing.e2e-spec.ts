@@ -1,0 +1,229 @@
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
+import { shardOf } from '../libs/queue/src/redis/keys';
+import { recordBatches, recordTasks, useQueueApps } from './support/fixtures';
+import { expectErrors } from './support/logs';
+import { pollUntil } from './support/testing';
+
+const exporter = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const tracer = trace.getTracer('test');
+
+const spans = (name: string) => exporter.getFinishedSpans().filter((span) => span.name === name);
+const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
+const linked = (span: ReadableSpan) => span.links.map((link) => link.context.spanId).sort();
+
+const reported = recordBatches<{ n: number }>('events', { concurrency: 4 }, () => {
+  // The handler's own work: a child of the batch's process span.
+  tracer.startSpan('write report').end();
+});
+const fed = recordTasks<{ pet: string }>('feeding', { scheduleContext: 'parent' });
+const reminded = recordTasks<{ pet: string }>('reminders');
+const flaky = recordBatches<{ n: number }>('flaky', {}, (_messages, ctx) => {
+  if (ctx.attempt === 1) throw new TypeError('report service down');
+});
+
+describe('tracing: OpenTelemetry spans with the real SDK', () => {
+  const harness = useQueueApps();
+  const fast = { maxWaitMs: 0, shards: 2 };
+
+  beforeAll(() => {
+    trace.setGlobalTracerProvider(provider);
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  });
+  afterAll(() => {
+    trace.disable();
+    context.disable();
+  });
+  afterEach(() => exporter.reset());
+
+  it('a request pushes to three groups and schedules tasks: each batch links to its pushes, tasks continue or link the scheduling trace', async () => {
+    const { fixed, delay } = await harness.start({
+      root: { tracing: true },
+      fixed: [{ name: 'events', ...fast }],
+      delay: [
+        { name: 'feeding', shards: 2 },
+        { name: 'reminders', shards: 2 },
+      ],
+      providers: [reported.consumer, fed.consumer, reminded.consumer],
+    });
+    const request = tracer.startSpan('GET /games/report');
+    await context.with(trace.setSpan(context.active(), request), async () => {
+      await Promise.all([
+        fixed('events').push('a', { n: 1 }),
+        fixed('events').push('b', { n: 2 }),
+        fixed('events').pushMany('c', [{ n: 3 }, { n: 4 }]),
+      ]);
+      await fixed('events').push('a', { n: 5 });
+      await delay('feeding').schedule({ pet: 'rex' }, { id: 'feed:rex' });
+      await delay('reminders').schedule({ pet: 'rex' }, { id: 'remind:rex' });
+    });
+    request.end();
+    await reported.untilMessages(5);
+    await fed.untilTasks(1);
+    await reminded.untilTasks(1);
+    await pollUntil(() => spans('process events').length === reported.batches.length || undefined, 'batch spans');
+    await pollUntil(() => spans('process reminders').length === 1 || undefined, 'task spans');
+
+    const { traceId, spanId } = request.spanContext();
+    const pushes = [...spans('push events'), ...spans('pushMany events')];
+    expect(pushes).toHaveLength(4);
+    for (const push of pushes) {
+      expect(push.kind).toBe(SpanKind.PRODUCER);
+      expect(push.spanContext().traceId).toBe(traceId);
+      expect(parentOf(push)).toBe(spanId);
+      expect(push.attributes).toMatchObject({
+        'messaging.system': 'nestjs-redis-queues',
+        'messaging.operation.type': 'send',
+        'messaging.destination.name': 'events',
+      });
+    }
+    const pushesOf = (group: string) =>
+      pushes
+        .filter((push) => push.attributes['messaging.nestjs_redis_queues.group'] === group)
+        .map((push) => push.spanContext().spanId)
+        .sort();
+    expect(spans('pushMany events')[0].attributes['messaging.batch.message_count']).toBe(2);
+
+    const processed = spans('process events');
+    expect(processed.map((span) => span.attributes['messaging.batch.message_count'])).toEqual(
+      expect.arrayContaining([1]),
+    );
+    for (const span of processed) {
+      const group = span.attributes['messaging.nestjs_redis_queues.group'] as string;
+      expect(span.kind).toBe(SpanKind.CONSUMER);
+      // A new trace, linked to the creation context of every message in it.
+      expect(span.spanContext().traceId).not.toBe(traceId);
+      expect(span.attributes).toMatchObject({
+        'messaging.operation.type': 'process',
+        'messaging.destination.name': 'events',
+        'messaging.nestjs_redis_queues.attempt': 1,
+        'messaging.nestjs_redis_queues.outcome': 'ack',
+      });
+      expect(span.links.length).toBeGreaterThan(0);
+      for (const link of linked(span)) expect(pushesOf(group)).toContain(link);
+      for (const link of span.links) expect(link.context.traceId).toBe(traceId);
+    }
+    // Every push is linked from the batch that carried its message.
+    expect(processed.flatMap(linked).sort()).toEqual(pushes.map((push) => push.spanContext().spanId).sort());
+    // The handler's span is a child of its batch's process span.
+    const reports = spans('write report');
+    expect(reports).toHaveLength(processed.length);
+    expect(reports.map(parentOf).sort()).toEqual(processed.map((span) => span.spanContext().spanId).sort());
+
+    const [scheduledFeed] = spans('schedule feeding');
+    expect(scheduledFeed.attributes['messaging.message.id']).toBe('feed:rex');
+    expect(parentOf(scheduledFeed)).toBe(spanId);
+    // scheduleContext 'parent': the task's span continues the scheduling trace.
+    const [feeding] = spans('process feeding');
+    expect(feeding.spanContext().traceId).toBe(traceId);
+    expect(parentOf(feeding)).toBe(scheduledFeed.spanContext().spanId);
+    expect(feeding.attributes).toMatchObject({
+      'messaging.message.id': 'feed:rex',
+      'messaging.nestjs_redis_queues.outcome': 'ack',
+    });
+    // By default: a trace of its own, linked to the scheduling span.
+    const [reminding] = spans('process reminders');
+    expect(reminding.spanContext().traceId).not.toBe(traceId);
+    expect(linked(reminding)).toEqual([spans('schedule reminders')[0].spanContext().spanId]);
+    // The payloads came back as they were, the stored context aside.
+    expect(fed.tasks[0].payload).toEqual({ pet: 'rex' });
+    expect(await delay('feeding').get('feed:rex')).toBeNull();
+  });
+
+  it('reschedule stores its own context with the task; get and the consumer see the payload only', async () => {
+    const { delay } = await harness.start({
+      root: { tracing: true },
+      delay: [{ name: 'reminders', shards: 2 }],
+      providers: [reminded.consumer],
+    });
+    const reminders = delay<{ pet: string }>('reminders');
+    await reminders.schedule({ pet: 'rex' }, { id: 'later', delayMs: 60_000 });
+    await reminders.shift('later', -10_000);
+    expect(await reminders.get('later')).toMatchObject({ payload: { pet: 'rex' }, state: 'scheduled' });
+    await reminders.reschedule('later', { delayMs: 0 });
+    await reminded.untilTasks(1);
+    await pollUntil(() => spans('process reminders').length === 1 || undefined, 'the task span');
+    expect(reminded.tasks[0].payload).toEqual({ pet: 'rex' });
+    const [moved] = spans('reschedule reminders');
+    expect(spans('shift reminders')).toHaveLength(1);
+    expect(linked(spans('process reminders')[0])).toEqual([moved.spanContext().spanId]);
+  });
+
+  it('a failing batch records the error and its retry; the next delivery is a span of its own, attempt 2', async () => {
+    expectErrors(/report service down/);
+    const { fixed } = await harness.start({
+      fixed: [{ name: 'flaky', ...fast, delivery: 'at-least-once', retryDelayMs: 20, tracing: true }],
+      providers: [flaky.consumer],
+    });
+    await fixed('flaky').pushMany('g', [{ n: 1 }, { n: 2 }]);
+    await flaky.untilMessages(4);
+    await pollUntil(() => spans('process flaky').length === 2 || undefined, 'both deliveries');
+    const [push] = spans('pushMany flaky');
+    const [failed, retried] = spans('process flaky').sort(
+      (a, b) =>
+        (a.attributes['messaging.nestjs_redis_queues.attempt'] as number) -
+        (b.attributes['messaging.nestjs_redis_queues.attempt'] as number),
+    );
+    expect(failed.status.code).toBe(SpanStatusCode.ERROR);
+    expect(failed.attributes).toMatchObject({
+      'error.type': 'TypeError',
+      'messaging.nestjs_redis_queues.attempt': 1,
+      'messaging.nestjs_redis_queues.outcome': 'retry',
+    });
+    expect(failed.events.map((event) => event.name)).toEqual(['exception', 'retry']);
+    expect(failed.events[0].attributes).toMatchObject({ 'exception.message': 'report service down' });
+    expect(retried.status.code).not.toBe(SpanStatusCode.ERROR);
+    expect(retried.attributes).toMatchObject({
+      'messaging.nestjs_redis_queues.attempt': 2,
+      'messaging.nestjs_redis_queues.outcome': 'ack',
+    });
+    // pushMany stored one context for both messages: one link.
+    for (const span of [failed, retried]) expect(linked(span)).toEqual([push.spanContext().spanId]);
+  });
+
+  it('tracing off writes nothing extra to Redis: entries are byte-identical, and MEMORY USAGE says what tracing costs', async () => {
+    const { fixed } = await harness.start({
+      root: { tracing: true },
+      fixed: [
+        { name: 'traced', shards: 1, maxWaitMs: 60_000 },
+        { name: 'plain', shards: 1, maxWaitMs: 60_000, tracing: false },
+      ],
+    });
+    const messages = Array.from({ length: 50 }, (_, n) => ({ n, text: 'a message of some length' }));
+    for (const name of ['traced', 'plain']) for (const message of messages) await fixed(name).push('g', message);
+    const listOf = (name: string) => fixed(name).store.keys.member(shardOf('g', 1), 'g', 'g');
+    const plain = await harness.redis.lrange(listOf('plain'), 0, -1);
+    const traced = await harness.redis.lrange(listOf('traced'), 0, -1);
+    expect(plain).toHaveLength(50);
+    plain.forEach((entry, n) =>
+      expect(entry).toMatch(new RegExp(`^\\[\\d{13},${escape(JSON.stringify(messages[n]))}\\]$`)),
+    );
+    traced.forEach((entry, n) =>
+      expect(entry).toMatch(
+        new RegExp(`^\\[\\d{13},0,"00-[0-9a-f]{32}-[0-9a-f]{16}-01",${escape(JSON.stringify(messages[n]))}\\]$`),
+      ),
+    );
+    expect(spans('push plain')).toHaveLength(0);
+    expect(spans('push traced')).toHaveLength(50);
+    const usage = async (name: string) =>
+      Number(await harness.redis.call('MEMORY', 'USAGE', listOf(name), 'SAMPLES', '0'));
+    const [withTracing, without] = [await usage('traced'), await usage('plain')];
+    const plainBytes = plain.reduce((sum, entry) => sum + entry.length, 0);
+    // A plain list holds the entries and the list's own overhead, nothing more.
+    expect(without).toBeLessThan(plainBytes + 1024);
+    // The carrier and its marker, `0,"<traceparent>",`, are 60 bytes a message, whatever the message.
+    expect((withTracing - without) / 50).toBeGreaterThanOrEqual(60);
+    expect((withTracing - without) / 50).toBeLessThan(70);
+  });
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
