@@ -31,6 +31,8 @@ export class QueueTracer {
   private readonly tracer: Otel.Tracer;
   private readonly sendKind: Otel.SpanKind;
   private readonly base: Otel.Attributes;
+  /** Per operation, its span's name and fixed attributes: built once, not per push. */
+  private readonly sends = new Map<SendOperation, { name: string; attributes: Otel.Attributes }>();
 
   constructor(
     private readonly queue: string,
@@ -52,15 +54,13 @@ export class QueueTracer {
     attributes: Otel.Attributes,
     write: (carrier: string | undefined) => Promise<R>,
   ): Promise<R> {
-    const span = this.tracer.startSpan(`${operation} ${this.queue}`, {
-      kind: this.sendKind,
-      attributes: {
-        ...this.base,
-        'messaging.operation.type': 'send',
-        'messaging.operation.name': operation,
-        ...attributes,
-      },
-    });
+    let send = this.sends.get(operation);
+    if (send === undefined) {
+      const fixed = { ...this.base, 'messaging.operation.type': 'send', 'messaging.operation.name': operation };
+      this.sends.set(operation, (send = { name: `${operation} ${this.queue}`, attributes: Object.freeze(fixed) }));
+    }
+    const span = this.tracer.startSpan(send.name, { kind: this.sendKind, attributes: send.attributes });
+    span.setAttributes(attributes);
     let written: Promise<R>;
     try {
       written = write(this.carrierOf(span.spanContext()));
@@ -122,16 +122,21 @@ export class QueueTracer {
     return state && !/["\\]/.test(state) ? parent + state : parent;
   }
 
-  /** Undefined for a carrier that is not a valid traceparent (written by something else). */
+  /**
+   * Undefined for a carrier that is not a traceparent this library wrote. Only its shape is checked
+   * (a link per message: the ids' own checks cost more than the rest of the link); of the flags, only
+   * "sampled" is kept.
+   */
   private contextOf(carrier: string): Otel.SpanContext | undefined {
+    if (carrier.length < 55 || carrier.charCodeAt(35) !== 45 || carrier.charCodeAt(52) !== 45) return undefined;
     const context: Otel.SpanContext = {
       traceId: carrier.slice(3, 35),
       spanId: carrier.slice(36, 52),
-      traceFlags: parseInt(carrier.slice(53, 55), 16),
+      traceFlags: carrier.charCodeAt(54) & 1,
       isRemote: true,
     };
     if (carrier.length > 55) context.traceState = this.api.createTraceState(carrier.slice(55));
-    return this.api.isSpanContextValid(context) && !Number.isNaN(context.traceFlags) ? context : undefined;
+    return context;
   }
 }
 
