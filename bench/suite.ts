@@ -15,6 +15,7 @@ import { growthScenario } from './scenarios/growth';
 import { hotGroupScenario } from './scenarios/hot-group';
 import { idleScenario } from './scenarios/idle';
 import { pushScenario } from './scenarios/push';
+import { tracingScenario } from './scenarios/tracing';
 
 export const SCENARIOS: Scenario[] = [
   pushScenario,
@@ -24,6 +25,7 @@ export const SCENARIOS: Scenario[] = [
   delayScenario,
   idleScenario,
   growthScenario,
+  tracingScenario,
 ];
 
 export interface BenchOptions {

@@ -1,0 +1,160 @@
+import { context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { batchConsumer, fixedQueueOf, libraryApp } from '../contenders/library';
+import { gameEvents, type GameEvent } from '../contenders/payloads';
+import { interleave, scaled, type BenchContext, type Scenario } from '../harness/context';
+import { Countdown, cpuMs, inParallel, now } from '../harness/load';
+import { Recorder, type MetricSpec } from '../harness/results';
+import type { BenchServer } from '../harness/servers';
+
+const GROUPS = 1000;
+const IN_FLIGHT = 1000;
+const BATCH = 128;
+const CONCURRENCY = 16;
+const DRAIN_TIMEOUT_MS = 120_000;
+const PUSH_OFF = 'push, tracing off';
+const PUSH_ON = 'push, tracing on';
+const CONSUME_OFF = 'consume, tracing off';
+const CONSUME_ON = 'consume, tracing on';
+
+const PUSHES: MetricSpec = { label: 'push throughput', unit: 'msg/s', better: 'higher' };
+const DRAIN: MetricSpec = { label: 'drain throughput', unit: 'msg/s', better: 'higher' };
+const NODE_CPU: MetricSpec = { label: 'Node CPU per 100k msgs', unit: 'CPU ms', better: 'lower' };
+const BYTES: MetricSpec = { label: 'Redis bytes per message (MEMORY USAGE of the queue)', unit: 'B', better: 'lower' };
+
+/** An exporter that drops every span: what is measured is the library's and the SDK's work, not an export. */
+const discard: SpanExporter = {
+  export: (_spans, done) => done({ code: 0 }),
+  shutdown: async () => undefined,
+};
+
+/** The default queue (ordered at-most-once), due as soon as it holds anything. */
+const queueOptions = (tracing: boolean) => ({
+  name: 'events',
+  capacity: 1000,
+  batchSize: BATCH,
+  maxWaitMs: 0,
+  ttlMs: 86_400_000,
+  tracing,
+});
+
+export const tracingScenario: Scenario = {
+  name: 'tracing',
+  summary: 'FixedQueue push and consume with OpenTelemetry tracing on (SDK, no-op exporter) vs off',
+  async run(ctx: BenchContext) {
+    const messages = scaled(ctx, 100_000, 100);
+    const perGroup = scaled(ctx, 500, 1);
+    const total = GROUPS * perGroup;
+    const events = gameEvents(GROUPS);
+    const recorder = new Recorder(
+      'tracing',
+      `Tracing on vs off: push ${messages.toLocaleString('en')} messages to ${GROUPS.toLocaleString('en')} groups, ${IN_FLIGHT.toLocaleString('en')} in flight; ` +
+        `drain ${total.toLocaleString('en')} (${perGroup} a group, each pushed on its own) in batches of ${BATCH}, ${CONCURRENCY} at once`,
+      { messages, groups: GROUPS, inFlight: IN_FLIGHT, perGroup, total, batch: BATCH, concurrency: CONCURRENCY },
+    )
+      .contender(PUSH_OFF, 'FixedQueue.push, tracing off')
+      .contender(PUSH_ON, 'FixedQueue.push, tracing on: a PRODUCER span per push, its context stored')
+      .contender(CONSUME_OFF, '@BatchConsumer, tracing off')
+      .contender(CONSUME_ON, '@BatchConsumer, tracing on: a process span per batch, a link per message')
+      .ratio('push: tracing on / off', PUSHES, PUSH_ON, PUSH_OFF, { op: '>=', value: 0.7 })
+      .ratio('consume: tracing on / off', DRAIN, CONSUME_ON, CONSUME_OFF, { op: '>=', value: 0.8 });
+
+    const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(discard)] });
+    const contextManager = new AsyncLocalStorageContextManager().enable();
+    // Registered for every contender alike: tracing off must cost nothing whatever the application set up.
+    trace.setGlobalTracerProvider(provider);
+    context.setGlobalContextManager(contextManager);
+
+    const push = async (tracing: boolean, count: number, record: boolean) => {
+      const server = await ctx.servers.open();
+      try {
+        const app = await libraryApp({
+          url: server.url,
+          prefix: ctx.prefix('trace-push'),
+          fixed: queueOptions(tracing),
+        });
+        const queue = fixedQueueOf<GameEvent>(app, 'events');
+        const cpu = process.cpuUsage();
+        const started = now();
+        await inParallel(count, IN_FLIGHT, (i) => queue.push(`game-${i % GROUPS}`, events[i % GROUPS]));
+        const elapsed = now() - started;
+        const nodeCpu = cpuMs(cpu);
+        await app.close();
+        if (!record) return;
+        const contender = tracing ? PUSH_ON : PUSH_OFF;
+        recorder.record(PUSHES, contender, (count / elapsed) * 1000);
+        recorder.record(NODE_CPU, contender, (nodeCpu * 100_000) / count);
+      } finally {
+        await server.close();
+      }
+    };
+
+    const consume = async (tracing: boolean, groups: number, record: boolean) => {
+      const server = await ctx.servers.open();
+      const prefix = ctx.prefix('trace-consume');
+      const count = groups * perGroup;
+      try {
+        // One push per message, so that every message carries a context of its own: a link each.
+        const producer = await libraryApp({ url: server.url, prefix, fixed: queueOptions(tracing) });
+        const queue = fixedQueueOf<GameEvent>(producer, 'events');
+        await inParallel(count, IN_FLIGHT, (i) => queue.push(`game-${i % groups}`, events[i % GROUPS]));
+        const bytes = await prefixBytes(server, prefix);
+        await producer.close();
+        const countdown = new Countdown(count);
+        const cpu = process.cpuUsage();
+        const started = now();
+        const app = await libraryApp({
+          url: server.url,
+          prefix,
+          fixed: queueOptions(tracing),
+          consumers: [batchConsumer<GameEvent>('events', CONCURRENCY, (batch) => countdown.add(batch.length))],
+        });
+        const drained = await countdown.within(DRAIN_TIMEOUT_MS, 'tracing drain');
+        const nodeCpu = cpuMs(cpu);
+        await app.close();
+        if (!record) return;
+        const contender = tracing ? CONSUME_ON : CONSUME_OFF;
+        recorder.record(DRAIN, contender, (count / (drained - started)) * 1000);
+        recorder.record(NODE_CPU, contender, (nodeCpu * 100_000) / count);
+        recorder.record(BYTES, contender, bytes / count);
+      } finally {
+        await server.close();
+      }
+    };
+
+    try {
+      const warmupGroups = Math.max(1, Math.round(GROUPS / 10));
+      await interleave(ctx, [
+        { key: PUSH_OFF, round: (_, warmup) => push(false, warmup ? messages / 10 : messages, !warmup) },
+        { key: PUSH_ON, round: (_, warmup) => push(true, warmup ? messages / 10 : messages, !warmup) },
+        { key: CONSUME_OFF, round: (_, warmup) => consume(false, warmup ? warmupGroups : GROUPS, !warmup) },
+        { key: CONSUME_ON, round: (_, warmup) => consume(true, warmup ? warmupGroups : GROUPS, !warmup) },
+      ]);
+    } finally {
+      await provider.shutdown();
+      trace.disable();
+      context.disable();
+    }
+    recorder.note(
+      'The SDK (BasicTracerProvider, BatchSpanProcessor, an exporter that drops the spans, the async-hooks context manager) is registered for all four; ' +
+        'the queue option `tracing` alone differs. The consume fill pushes every message on its own (not timed), so a traced batch links to 128 contexts, the most there are. ' +
+        'Bytes per message: MEMORY USAGE (SAMPLES 0) of every key of the queue after the fill, over the messages.',
+    );
+    return recorder.result();
+  },
+};
+
+/** Bytes Redis holds for every key of a prefix (the group lists, and the indexes beside them), read exactly. */
+async function prefixBytes(server: BenchServer, prefix: string): Promise<number> {
+  let bytes = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await server.admin.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    const pipeline = server.admin.pipeline();
+    for (const key of keys) pipeline.call('MEMORY', 'USAGE', key, 'SAMPLES', '0');
+    for (const [, used] of (await pipeline.exec()) ?? []) bytes += Number(used ?? 0);
+  } while (cursor !== '0');
+  return bytes;
+}
