@@ -1,6 +1,12 @@
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 import { batchConsumer, fixedQueueOf, libraryApp } from '../contenders/library';
 import { gameEvents, type GameEvent } from '../contenders/payloads';
 import { interleave, scaled, type BenchContext, type Scenario } from '../harness/context';
@@ -15,6 +21,9 @@ const CONCURRENCY = 16;
 const DRAIN_TIMEOUT_MS = 120_000;
 const PUSH_OFF = 'push, tracing off';
 const PUSH_ON = 'push, tracing on';
+const PUSH_SAMPLED = 'push, tracing on, 1 in 10 sampled';
+/** Production setups sample: what a push costs when most spans are not recorded. */
+const SAMPLED_RATIO = 0.1;
 const CONSUME_OFF = 'consume, tracing off';
 const CONSUME_ON = 'consume, tracing on';
 
@@ -55,18 +64,34 @@ export const tracingScenario: Scenario = {
     )
       .contender(PUSH_OFF, 'FixedQueue.push, tracing off')
       .contender(PUSH_ON, 'FixedQueue.push, tracing on: a PRODUCER span per push, its context stored')
+      .contender(PUSH_SAMPLED, `FixedQueue.push, tracing on, the SDK sampling ${SAMPLED_RATIO * 100} % of traces`)
       .contender(CONSUME_OFF, '@BatchConsumer, tracing off')
       .contender(CONSUME_ON, '@BatchConsumer, tracing on: a process span per batch, a link per message')
       .ratio('push: tracing on / off', PUSHES, PUSH_ON, PUSH_OFF, { op: '>=', value: 0.7 })
+      .ratio(`push: tracing on, ${SAMPLED_RATIO * 100} % sampled / off`, PUSHES, PUSH_SAMPLED, PUSH_OFF)
       .ratio('consume: tracing on / off', DRAIN, CONSUME_ON, CONSUME_OFF, { op: '>=', value: 0.8 });
 
     const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(discard)] });
+    const sampledProvider = new BasicTracerProvider({
+      sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(SAMPLED_RATIO) }),
+      spanProcessors: [new BatchSpanProcessor(discard)],
+    });
+    /** Queues take their tracer from the provider registered when their application starts. */
+    const register = (chosen: BasicTracerProvider) => {
+      trace.disable();
+      trace.setGlobalTracerProvider(chosen);
+    };
     const contextManager = new AsyncLocalStorageContextManager().enable();
     // Registered for every contender alike: tracing off must cost nothing whatever the application set up.
     trace.setGlobalTracerProvider(provider);
     context.setGlobalContextManager(contextManager);
+    // As in an application whose requests are traced: the context manager has run a context (Node then
+    // tracks async context through every promise), before any contender, whether its queue traces or not.
+    context.with(context.active(), () => undefined);
 
-    const push = async (tracing: boolean, count: number, record: boolean) => {
+    const push = async (contender: string, count: number, record: boolean) => {
+      const tracing = contender !== PUSH_OFF;
+      register(contender === PUSH_SAMPLED ? sampledProvider : provider);
       const server = await ctx.servers.open();
       try {
         const app = await libraryApp({
@@ -82,7 +107,6 @@ export const tracingScenario: Scenario = {
         const nodeCpu = cpuMs(cpu);
         await app.close();
         if (!record) return;
-        const contender = tracing ? PUSH_ON : PUSH_OFF;
         recorder.record(PUSHES, contender, (count / elapsed) * 1000);
         recorder.record(NODE_CPU, contender, (nodeCpu * 100_000) / count);
       } finally {
@@ -94,6 +118,7 @@ export const tracingScenario: Scenario = {
       const server = await ctx.servers.open();
       const prefix = ctx.prefix('trace-consume');
       const count = groups * perGroup;
+      register(provider);
       try {
         // One push per message, so that every message carries a context of its own: a link each.
         const producer = await libraryApp({ url: server.url, prefix, fixed: queueOptions(tracing) });
@@ -126,13 +151,16 @@ export const tracingScenario: Scenario = {
     try {
       const warmupGroups = Math.max(1, Math.round(GROUPS / 10));
       await interleave(ctx, [
-        { key: PUSH_OFF, round: (_, warmup) => push(false, warmup ? messages / 10 : messages, !warmup) },
-        { key: PUSH_ON, round: (_, warmup) => push(true, warmup ? messages / 10 : messages, !warmup) },
+        ...[PUSH_OFF, PUSH_ON, PUSH_SAMPLED].map((key) => ({
+          key,
+          round: (_: number, warmup: boolean) => push(key, warmup ? messages / 10 : messages, !warmup),
+        })),
         { key: CONSUME_OFF, round: (_, warmup) => consume(false, warmup ? warmupGroups : GROUPS, !warmup) },
         { key: CONSUME_ON, round: (_, warmup) => consume(true, warmup ? warmupGroups : GROUPS, !warmup) },
       ]);
     } finally {
       await provider.shutdown();
+      await sampledProvider.shutdown();
       trace.disable();
       context.disable();
     }
