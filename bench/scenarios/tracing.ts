@@ -165,7 +165,7 @@ export const tracingScenario: Scenario = {
       context.disable();
     }
     recorder.note(
-      'The SDK (BasicTracerProvider, BatchSpanProcessor, an exporter that drops the spans, the async-hooks context manager) is registered for all four; ' +
+      'The SDK (BasicTracerProvider, BatchSpanProcessor, an exporter that drops the spans, the async-hooks context manager) is registered for every contender; ' +
         'the queue option `tracing` alone differs. The consume fill pushes every message on its own (not timed), so a traced batch links to 128 contexts, the most there are. ' +
         'Bytes per message: MEMORY USAGE (SAMPLES 0) of every key of the queue after the fill, over the messages.',
     );
