@@ -25,6 +25,10 @@ const reported = recordBatches<{ n: number }>('events', { concurrency: 4 }, () =
 });
 const fed = recordTasks<{ pet: string }>('feeding', { scheduleContext: 'parent' });
 const reminded = recordTasks<{ pet: string }>('reminders');
+/** Hangs its first attempt past handlerTimeoutMs. */
+const slow = recordTasks<{ pet: string }>('slow', { handlerTimeoutMs: 200 }, (_payload, ctx) =>
+  ctx.attempt === 1 ? new Promise<void>(() => undefined) : undefined,
+);
 const flaky = recordBatches<{ n: number }>('flaky', {}, (_messages, ctx) => {
   if (ctx.attempt === 1) throw new TypeError('report service down');
 });
@@ -185,6 +189,27 @@ describe('tracing: OpenTelemetry spans with the real SDK', () => {
     });
     // pushMany stored one context for both messages: one link.
     for (const span of [failed, retried]) expect(linked(span)).toEqual([push.spanContext().spanId]);
+  });
+
+  it('a task whose handler times out: its span has the HandlerTimeoutError, a handler_timeout event and the retry', async () => {
+    const { delay } = await harness.start({
+      delay: [{ name: 'slow', shards: 1, tracing: true, backoff: { type: 'fixed', delayMs: 20 } }],
+      providers: [slow.consumer],
+    });
+    await delay('slow').schedule({ pet: 'rex' }, { id: 'late' });
+    await slow.untilTasks(2);
+    await pollUntil(() => spans('process slow').length === 2 || undefined, 'both attempts');
+    const [timedOut, retried] = spans('process slow');
+    expect(timedOut.attributes).toMatchObject({
+      'error.type': 'HandlerTimeoutError',
+      'messaging.nestjs_redis_queues.attempt': 1,
+      'messaging.nestjs_redis_queues.outcome': 'retry',
+    });
+    expect(timedOut.events.map((event) => event.name)).toEqual(['handler_timeout', 'exception', 'retry']);
+    expect(retried.attributes).toMatchObject({
+      'messaging.nestjs_redis_queues.attempt': 2,
+      'messaging.nestjs_redis_queues.outcome': 'ack',
+    });
   });
 
   it('tracing off writes nothing extra to Redis: entries are byte-identical, and MEMORY USAGE says what tracing costs', async () => {
