@@ -158,7 +158,7 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
     // same candidates would only read their heads for nothing; it lists instead. (Unordered, it takes
     // the groups' next batches.)
     if (this.store.ordered) this.candidates[shard] = [];
-    const outcome = await this.store.take(shard, limit, candidates, this.options.raw);
+    const outcome = await this.store.take(shard, limit, candidates, this.options.raw, this.tracer !== undefined);
     this.candidates[shard] = outcome.due;
     if (this.events.has('messages.expired')) {
       for (const { group, expired } of outcome.batches) {

@@ -96,18 +96,18 @@ export class FixedQueueStore {
    * One call handles a bounded share of that (`PollBudget`); the shard then stays due (`nextDueAt` is
    * `serverNow`), so a caller with more room polls again at once.
    */
-  async take(shard: number, limit: number, listed: string[], raw = false): Promise<TakeOutcome> {
+  async take(shard: number, limit: number, listed: string[], raw = false, traced = false): Promise<TakeOutcome> {
     // Entry sizes are unknown until read: rather than read a batch of them blind (megabytes, if they
     // are large), the first poll with candidates reads one entry first.
     if (!this.budget.learned && listed.length > 0) this.budget.observe([await this.head(shard, listed[0], 1)]);
     const plan = this.budget.plan(limit);
     // Never more than the plan's batches are claimed: reading more heads would be work for nothing.
     const candidates = listed.length > plan.batches ? listed.slice(0, plan.batches) : listed;
-    if (this.ordered) return this.claim(shard, plan, candidates, raw);
+    if (this.ordered) return this.claim(shard, plan, candidates, raw, traced);
     const { batchSize, maxAgeMs, maxWaitMs } = this.options;
     // With fewer candidates than room, each may give several batches.
     const read = plan.perBatch * Math.max(1, Math.floor(plan.batches / Math.max(1, candidates.length)));
-    const input = { batchSize, maxAgeMs: maxAgeMs ?? 0, maxWaitMs, limit: plan.batches, candidates, read, raw };
+    const input = { batchSize, maxAgeMs: maxAgeMs ?? 0, maxWaitMs, limit: plan.batches, candidates, read, raw, traced };
     const { outcome, lists } = await this.call(fixedTake, shard, input);
     this.budget.observe(lists);
     return outcome;
@@ -117,7 +117,13 @@ export class FixedQueueStore {
    * `take` for ordered queues: one batch per group at most, the group held by a token until `ack`
    * (or `fail`/`release`, or its lease running out).
    */
-  private async claim(shard: number, plan: PollPlan, candidates: string[], raw: boolean): Promise<TakeOutcome> {
+  private async claim(
+    shard: number,
+    plan: PollPlan,
+    candidates: string[],
+    raw: boolean,
+    traced: boolean,
+  ): Promise<TakeOutcome> {
     const { batchSize, maxAgeMs, maxWaitMs, leaseMs, maxAttempts, deadLetter } = this.options;
     const { outcome, lists } = await this.call(fixedClaim, shard, {
       batchSize,
@@ -133,6 +139,7 @@ export class FixedQueueStore {
       candidates,
       read: plan.perBatch,
       raw,
+      traced,
     });
     this.budget.observe(lists);
     return outcome;

@@ -19,6 +19,8 @@ export interface FixedClaimInput {
   /** Entries read of each candidate. */
   read: number;
   raw: boolean;
+  /** The consumer traces: read the messages' trace carriers too. */
+  traced?: boolean;
 }
 
 /** Ordered claims (see fixed-claim.lua): per candidate offset, expired, claimed, attempt, token; one batch at most. */
@@ -41,7 +43,7 @@ export const fixedClaim: ScriptProtocol<FixedClaimInput, Claimed> = {
     ...input.candidates.flatMap((group) => [group, input.read]),
   ],
   reads: (shard, { candidates, read }) => candidates.map((group) => ({ key: shard.group(group), count: read })),
-  decode: (reply, { candidates, raw }, lists) => {
+  decode: (reply, { candidates, raw, traced }, lists) => {
     const values = reply as (string | number)[];
     const { outcome, claimsAt } = decodeClaimHead(values);
     for (let i = 0; i < candidates.length; i++) {
@@ -57,7 +59,7 @@ export const fixedClaim: ScriptProtocol<FixedClaimInput, Claimed> = {
           messages: entryMessages(lists[i], offset, offset + claimed, raw),
           attempt: values[at + 3] as number,
           token: values[at + 4] as string,
-          carriers: entryCarriers(lists[i], offset, offset + claimed),
+          carriers: traced ? entryCarriers(lists[i], offset, offset + claimed) : undefined,
         });
       } else if (expired > 0) {
         outcome.batches.push({ group, expired, messages: [], attempt: 0 });

@@ -39,6 +39,8 @@ export interface FixedTakeInput {
   read: number;
   /** Messages as their JSON text. */
   raw: boolean;
+  /** The consumer traces: read the messages' trace carriers too. */
+  traced?: boolean;
 }
 
 /** The head of a claim reply (fixed-take, fixed-claim): `{now, next due or -1, count, group...}`, then per candidate `width` values. */
@@ -70,7 +72,7 @@ export const fixedTake: ScriptProtocol<FixedTakeInput, Claimed> = {
     ...candidates.flatMap((group) => [group, read]),
   ],
   reads: (shard, { candidates, read }) => candidates.map((group) => ({ key: shard.group(group), count: read })),
-  decode: (reply, { candidates, batchSize, raw }, lists) => {
+  decode: (reply, { candidates, batchSize, raw, traced }, lists) => {
     const values = reply as (string | number)[];
     const { outcome, claimsAt } = decodeClaimHead(values);
     for (let i = 0; i < candidates.length; i++) {
@@ -87,7 +89,7 @@ export const fixedTake: ScriptProtocol<FixedTakeInput, Claimed> = {
           expired: from === offset ? expired : 0,
           messages: entryMessages(lists[i], from, Math.min(end, from + batchSize), raw),
           attempt: 1,
-          carriers: entryCarriers(lists[i], from, Math.min(end, from + batchSize)),
+          carriers: traced ? entryCarriers(lists[i], from, Math.min(end, from + batchSize)) : undefined,
         });
       }
     }
