@@ -29,6 +29,7 @@ const reminded = recordTasks<{ pet: string }>('reminders');
 const slow = recordTasks<{ pet: string }>('slow', { handlerTimeoutMs: 200 }, (_payload, ctx) =>
   ctx.attempt === 1 ? new Promise<void>(() => undefined) : undefined,
 );
+const single = recordBatches<{ n: number }>('single');
 const flaky = recordBatches<{ n: number }>('flaky', {}, (_messages, ctx) => {
   if (ctx.attempt === 1) throw new TypeError('report service down');
 });
@@ -138,6 +139,25 @@ describe('tracing: OpenTelemetry spans with the real SDK', () => {
     expect(linked(reminding)).toEqual([spans('schedule reminders')[0].spanContext().spanId]);
     // The payloads came back as they were, the stored context aside.
     expect(fed.tasks[0].payload).toEqual({ pet: 'rex' });
+  });
+
+  it('batches handed over by an acknowledgement (batchSize 1) link to their own pushes too', async () => {
+    const { fixed } = await harness.start({
+      root: { tracing: true },
+      fixed: [{ name: 'single', ...fast, batchSize: 1 }],
+      providers: [single.consumer],
+    });
+    // Three pushes, each in a trace of its own, before the consumer's first claim.
+    for (let n = 1; n <= 3; n++) {
+      const request = tracer.startSpan(`request ${n}`);
+      await context.with(trace.setSpan(context.active(), request), () => fixed('single').push('g', { n }));
+      request.end();
+    }
+    await single.untilMessages(3);
+    await pollUntil(() => spans('process single').length === 3 || undefined, 'batch spans');
+    const pushes = spans('push single');
+    const processed = spans('process single');
+    expect(processed.map((span) => linked(span))).toEqual(pushes.map((push) => [push.spanContext().spanId]));
   });
 
   it('reschedule stores its own context with the task; get and the consumer see the payload only', async () => {

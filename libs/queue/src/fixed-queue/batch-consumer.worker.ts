@@ -147,7 +147,8 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
     this.tracer = deps.tracer;
     this.candidates = Array.from({ length: queueOptions.shards }, () => []);
     this.acks = new ShardBatcher<Acknowledged, AckResult>(async (shard, deliveries) => {
-      const { dueAt, serverNow, next, expired } = await this.store.ack(shard, deliveries, this.options.raw);
+      const traced = this.tracer !== undefined;
+      const { dueAt, serverNow, next, expired } = await this.store.ack(shard, deliveries, this.options.raw, traced);
       return dueAt.map((due, i) => ({ dueAt: due, serverNow, next: next[i], expired: expired[i] }));
     });
   }

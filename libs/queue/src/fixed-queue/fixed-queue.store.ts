@@ -146,7 +146,7 @@ export class FixedQueueStore {
   }
 
   /** Finishes deliveries of an ordered queue; a stale one (its token lost the group) changes nothing. */
-  async ack(shard: number, deliveries: Acknowledged[], raw = false): Promise<AckOutcome> {
+  async ack(shard: number, deliveries: Acknowledged[], raw = false, traced = false): Promise<AckOutcome> {
     const { batchSize, maxWaitMs, maxAgeMs, leaseMs } = this.options;
     const outcomes = await inChunks(deliveries, this.acksPerCall(), async (chunk) => [
       await this.call(fixedAck, shard, {
@@ -159,6 +159,7 @@ export class FixedQueueStore {
         maxEntries: ENTRIES_PER_POLL,
         maxBytes: BYTES_PER_POLL,
         raw,
+        traced,
         deliveries: chunk,
       }),
     ]);

@@ -26,6 +26,8 @@ export interface FixedAckInput {
   maxEntries: number;
   maxBytes: number;
   raw: boolean;
+  /** The consumer traces: read the next batches' trace carriers too. */
+  traced?: boolean;
   deliveries: Acknowledged[];
 }
 
@@ -59,7 +61,7 @@ export const fixedAck: ScriptProtocol<FixedAckInput, AckOutcome> = {
     input.maxBytes,
     ...input.deliveries.flatMap(({ group, token, next }) => [group, token, next ? '1' : '0']),
   ],
-  decode: (reply, { deliveries, raw }) => {
+  decode: (reply, { deliveries, raw, traced }) => {
     const values = reply as (string | number)[];
     const outcome: AckOutcome = {
       serverNow: values[0] as number,
@@ -86,7 +88,7 @@ export const fixedAck: ScriptProtocol<FixedAckInput, AckOutcome> = {
           token,
           attempt: 1,
           messages: entryMessages(entries, 0, count, raw),
-          carriers: entryCarriers(entries, 0, count),
+          carriers: traced ? entryCarriers(entries, 0, count) : undefined,
         });
       } else {
         outcome.dueAt.push(due === -2 ? null : due);
