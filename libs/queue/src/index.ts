@@ -22,3 +22,4 @@ export * from './errors';
 export { QueueExceptionFilter } from './queue-exception.filter';
 export * from './interfaces';
 export { QueueDashboardModule } from './dashboard/queue-dashboard.module';
+export { createBatchContext, createDelayContext } from './testing/test-contexts';
