@@ -218,11 +218,11 @@ export const DASHBOARD_JS = `(() => {
       title('fixed', queue, 'FixedQueue', [el('small', { class: 'mode' }, mode)]),
       el('div', { class: 'figures' },
         figure('pending messages', fmt.format(s.pending), 'pending'), figure('groups', fmt.format(s.groups), 'groups'),
-        figure('pushed', fmt.format(s.pushed), 'pushed'), figure('delivered', fmt.format(s.delivered), 'delivered'),
-        figure('pushed / s', fmt.format(pushed.at(-1) || 0), 'pushed-rate'), figure('delivered / s', fmt.format(delivered.at(-1) || 0), 'delivered-rate'),
-        figure('dropped', fmt.format(s.dropped), 'dropped'), figure('expired', fmt.format(s.expired), 'expired'),
-        figure('groups running', fmt.format(s.active), 'active'), figure('redelivered', fmt.format(s.redelivered), 'redelivered'),
-        figure('dead messages', fmt.format(s.dead), 'dead'), figure('lag', duration(s.lagMs), 'lag')),
+        figure('messages pushed', fmt.format(s.pushed), 'pushed'), figure('messages delivered', fmt.format(s.delivered), 'delivered'),
+        figure('messages pushed / s', fmt.format(pushed.at(-1) || 0), 'pushed-rate'), figure('messages delivered / s', fmt.format(delivered.at(-1) || 0), 'delivered-rate'),
+        figure('messages dropped', fmt.format(s.dropped), 'dropped'), figure('messages expired', fmt.format(s.expired), 'expired'),
+        figure('groups running', fmt.format(s.active), 'active'), figure('messages redelivered', fmt.format(s.redelivered), 'redelivered'),
+        figure('messages in dead batches', fmt.format(s.dead), 'dead'), figure('lag', duration(s.lagMs), 'lag')),
       el('h3', {}, 'throughput (messages / s)'),
       chart([{ label: 'pushed', color: 'var(--a)', values: pushed }, { label: 'delivered', color: 'var(--b)', values: delivered }]),
       el('h3', {}, 'backlog (messages)'), chart([{ label: 'pending', color: 'var(--c)', values: backlog }]),
@@ -235,7 +235,7 @@ export const DASHBOARD_JS = `(() => {
       ...groupHead(queue),
       // At-most-once, a batch leaves Redis as it is claimed: there is never a dead one to show.
       ...(queue.delivery === 'at-least-once'
-        ? [el('h3', {}, 'dead batches'), deadList('fixed', queue, (b) => deadBatch(queue, b, time), ['group', 'messages', 'attempts', 'last error', 'died', ''], 'no dead batch')]
+        ? [el('h3', {}, 'dead batches (a row per batch, with its count of messages)'), deadList('fixed', queue, (b) => deadBatch(queue, b, time), ['group', 'messages', 'attempts', 'last error', 'died', ''], 'no dead batch')]
         : []));
   }
 
@@ -260,16 +260,16 @@ export const DASHBOARD_JS = `(() => {
     return el('section', { 'data-queue': queue.name },
       title('delay', queue, 'DelayQueue', []),
       el('div', { class: 'figures' },
-        figure('scheduled', fmt.format(s.scheduled), 'scheduled'), figure('running', fmt.format(s.active), 'active'),
-        figure('due, waiting', fmt.format(s.due), 'due'), figure('dead', fmt.format(s.dead), 'dead'),
-        figure('fired', fmt.format(s.fired), 'fired'), figure('completed', fmt.format(s.completed), 'completed'),
-        figure('fired / s', fmt.format(fired.at(-1) || 0), 'fired-rate'), figure('lag', duration(s.lagMs), 'lag')),
-      el('h3', {}, 'throughput (tasks / s)'),
+        figure('tasks scheduled', fmt.format(s.scheduled), 'scheduled'), figure('tasks running', fmt.format(s.active), 'active'),
+        figure('tasks due, waiting', fmt.format(s.due), 'due'), figure('dead tasks', fmt.format(s.dead), 'dead'),
+        figure('deliveries (fired)', fmt.format(s.fired), 'fired'), figure('tasks completed', fmt.format(s.completed), 'completed'),
+        figure('deliveries / s', fmt.format(fired.at(-1) || 0), 'fired-rate'), figure('lag', duration(s.lagMs), 'lag')),
+      el('h3', {}, 'throughput (deliveries and completed tasks / s)'),
       chart([{ label: 'fired', color: 'var(--a)', values: fired }, { label: 'completed', color: 'var(--b)', values: completed }]),
       el('h3', {}, 'backlog (scheduled tasks)'), chart([{ label: 'scheduled', color: 'var(--c)', values: backlog }]),
       el('h3', {}, 'upcoming'), timeline(queue.upcoming, time),
       table(['task', 'due'], queue.upcoming.slice(0, 5).map((t) => el('tr', {}, el('td', {}, t.id), el('td', {}, ago(time - t.runAt)))), 'nothing scheduled'),
-      el('h3', {}, 'dead letters'),
+      el('h3', {}, 'dead tasks'),
       deadList('delay', queue, (t) =>
         el('tr', { 'data-dead-id': t.id }, el('td', {}, t.id), el('td', { class: 'num tight' }, t.attempts), errorCell(t.lastError),
           el('td', { class: 'tight' }, ago(time - t.diedAt)), el('td', { class: 'tight' }, requeueButton('delay', queue.name, t.id))), ['task', 'attempts', 'last error', 'died', ''], 'no dead task'));
