@@ -2,67 +2,105 @@
 // Usage: node scripts/pack-docs.js add|remove
 // The package ships its own README, LICENSE and CHANGELOG: `add` (prepack) writes them into libs/queue,
 // `remove` (postpack) takes them away again, so the repository keeps one copy of each. The package's
-// README is docs/package-readme.md with the sections of the repository's README.md it names filled
-// in: a reader who ran `npm install` has none of the repository's files, so a relative link in it
-// fails the pack.
+// README is docs/package-readme.md with what it includes filled in: a line
+// `<!-- include README.md: ## Install -->` is that section of the page, `<!-- include docs/x.md -->`
+// the whole page, its headings one level down. A reader who ran `npm install` has none of the
+// repository's files, so links between the included pages become links to their anchors in the package
+// README, a link to anything else becomes its text, and a link that still points nowhere fails the pack.
 'use strict';
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { root, read, section, slug, relativeLinks, brokenLinks } = require('./docs');
 
-const root = path.join(__dirname, '..');
 const lib = path.join(root, 'libs', 'queue');
 const COPIED = ['LICENSE', 'CHANGELOG.md'];
-const INCLUDE = /^<!-- README\.md: (#+ .+?) -->$/;
+const TEMPLATE = 'docs/package-readme.md';
+const INCLUDE = /^<!-- include (\S+?)(?:: (#+ .+?))? -->$/;
 
-/** The section of `markdown` under the heading starting with `heading`, up to the next one as high or higher. */
-function section(markdown, heading) {
-  const lines = markdown.split('\n');
-  const level = heading.indexOf(' ');
-  const start = lines.findIndex((line) => line.startsWith(heading));
-  if (start < 0) throw new Error(`README.md has no section "${heading}" (docs/package-readme.md asks for it)`);
-  let end = start + 1;
+/** `markdown` with each heading one level lower (`#` → `##`), code blocks untouched. */
+function demote(markdown) {
   let fenced = false;
-  for (; end < lines.length; end++) {
-    if (lines[end].startsWith('```')) fenced = !fenced;
-    const marks = /^(#+) /.exec(lines[end]);
-    if (!fenced && marks && marks[1].length <= level) break;
-  }
-  return lines.slice(start, end).join('\n').trimEnd();
+  return markdown
+    .split('\n')
+    .map((line) => {
+      if (line.startsWith('```')) fenced = !fenced;
+      return !fenced && /^#{1,5} /.test(line) ? `#${line}` : line;
+    })
+    .join('\n')
+    .trimEnd();
 }
 
-/** The package's README, from its template and the repository's README. */
+/** Heading texts of `markdown` outside code blocks. */
+function headings(markdown) {
+  let fenced = false;
+  const result = [];
+  for (const line of markdown.split('\n')) {
+    if (line.startsWith('```')) fenced = !fenced;
+    if (!fenced && /^#{1,6} /.test(line)) result.push(slug(line.replace(/^#+ /, '').replace(/`/g, '')));
+  }
+  return result;
+}
+
+/** The package's README, from its template and the pages it includes. */
 function packageReadme() {
-  const template = fs.readFileSync(path.join(root, 'docs', 'package-readme.md'), 'utf8');
-  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
-  return template
+  const parts = read(TEMPLATE)
     .split('\n')
     .map((line) => {
       const include = INCLUDE.exec(line);
-      return include ? section(readme, include[1]) : line;
-    })
-    .join('\n');
-}
+      if (!include) return { page: TEMPLATE, text: line, whole: false };
+      const [, page, heading] = include;
+      const markdown = read(page);
+      return heading
+        ? { page, text: section(markdown, heading, page), whole: false }
+        : { page, text: demote(markdown), whole: true };
+    });
 
-/** Link and image targets that are neither absolute URLs nor anchors in the page itself. */
-function relativeLinks(markdown) {
-  const withoutCode = markdown.replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
-  const targets = [
-    ...[...withoutCode.matchAll(/\]\(\s*<?([^)\s>]+)/g)].map((match) => match[1]),
-    ...[...withoutCode.matchAll(/^\s*\[[^\]]+\]:\s*<?(\S+?)>?\s*$/gm)].map((match) => match[1]),
-    ...[...withoutCode.matchAll(/<(?:a|img)\s[^>]*(?:href|src)=["']([^"']+)/gi)].map((match) => match[1]),
-  ];
-  return targets.filter((target) => !/^(https?:|mailto:|#)/i.test(target));
+  // Where each page's anchors land: GitHub numbers a repeated heading (x, x-1, ...) across the whole
+  // package README, and within each page on its own.
+  const global = new Map();
+  const landing = new Map();
+  const titles = new Map();
+  const included = new Set();
+  for (const part of parts) {
+    if (part.page === TEMPLATE) continue;
+    included.add(part.page);
+    const local = new Map();
+    for (const base of headings(part.text)) {
+      const inPage = local.get(base) ?? 0;
+      local.set(base, inPage + 1);
+      const inReadme = global.get(base) ?? 0;
+      global.set(base, inReadme + 1);
+      const anchor = inReadme === 0 ? base : `${base}-${inReadme}`;
+      landing.set(`${part.page}#${inPage === 0 ? base : `${base}-${inPage}`}`, anchor);
+      if (part.whole && !titles.has(part.page)) titles.set(part.page, anchor);
+    }
+  }
+
+  const rewrite = (part) =>
+    part.text.replace(/(!?)\[([^\]]*)\]\(\s*<?([^)\s>]+)>?\s*\)/g, (link, image, text, target) => {
+      if (/^(https?:|mailto:)/i.test(target)) return link;
+      const [file, anchor] = target.split('#');
+      const page = file ? path.posix.normalize(path.posix.join(path.posix.dirname(part.page), file)) : part.page;
+      if (anchor !== undefined && landing.has(`${page}#${anchor}`))
+        return `${image}[${text}](#${landing.get(`${page}#${anchor}`)})`;
+      if (anchor === undefined && titles.has(page)) return `${image}[${text}](#${titles.get(page)})`;
+      if (included.has(page) && (anchor !== undefined || part.page === page))
+        throw new Error(`${part.page}: ${target} points to no heading of ${page}`);
+      return image ? '' : text;
+    });
+
+  return parts.map((part) => (part.page === TEMPLATE ? part.text : rewrite(part))).join('\n');
 }
 
 function add() {
   for (const doc of COPIED) fs.copyFileSync(path.join(root, doc), path.join(lib, doc));
   const readme = packageReadme();
-  const relative = relativeLinks(readme);
-  if (relative.length > 0)
-    throw new Error(
-      `the package's README links to files it does not ship: ${relative.join(', ')}; use absolute URLs or leave them out`,
-    );
+  const problems = [
+    ...relativeLinks(readme).map((target) => `a link to ${target}, which the package does not ship`),
+    ...brokenLinks('libs/queue/README.md', readme),
+  ];
+  if (problems.length > 0) throw new Error(`the package's README is not self-contained:\n${problems.join('\n')}`);
   fs.writeFileSync(path.join(lib, 'README.md'), readme);
 }
 

@@ -6,13 +6,22 @@ const { packageReadme, relativeLinks } = require('../scripts/pack-docs') as {
   packageReadme(): string;
   relativeLinks(markdown: string): string[];
 };
+const { brokenLinks } = require('../scripts/docs') as { brokenLinks(page: string, markdown?: string): string[] };
 
 describe("the package's README", () => {
   const readme = packageReadme();
   const headings = readme.split('\n').filter((line) => /^##? /.test(line));
 
-  it('links to nothing the package does not ship', () => {
+  it('links to nothing the package does not ship, and every #anchor it links to is one of its headings', () => {
     expect(relativeLinks(readme)).toEqual([]);
+    expect(brokenLinks('libs/queue/README.md', readme)).toEqual([]);
+  });
+
+  it("holds the whole reference: every page of docs/ but the repository's own", () => {
+    for (const heading of ['## Operations', '## Monitoring', '## Errors over HTTP', '## Testing', '## Redis layout'])
+      expect(headings).toContain(heading);
+    expect(readme).toContain('### Your first test');
+    expect(readme).not.toContain('## Development');
   });
 
   it('finds relative links where there are some (the repository README has them)', () => {
@@ -24,12 +33,12 @@ describe("the package's README", () => {
   });
 
   it("reads install, example, API, guarantees, and none of the repository's commands", () => {
-    const order = ['## Install', '## Example', '## Module options', '## FixedQueue', '## DelayQueue', '## Guarantees'];
+    const order = ['## Install', '## Example', '## Configuration', '## FixedQueue', '## DelayQueue', '## Guarantees'];
     const at = order.map((heading) => headings.findIndex((line) => line.startsWith(heading)));
     expect(at.every((index) => index >= 0)).toBe(true);
     expect([...at].sort((a, b) => a - b)).toEqual(at);
     expect(headings).toEqual(expect.arrayContaining(['## Testing', '## Errors over HTTP']));
     expect(headings).not.toEqual(expect.arrayContaining(['## Quick start', '## The demo', '## Development']));
-    expect(readme).not.toMatch(/npm run (demo|compat|bench)|npm test\b|<!-- README\.md:/);
+    expect(readme).not.toMatch(/npm run (demo|compat|bench)|npm test\b|<!-- include /);
   });
 });
