@@ -1,10 +1,16 @@
 #!/usr/bin/env node
 // Usage: npm run compat
-// Packs the library as it would be published and installs the tarball, with everything else from the
-// registry, into fresh applications outside the repository: one per supported kind of Nest app and
-// ioredis major (compat/<name>/ holds its package.json and tsconfig, compat/app/ the source they
-// share). Each is compiled with tsc and run against a private redis-server, once per way of giving the
-// connection (a URL, or a client of the application's own); a run exits 0 once its checks passed.
+// Follows the README in fresh applications outside the repository, with the library as it would be
+// published: compat/nest11 and compat/nest12 hold what `nest new` writes for that major (package.json
+// without the CLI and linters, tsconfig.json, tsconfig.build.json, vitest.config.ts), so the
+// applications have the compiler options and test runner a newcomer's has. For each application it
+// installs the template, then runs the README's Install lines for its major with the packed tarball
+// for nestjs-redis-queues; writes the README's Example and every TypeScript block of the documentation
+// for that major into src/ (scripts/snippets.js), beside compat/app/ (a run of its own that checks
+// what arrives, and a test of the optional packages); type-checks everything with tsconfig.json,
+// builds with tsconfig.build.json, runs the build against a private redis-server once per way of
+// giving the connection (a URL, or a client of the application's own), and runs `npm test`: the
+// README's first test and the optional packages' test, with jest (Nest 11) or vitest (Nest 12).
 // The packed README is checked first: it must not link to files the package does not ship.
 'use strict';
 
@@ -12,15 +18,26 @@ const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { codeBlocks, read } = require('./docs');
 const { relativeLinks } = require('./pack-docs');
 const { startRedis } = require('./redis');
+const { snippets } = require('./snippets');
 
 const root = path.join(__dirname, '..');
+// `extra`: installed after the README's lines. @nestjs/config is what the documentation's configuration
+// example uses; the README installs the newest ioredis (6), so ioredis 5 gets an application of its own.
 const APPS = [
-  { name: 'nest11', kind: 'Nest 11, CommonJS', connections: ['url', 'client'] },
-  { name: 'nest12', kind: 'Nest 12, ES module', connections: ['url'] },
-  { name: 'ioredis6', kind: 'Nest 11, CommonJS, ioredis 6', connections: ['url', 'client'] },
+  { name: 'nest11', template: 'nest11', kind: 'Nest 11, CommonJS, jest', connections: ['url', 'client'], extra: [] },
+  { name: 'nest12', template: 'nest12', kind: 'Nest 12, ES module, vitest', connections: ['url'], extra: [] },
+  {
+    name: 'ioredis5',
+    template: 'nest11',
+    kind: 'Nest 11, CommonJS, jest, ioredis 5',
+    connections: ['url', 'client'],
+    extra: ['ioredis@^5.4.0'],
+  },
 ];
+const DOCS_DEPENDENCIES = ['@nestjs/config'];
 const INSTALL_TIMEOUT_MS = 5 * 60_000;
 const BUILD_TIMEOUT_MS = 2 * 60_000;
 const RUN_TIMEOUT_MS = 60_000;
@@ -105,12 +122,28 @@ function checkReadme(tarball) {
   if (relative.length > 0) throw new Error(`the packed README links to files it does not ship: ${relative.join(', ')}`);
 }
 
+/** The packages of each `npm install` line of the README's Install block for `major` (nest11, nest12). */
+function installLines(major) {
+  const block = codeBlocks(read('README.md')).find((b) => b.lang === 'bash' && b.attributes.only === major);
+  if (!block) throw new Error(`README.md has no \`\`\`bash only=${major} block of install lines`);
+  return block.code
+    .split('\n')
+    .map((line) => line.replace(/#.*/, '').trim())
+    .filter(Boolean)
+    .map((line) => {
+      const words = line.split(/\s+/);
+      if (words[0] !== 'npm' || words[1] !== 'install')
+        throw new Error(`README.md (${major}): not an npm install: ${line}`);
+      return words.slice(2);
+    });
+}
+
 function installedVersion(dir, pkg) {
   return JSON.parse(fs.readFileSync(path.join(dir, 'node_modules', pkg, 'package.json'), 'utf8')).version;
 }
 
 /** Creates one application in `dir` from compat/<name>, installs, builds and runs it. */
-async function checkApp({ name, kind, connections }, tarball, redisUrl) {
+async function checkApp({ name, template, kind, connections, extra }, tarball, redisUrl) {
   const dir = path.join(work, name);
   const times = {};
   const step = async (label, fn) => {
@@ -122,27 +155,36 @@ async function checkApp({ name, kind, connections }, tarball, redisUrl) {
     }
   };
   try {
-    fs.cpSync(path.join(root, 'compat', name), dir, { recursive: true });
-    fs.cpSync(path.join(root, 'compat', 'app'), path.join(dir, 'src'), { recursive: true });
-    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
-    manifest.dependencies['nestjs-redis-queues'] = `file:${tarball}`;
-    fs.writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-
-    await step('install', () =>
-      run('npm', ['install', '--no-audit', '--no-fund', '--loglevel', 'warn'], {
+    fs.cpSync(path.join(root, 'compat', template), dir, { recursive: true });
+    const npmInstall = (packages) =>
+      run('npm', ['install', '--no-audit', '--no-fund', '--loglevel', 'warn', ...packages], {
         cwd: dir,
         timeoutMs: INSTALL_TIMEOUT_MS,
-      }),
-    );
+      });
+    await step('install', async () => {
+      await npmInstall([]);
+      for (const line of installLines(template))
+        await npmInstall(line.map((pkg) => (pkg === 'nestjs-redis-queues' ? tarball : pkg)));
+      await npmInstall([...DOCS_DEPENDENCIES, ...extra]);
+    });
+
+    fs.cpSync(path.join(root, 'compat', 'app'), path.join(dir, 'src'), { recursive: true });
+    for (const snippet of snippets(template)) {
+      const file = path.join(dir, snippet.file);
+      if (fs.existsSync(file)) throw new Error(`${snippet.page}:${snippet.line} would overwrite ${snippet.file}`);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, snippet.code);
+    }
     const library = path.join(dir, 'node_modules', 'nestjs-redis-queues');
     if (fs.lstatSync(library).isSymbolicLink())
       throw new Error('nestjs-redis-queues was linked, not installed from the tarball');
-    await step('build', () =>
-      run(process.execPath, [path.join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], {
+    const tsc = (args) =>
+      run(process.execPath, [path.join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), ...args], {
         cwd: dir,
         timeoutMs: BUILD_TIMEOUT_MS,
-      }),
-    );
+      });
+    await step('typecheck', () => tsc(['-p', 'tsconfig.json', '--noEmit']));
+    await step('build', () => tsc(['-p', 'tsconfig.build.json']));
     for (const connection of connections) {
       await step(`run (${connection})`, () =>
         run(process.execPath, [path.join(dir, 'dist', 'main.js')], {
@@ -157,7 +199,18 @@ async function checkApp({ name, kind, connections }, tarball, redisUrl) {
         }),
       );
     }
-    const versions = ['@nestjs/core', '@nestjs/schedule', 'ioredis']
+    const tested = await step('npm test', () =>
+      run('npm', ['test', '--silent'], {
+        cwd: dir,
+        env: { ...cleanEnv, REDIS_URL: redisUrl, CI: 'true' },
+        timeoutMs: RUN_TIMEOUT_MS,
+      }),
+    );
+    // A runner that finds no test, or skips one, passes too: both must have run.
+    for (const spec of ['app.spec.ts', 'optional-peers.spec.ts'])
+      if (!tested.includes(spec))
+        throw Object.assign(new Error(`npm test did not run src/${spec}`), { output: tested });
+    const versions = ['@nestjs/core', '@nestjs/schedule', '@nestjs/terminus', 'ioredis', 'typescript']
       .map((pkg) => `${pkg} ${installedVersion(dir, pkg)}`)
       .join(', ');
     return { name, kind, ok: true, versions, times };
@@ -172,6 +225,14 @@ async function main() {
   const deps = spawnSync(process.execPath, [path.join(__dirname, 'ensure-deps.js')], { stdio: 'inherit' });
   if (deps.status !== 0) return 1;
 
+  // COMPAT_APPS=nest11,nest12 checks only those (while working on one); CI checks them all.
+  const only = process.env.COMPAT_APPS?.split(',').filter(Boolean);
+  const selected = only ? APPS.filter((app) => only.includes(app.name)) : APPS;
+  if (only && selected.length !== only.length)
+    throw new Error(
+      `COMPAT_APPS names ${only.join(', ')}; the applications are ${APPS.map((app) => app.name).join(', ')}`,
+    );
+
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'nrq-compat-'));
   // Inside the repository, Node would find the monorepo's node_modules from the applications.
   if (!path.relative(root, work).startsWith('..'))
@@ -185,7 +246,7 @@ async function main() {
   const redis = await startRedis();
   let results;
   try {
-    results = await Promise.all(APPS.map((app) => checkApp(app, tarball, redis.url)));
+    results = await Promise.all(selected.map((app) => checkApp(app, tarball, redis.url)));
   } finally {
     await redis.stop();
   }
