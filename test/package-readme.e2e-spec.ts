@@ -6,7 +6,14 @@ const { packageReadme, relativeLinks } = require('../scripts/pack-docs') as {
   packageReadme(): string;
   relativeLinks(markdown: string): string[];
 };
-const { brokenLinks } = require('../scripts/docs') as { brokenLinks(page: string, markdown?: string): string[] };
+const { brokenLinks, codeBlocks } = require('../scripts/docs') as {
+  brokenLinks(page: string, markdown?: string): string[];
+  codeBlocks(markdown: string): { lang: string; code: string }[];
+};
+const { FLAVORS, snippets } = require('../scripts/snippets') as {
+  FLAVORS: string[];
+  snippets(flavor: string): { code: string }[];
+};
 
 describe("the package's README", () => {
   const readme = packageReadme();
@@ -15,6 +22,13 @@ describe("the package's README", () => {
   it('links to nothing the package does not ship, and every #anchor it links to is one of its headings', () => {
     expect(relativeLinks(readme)).toEqual([]);
     expect(brokenLinks('libs/queue/README.md', readme)).toEqual([]);
+  });
+
+  it('has only TypeScript that the documentation checks compile (test/docs.e2e-spec.ts)', () => {
+    const compiled = new Set(FLAVORS.flatMap((flavor) => snippets(flavor).map((snippet) => snippet.code)));
+    const blocks = codeBlocks(readme).filter((block) => block.lang === 'ts');
+    expect(blocks.length).toBeGreaterThan(10);
+    expect(blocks.filter((block) => !compiled.has(block.code)).map((block) => block.code)).toEqual([]);
   });
 
   it("holds the whole reference: every page of docs/ but the repository's own", () => {
