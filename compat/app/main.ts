@@ -1,7 +1,8 @@
 // A small Nest application that uses nestjs-redis-queues as an installed package and checks that
 // what it does arrives: compiled unchanged as CommonJS (Nest 11, on ioredis 5 and 6) and as an ES
 // module (Nest 12) by `npm run compat`. COMPAT_CONNECTION=client hands the module an ioredis client of
-// the application's own instead of a URL. Exits 0 when every check passed, 1 with the reason otherwise.
+// the application's own instead of a URL. Then it starts the README's Example as it is (compat writes
+// it to src/app.module.ts) and uses it. Exits 0 when every check passed, 1 with the reason otherwise.
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -17,6 +18,8 @@ import {
   FixedQueue,
   InjectDelayQueue,
   InjectFixedQueue,
+  getDelayQueueToken,
+  getFixedQueueToken,
   QueueInputError,
   QueueModule,
   QueueSchemaError,
@@ -178,6 +181,35 @@ async function run(producer: Producer, consumers: Consumers, scheduler: Schedule
   );
 }
 
+// The README's Example starts against Redis as written (its options pass validation, its consumers
+// start) and does what its comments say. Every compat application runs it on the same server under the
+// Example's prefix, so the group and the pet are this run's own.
+async function runExample(): Promise<void> {
+  const { AppModule: ExampleModule, Tracker } = await import('./app.module.js');
+  const app = await NestFactory.createApplicationContext(ExampleModule, { logger: ['error', 'warn'] });
+  try {
+    const tracker = app.get(Tracker);
+    const events = app.get<FixedQueue<unknown>>(getFixedQueueToken('game-events'));
+    const feeding = app.get<DelayQueue<unknown>>(getDelayQueueToken('pet-feeding'));
+    const game = `${PREFIX}-game`;
+    await tracker.track(game, { type: 'kill', at: 1 });
+    await pollUntil(
+      () => events.size(game),
+      (size) => size === 0,
+      "the Example's consumer taking and acknowledging the event",
+    );
+    const pet = `${PREFIX}-milo`;
+    const fed = await tracker.feed(pet);
+    check(fed.id === `hungry:${pet}`, 'the Example schedules under the pet id', fed);
+    const moved = await tracker.accelerate(pet);
+    check(moved?.runAt === fed.runAt - 2 * 3600_000, 'accelerate moves the task 2 h earlier', { fed, moved });
+    check((await feeding.get(fed.id))?.state === 'scheduled', 'the moved task is still scheduled');
+    check(await feeding.cancel(fed.id), 'the task is cancelled');
+  } finally {
+    await app.close();
+  }
+}
+
 async function main(): Promise<void> {
   const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error', 'warn'] });
   try {
@@ -188,6 +220,8 @@ async function main(): Promise<void> {
   if (OWN_CLIENT) {
     check(OWN_CLIENT.status === 'ready', "the application's own client is left open by app.close()", OWN_CLIENT.status);
     await OWN_CLIENT.quit();
+  } else {
+    await runExample();
   }
 }
 
