@@ -159,7 +159,7 @@ describe('QueueDashboardModule', () => {
     expect(card('events')).toContain('<small class="mode">ordered · at-most-once</small>');
     expect(card('events')).toContain('<td>&lt;img src=x onerror=alert(1)&gt;</td>');
     expect(card('readings')).toContain('no dead batch');
-    expect(card('tasks')).toContain('<b data-figure="scheduled">1</b><span>scheduled</span>');
+    expect(card('tasks')).toContain('<b data-figure="scheduled">1</b><span>tasks scheduled</span>');
     expect(card('tasks')).toContain('<small class="paused">paused</small>');
     expect(card('tasks')).toMatch(/<td>later<\/td><td>in (59\.\d min|60 min|1 h)<\/td>/);
     expect(html).not.toContain('<img');
