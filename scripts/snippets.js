@@ -3,7 +3,7 @@
 // own). A reader copies these blocks into such an application, whose `isolatedModules` and
 // `emitDecoratorMetadata` refuse code a laxer tsconfig accepts, so that is the tsconfig they are held to.
 //
-// A block is ```ts, optionally with attributes after the language:
+// A block is ```ts, optionally with attributes after the language (`node scripts/snippets.js` checks them):
 //   file=src/app.module.ts   the file it is in the application (other blocks may import it); blocks
 //                            without one become src/<page>-<line>.ts
 //   only=nest11 | only=nest12   a block for one major (a jest test, a vitest test)
@@ -138,3 +138,15 @@ function compileSnippets(flavor, from = pages()) {
 }
 
 module.exports = { FLAVORS, snippets, compileSnippets, SHIMS };
+
+// `node scripts/snippets.js` compiles the blocks of both majors and lists what does not compile.
+if (require.main === module) {
+  let failed = false;
+  for (const flavor of FLAVORS) {
+    const errors = compileSnippets(flavor);
+    console.log(`${flavor}: ${snippets(flavor).length} blocks, ${errors.length} errors`);
+    for (const error of errors) console.log(`  ${error}`);
+    failed ||= errors.length > 0;
+  }
+  process.exit(failed ? 1 : 0);
+}
