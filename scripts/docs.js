@@ -173,6 +173,7 @@ if (require.main === module && process.argv[2] === 'contents') {
     'delay-queue.md',
     'operations.md',
     'monitoring.md',
+    'tracing.md',
     'errors.md',
     'testing.md',
     'guarantees.md',
