@@ -25,8 +25,8 @@ const { snippets } = require('./snippets');
 
 const root = path.join(__dirname, '..');
 // `extra`: installed after the README's lines. DOCS_DEPENDENCIES are what the documentation's examples
-// use besides them (@nestjs/config for configuration, an OpenTelemetry SDK for tracing); the README
-// installs the newest ioredis (6), so ioredis 5 gets an application of its own.
+// use besides them (@nestjs/config for configuration); the README installs the newest ioredis (6), so
+// ioredis 5 gets an application of its own.
 const APPS = [
   { name: 'nest11', template: 'nest11', kind: 'Nest 11, CommonJS, jest', connections: ['url', 'client'], extra: [] },
   { name: 'nest12', template: 'nest12', kind: 'Nest 12, ES module, vitest', connections: ['url'], extra: [] },
@@ -38,7 +38,7 @@ const APPS = [
     extra: ['ioredis@^5.4.0'],
   },
 ];
-const DOCS_DEPENDENCIES = ['@nestjs/config', '@opentelemetry/sdk-trace-base', '@opentelemetry/context-async-hooks'];
+const DOCS_DEPENDENCIES = ['@nestjs/config'];
 const INSTALL_TIMEOUT_MS = 5 * 60_000;
 const BUILD_TIMEOUT_MS = 2 * 60_000;
 const RUN_TIMEOUT_MS = 60_000;
