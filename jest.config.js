@@ -5,7 +5,7 @@ const shared = {
 };
 
 // The behaviour suites of both queues run twice: on one redis-server, and on a local Redis Cluster.
-const ON_BOTH = ['fixed-queue', 'fixed-delivery', 'delay-queue', 'obliterate', 'pause'];
+const ON_BOTH = ['fixed-queue', 'fixed-delivery', 'delay-queue', 'obliterate', 'pause', 'recurring'];
 const CLUSTER_ONLY = ['cluster'];
 
 /** @type {import('jest').Config} */

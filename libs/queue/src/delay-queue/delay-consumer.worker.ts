@@ -1,7 +1,7 @@
 import { ABANDONED, LazyAbort, timedOut, type RunningDelivery } from '../consumer/deliveries';
 import { QueueConsumer, type ConsumerDependencies } from '../consumer/queue-consumer';
 import type { Claimed } from '../consumer/shard-poller';
-import type { DelayContext, TaskFiredEvent } from '../interfaces';
+import type { DelayContext, RepeatOccurrence, TaskFiredEvent } from '../interfaces';
 import { QueueKeys } from '../redis/keys';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { describeError, failureText } from '../utils/errors';
@@ -10,6 +10,7 @@ import type { DelayConsumerOptionsRules, DelayQueueOptionsRules } from '../valid
 import { carrierAt, storedJson } from '../redis/traced-json';
 import { ATTRIBUTES, type ProcessSpan, type QueueTracer } from '../tracing/queue-tracer';
 import { DelayQueueStore, type ClaimedTask } from './delay-queue.store';
+import { RepeatOccurrences, type OccurrencePlan } from './repeat-occurrences';
 
 export type DelayHandler = (payload: unknown, ctx: DelayContext) => unknown;
 
@@ -47,6 +48,7 @@ class Context implements DelayContext {
     readonly runAt: number,
     readonly firedAt: number,
     private readonly aborter: LazyAbort,
+    readonly repeat?: RepeatOccurrence,
   ) {}
 
   get signal(): AbortSignal {
@@ -67,6 +69,7 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
   private readonly handler: DelayHandler;
   private readonly tracer: QueueTracer | undefined;
   private readonly options: DelayConsumerOptionsRules;
+  private readonly repeats: RepeatOccurrences;
 
   constructor(deps: DelayConsumerDependencies) {
     const { queueOptions, options } = deps;
@@ -85,6 +88,7 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
     this.tracer = deps.tracer;
     this.options = options;
     this.acks = new ShardBatcher((shard, deliveries) => this.store.ack(shard, deliveries));
+    this.repeats = new RepeatOccurrences(store, deps.connection.clock);
   }
 
   protected async claim(shard: number, limit: number): Promise<Claimed<ClaimedTask>> {
@@ -93,9 +97,16 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
   }
 
   protected async handle(shard: number, task: ClaimedTask, firedAt: number): Promise<void> {
+    const plan =
+      task.repeat === undefined ? undefined : this.repeats.plan(task, firedAt, this.queueOptions.maxAttempts);
     const running = new RunningTask(shard, task.id, task.token);
-    const ctx = new Context(this.queue, task.id, task.attempt, task.runAt, firedAt, running.aborter);
+    const ctx = new Context(this.queue, task.id, task.attempt, task.runAt, firedAt, running.aborter, plan?.occurrence);
     const { events } = this;
+    if (plan?.skip) {
+      const error = plan.skip === 'failed' ? 'its last attempt ran out of lease' : '';
+      this.record('ack', this.endOccurrence(shard, task, plan, plan.skip, error), running);
+      return;
+    }
     if (events.has('task.fired')) events.emit('task.fired', this.describeTask(task, firedAt));
     const span = this.span(task);
     const started = performance.now();
@@ -108,19 +119,44 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
       if (error === ABANDONED) return span?.end('abandoned');
       if (timedOut(error, running)) this.timedOut({ id: task.id });
       span?.failed(error, timedOut(error, running) ? 'handler_timeout' : undefined);
-      const failing = this.fail(shard, task, firedAt, performance.now() - started, error, span);
+      const failing =
+        plan && task.attempt >= this.queueOptions.maxAttempts
+          ? this.endOccurrence(shard, task, plan, 'failed', failureText(error, this.queueOptions.deadLetter.keepStack))
+          : this.fail(shard, task, firedAt, performance.now() - started, error, span);
       this.record('fail', span ? failing.finally(() => span.end('failed')) : failing, running);
       return;
     }
     span?.end('ack');
     const durationMs = performance.now() - started;
-    let outcome: Promise<unknown> = this.acks.add(shard, { id: task.id, token: task.token });
+    let outcome: Promise<unknown> = plan
+      ? this.endOccurrence(shard, task, plan, 'completed')
+      : this.acks.add(shard, { id: task.id, token: task.token });
     if (events.has('task.completed')) {
       outcome = outcome.then((completed) => {
         if (completed) events.emit('task.completed', { ...this.describeTask(task, firedAt), durationMs });
       });
     }
     this.record('ack', outcome, running);
+  }
+
+  /**
+   * Ends an occurrence of a repeat and places the next (a repeat's last failure is recorded there, not
+   * dead-lettered: the schedule goes on). True when this delivery still held the occurrence.
+   */
+  private async endOccurrence(
+    shard: number,
+    task: ClaimedTask,
+    plan: OccurrencePlan,
+    outcome: 'completed' | 'failed' | 'skipped',
+    error?: string,
+  ): Promise<boolean> {
+    const ended = await this.repeats.end(shard, task, plan, outcome, error);
+    if (ended.status === 'next') this.dueAt(shard, ended.nextRunAt);
+    if (ended.status === 'clock' || ended.status === 'changed')
+      throw new Error(
+        `the next occurrence of repeat "${task.id}" could not be placed (${ended.status}); it is retried`,
+      );
+    return ended.status !== 'fenced';
   }
 
   /** Tasks that shutdown abandoned are due again at once instead of waiting out their lease. */

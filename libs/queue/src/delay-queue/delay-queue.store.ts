@@ -2,6 +2,7 @@ import type { Scripts } from '../redis/scripts';
 import { fencingToken } from '../redis/fencing-token';
 import type { QueueKeys, ShardKeyKind } from '../redis/keys';
 import { delayAck, type TaskDelivery } from '../redis/lua/delay-ack';
+import { delayAdvance, type AdvanceOutcome, type DelayAdvanceInput } from '../redis/lua/delay-advance';
 import { delayCancel } from '../redis/lua/delay-cancel';
 import { delayClaim, type ClaimOutcome } from '../redis/lua/delay-claim';
 import { delayDead, type DeadTask } from '../redis/lua/delay-dead';
@@ -12,9 +13,11 @@ import { delayGet, type StoredTask } from '../redis/lua/delay-get';
 import { delayMove, type Placement } from '../redis/lua/delay-move';
 import { delayRelease } from '../redis/lua/delay-release';
 import { delayRequeue } from '../redis/lua/delay-requeue';
+import { delayRepeat, type DelayRepeatInput, type RepeatDeclared } from '../redis/lua/delay-repeat';
 import { delayRequeueDead } from '../redis/lua/delay-requeue-dead';
 import { delaySchedule, type ScheduleItem, type ScheduleOutcome } from '../redis/lua/delay-schedule';
 import { delayStats } from '../redis/lua/delay-stats';
+import { delayUnrepeat } from '../redis/lua/delay-unrepeat';
 import { readNewestFirst } from '../redis/newest-first';
 import { inChunks } from '../redis/poll-budget';
 import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } from '../redis/script-protocol';
@@ -41,7 +44,7 @@ const DELIVERIES_PER_CALL = 250;
 export const DEAD_LETTERS_PER_CHUNK = 500;
 
 /** Every key of a shard. */
-const SHARD_KINDS: ShardKeyKind[] = ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'];
+const SHARD_KINDS: ShardKeyKind[] = ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats'];
 
 /** The Redis side of a DelayQueue: key names, script arguments and reply decoding, nothing else. */
 export class DelayQueueStore {
@@ -82,6 +85,30 @@ export class DelayQueueStore {
 
   cancel(shard: number, id: string): Promise<boolean> {
     return this.write(delayCancel, shard, id);
+  }
+
+  /** Declares a repeat and places its pending occurrence. */
+  repeat(shard: number, input: DelayRepeatInput): Promise<RepeatDeclared> {
+    return this.write(delayRepeat, shard, input);
+  }
+
+  /** Ends an occurrence of a repeat and places the next. */
+  advance(shard: number, input: DelayAdvanceInput): Promise<AdvanceOutcome> {
+    return this.call(delayAdvance, shard, input);
+  }
+
+  unrepeat(shard: number, id: string): Promise<boolean> {
+    return this.write(delayUnrepeat, shard, id);
+  }
+
+  /** One HSCAN step over a shard's repeats: the next cursor ('0': done) and some ids with their entries. */
+  async scanRepeats(shard: number, cursor: string, count: number): Promise<{ cursor: string; entries: string[][] }> {
+    const [next, flat] = await this.scripts.call((client) =>
+      client.hscan(this.keys.key(shard, 'repeats'), cursor, 'COUNT', count),
+    );
+    const entries: string[][] = [];
+    for (let i = 0; i < flat.length; i += 2) entries.push([flat[i], flat[i + 1]]);
+    return { cursor: next, entries };
   }
 
   get(shard: number, id: string): Promise<StoredTask | null> {

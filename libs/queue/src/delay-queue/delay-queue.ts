@@ -1,4 +1,4 @@
-import { OnModuleInit } from '@nestjs/common';
+import { Logger, OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { QueueEvents } from '../events/queue-events';
 import { TaskStateError } from '../errors';
@@ -12,7 +12,7 @@ import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
 import { assertCallOptions, CALL_OPTIONS } from '../validation/call-options';
 import { resolveDelta, resolveNewTime, resolveTime } from '../validation/time';
 import { ScorePages } from '../redis/score-pages';
-import { QueueInputError } from '../errors';
+import { QueueError, QueueInputError } from '../errors';
 import type {
   ListedTask,
   Page,
@@ -21,6 +21,10 @@ import type {
   DelayQueueOptions,
   DelayQueueStats,
   ObliterateOptions,
+  RepeatEvery,
+  RepeatInfo,
+  RepeatOptions,
+  ScheduledRepeat,
   ScheduledTask,
   ScheduleOptions,
   TaskInfo,
@@ -41,6 +45,10 @@ import {
   type ScheduleResult,
   type StoredTask,
 } from './delay-queue.store';
+import { RepeatOccurrences } from './repeat-occurrences';
+import { RepeatSchedule } from './repeat-schedule';
+import { decodeRepeatEntry } from '../redis/lua/repeat-entry';
+import { queueLogContext } from '../utils/log-line';
 
 /**
  * Payload bytes (UTF-8, as Redis receives them) one schedule call carries, as for pushes: Redis runs one
@@ -72,6 +80,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   private readonly tracer: QueueTracer | undefined;
   /** Schedules of one event-loop turn share one script call per shard (as pushes do). */
   private readonly scheduler: ShardBatcher<ScheduleItem, ScheduleResult>;
+  private readonly occurrences: RepeatOccurrences;
+  private readonly logger: Logger;
 
   constructor(
     options: DelayQueueOptions,
@@ -93,6 +103,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       this.options,
     );
     this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards);
+    this.occurrences = new RepeatOccurrences(this.store, connection.clock);
+    this.logger = new Logger(queueLogContext(this.name));
     this.scheduler = new ShardBatcher((shard, items) => this.scheduleBatch(shard, items));
     this.tracer = (this.options.tracing ?? settings.tracing) ? new QueueTracer(this.name, 'delay') : undefined;
     connection.holdsWrites(this.scheduler);
@@ -120,6 +132,65 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
         )
       : await add(json);
     return { id, runAt: result.runAt };
+  }
+
+  /**
+   * Runs the task `id` on a schedule: each tick of `every` (a cron expression, in `tz`, or every
+   * `everyMs` ms) is an occurrence, a task of this queue carrying `payload`, handled by its
+   * `@DelayConsumer` once across every process (`ctx.repeat`). Ticks follow from the schedule alone and
+   * fall due by Redis' clock; the next is placed when an occurrence ends, so two never run at once.
+   * Declaring the same schedule again (every replica at start) changes nothing; a changed one takes
+   * effect at once, or when the running occurrence ends. See docs/recurring.md.
+   */
+  async repeat(id: string, every: RepeatEvery, payload?: T, options: RepeatOptions = {}): Promise<ScheduledRepeat> {
+    const call = 'repeat(id, every, payload, options)';
+    assertName(id, 'id');
+    assertCallOptions(call, every, CALL_OPTIONS.repeatEvery);
+    assertCallOptions(call, options, CALL_OPTIONS.repeat);
+    const schedule = new RepeatSchedule(every, options);
+    const json = payload === undefined ? 'null' : this.codec.encode(payload);
+    this.scheduler.flush();
+    const shard = this.shard(id);
+    const declared = await this.occurrences.declare(shard, id, schedule, json);
+    if (declared.status === 'ended')
+      throw new QueueInputError(`repeat "${id}": its schedule has no tick after now (see endAt); nothing was written`);
+    if (declared.status === 'clock')
+      throw new QueueError(`repeat "${id}": Redis' clock kept moving away from this process' estimate; try again`);
+    if (declared.status === 'changed') this.logger.log(`repeat "${id}" now runs on ${schedule.text}`);
+    this.hint(shard, { runAt: declared.nextRunAt, serverNow: this.connection.clock.estimate(), isHead: true });
+    return { id, nextRunAt: declared.nextRunAt };
+  }
+
+  /** Stops a repeat: its pending occurrence is deleted, a running one finishes. True when it existed. */
+  async unrepeat(id: string): Promise<boolean> {
+    assertName(id, 'id');
+    this.scheduler.flush();
+    return this.store.unrepeat(this.shard(id), id);
+  }
+
+  /**
+   * One page of the repeats, in no particular order; pass the returned cursor for the next page (null:
+   * no more). A page holds about `limit` of them (Redis' HSCAN decides), and costs O(limit) per shard visited.
+   */
+  async repeats(options: PageOptions = {}): Promise<Page<RepeatInfo>> {
+    assertCallOptions('repeats(page)', options, CALL_OPTIONS.page);
+    const { cursor = '0:0', limit = 100 } = options;
+    assertLimit(limit, 1000);
+    const at = typeof cursor === 'string' ? /^(\d+):(\d+)$/.exec(cursor) : null;
+    if (at === null || Number(at[1]) >= this.options.shards)
+      throw new QueueInputError(`repeats: cursor must be one returned by an earlier page, got ${String(cursor)}`);
+    let shard = Number(at[1]);
+    let scan = at[2];
+    const items: RepeatInfo[] = [];
+    while (items.length < limit) {
+      const step = await this.store.scanRepeats(shard, scan, limit - items.length);
+      for (const [id, entry] of step.entries) items.push(this.toRepeatInfo(id, entry));
+      scan = step.cursor;
+      if (scan !== '0') continue;
+      shard += 1;
+      if (shard === this.options.shards) return { items, cursor: null };
+    }
+    return { items, cursor: `${shard}:${scan}` };
   }
 
   /** Moves a scheduled task to a new time. Null when there is no such task; TaskStateError when it is running or dead. */
@@ -341,6 +412,23 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     if (typeof placed === 'string') throw new TaskStateError(id, placed);
     this.hint(shard, placed);
     return { id, runAt: placed.runAt };
+  }
+
+  private toRepeatInfo(id: string, stored: string): RepeatInfo {
+    const { occurrence, lastRunAt, lastOutcome, schedule } = decodeRepeatEntry(stored);
+    const { cron, tz, everyMs, missed, startAt, endAt } = RepeatSchedule.parse(schedule);
+    return {
+      id,
+      ...(cron !== undefined && { cron }),
+      ...(tz !== undefined && { tz }),
+      ...(everyMs !== undefined && { everyMs }),
+      missed,
+      ...(startAt !== undefined && { startAt }),
+      ...(endAt !== undefined && { endAt }),
+      nextRunAt: occurrence,
+      ...(lastRunAt !== undefined && { lastRunAt }),
+      ...(lastOutcome !== undefined && { lastOutcome }),
+    };
   }
 
   private toInfo(id: string, task: StoredTask): TaskInfo<T> & { lastError?: string } {

@@ -1,3 +1,5 @@
+import type { RepeatOccurrence } from './repeat.interface';
+
 export interface DelayContext {
   queue: string;
   id: string;
@@ -12,4 +14,6 @@ export interface DelayContext {
    * worker) or the shutdown timeout ran out: stop work you no longer own.
    */
   signal: AbortSignal;
+  /** Set when the task is an occurrence of a repeat (`DelayQueue.repeat`). */
+  repeat?: RepeatOccurrence;
 }

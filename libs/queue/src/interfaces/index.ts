@@ -12,3 +12,4 @@ export * from './queue-health-options.interface';
 export * from './dashboard-options.interface';
 export * from './obliterate-options.interface';
 export * from './inspection.interface';
+export * from './repeat.interface';

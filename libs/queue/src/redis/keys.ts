@@ -29,7 +29,8 @@ export type ShardKeyKind =
   | 'data'
   | 'dead'
   | 'errors'
-  | 'runs';
+  | 'runs'
+  | 'repeats';
 
 /** Keys of a shard that hold one entry per group (a FixedQueue's lists). */
 export type MemberKeyKind = 'g';

@@ -42,6 +42,9 @@ export const SCRIPT_NAMES = [
   'delay-dead',
   'delay-requeue-dead',
   'delay-delete-dead',
+  'delay-repeat',
+  'delay-advance',
+  'delay-unrepeat',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -32,6 +32,11 @@ export class ServerClock {
     return serverTime - this.offset;
   }
 
+  /** The server's clock as this process estimates it now, epoch ms (0 offset until a reply was seen). */
+  estimate(): number {
+    return Date.now() + this.offset;
+  }
+
   /** Called when the estimate moved enough that timers set from it should be set again. */
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);

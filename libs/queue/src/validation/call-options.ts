@@ -65,6 +65,11 @@ export const CALL_OPTIONS = {
   taskTime: { shape: '{ runAt } or { delayMs }', keys: TASK_TIME },
   page: { shape: '{ cursor?, limit? }', keys: { cursor: string, limit: number } },
   obliterate: { shape: '{ force? }', keys: { force: boolean } },
+  repeatEvery: { shape: '{ cron } or { everyMs }', keys: { cron: string, everyMs: number } },
+  repeat: {
+    shape: '{ tz?, startAt?, endAt?, missed? }',
+    keys: { tz: string, startAt: time, endAt: time, missed: string },
+  },
   deleteDead: { shape: '{ olderThan? }', keys: { olderThan: number } },
   health: {
     shape: '{ maxBacklog?, maxLagMs?, timeoutMs?, queues? }',

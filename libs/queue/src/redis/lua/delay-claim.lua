@@ -4,11 +4,13 @@
 -- Input:
 --   KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash  KEYS[4] dead zset  KEYS[5] stats hash
 --   KEYS[6] errors hash  KEYS[7] runs hash (id -> '<attempts>:<fencing token>:<run at>' of its latest delivery)
+--   KEYS[8] repeats hash (see repeat-entry)
 --   ARGV[1] limit  ARGV[2] lease ms  ARGV[3] maxAttempts  ARGV[4] dead-letter capacity
 --   ARGV[5] fencing token of this call's deliveries
--- Output (a paused queue: {now, -1}): {now, next due or lease end or -1, then per task: id, attempt, token, runAt, json}
+-- Output (a paused queue: {now, -1}): {now, next due or lease end or -1, then per task: id, attempt, token, runAt,
+--   json, repeat entry or ''}
 local dueKey, activeKey, dataKey, deadKey, statsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local errorsKey, runsKey = KEYS[6], KEYS[7]
+local errorsKey, runsKey, repeatsKey = KEYS[6], KEYS[7], KEYS[8]
 --- @include "now"
 local now = serverNow()
 --- @include "sliced"
@@ -44,7 +46,8 @@ if lapsed then
   for _, id in ipairs(stalled) do
     redis.call('ZREM', activeKey, id)
     local attempts = tonumber(string.match(redis.call('HGET', runsKey, id) or '0:', '^(%d+):'))
-    if attempts >= maxAttempts then
+    -- A repeat is never buried: its worker records the lost last attempt and places the next tick.
+    if attempts >= maxAttempts and redis.call('HEXISTS', repeatsKey, id) == 0 then
       redis.call('ZADD', deadKey, now, id)
       buried = buried + 1
     else
@@ -72,6 +75,7 @@ if limit > 0 and #dueHead > 0 and tonumber(dueHead[2]) <= now then
   local jsons = sliced('HMGET', dataKey, ids)
   -- Attempts and tokens live apart from the payload, so a claim never copies or rewrites the payload.
   local runs = sliced('HMGET', runsKey, ids)
+  local repeats = sliced('HMGET', repeatsKey, ids)
   local started, leased = {}, {}
   for i, id in ipairs(ids) do
     local json = jsons[i]
@@ -88,6 +92,7 @@ if limit > 0 and #dueHead > 0 and tonumber(dueHead[2]) <= now then
       out[#out + 1] = token
       out[#out + 1] = tonumber(runAt)
       out[#out + 1] = json
+      out[#out + 1] = repeats[i] or ''
       claimed = claimed + 1
     end
   end

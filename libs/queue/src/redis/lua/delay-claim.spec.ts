@@ -1,4 +1,5 @@
 import { QueueKeys } from '../keys';
+import { decodeRepeatEntry } from './repeat-entry';
 import { shardKeys } from '../script-protocol';
 import { delayClaim } from './delay-claim';
 import { delayDead } from './delay-dead';
@@ -12,16 +13,20 @@ describe('delay-claim protocol', () => {
 
   it('declares the shard keys in the order of the script, and its arguments', () => {
     expect(delayClaim.keys(shard, input)).toEqual(
-      ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs'].map((kind) => `p:{d:3}:${kind}`),
+      ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats'].map((kind) => `p:{d:3}:${kind}`),
     );
     expect(delayClaim.args(input, shard)).toEqual([10, 30_000, 5, 100, 'tok']);
   });
 
-  it('reads each claimed task, and an empty shard as due at Infinity', () => {
-    expect(delayClaim.decode([5000, 5000, 'a', 2, 'tok', 4000, '{"n":1}'], input, [])).toEqual({
+  it('reads each claimed task with its repeat, if any, and an empty shard as due at Infinity', () => {
+    const reply = [5000, 5000, 'a', 2, 'tok', 4000, '{"n":1}', '', 'r', 1, 'tok', 4500, 'null', '4500|||{}'];
+    expect(delayClaim.decode(reply, input, [])).toEqual({
       serverNow: 5000,
       nextDueAt: 5000,
-      tasks: [{ id: 'a', attempt: 2, token: 'tok', runAt: 4000, json: '{"n":1}' }],
+      tasks: [
+        { id: 'a', attempt: 2, token: 'tok', runAt: 4000, json: '{"n":1}' },
+        { id: 'r', attempt: 1, token: 'tok', runAt: 4500, json: 'null', repeat: '4500|||{}' },
+      ],
     });
     expect(delayClaim.decode([5000, -1], input, []).nextDueAt).toBe(Infinity);
   });
@@ -66,6 +71,18 @@ describe('delay-dead protocol', () => {
         { id: 'a', diedAt: 900, state: 'dead', runAt: 800, attempts: 3, json: '{"n":1}', lastError: 'Error: boom' },
         { id: 'b', diedAt: 899, state: 'dead', runAt: 700, attempts: 1, json: '2' },
       ],
+    });
+  });
+});
+
+describe('repeat entries', () => {
+  it('reads the occurrence, the last run and the schedule, which may hold the separator', () => {
+    expect(decodeRepeatEntry('1000|||{"cron":"a|b"}')).toEqual({ occurrence: 1000, schedule: '{"cron":"a|b"}' });
+    expect(decodeRepeatEntry('2000|1990|failed|{}')).toEqual({
+      occurrence: 2000,
+      lastRunAt: 1990,
+      lastOutcome: 'failed',
+      schedule: '{}',
     });
   });
 });

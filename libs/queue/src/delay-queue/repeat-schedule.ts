@@ -1,0 +1,144 @@
+import { CronTime } from 'cron';
+import { QueueInputError } from '../errors';
+import type { MissedTicks, RepeatEvery, RepeatOptions } from '../interfaces';
+import type { TickWindow } from '../redis/lua/tick-window';
+import { toEpochMs } from '../validation/time';
+
+/** Missed ticks run in order under `missed: 'all'`, at most this many: the latest ones. */
+export const MAX_MISSED_RUNS = 100;
+/**
+ * Ticks sent to a script around this process' estimate of Redis' clock. The script checks the window
+ * covers Redis' real now and asks again with that now when it does not (a clock estimate off by more).
+ */
+const WINDOW_SLACK_MS = 2000;
+const MAX_WINDOW_TICKS = 256;
+/** How far back a cron schedule is searched for its latest tick before it is taken to have none. */
+const MAX_LOOKBACK_MS = 400 * 24 * 3600_000;
+const MISSED: readonly MissedTicks[] = ['latest', 'skip', 'all'];
+const EVERY_MS_MAX = 366 * 24 * 3600_000;
+
+/**
+ * A validated schedule: its ticks follow from it alone (never from a clock), so every process computes
+ * the same ones. `text` is its canonical form, compared in Redis to tell a changed schedule from the same one.
+ */
+export class RepeatSchedule {
+  readonly cron?: string;
+  readonly everyMs?: number;
+  readonly tz?: string;
+  readonly startAt?: number;
+  readonly endAt?: number;
+  readonly missed: MissedTicks;
+  readonly text: string;
+  private readonly cronTime?: CronTime;
+
+  constructor(every: RepeatEvery, options: RepeatOptions = {}) {
+    if (every === null || typeof every !== 'object')
+      throw new QueueInputError(`repeat: the schedule must be { cron } or { everyMs }, got ${String(every)}`);
+    const { cron, everyMs } = every as { cron?: unknown; everyMs?: unknown };
+    if ((cron === undefined) === (everyMs === undefined))
+      throw new QueueInputError('repeat: give the schedule as either { cron } or { everyMs }, exactly one of them');
+    const { tz, startAt, endAt, missed = 'latest' } = options;
+    if (!MISSED.includes(missed))
+      throw new QueueInputError(`repeat: missed must be 'latest', 'skip' or 'all', got ${String(missed)}`);
+    this.missed = missed;
+    if (cron !== undefined) {
+      if (typeof cron !== 'string' || cron.trim() === '')
+        throw new QueueInputError(`repeat: cron must be a cron expression, got ${String(cron)}`);
+      if (tz !== undefined && typeof tz !== 'string')
+        throw new QueueInputError(`repeat: tz must be an IANA time zone name, got ${String(tz)}`);
+      try {
+        this.cronTime = new CronTime(cron, tz);
+      } catch (error) {
+        const why = error instanceof Error ? error.message : String(error);
+        throw new QueueInputError(`repeat: cron "${cron}"${tz ? ` with tz "${tz}"` : ''} is not valid: ${why}`);
+      }
+      this.cron = cron;
+      this.tz = tz;
+    } else {
+      if (typeof everyMs !== 'number' || !Number.isInteger(everyMs) || everyMs < 1 || everyMs > EVERY_MS_MAX)
+        throw new QueueInputError(
+          `repeat: everyMs must be whole milliseconds from 1 to ${EVERY_MS_MAX}, got ${String(everyMs)}`,
+        );
+      if (tz !== undefined) throw new QueueInputError('repeat: tz applies to cron schedules only, not everyMs');
+      this.everyMs = everyMs;
+    }
+    if (startAt !== undefined) this.startAt = toEpochMs(startAt, 'startAt');
+    if (endAt !== undefined) this.endAt = toEpochMs(endAt, 'endAt');
+    if (this.startAt !== undefined && this.endAt !== undefined && this.endAt < this.startAt)
+      throw new QueueInputError(`repeat: endAt (${this.endAt}) is before startAt (${this.startAt})`);
+    const { cron: c, everyMs: e, tz: z, startAt: s, endAt: x } = this;
+    this.text = JSON.stringify({ cron: c, everyMs: e, tz: z, startAt: s, endAt: x, missed });
+  }
+
+  /** The schedule stored with a repeat (as `text` holds it). */
+  static parse(text: string): RepeatSchedule {
+    const { cron, everyMs, tz, startAt, endAt, missed } = JSON.parse(text) as Record<string, never>;
+    return new RepeatSchedule(cron !== undefined ? { cron } : { everyMs }, { tz, startAt, endAt, missed });
+  }
+
+  /** The first tick strictly after `after`, or null when the schedule has ended. */
+  next(after: number): number | null {
+    const from = this.startAt !== undefined && after < this.startAt ? this.startAt - 1 : after;
+    let tick: number;
+    if (this.everyMs !== undefined) {
+      const anchor = this.startAt ?? 0;
+      tick = anchor + (Math.floor((from - anchor) / this.everyMs) + 1) * this.everyMs;
+    } else {
+      tick = this.cronTime!.getNextDateFrom(new Date(from), this.tz).toMillis();
+    }
+    return this.endAt !== undefined && tick > this.endAt ? null : tick;
+  }
+
+  /** The latest tick at or before `at` and after `after`, or null. */
+  latest(at: number, after = -Infinity): number | null {
+    const end = this.endAt !== undefined ? Math.min(at, this.endAt) : at;
+    if (this.everyMs !== undefined) {
+      const anchor = this.startAt ?? 0;
+      if (end < anchor) return null;
+      const tick = anchor + Math.floor((end - anchor) / this.everyMs) * this.everyMs;
+      return tick > after ? tick : null;
+    }
+    // Cron can only step forward: look back over a window that grows until it holds a tick.
+    for (let span = 60_000; ; span *= 8) {
+      const from = Math.max(end - span, after);
+      let found: number | null = null;
+      for (let tick = this.next(from); tick !== null && tick <= end; tick = this.next(tick)) found = tick;
+      if (found !== null || from === after || span > MAX_LOOKBACK_MS) return found;
+    }
+  }
+
+  /** The `count`-th latest tick at or before `at` (1: the latest), walking back; null when there are fewer. */
+  private latestBack(at: number, count: number, after: number): number | null {
+    let tick = this.latest(at, after);
+    for (let i = 1; i < count && tick !== null; i++) tick = this.latest(tick - 1, after);
+    return tick;
+  }
+
+  /** The ticks around `serverNow` (this process' estimate of it) a script chooses from, all after `after`. */
+  window(serverNow: number, after = -Infinity): TickWindow {
+    const lowerBound = Math.max(serverNow - WINDOW_SLACK_MS, after);
+    const prev = this.latest(lowerBound, after);
+    const ticks: number[] = [];
+    let complete = false;
+    for (let tick = this.next(lowerBound); ; tick = this.next(tick)) {
+      if (tick === null) {
+        complete = true;
+        break;
+      }
+      ticks.push(tick);
+      if (tick > serverNow + WINDOW_SLACK_MS || ticks.length >= MAX_WINDOW_TICKS) break;
+    }
+    return { lowerBound, prev, ticks, complete };
+  }
+
+  /**
+   * The tick an acknowledged occurrence is followed by when nothing was missed (or under `missed: 'all'`):
+   * the next after it, but no more than MAX_MISSED_RUNS behind `serverNow`.
+   */
+  following(occurrence: number, serverNow: number): number | null {
+    const next = this.next(occurrence);
+    if (next === null || this.missed !== 'all' || next > serverNow) return next;
+    const oldest = this.latestBack(serverNow, MAX_MISSED_RUNS, occurrence);
+    return oldest !== null && oldest > next ? oldest : next;
+  }
+}
