@@ -1,7 +1,14 @@
 export { QueueModule } from './queue.module';
 export { FixedQueue } from './fixed-queue/fixed-queue';
 export { DelayQueue, type DeadTask } from './delay-queue/delay-queue';
-export { BatchConsumer, InjectFixedQueue, InjectDelayQueue, DelayConsumer, OnQueueEvent } from './decorators';
+export {
+  BatchConsumer,
+  InjectFixedQueue,
+  InjectDelayQueue,
+  DelayConsumer,
+  OnQueueEvent,
+  Recurring,
+} from './decorators';
 export { QueueEvents } from './events/queue-events';
 export { QueueConsumers } from './queue-consumers';
 export { QueueMetricsModule } from './metrics/queue-metrics.module';

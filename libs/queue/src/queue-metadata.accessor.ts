@@ -1,6 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { BATCH_CONSUMER_METADATA, DELAY_CONSUMER_METADATA, QUEUE_EVENT_METADATA } from './queue.constants';
+import {
+  BATCH_CONSUMER_METADATA,
+  DELAY_CONSUMER_METADATA,
+  QUEUE_EVENT_METADATA,
+  RECURRING_METADATA,
+} from './queue.constants';
+import type { RecurringOptions } from './interfaces';
 import type { BatchConsumerMetadata, DelayConsumerMetadata, QueueEventHandlerMetadata } from './decorators';
 
 /** Reads consumer metadata from methods; tolerant of anything that is not a function. */
@@ -18,5 +24,9 @@ export class QueueMetadataAccessor {
 
   getQueueEventHandlers(target: unknown): QueueEventHandlerMetadata[] | undefined {
     return typeof target === 'function' ? this.reflector.get(QUEUE_EVENT_METADATA, target) : undefined;
+  }
+
+  getRecurring(target: unknown): RecurringOptions | undefined {
+    return typeof target === 'function' ? this.reflector.get(RECURRING_METADATA, target) : undefined;
   }
 }

@@ -93,6 +93,6 @@ describe('QueueExplorer', () => {
         { provide: 'bare', useValue: Object.create(null) },
       ],
     });
-    expect(found).toEqual({ batchConsumers: [], delayConsumers: [], eventHandlers: [] });
+    expect(found).toEqual({ batchConsumers: [], delayConsumers: [], eventHandlers: [], recurring: [] });
   });
 });

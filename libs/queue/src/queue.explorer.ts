@@ -4,6 +4,7 @@ import { QueueConfigError } from './errors';
 import { requestScopedConsumer } from './queue.messages';
 import { QueueMetadataAccessor } from './queue-metadata.accessor';
 import type { BatchConsumerMetadata, DelayConsumerMetadata, QueueEventHandlerMetadata } from './decorators';
+import type { RecurringOptions } from './interfaces';
 
 /** A decorated method of a provider or controller instance. */
 export interface FoundMethod<M> {
@@ -18,10 +19,11 @@ export interface DiscoveredHandlers {
   batchConsumers: FoundMethod<BatchConsumerMetadata>[];
   delayConsumers: FoundMethod<DelayConsumerMetadata>[];
   eventHandlers: FoundMethod<QueueEventHandlerMetadata>[];
+  recurring: FoundMethod<RecurringOptions>[];
 }
 
 /**
- * Finds `@BatchConsumer`, `@DelayConsumer` and `@OnQueueEvent` methods on every provider and
+ * Finds `@BatchConsumer`, `@DelayConsumer`, `@Recurring` and `@OnQueueEvent` methods on every provider and
  * controller. It only looks (and refuses what could never run): QueueOrchestrator mounts what it finds.
  */
 @Injectable()
@@ -33,7 +35,7 @@ export class QueueExplorer {
   ) {}
 
   explore(): DiscoveredHandlers {
-    const found: DiscoveredHandlers = { batchConsumers: [], delayConsumers: [], eventHandlers: [] };
+    const found: DiscoveredHandlers = { batchConsumers: [], delayConsumers: [], eventHandlers: [], recurring: [] };
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       const { instance } = wrapper;
       // Aliases (useExisting) would report their target twice; a missing instance is a provider not built.
@@ -45,17 +47,22 @@ export class QueueExplorer {
         const batch = this.accessor.getBatchConsumer(prototype[method]);
         const delay = this.accessor.getDelayConsumer(prototype[method]);
         const listeners = this.accessor.getQueueEventHandlers(prototype[method]);
-        if (!batch && !delay && !listeners) continue;
+        const recurring = this.accessor.getRecurring(prototype[method]);
+        if (!batch && !delay && !listeners && !recurring) continue;
         const label = `${(instance as object).constructor?.name ?? 'provider'}.${method}`;
         // Only a request creates such a provider: its handlers would never be called, silently.
         if (!wrapper.isDependencyTreeStatic()) {
           throw new QueueConfigError(
-            requestScopedConsumer(batch ? '@BatchConsumer' : delay ? '@DelayConsumer' : '@OnQueueEvent', label),
+            requestScopedConsumer(
+              batch ? '@BatchConsumer' : delay ? '@DelayConsumer' : recurring ? '@Recurring' : '@OnQueueEvent',
+              label,
+            ),
           );
         }
         const at = { instance: instance as object, method, label };
         if (batch) found.batchConsumers.push({ ...at, metadata: batch });
         if (delay) found.delayConsumers.push({ ...at, metadata: delay });
+        if (recurring) found.recurring.push({ ...at, metadata: recurring });
         for (const listener of listeners ?? []) found.eventHandlers.push({ ...at, metadata: listener });
       }
     }

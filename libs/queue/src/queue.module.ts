@@ -10,6 +10,7 @@ import { ConsumerRegistry } from './consumer/consumer.registry';
 import { QueueConsumers } from './queue-consumers';
 import { QueueExplorer } from './queue.explorer';
 import { QueueOrchestrator } from './queue.orchestrator';
+import { RecurringJobs } from './recurring/recurring-jobs';
 import { QueueMetadataAccessor } from './queue-metadata.accessor';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './queue.module-definition';
 import { QueueRegistry } from './queue.registry';
@@ -43,6 +44,7 @@ import type {
     QueueMetadataAccessor,
     QueueExplorer,
     QueueOrchestrator,
+    RecurringJobs,
     ConsumerFactory,
     ConsumerRegistry,
     QueueConsumers,

@@ -7,6 +7,8 @@ import { unknownEvent } from './queue.messages';
 import { QueueExplorer, type FoundMethod } from './queue.explorer';
 import { QueueSettings } from './queue.settings';
 import { RedisConnection } from './redis/redis-connection';
+import { RecurringJobs } from './recurring/recurring-jobs';
+import type { RecurringOptions } from './interfaces';
 import { raceTimeout, TIMED_OUT } from './utils/timers';
 import type { BatchConsumerMetadata, DelayConsumerMetadata, QueueEventHandlerMetadata } from './decorators';
 
@@ -21,6 +23,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
   private readonly logger = new Logger('QueueModule');
   private batchConsumers: FoundMethod<BatchConsumerMetadata>[] = [];
   private delayConsumers: FoundMethod<DelayConsumerMetadata>[] = [];
+  private recurring: FoundMethod<RecurringOptions>[] = [];
   private readonly started: Consumer[] = [];
   /** What discovery refused, thrown once every module is initialised. */
   private refused: unknown;
@@ -32,6 +35,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     private readonly events: QueueEvents,
     private readonly settings: QueueSettings,
     private readonly connection: RedisConnection,
+    private readonly recurringJobs: RecurringJobs,
   ) {}
 
   onModuleInit(): void {
@@ -39,6 +43,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       const found = this.explorer.explore();
       this.batchConsumers = found.batchConsumers;
       this.delayConsumers = found.delayConsumers;
+      this.recurring = found.recurring;
       for (const handler of found.eventHandlers) this.listen(handler);
     } catch (error) {
       // Thrown at bootstrap: the connection's own start-up (PING) runs beside this hook, and closing it
@@ -54,6 +59,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       const built: (Consumer | undefined)[] = [];
       for (const found of this.delayConsumers) built.push(await this.factory.delayConsumer(found));
       for (const found of this.batchConsumers) built.push(await this.factory.batchConsumer(found));
+      for (const found of this.recurring) built.push(await this.recurringJobs.mount(found));
       if (!this.settings.consumers) return;
       for (const consumer of built) {
         if (!consumer) continue;

@@ -13,3 +13,4 @@ export * from './dashboard-options.interface';
 export * from './obliterate-options.interface';
 export * from './inspection.interface';
 export * from './repeat.interface';
+export * from './recurring.interface';

@@ -1,0 +1,32 @@
+import type { BackoffOptions } from './delay-queue-options.interface';
+import type { MissedTicks } from './repeat.interface';
+
+/** When a `@Recurring` method runs, and how its runs are retried. */
+export type RecurringOptions = ({ cron: string; everyMs?: never } | { everyMs: number; cron?: never }) & {
+  /** Unique in the application: the schedule's id in Redis. Default `'<Class>.<method>'`. */
+  name?: string;
+  /** IANA time zone of a cron schedule. Default: UTC. */
+  tz?: string;
+  /** Ticks nothing ran (no process, a long run, an outage). Default `'latest'`. */
+  missed?: MissedTicks;
+  /** A run not settled after this long is abandoned (its signal aborts) and fails. Default: none. */
+  handlerTimeoutMs?: number;
+  /** Runs of one tick before it is given up (the schedule goes on). Default: `DELAY_QUEUE_DEFAULTS.maxAttempts`. */
+  maxAttempts?: number;
+  /** Delay between the runs of one tick. Default: `DELAY_QUEUE_DEFAULTS.backoff`. */
+  backoff?: BackoffOptions;
+};
+
+/** What a `@Recurring` method is handed. */
+export interface RecurringContext {
+  /** The schedule's name. */
+  name: string;
+  /** The tick this run stands for, epoch ms (retries keep it). */
+  occurrence: number;
+  /** Redis time at which this run was claimed, epoch ms (`firedAt - occurrence` is its lateness). */
+  firedAt: number;
+  /** Run of this tick, from 1. */
+  attempt: number;
+  /** Aborted when this run's lease was lost, it timed out, or the shutdown timeout ran out. */
+  signal: AbortSignal;
+}

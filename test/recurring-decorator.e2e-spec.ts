@@ -1,0 +1,75 @@
+import { Injectable } from '@nestjs/common';
+import { type DelayQueue, QueueConfigError, Recurring, type RecurringContext } from 'nestjs-redis-queues';
+import { QueueRegistry } from '../libs/queue/src/queue.registry';
+import { useQueueApps } from './support/fixtures';
+import { expectErrors } from './support/logs';
+import { pollUntil, uniquePrefix } from './support/testing';
+
+const runs: { app: number; ctx: RecurringContext }[] = [];
+let failFirstAttempt = false;
+
+function digestJob(app: number) {
+  @Injectable()
+  class Digest {
+    @Recurring({ everyMs: 200, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 10 } })
+    async digest(ctx: RecurringContext) {
+      runs.push({ app, ctx });
+      if (failFirstAttempt && ctx.attempt === 1) throw new Error('first attempt fails');
+    }
+  }
+  return Digest;
+}
+
+describe('@Recurring', () => {
+  const harness = useQueueApps();
+  afterEach(() => {
+    runs.length = 0;
+    failFirstAttempt = false;
+  });
+
+  const start = (prefix: string, app: number) => harness.start({ prefix, providers: [digestJob(app)] });
+
+  it('runs each tick once across the processes that declare it, on multiples of everyMs', async () => {
+    const prefix = uniquePrefix();
+    const [first] = await Promise.all([start(prefix, 1), start(prefix, 2), start(prefix, 3)]);
+    await pollUntil(() => runs.length >= 12, '12 runs', 10_000);
+    const ticks = runs.map(({ ctx }) => ctx.occurrence);
+    expect(new Set(ticks).size).toBe(ticks.length);
+    const sorted = [...ticks].sort((a, b) => a - b);
+    expect(sorted).toEqual(sorted.map((_, i) => sorted[0] + i * 200));
+    for (const { ctx } of runs) {
+      expect(ctx).toMatchObject({ name: 'Digest.digest', attempt: 1 });
+      expect(ctx.firedAt).toBeGreaterThanOrEqual(ctx.occurrence);
+      expect(ctx.signal).toBeInstanceOf(AbortSignal);
+    }
+    const queue = first.app.get(QueueRegistry).get<DelayQueue>('delay', 'recurring.Digest.digest');
+    const { items } = await queue.repeats();
+    expect(items).toEqual([expect.objectContaining({ id: 'Digest.digest', everyMs: 200, lastOutcome: 'completed' })]);
+  });
+
+  it('retries a failed run for the same tick', async () => {
+    failFirstAttempt = true;
+    expectErrors(/first attempt fails/);
+    await start(uniquePrefix(), 1);
+    await pollUntil(() => runs.length >= 4, '4 runs', 10_000);
+    const [a, b, c, d] = runs.map(({ ctx }) => ctx);
+    expect([a.attempt, b.attempt, c.attempt, d.attempt]).toEqual([1, 2, 1, 2]);
+    expect(b.occurrence).toBe(a.occurrence);
+    expect(c.occurrence).toBe(a.occurrence + 200);
+  });
+
+  it('refuses a schedule that means nothing at start-up', async () => {
+    @Injectable()
+    class Broken {
+      @Recurring({ cron: 'every now and then' })
+      async run() {}
+    }
+    await expect(harness.start({ providers: [Broken] })).rejects.toThrow(QueueConfigError);
+    @Injectable()
+    class Misspelt {
+      @Recurring({ everyMs: 1000, mised: 'all' } as never)
+      async run() {}
+    }
+    await expect(harness.start({ providers: [Misspelt] })).rejects.toThrow(/missed/);
+  });
+});
