@@ -42,8 +42,8 @@ export class RepeatOccurrences {
   }
 
   /**
-   * What to do with a claimed occurrence, at Redis' `serverNow` of the claim. An occurrence whose next
-   * tick has passed too was missed (no process ran it in time): under 'latest' it runs for the latest
+   * What to do with a claimed occurrence, at Redis' `serverNow` of the claim. A first delivery whose
+   * next tick has passed too was missed (no process ran it in time): under 'latest' it runs for the latest
    * missed tick, under 'skip' not at all; under 'all' each runs in turn.
    */
   plan(task: ClaimedTask, serverNow: number, maxAttempts: number): OccurrencePlan {
@@ -51,6 +51,8 @@ export class RepeatOccurrences {
     const schedule = RepeatSchedule.parse(entry.schedule);
     const plan: OccurrencePlan = { schedule, occurrence: { id: task.id, occurrence: entry.occurrence } };
     if (task.attempt > maxAttempts) return { ...plan, skip: 'failed' };
+    // A retry is of its tick, however late: the missed ones are dealt with when it ends.
+    if (task.attempt > 1) return plan;
     const next = schedule.next(entry.occurrence);
     if (next === null || next > serverNow || schedule.missed === 'all') return plan;
     if (schedule.missed === 'skip') return { ...plan, skip: 'skipped' };

@@ -1,0 +1,58 @@
+// A process with one `@Recurring({ everyMs: EVERY_MS, missed: MISSED })` method, for tests that run
+// several of them, SIGKILL one mid-run, or stop them all for a while. Each run logs its start and its
+// end to Redis ("start|<occurrence>|<attempt>|<pid>|<ms>", "end|<occurrence>|<attempt>|<pid>|<ms>")
+// around WORK_MS of work, so the test can tell which process ran which tick, and when; "boot|<ms>"
+// when it starts.
+// Plain Node (no test runner): it runs the library compiled by test/support/compile-library.ts.
+'use strict';
+
+require('reflect-metadata');
+const { Injectable, Module } = require('@nestjs/common');
+const { NestFactory } = require('@nestjs/core');
+const IORedis = require('ioredis');
+const { QueueModule, Recurring } = require(process.env.NRQ_LIB);
+
+const { REDIS_URL, PREFIX, LOG_KEY, EVERY_MS, MISSED = 'latest', WORK_MS = '0', CONSUMERS = '1' } = process.env;
+const log = new IORedis(REDIS_URL, { enableAutoPipelining: true });
+
+class Job {
+  // Before any consumer starts: no tick is claimed by this process before this time.
+  async onModuleInit() {
+    await log.rpush(LOG_KEY, `boot|${Date.now()}`);
+  }
+
+  async tick(ctx) {
+    await log.rpush(LOG_KEY, `start|${ctx.occurrence}|${ctx.attempt}|${process.pid}|${Date.now()}`);
+    await new Promise((resolve) => setTimeout(resolve, Number(WORK_MS)));
+    await log.rpush(LOG_KEY, `end|${ctx.occurrence}|${ctx.attempt}|${process.pid}|${Date.now()}`);
+  }
+}
+Recurring({ everyMs: Number(EVERY_MS), missed: MISSED })(
+  Job.prototype,
+  'tick',
+  Object.getOwnPropertyDescriptor(Job.prototype, 'tick'),
+);
+Injectable()(Job);
+
+class WorkerModule {}
+Module({
+  imports: [
+    QueueModule.forRoot({ connection: REDIS_URL, prefix: PREFIX, idlePollMs: 200, consumers: CONSUMERS === '1' }),
+  ],
+  providers: [Job],
+})(WorkerModule);
+
+NestFactory.createApplicationContext(WorkerModule, { logger: ['error'] }).then(
+  (app) => {
+    app.enableShutdownHooks();
+    process.stdout.write('ready\n');
+  },
+  (error) => {
+    process.stderr.write(`worker failed to start: ${error.stack}\n`);
+    process.exit(1);
+  },
+);
+
+// Orphaned (the test process died): stop rather than run on for nobody.
+process.stdin.on('end', () => process.exit(0));
+process.stdin.resume();
