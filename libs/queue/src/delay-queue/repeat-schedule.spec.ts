@@ -28,6 +28,10 @@ describe('RepeatSchedule', () => {
     // One hour apart in real time whatever the wall clock says.
     expect(ticks).toEqual([at('2026-03-29T01:00:00Z'), at('2026-03-29T02:00:00Z'), at('2026-03-29T03:00:00Z')]);
     expect(daily.latest(at('2026-03-29T22:00:00Z'))).toBe(at('2026-03-29T00:30:00Z'));
+    // 02:30 happens twice on 2026-10-25 (CEST, then CET): it runs once, at the first.
+    const fallBack = new RepeatSchedule({ cron: '0 30 2 * * *' }, { tz: 'Europe/Berlin' });
+    expect(fallBack.next(at('2026-10-24T12:00:00Z'))).toBe(at('2026-10-25T00:30:00Z'));
+    expect(fallBack.next(at('2026-10-25T00:30:00Z'))).toBe(at('2026-10-26T01:30:00Z'));
   });
 
   it('computes the same ticks whatever the clock of the process', () => {
