@@ -1,5 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { type DelayQueue, QueueConfigError, Recurring, type RecurringContext } from 'nestjs-redis-queues';
+import { Registry } from 'prom-client';
+import {
+  type DelayQueue,
+  QueueConfigError,
+  QueueInputError,
+  QueueMetricsModule,
+  Recurring,
+  type RecurringContext,
+  RecurringSchedules,
+} from 'nestjs-redis-queues';
 import { QueueRegistry } from '../libs/queue/src/queue.registry';
 import { useQueueApps } from './support/fixtures';
 import { expectErrors } from './support/logs';
@@ -56,6 +65,43 @@ describe('@Recurring', () => {
     expect([a.attempt, b.attempt, c.attempt, d.attempt]).toEqual([1, 2, 1, 2]);
     expect(b.occurrence).toBe(a.occurrence);
     expect(c.occurrence).toBe(a.occurrence + 200);
+  });
+
+  it('lists the schedules with their last success (also as a gauge), and removes one whose method is gone', async () => {
+    const prefix = uniquePrefix();
+    const registry = new Registry();
+    const first = await harness.start({
+      prefix,
+      providers: [digestJob(1)],
+      imports: [QueueMetricsModule.register({ registry })],
+    });
+    await pollUntil(() => runs.length >= 2, '2 runs');
+    const schedules = first.app.get(RecurringSchedules);
+    const [listed] = await pollUntil(async () => {
+      const all = await schedules.list();
+      return all[0]?.lastSuccessAt !== undefined && all;
+    }, 'a success');
+    expect(listed).toMatchObject({
+      name: 'Digest.digest',
+      declaredBy: 'Digest.digest',
+      handled: true,
+      everyMs: 200,
+      missed: 'latest',
+      lastOutcome: 'completed',
+    });
+    await expect(schedules.remove('Digest.digest')).rejects.toThrow(QueueInputError);
+    const text = await registry.metrics();
+    expect(text).toMatch(/nrq_recurring_last_success_timestamp_seconds\{schedule="Digest.digest",handled="true"\} \d+/);
+    expect(text).toMatch(/nrq_recurring_next_run_timestamp_seconds\{schedule="Digest.digest",handled="true"\} \d+/);
+    await harness.close(first.app);
+
+    // The same app without the method: the schedule stays, shown as run by no one here, until removed.
+    const second = await harness.start({ prefix });
+    const others = second.app.get(RecurringSchedules);
+    expect(await others.list()).toEqual([expect.objectContaining({ name: 'Digest.digest', handled: false })]);
+    expect(await others.remove('Digest.digest')).toBe(true);
+    expect(await others.list()).toEqual([]);
+    expect(await harness.redis.keys(`${prefix}:*`)).toEqual([]);
   });
 
   it('refuses a schedule that means nothing at start-up', async () => {

@@ -10,7 +10,7 @@ import { ConsumerRegistry } from './consumer/consumer.registry';
 import { QueueConsumers } from './queue-consumers';
 import { QueueExplorer } from './queue.explorer';
 import { QueueOrchestrator } from './queue.orchestrator';
-import { RecurringJobs } from './recurring/recurring-jobs';
+import { RecurringSchedules } from './recurring/recurring-schedules';
 import { QueueMetadataAccessor } from './queue-metadata.accessor';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './queue.module-definition';
 import { QueueRegistry } from './queue.registry';
@@ -44,7 +44,7 @@ import type {
     QueueMetadataAccessor,
     QueueExplorer,
     QueueOrchestrator,
-    RecurringJobs,
+    RecurringSchedules,
     ConsumerFactory,
     ConsumerRegistry,
     QueueConsumers,
@@ -59,6 +59,7 @@ import type {
     QueueHealthIndicator,
     QueueConsumers,
     ConsumerRegistry,
+    RecurringSchedules,
   ],
 })
 export class QueueModule extends ConfigurableModuleClass {

@@ -7,7 +7,7 @@ import { unknownEvent } from './queue.messages';
 import { QueueExplorer, type FoundMethod } from './queue.explorer';
 import { QueueSettings } from './queue.settings';
 import { RedisConnection } from './redis/redis-connection';
-import { RecurringJobs } from './recurring/recurring-jobs';
+import { RecurringSchedules } from './recurring/recurring-schedules';
 import type { RecurringOptions } from './interfaces';
 import { raceTimeout, TIMED_OUT } from './utils/timers';
 import type { BatchConsumerMetadata, DelayConsumerMetadata, QueueEventHandlerMetadata } from './decorators';
@@ -35,7 +35,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     private readonly events: QueueEvents,
     private readonly settings: QueueSettings,
     private readonly connection: RedisConnection,
-    private readonly recurringJobs: RecurringJobs,
+    private readonly recurringSchedules: RecurringSchedules,
   ) {}
 
   onModuleInit(): void {
@@ -59,7 +59,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       const built: (Consumer | undefined)[] = [];
       for (const found of this.delayConsumers) built.push(await this.factory.delayConsumer(found));
       for (const found of this.batchConsumers) built.push(await this.factory.batchConsumer(found));
-      for (const found of this.recurring) built.push(await this.recurringJobs.mount(found));
+      for (const found of this.recurring) built.push(await this.recurringSchedules.mount(found));
       if (!this.settings.consumers) return;
       for (const consumer of built) {
         if (!consumer) continue;

@@ -415,7 +415,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   }
 
   private toRepeatInfo(id: string, stored: string): RepeatInfo {
-    const { occurrence, lastRunAt, lastOutcome, schedule } = decodeRepeatEntry(stored);
+    const { occurrence, lastRunAt, lastOutcome, lastSuccessAt, schedule } = decodeRepeatEntry(stored);
     const { cron, tz, everyMs, missed, startAt, endAt } = RepeatSchedule.parse(schedule);
     return {
       id,
@@ -428,6 +428,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       nextRunAt: occurrence,
       ...(lastRunAt !== undefined && { lastRunAt }),
       ...(lastOutcome !== undefined && { lastOutcome }),
+      ...(lastSuccessAt !== undefined && { lastSuccessAt }),
     };
   }
 

@@ -1,5 +1,5 @@
 import type { BackoffOptions } from './delay-queue-options.interface';
-import type { MissedTicks } from './repeat.interface';
+import type { MissedTicks, RepeatOutcome } from './repeat.interface';
 
 /** When a `@Recurring` method runs, and how its runs are retried. */
 export type RecurringOptions = ({ cron: string; everyMs?: never } | { everyMs: number; cron?: never }) & {
@@ -29,4 +29,23 @@ export interface RecurringContext {
   attempt: number;
   /** Aborted when this run's lease was lost, it timed out, or the shutdown timeout ran out. */
   signal: AbortSignal;
+}
+
+/** A `@Recurring` schedule as `RecurringSchedules.list()` shows it. */
+export interface RecurringScheduleInfo {
+  name: string;
+  /** The method that declared it (`Class.method`), in the process that declared it last. */
+  declaredBy: string;
+  /** Whether this process runs it: false for a schedule whose `@Recurring` is gone from this code. */
+  handled: boolean;
+  cron?: string;
+  tz?: string;
+  everyMs?: number;
+  missed: MissedTicks;
+  /** The pending (or running) tick, epoch ms. */
+  nextRunAt: number;
+  lastRunAt?: number;
+  lastOutcome?: RepeatOutcome;
+  /** Redis time at which the latest run that completed ended: what to alert on. */
+  lastSuccessAt?: number;
 }

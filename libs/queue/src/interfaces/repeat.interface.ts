@@ -38,6 +38,8 @@ export interface RepeatInfo {
   /** Redis time at which the latest occurrence ended. */
   lastRunAt?: number;
   lastOutcome?: RepeatOutcome;
+  /** Redis time at which the latest occurrence that completed ended. */
+  lastSuccessAt?: number;
 }
 
 /** The occurrence of a repeat a delivery runs (`DelayContext.repeat`). */

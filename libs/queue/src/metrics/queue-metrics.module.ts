@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { QueueEvents } from '../events/queue-events';
 import { QueueRegistry } from '../queue.registry';
+import { RecurringSchedules } from '../recurring/recurring-schedules';
 import type { QueueMetricsOptions } from '../interfaces';
 import { QueueMetrics } from './queue-metrics';
 
@@ -16,8 +17,9 @@ export class QueueMetricsModule {
       providers: [
         {
           provide: QueueMetrics,
-          useFactory: (events: QueueEvents, registry: QueueRegistry) => new QueueMetrics(events, registry, options),
-          inject: [QueueEvents, QueueRegistry],
+          useFactory: (events: QueueEvents, registry: QueueRegistry, recurring: RecurringSchedules) =>
+            new QueueMetrics(events, registry, options, recurring),
+          inject: [QueueEvents, QueueRegistry, RecurringSchedules],
         },
       ],
       exports: [QueueMetrics],

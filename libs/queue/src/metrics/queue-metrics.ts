@@ -5,6 +5,7 @@ import { describeError } from '../utils/errors';
 import { METRICS_DEFAULTS } from '../queue.defaults';
 import { loadOptional } from '../optional-dependency';
 import type { QueueRegistry } from '../queue.registry';
+import type { RecurringSchedules } from '../recurring/recurring-schedules';
 import type { QueueKind } from '../interfaces';
 import type {
   DelayQueueStats,
@@ -12,6 +13,7 @@ import type {
   QueueEventListener,
   QueueEventName,
   QueueMetricsOptions,
+  RecurringScheduleInfo,
 } from '../interfaces';
 
 const LATENESS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -44,6 +46,7 @@ export class QueueMetrics implements OnModuleDestroy {
     private readonly events: QueueEvents,
     private readonly queues: QueueRegistry,
     private readonly options: QueueMetricsOptions = {},
+    private readonly recurring?: RecurringSchedules,
   ) {
     const prom = loadOptional<PromClient>('prom-client', 'QueueMetricsModule');
     const { buckets = {} } = options;
@@ -197,6 +200,53 @@ export class QueueMetrics implements OnModuleDestroy {
       'How long the most overdue group or task has waited past its due time, by Redis time.',
       [],
       (set, { stats }) => set(stats!.lagMs / 1000),
+    );
+    if (this.recurring) this.recurringGauges(prom, this.recurring);
+  }
+
+  /**
+   * The `@Recurring` schedules of the application (every process reports the same values): when each
+   * last succeeded — alert when `time() - that` exceeds a few periods — and when it runs next.
+   */
+  private recurringGauges(prom: PromClient, recurring: RecurringSchedules): void {
+    const logger = this.logger;
+    // Both gauges of one scrape share one read.
+    let last: { at: number; schedules: Promise<RecurringScheduleInfo[]> } | undefined;
+    const read = () => {
+      const now = Date.now();
+      if (last === undefined || now - last.at > SNAPSHOT_TTL_MS) {
+        const schedules = recurring.list().catch((error: unknown) => {
+          logger.warn(`Could not read the @Recurring schedules for a scrape: ${describeError(error)}`);
+          return [];
+        });
+        last = { at: now, schedules };
+      }
+      return last.schedules;
+    };
+    const gauge = (suffix: string, help: string, value: (schedule: RecurringScheduleInfo) => number | undefined) =>
+      new prom.Gauge({
+        name: this.name(suffix),
+        help,
+        labelNames: ['schedule', 'handled'],
+        registers: [this.registry() as never],
+        async collect() {
+          const schedules = await read();
+          this.reset();
+          for (const schedule of schedules) {
+            const at = value(schedule);
+            if (at !== undefined) this.labels(schedule.name, String(schedule.handled)).set(at / 1000);
+          }
+        },
+      });
+    gauge(
+      'recurring_last_success_timestamp_seconds',
+      'When each @Recurring schedule last completed a run (Redis time); absent before its first success.',
+      (schedule) => schedule.lastSuccessAt,
+    );
+    gauge(
+      'recurring_next_run_timestamp_seconds',
+      'The tick each @Recurring schedule runs next (or is running); handled="false": no process here runs it.',
+      (schedule) => schedule.nextRunAt,
     );
   }
 

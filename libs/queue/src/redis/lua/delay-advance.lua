@@ -21,7 +21,7 @@ local errorsKey, runsKey, repeatsKey = KEYS[5], KEYS[6], KEYS[7]
 local id, outcome = ARGV[1], ARGV[5]
 local run = redis.call('HGET', runsKey, id)
 if not run or string.match(run, '^%d+:([^:]+):') ~= ARGV[2] then return {'fenced'} end
-local _, lastRunAt, lastOutcome, schedule = readRepeat(redis.call('HGET', repeatsKey, id))
+local _, lastRunAt, lastOutcome, lastSuccessAt, schedule = readRepeat(redis.call('HGET', repeatsKey, id))
 if schedule and schedule ~= ARGV[3] then return {'changed', schedule} end
 local now = serverNow()
 local nextTick
@@ -49,7 +49,8 @@ end
 if outcome ~= 'skipped' then
   lastRunAt, lastOutcome = now, outcome
 end
+if outcome == 'completed' then lastSuccessAt = now end
 redis.call('ZADD', dueKey, nextTick, id)
 redis.call('HINCRBY', statsKey, 'scheduled', 1)
-writeRepeat(repeatsKey, id, nextTick, lastRunAt, lastOutcome, schedule)
+writeRepeat(repeatsKey, id, nextTick, lastRunAt, lastOutcome, lastSuccessAt, schedule)
 return {'next', nextTick}

@@ -19,13 +19,13 @@ describe('delay-claim protocol', () => {
   });
 
   it('reads each claimed task with its repeat, if any, and an empty shard as due at Infinity', () => {
-    const reply = [5000, 5000, 'a', 2, 'tok', 4000, '{"n":1}', '', 'r', 1, 'tok', 4500, 'null', '4500|||{}'];
+    const reply = [5000, 5000, 'a', 2, 'tok', 4000, '{"n":1}', '', 'r', 1, 'tok', 4500, 'null', '4500||||{}'];
     expect(delayClaim.decode(reply, input, [])).toEqual({
       serverNow: 5000,
       nextDueAt: 5000,
       tasks: [
         { id: 'a', attempt: 2, token: 'tok', runAt: 4000, json: '{"n":1}' },
-        { id: 'r', attempt: 1, token: 'tok', runAt: 4500, json: 'null', repeat: '4500|||{}' },
+        { id: 'r', attempt: 1, token: 'tok', runAt: 4500, json: 'null', repeat: '4500||||{}' },
       ],
     });
     expect(delayClaim.decode([5000, -1], input, []).nextDueAt).toBe(Infinity);
@@ -76,12 +76,13 @@ describe('delay-dead protocol', () => {
 });
 
 describe('repeat entries', () => {
-  it('reads the occurrence, the last run and the schedule, which may hold the separator', () => {
-    expect(decodeRepeatEntry('1000|||{"cron":"a|b"}')).toEqual({ occurrence: 1000, schedule: '{"cron":"a|b"}' });
-    expect(decodeRepeatEntry('2000|1990|failed|{}')).toEqual({
+  it('reads the occurrence, the last run and success, and the schedule, which may hold the separator', () => {
+    expect(decodeRepeatEntry('1000||||{"cron":"a|b"}')).toEqual({ occurrence: 1000, schedule: '{"cron":"a|b"}' });
+    expect(decodeRepeatEntry('2000|1990|failed|1790|{}')).toEqual({
       occurrence: 2000,
       lastRunAt: 1990,
       lastOutcome: 'failed',
+      lastSuccessAt: 1790,
       schedule: '{}',
     });
   });

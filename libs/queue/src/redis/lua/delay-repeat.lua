@@ -13,7 +13,7 @@ local errorsKey, runsKey, repeatsKey = KEYS[6], KEYS[7], KEYS[8]
 --- @include "repeat-entry"
 --- @include "tick-window"
 local id, schedule, json = ARGV[1], ARGV[2], ARGV[3]
-local occurrence, lastRunAt, lastOutcome, stored = readRepeat(redis.call('HGET', repeatsKey, id))
+local occurrence, lastRunAt, lastOutcome, lastSuccessAt, stored = readRepeat(redis.call('HGET', repeatsKey, id))
 local running = redis.call('ZSCORE', activeKey, id)
 if stored == schedule and (running or redis.call('ZSCORE', dueKey, id)) then
   redis.call('HSET', dataKey, id, json)
@@ -26,7 +26,7 @@ if running then
   -- A plain task of that id running: its acknowledgement ends it, and the next tick is placed then.
   occurrence = occurrence or now
   redis.call('HSET', dataKey, id, json)
-  writeRepeat(repeatsKey, id, occurrence, lastRunAt or '', lastOutcome or '', schedule)
+  writeRepeat(repeatsKey, id, occurrence, lastRunAt or '', lastOutcome or '', lastSuccessAt or '', schedule)
   return {status, occurrence}
 end
 local covered, _, nextTick = pickTicks(now, ARGV, 4)
@@ -39,5 +39,5 @@ redis.call('HDEL', errorsKey, id)
 redis.call('HDEL', runsKey, id)
 redis.call('ZADD', dueKey, nextTick, id)
 redis.call('HSET', dataKey, id, json)
-writeRepeat(repeatsKey, id, nextTick, lastRunAt or '', lastOutcome or '', schedule)
+writeRepeat(repeatsKey, id, nextTick, lastRunAt or '', lastOutcome or '', lastSuccessAt or '', schedule)
 return {status, nextTick}

@@ -6,17 +6,20 @@ export interface RepeatEntry {
   occurrence: number;
   lastRunAt?: number;
   lastOutcome?: RepeatOutcome;
+  lastSuccessAt?: number;
   /** The schedule's canonical text (`RepeatSchedule.text`). */
   schedule: string;
 }
 
 export function decodeRepeatEntry(entry: string): RepeatEntry {
-  const [occurrence, lastRunAt, lastOutcome] = entry.split('|', 3);
-  const schedule = entry.slice(occurrence.length + lastRunAt.length + lastOutcome.length + 3);
+  const fields = entry.split('|', 4);
+  const [occurrence, lastRunAt, lastOutcome, lastSuccessAt] = fields;
+  const schedule = entry.slice(fields.reduce((length, field) => length + field.length + 1, 0));
   return {
     occurrence: Number(occurrence),
     ...(lastRunAt !== '' && { lastRunAt: Number(lastRunAt) }),
     ...(lastOutcome !== '' && { lastOutcome: lastOutcome as RepeatOutcome }),
+    ...(lastSuccessAt !== '' && { lastSuccessAt: Number(lastSuccessAt) }),
     schedule,
   };
 }

@@ -4,8 +4,18 @@ import { ConsumerRegistry } from '../consumer/consumer.registry';
 import { DelayQueue } from '../delay-queue/delay-queue';
 import type { DelayConsumerWorker } from '../delay-queue/delay-consumer.worker';
 import { QueueConfigError, QueueInputError } from '../errors';
+import { decodeRepeatEntry } from '../redis/lua/repeat-entry';
+import { RepeatSchedule } from '../delay-queue/repeat-schedule';
+import { QueueKeys } from '../redis/keys';
+import { assertName } from '../validation/payload';
 import { QueueEvents } from '../events/queue-events';
-import type { DelayContext, DelayQueueOptions, RecurringContext, RecurringOptions } from '../interfaces';
+import type {
+  DelayContext,
+  DelayQueueOptions,
+  RecurringContext,
+  RecurringOptions,
+  RecurringScheduleInfo,
+} from '../interfaces';
 import { RECURRING_QUEUE_PREFIX } from '../queue.constants';
 import type { FoundMethod } from '../queue.explorer';
 import { QueueRegistry } from '../queue.registry';
@@ -21,13 +31,15 @@ const RECURRING_LEASE_MS = 2000;
 const OPTION_KEYS = ['cron', 'everyMs', 'name', 'tz', 'missed', 'handlerTimeoutMs', 'maxAttempts', 'backoff'];
 
 /**
- * Mounts `@Recurring` methods on DelayQueue repeats: each method's schedule is the repeat `<name>` of
- * its own one-shard queue `recurring.<name>` (so its retries and lease are its own, and it shows on the
- * dashboard, in metrics and in health like any queue). Every replica declares it at start, which
- * changes nothing unless the schedule did.
+ * The `@Recurring` schedules: it mounts each method on a DelayQueue repeat (the repeat `<name>` of its
+ * own one-shard queue `recurring.<name>`, so its retries and lease are its own, and it shows on the
+ * dashboard, in metrics and in health like any queue), and lists them all, with those that no process
+ * declares any more (a `@Recurring` removed from the code) for `remove()`. Every replica declares its
+ * schedules at start, which changes nothing unless a schedule did.
  */
 @Injectable()
-export class RecurringJobs {
+export class RecurringSchedules {
+  /** The methods this process mounted, by schedule name. */
   private readonly names = new Map<string, string>();
 
   constructor(
@@ -68,6 +80,8 @@ export class RecurringJobs {
       () => new DelayQueue(options, this.connection, this.settings, this.events, this.consumers),
     );
     await queue.onModuleInit();
+    // The index `list()` reads: a schedule whose method is gone stays listed until removed.
+    await this.connection.scripts.call((client) => client.hset(this.indexKey(), name, label));
     try {
       await queue.repeat(name, cron !== undefined ? { cron } : { everyMs: everyMs! }, undefined, {
         ...(tz !== undefined && { tz }),
@@ -98,5 +112,65 @@ export class RecurringJobs {
         options: { concurrency: 1, ...(handlerTimeoutMs !== undefined && { handlerTimeoutMs }) },
       },
     });
+  }
+
+  /**
+   * Every schedule declared by any process of the application (under this prefix), with its next and
+   * last run; `handled` says whether this process runs it. A schedule no process declares any more
+   * stays listed (and its next run falls behind) until `remove(name)`. O(schedules).
+   */
+  async list(): Promise<RecurringScheduleInfo[]> {
+    const index = await this.connection.scripts.call((client) => client.hgetall(this.indexKey()));
+    const listed = await Promise.all(
+      Object.entries(index).map(async ([name, label]) => {
+        const stored = await this.connection.scripts.call((client) =>
+          client.hget(this.keysOf(name).key(0, 'repeats'), name),
+        );
+        if (stored === null) return undefined;
+        const { occurrence, lastRunAt, lastOutcome, lastSuccessAt, schedule } = decodeRepeatEntry(stored);
+        const { cron, tz, everyMs, missed } = RepeatSchedule.parse(schedule);
+        const info: RecurringScheduleInfo = {
+          name,
+          declaredBy: label,
+          handled: this.names.has(name),
+          ...(cron !== undefined && { cron }),
+          ...(tz !== undefined && { tz }),
+          ...(everyMs !== undefined && { everyMs }),
+          missed,
+          nextRunAt: occurrence,
+          ...(lastRunAt !== undefined && { lastRunAt }),
+          ...(lastOutcome !== undefined && { lastOutcome }),
+          ...(lastSuccessAt !== undefined && { lastSuccessAt }),
+        };
+        return info;
+      }),
+    );
+    return listed.filter((info) => info !== undefined).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /**
+   * Deletes a schedule no process of this one declares (a `@Recurring` removed from the code): its
+   * occurrence, its queue's keys and its entry in the list. True when it was listed. Refused while this
+   * process declares it; other processes still declaring it would declare it again at their next start.
+   */
+  async remove(name: string): Promise<boolean> {
+    assertName(name, 'name');
+    const label = this.names.get(name);
+    if (label !== undefined)
+      throw new QueueInputError(`"${name}" is still declared by @Recurring on ${label}: remove the decorator first`);
+    const keys = this.keysOf(name);
+    const shard = ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats'] as const;
+    const removed = await this.connection.scripts.call((client) => client.hdel(this.indexKey(), name));
+    await this.connection.scripts.call((client) => client.unlink(...shard.map((kind) => keys.key(0, kind))));
+    await this.connection.scripts.call((client) => client.unlink(keys.meta));
+    return removed === 1;
+  }
+
+  private indexKey(): string {
+    return `${this.settings.prefix}:{recurring}:schedules`;
+  }
+
+  private keysOf(name: string): QueueKeys {
+    return new QueueKeys(this.settings.prefix, RECURRING_QUEUE_PREFIX + name, 1);
   }
 }
