@@ -3,6 +3,8 @@ import { Registry } from 'prom-client';
 import {
   type DelayQueue,
   QueueConfigError,
+  QueueDashboardModule,
+  QueueHealthIndicator,
   QueueInputError,
   QueueMetricsModule,
   Recurring,
@@ -79,7 +81,7 @@ describe('@Recurring', () => {
     const schedules = first.app.get(RecurringSchedules);
     const [listed] = await pollUntil(async () => {
       const all = await schedules.list();
-      return all[0]?.lastSuccessAt !== undefined && all;
+      return all[0]?.lastSuccessAt !== undefined ? all : undefined;
     }, 'a success');
     expect(listed).toMatchObject({
       name: 'Digest.digest',
@@ -99,9 +101,27 @@ describe('@Recurring', () => {
     const second = await harness.start({ prefix });
     const others = second.app.get(RecurringSchedules);
     expect(await others.list()).toEqual([expect.objectContaining({ name: 'Digest.digest', handled: false })]);
+    const health = await second.app.get(QueueHealthIndicator).isHealthy('queues');
+    expect(health.queues.recurring).toEqual({
+      'Digest.digest': expect.objectContaining({ handled: false, lastOutcome: 'completed' }),
+    });
     expect(await others.remove('Digest.digest')).toBe(true);
     expect(await others.list()).toEqual([]);
     expect(await harness.redis.keys(`${prefix}:*`)).toEqual([]);
+  });
+
+  it('shows the schedules on the dashboard, with their next and last run', async () => {
+    const { app } = await harness.start({ providers: [digestJob(1)], imports: [QueueDashboardModule.register()] });
+    await pollUntil(() => runs.length >= 2, '2 runs');
+    await app.listen(0, '127.0.0.1');
+    const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    const overview = (await (await fetch(`${base}/queues/api`)).json()) as { schedules: Record<string, unknown>[] };
+    expect(overview.schedules).toEqual([
+      expect.objectContaining({ name: 'Digest.digest', handled: true, everyMs: 200, lastOutcome: 'completed' }),
+    ]);
+    const page = await (await fetch(`${base}/queues`)).text();
+    expect(page).toContain('data-schedule="Digest.digest"');
+    expect(page).toContain('every 200 ms');
   });
 
   it('refuses a schedule that means nothing at start-up', async () => {

@@ -275,6 +275,18 @@ export const DASHBOARD_JS = `(() => {
           el('td', { class: 'tight' }, ago(time - t.diedAt)), el('td', { class: 'tight' }, requeueButton('delay', queue.name, t.id))), ['task', 'attempts', 'last error', 'died', ''], 'no dead task'));
   }
 
+  function schedulesCard(schedules, time) {
+    const when = (s) => (s.cron !== undefined ? 'cron ' + s.cron + (s.tz ? ' (' + s.tz + ')' : '') : 'every ' + s.everyMs + ' ms');
+    const row = (s) =>
+      el('tr', { 'data-schedule': s.name }, el('td', {}, s.name), el('td', {}, when(s)),
+        el('td', { class: 'tight' }, ago(time - s.nextRunAt)),
+        el('td', { class: 'tight' }, s.lastRunAt === undefined ? 'never' : s.lastOutcome + ' ' + ago(time - s.lastRunAt)),
+        el('td', { class: 'tight' }, s.handled ? 'here' : 'no handler'));
+    return el('section', { 'data-schedules': '' },
+      el('h2', {}, 'Recurring', el('small', {}, '@Recurring schedules')),
+      table(['schedule', 'when', 'next run', 'last run', 'handler'], schedules.map(row), 'no schedule'));
+  }
+
   async function requeue(kind, queue, id, button) {
     button.disabled = true;
     try {
@@ -298,6 +310,7 @@ export const DASHBOARD_JS = `(() => {
     if (!response.ok) throw new Error(response.status + ' ' + response.statusText);
     const overview = await response.json();
     const cards = overview.queues.map((q) => (q.kind === 'fixed' ? fixedCard(q, overview.time) : delayCard(q, overview.time)));
+    if (overview.schedules.length > 0) cards.unshift(schedulesCard(overview.schedules, overview.time));
     document.getElementById('queues').replaceChildren(...cards);
     if (!/^(re-queued|paused|resumed)/.test(document.getElementById('status').textContent)) setStatus('updated ' + new Date(overview.time).toLocaleTimeString());
   }

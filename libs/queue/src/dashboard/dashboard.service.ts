@@ -13,6 +13,8 @@ import type {
 } from '../interfaces';
 import { QueueRegistry } from '../queue.registry';
 import { RedisConnection } from '../redis/redis-connection';
+import { RecurringSchedules } from '../recurring/recurring-schedules';
+import type { RecurringScheduleInfo } from '../interfaces';
 
 /** Messages of a dead batch shown, each cut to PREVIEW_CHARS: enough to recognise a batch, not a copy of its data. */
 const PREVIEW_MESSAGES = 3;
@@ -42,6 +44,12 @@ export interface DeadBatchSummary {
   /** Its first messages as JSON, each cut short. */
   preview: string[];
 }
+
+/** A `@Recurring` schedule as the dashboard shows it, its times in this process' clock. */
+export type ScheduleOverview = Pick<
+  RecurringScheduleInfo,
+  'name' | 'handled' | 'cron' | 'tz' | 'everyMs' | 'nextRunAt' | 'lastRunAt' | 'lastOutcome' | 'lastSuccessAt'
+>;
 
 export type QueueOverview =
   | {
@@ -80,9 +88,14 @@ export class DashboardService {
   constructor(
     private readonly registry: QueueRegistry,
     private readonly connection: RedisConnection,
+    private readonly recurring: RecurringSchedules,
   ) {}
 
-  async overview(limits: DashboardLimits): Promise<{ time: number; queues: QueueOverview[] }> {
+  async overview(
+    limits: DashboardLimits,
+  ): Promise<{ time: number; queues: QueueOverview[]; schedules: ScheduleOverview[] }> {
+    const local = (serverTime: number) => this.connection.clock.toLocal(serverTime);
+    const listed = this.recurring.list();
     const queues = await Promise.all(
       this.registry.all().map(async (entry): Promise<QueueOverview> => {
         const { name } = entry;
@@ -106,7 +119,20 @@ export class DashboardService {
         };
       }),
     );
-    return { time: Date.now(), queues: queues.sort((a, b) => a.name.localeCompare(b.name)) };
+    const schedules = (await listed).map(
+      ({ name, handled, cron, tz, everyMs, nextRunAt, lastRunAt, lastOutcome, lastSuccessAt }): ScheduleOverview => ({
+        name,
+        handled,
+        ...(cron !== undefined && { cron }),
+        ...(tz !== undefined && { tz }),
+        ...(everyMs !== undefined && { everyMs }),
+        nextRunAt: local(nextRunAt),
+        ...(lastRunAt !== undefined && { lastRunAt: local(lastRunAt) }),
+        ...(lastOutcome !== undefined && { lastOutcome }),
+        ...(lastSuccessAt !== undefined && { lastSuccessAt: local(lastSuccessAt) }),
+      }),
+    );
+    return { time: Date.now(), queues: queues.sort((a, b) => a.name.localeCompare(b.name)), schedules };
   }
 
   private async fixedOverview(fixed: FixedQueue, limits: DashboardLimits): Promise<QueueOverview> {

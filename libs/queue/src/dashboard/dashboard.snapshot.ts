@@ -1,4 +1,4 @@
-import type { DeadBatchSummary, DeadSummary, QueueOverview } from './dashboard.service';
+import type { DeadBatchSummary, DeadSummary, QueueOverview, ScheduleOverview } from './dashboard.service';
 
 /**
  * The first overview, rendered into the page as it is served: a page read once (a screenshot, a
@@ -6,10 +6,34 @@ import type { DeadBatchSummary, DeadSummary, QueueOverview } from './dashboard.s
  * replaces it with live cards (charts, buttons) at its first poll, so this shows the same figures with
  * the same labels and `data-figure` names, and leaves out what needs the script. Every value is escaped.
  */
-export function renderSnapshot(overview: { time: number; queues: QueueOverview[] }): string {
-  return overview.queues
-    .map((queue) => (queue.kind === 'fixed' ? fixedCard(queue, overview.time) : delayCard(queue, overview.time)))
-    .join('\n');
+export function renderSnapshot(overview: {
+  time: number;
+  queues: QueueOverview[];
+  schedules: ScheduleOverview[];
+}): string {
+  const cards = overview.queues.map((queue) =>
+    queue.kind === 'fixed' ? fixedCard(queue, overview.time) : delayCard(queue, overview.time),
+  );
+  if (overview.schedules.length > 0) cards.unshift(schedulesCard(overview.schedules, overview.time));
+  return cards.join('\n');
+}
+
+/** When a schedule ticks, as its row says it. */
+const describeSchedule = (s: ScheduleOverview): string =>
+  s.cron !== undefined ? `cron ${s.cron}${s.tz ? ` (${s.tz})` : ''}` : `every ${s.everyMs} ms`;
+
+function schedulesCard(schedules: ScheduleOverview[], time: number): string {
+  const row = (s: ScheduleOverview) =>
+    `<tr data-schedule="${escapeHtml(s.name)}">${cell(s.name)}${cell(describeSchedule(s))}` +
+    `${cell(ago(time - s.nextRunAt), ' class="tight"')}` +
+    `${cell(s.lastRunAt === undefined ? 'never' : `${s.lastOutcome} ${ago(time - s.lastRunAt)}`, ' class="tight"')}` +
+    `${cell(s.handled ? 'here' : 'no handler', ' class="tight"')}</tr>`;
+  return [
+    '<section data-schedules>',
+    '<h2>Recurring<small>@Recurring schedules</small></h2>',
+    table(['schedule', 'when', 'next run', 'last run', 'handler'], schedules.map(row), 'no schedule'),
+    '</section>',
+  ].join('');
 }
 
 export const escapeHtml = (text: string): string =>

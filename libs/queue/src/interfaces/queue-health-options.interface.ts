@@ -42,6 +42,15 @@ export interface QueueHealthDetails {
   paused?: true;
 }
 
+/** A `@Recurring` schedule in a health result. */
+export interface RecurringHealthDetails {
+  /** Whether this process runs it: false for one whose `@Recurring` is gone from this code. */
+  handled: boolean;
+  nextRunAt: number;
+  lastOutcome?: 'completed' | 'failed';
+  lastSuccessAt?: number;
+}
+
 /** A terminus indicator result: `{ [key]: { status, ...details } }`. */
 export type QueueHealthResult<Key extends string = string> = Record<
   Key,
@@ -53,6 +62,8 @@ export type QueueHealthResult<Key extends string = string> = Record<
     /** Set when the policy evicts (or could not be read) and `evictionPolicy: 'warn'` lets the application run. */
     warning?: string;
     queues?: Record<string, QueueHealthDetails>;
+    /** The `@Recurring` schedules of the application, when there are some. */
+    recurring?: Record<string, RecurringHealthDetails>;
     message?: string;
   }
 >;
