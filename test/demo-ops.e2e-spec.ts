@@ -49,7 +49,11 @@ describe('demo: /metrics and /health', () => {
       'game-digest',
       'game-events',
       'pet-feeding',
+      'recurring.games.backlog-audit',
       'vet-checks',
     ]);
+    expect(body.details.queues.recurring).toEqual({
+      'games.backlog-audit': expect.objectContaining({ handled: true }),
+    });
   });
 });

@@ -5,6 +5,7 @@ import { GameEvent } from './dto/game-event.dto';
 import { GameEventsService } from './game-events.service';
 import { GameSequences } from './game-sequences';
 import { GameStats } from './game-stats';
+import { BacklogAuditJob } from './backlog-audit.job';
 import { DELIVERY, GAME_DIGEST, GAME_EVENTS, REPORTING } from './games.constants';
 import { GamesController } from './games.controller';
 import { digestReporter, LiveReporter } from './reporters';
@@ -52,6 +53,7 @@ export class GamesModule {
         digestReporter(config.digestIntervalMs),
         TrafficSimulator,
         ReportingSummary,
+        BacklogAuditJob,
       ],
     };
   }
