@@ -16,6 +16,7 @@ import { hotGroupScenario } from './scenarios/hot-group';
 import { idleScenario } from './scenarios/idle';
 import { pushScenario } from './scenarios/push';
 import { tracingScenario } from './scenarios/tracing';
+import { recurringScenario } from './scenarios/recurring';
 
 export const SCENARIOS: Scenario[] = [
   pushScenario,
@@ -26,6 +27,7 @@ export const SCENARIOS: Scenario[] = [
   idleScenario,
   growthScenario,
   tracingScenario,
+  recurringScenario,
 ];
 
 export interface BenchOptions {

@@ -1,6 +1,6 @@
 import { median, spread, type Spread } from './stats';
 
-export type Unit = 'msg/s' | 'task/s' | 'ms' | 'µs' | 'B' | 'MB' | 'cmd/s' | 'CPU ms' | 'CPU µs';
+export type Unit = 'msg/s' | 'task/s' | 'ms' | 'µs' | 'B' | 'MB' | 'cmd/s' | 'CPU ms' | 'CPU µs' | 'ticks';
 
 export interface MetricSpec {
   label: string;
