@@ -10,6 +10,7 @@ import type { DelayConsumerOptionsRules, DelayQueueOptionsRules } from '../valid
 import { carrierAt, storedJson } from '../redis/traced-json';
 import { ATTRIBUTES, type ProcessSpan, type QueueTracer } from '../tracing/queue-tracer';
 import { DelayQueueStore, type ClaimedTask } from './delay-queue.store';
+import type { AdvanceOutcome } from '../redis/lua/delay-advance';
 import { RepeatOccurrences, type OccurrencePlan } from './repeat-occurrences';
 
 export type DelayHandler = (payload: unknown, ctx: DelayContext) => unknown;
@@ -119,17 +120,18 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
       if (error === ABANDONED) return span?.end('abandoned');
       if (timedOut(error, running)) this.timedOut({ id: task.id });
       span?.failed(error, timedOut(error, running) ? 'handler_timeout' : undefined);
+      const durationMs = performance.now() - started;
       const failing =
         plan && task.attempt >= this.queueOptions.maxAttempts
-          ? this.endOccurrence(shard, task, plan, 'failed', failureText(error, this.queueOptions.deadLetter.keepStack))
-          : this.fail(shard, task, firedAt, performance.now() - started, error, span);
+          ? this.giveUpOccurrence(shard, task, plan, firedAt, durationMs, error)
+          : this.fail(shard, task, firedAt, durationMs, error, span);
       this.record('fail', span ? failing.finally(() => span.end('failed')) : failing, running);
       return;
     }
     span?.end('ack');
     const durationMs = performance.now() - started;
     let outcome: Promise<unknown> = plan
-      ? this.endOccurrence(shard, task, plan, 'completed')
+      ? this.endOccurrence(shard, task, plan, 'completed').then((ended) => ended.status !== 'fenced')
       : this.acks.add(shard, { id: task.id, token: task.token });
     if (events.has('task.completed')) {
       outcome = outcome.then((completed) => {
@@ -139,24 +141,50 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
     this.record('ack', outcome, running);
   }
 
-  /**
-   * Ends an occurrence of a repeat and places the next (a repeat's last failure is recorded there, not
-   * dead-lettered: the schedule goes on). True when this delivery still held the occurrence.
-   */
+  /** Ends an occurrence of a repeat and places the next. */
   private async endOccurrence(
     shard: number,
     task: ClaimedTask,
     plan: OccurrencePlan,
     outcome: 'completed' | 'failed' | 'skipped',
     error?: string,
-  ): Promise<boolean> {
+  ): Promise<AdvanceOutcome> {
     const ended = await this.repeats.end(shard, task, plan, outcome, error);
     if (ended.status === 'next') this.dueAt(shard, ended.nextRunAt);
     if (ended.status === 'clock' || ended.status === 'changed')
       throw new Error(
         `the next occurrence of repeat "${task.id}" could not be placed (${ended.status}); it is retried`,
       );
-    return ended.status !== 'fenced';
+    return ended;
+  }
+
+  /**
+   * An occurrence that failed its last attempt is given up, not dead-lettered: the schedule goes on
+   * with its next tick, and the failure is logged and reported (`task.failed`, due at that tick).
+   */
+  private async giveUpOccurrence(
+    shard: number,
+    task: ClaimedTask,
+    plan: OccurrencePlan,
+    firedAt: number,
+    durationMs: number,
+    error: unknown,
+  ): Promise<void> {
+    const text = failureText(error, this.queueOptions.deadLetter.keepStack);
+    const ended = await this.endOccurrence(shard, task, plan, 'failed', text);
+    if (ended.status === 'fenced') return;
+    const nextRunAt = ended.status === 'next' ? ended.nextRunAt : undefined;
+    this.logger.error(
+      logLine(this.label, 'repeat occurrence failed its last attempt; the schedule goes on', {
+        id: task.id,
+        occurrence: new Date(plan.occurrence.occurrence).toISOString(),
+        attempt: task.attempt,
+        ...(nextRunAt !== undefined && { nextRunAt: new Date(nextRunAt).toISOString() }),
+        error: describeError(error),
+      }),
+    );
+    if (nextRunAt !== undefined && this.events.has('task.failed'))
+      this.events.emit('task.failed', { ...this.describeTask(task, firedAt), durationMs, error, nextRunAt });
   }
 
   /** Tasks that shutdown abandoned are due again at once instead of waiting out their lease. */
