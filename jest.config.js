@@ -5,7 +5,15 @@ const shared = {
 };
 
 // The behaviour suites of both queues run twice: on one redis-server, and on a local Redis Cluster.
-const ON_BOTH = ['fixed-queue', 'fixed-delivery', 'delay-queue', 'obliterate', 'pause', 'recurring'];
+const ON_BOTH = [
+  'fixed-queue',
+  'fixed-delivery',
+  'delay-queue',
+  'obliterate',
+  'pause',
+  'recurring',
+  'recurring-decorator',
+];
 const CLUSTER_ONLY = ['cluster'];
 
 /** @type {import('jest').Config} */

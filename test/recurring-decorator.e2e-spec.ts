@@ -14,7 +14,7 @@ import {
 import { QueueRegistry } from '../libs/queue/src/queue.registry';
 import { useQueueApps } from './support/fixtures';
 import { expectErrors } from './support/logs';
-import { pollUntil, uniquePrefix } from './support/testing';
+import { keysMatching, pollUntil, uniquePrefix } from './support/testing';
 
 const runs: { app: number; ctx: RecurringContext }[] = [];
 let failFirstAttempt = false;
@@ -107,7 +107,7 @@ describe('@Recurring', () => {
     });
     expect(await others.remove('Digest.digest')).toBe(true);
     expect(await others.list()).toEqual([]);
-    expect(await harness.redis.keys(`${prefix}:*`)).toEqual([]);
+    expect(await keysMatching(harness.redis, `${prefix}:*`)).toEqual([]);
   });
 
   it('shows the schedules on the dashboard, with their next and last run', async () => {
