@@ -88,12 +88,23 @@ describe('the dashboard in a real browser, while the demo runs', () => {
     const cards = page.locator('section[data-queue]');
     expect(
       await cards.evaluateAll((sections) => sections.map((section) => section.getAttribute('data-queue'))),
-    ).toEqual(['game-digest', 'game-events', 'pet-feeding', 'vet-checks']);
+    ).toEqual(['game-digest', 'game-events', 'pet-feeding', 'recurring.games.backlog-audit', 'vet-checks']);
     expect(await page.locator('section[data-queue] h2 small:first-of-type').allTextContents()).toEqual([
       'FixedQueue',
       'FixedQueue',
       'DelayQueue',
       'DelayQueue',
+      'DelayQueue',
+    ]);
+    // The demo's @Recurring job, with its schedule, next run and handler, on the Recurring card first.
+    const schedule = page.locator('section[data-schedules] tr[data-schedule="games.backlog-audit"] td');
+    expect(await schedule.allTextContents()).toEqual([
+      'games.backlog-audit',
+      'every 10000 ms',
+      // Ahead, or just passed while the tick runs.
+      expect.stringMatching(/^(in \d|\d.* ago$)/),
+      expect.stringMatching(/^(never|completed .* ago)$/),
+      'here',
     ]);
     // How a FixedQueue delivers is on its card, beside its counters of redeliveries and dead messages.
     expect(await page.locator('section[data-queue="game-events"] h2 small.mode').textContent()).toMatch(
