@@ -1,5 +1,6 @@
 import type { BatchContext } from 'nestjs-redis-queues';
 import { recordBatches, useQueueApps } from './support/fixtures';
+import { expectErrors } from './support/logs';
 import { pollUntil } from './support/testing';
 
 /** Consumers sleep this long when nothing is due: a re-queued batch must not wait for it. */
@@ -15,6 +16,7 @@ describe('FixedQueue.requeue wakes sleeping consumers (real redis-server)', () =
   const harness = useQueueApps();
 
   it('delivers each re-queued batch as if pushed now, not after idlePollMs, time after time in one process', async () => {
+    expectErrors(/batch failed its last attempt and is dead-lettered group="bad"/);
     const { fixed } = await harness.start({
       root: { idlePollMs: IDLE_POLL_MS },
       fixed: [{ name: 'readings', shards: 1, delivery: 'at-least-once', maxAttempts: 1, batchSize: 2, maxWaitMs: 10 }],
