@@ -79,7 +79,6 @@ export class ConsumerFactory {
     return new BatchConsumerWorker({
       ...this.dependencies(queue, label),
       schedule,
-      prefix: this.settings.prefix,
       queueOptions: queue.options,
       options,
       handler: bound(instance, found.method),
@@ -96,7 +95,6 @@ export class ConsumerFactory {
     if (!queue) return undefined;
     return new DelayConsumerWorker({
       ...this.dependencies(queue, label),
-      prefix: this.settings.prefix,
       queueOptions: queue.options,
       options,
       handler: bound(instance, found.method),
@@ -130,14 +128,14 @@ export class ConsumerFactory {
   private dependencies(
     queue: { name: string; options: { shards: number } },
     label: string,
-  ): Omit<ConsumerDependencies, 'concurrency' | 'handlerTimeoutMs'> {
+  ): Omit<ConsumerDependencies, 'options'> {
     return {
       connection: this.connection,
       events: this.events,
       logger: new Logger(queueLogContext(queue.name)),
       queue: queue.name,
       shards: queue.options.shards,
-      wakeChannel: new QueueKeys(this.settings.prefix, queue.name, queue.options.shards).wakeChannel,
+      keys: new QueueKeys(this.settings.prefix, queue.name, queue.options.shards),
       label,
       idlePollMs: this.settings.idlePollMs,
     };

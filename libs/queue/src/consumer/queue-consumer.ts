@@ -1,6 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { QueueEvents } from '../events/queue-events';
 import type { ConsumerErrorEvent, QueueKind } from '../interfaces';
+import type { QueueKeys } from '../redis/keys';
 import type { RedisConnection } from '../redis/redis-connection';
 import { describeError } from '../utils/errors';
 import { logLine } from '../utils/log-line';
@@ -17,12 +18,12 @@ export interface ConsumerDependencies {
   /** The queue consumed. */
   queue: string;
   shards: number;
-  /** The channel producers publish wake-up hints on (`<shard>:<due time>`). */
-  wakeChannel: string;
+  /** The queue's key names, and the channel producers publish wake-up hints on. */
+  keys: QueueKeys;
   /** `Class.method` of the consumer, in log lines and events. */
   label: string;
-  concurrency: number;
-  handlerTimeoutMs: number;
+  /** The consumer's own options (its decorator's). */
+  options: { concurrency: number; handlerTimeoutMs: number };
   idlePollMs: number;
   /** Drains on a schedule (cron / interval) instead of polling continuously. */
   schedule?: ConsumerSchedule;
@@ -88,7 +89,7 @@ export abstract class QueueConsumer<I, D extends RunningDelivery> {
       shards: deps.shards,
       clock: deps.connection.clock,
       idlePollMs: deps.idlePollMs,
-      concurrency: deps.concurrency,
+      concurrency: deps.options.concurrency,
       mode: deps.schedule ? 'scheduled' : 'continuous',
       claim: async (shard, limit) => {
         this.claims++;
@@ -105,7 +106,7 @@ export abstract class QueueConsumer<I, D extends RunningDelivery> {
     });
     this.deliveries = new Deliveries<D>({
       ...lease,
-      handlerTimeoutMs: deps.handlerTimeoutMs,
+      handlerTimeoutMs: deps.options.handlerTimeoutMs,
       lost: (delivery) =>
         this.logger.warn(
           logLine(this.label, `lost the lease of the ${delivery.what} (another consumer may have it now)`),
@@ -133,7 +134,7 @@ export abstract class QueueConsumer<I, D extends RunningDelivery> {
       schedule.start(() => this.tick());
     } else {
       this.unsubscribe = await this.deps.connection.subscribe(
-        this.deps.wakeChannel,
+        this.deps.keys.wakeChannel,
         (message) => {
           const [shard, at] = message.split(':').map(Number);
           this.poller.dueAt(shard, at);
@@ -197,7 +198,7 @@ export abstract class QueueConsumer<I, D extends RunningDelivery> {
   }
 
   /** Scheduled consumers: claims every due item now (their schedule calls this). */
-  tick(): void {
+  private tick(): void {
     if (this.running) this.poller.tick();
   }
 
@@ -232,8 +233,8 @@ export abstract class QueueConsumer<I, D extends RunningDelivery> {
   }
 
   /** The handler ran past `handlerTimeoutMs`: one warning line, and the event metrics count. */
-  protected timedOut(fields: { group: string } | { id: string }): void {
-    const timeoutMs = this.deps.handlerTimeoutMs;
+  protected handlerTimedOut(fields: { group: string } | { id: string }): void {
+    const timeoutMs = this.deps.options.handlerTimeoutMs;
     this.logger.warn(
       logLine(this.label, 'handler did not settle in time; abandoned and counted as failed', {
         ...fields,

@@ -90,11 +90,6 @@ export class ShardPoller<I> {
     return polled && waitOrTimeout(this.slots.whenIdle(), Math.max(0, deadline - Date.now()));
   }
 
-  /** Resolves once no handler runs (those abandoned at shutdown included). */
-  idle(): Promise<void> {
-    return this.slots.whenIdle();
-  }
-
   /** Stops claiming until `release` (handlers under way finish); the polls send nothing meanwhile. */
   hold(): void {
     if (this.held) return;

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { ConsumerRegistry } from '../consumer/consumer.registry';
 import { QueueEvents } from '../events/queue-events';
 import { QueueSettings } from '../queue.settings';
+import { QueueKeys } from '../redis/keys';
 import { RedisConnection } from '../redis/redis-connection';
 import { DelayConsumerWorker, type DelayHandler } from './delay-consumer.worker';
 import { DelayConsumerOptionsRules, resolveOptions } from '../validation/queue-options';
@@ -43,10 +44,9 @@ describe('DelayConsumerWorker (a consumer unit, on real Redis)', () => {
       logger: new Logger('test', { timestamp: false }),
       queue: 'tasks',
       shards: 2,
-      wakeChannel: `${settings.prefix}:tasks:wake`,
+      keys: new QueueKeys(settings.prefix, 'tasks', 2),
       label: 'Unit.handle',
       idlePollMs: settings.idlePollMs,
-      prefix: settings.prefix,
       queueOptions: queue.options,
       options: resolveOptions(DelayConsumerOptionsRules, { concurrency: 2 }, 'Unit.handle'),
       handler,

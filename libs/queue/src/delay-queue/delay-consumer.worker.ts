@@ -2,7 +2,6 @@ import { ABANDONED, LazyAbort, timedOut, type RunningDelivery } from '../consume
 import { QueueConsumer, type ConsumerDependencies } from '../consumer/queue-consumer';
 import type { Claimed } from '../consumer/shard-poller';
 import type { DelayContext, RepeatOccurrence, TaskFiredEvent } from '../interfaces';
-import { QueueKeys } from '../redis/keys';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { describeError, failureText } from '../utils/errors';
 import { logLine } from '../utils/log-line';
@@ -15,8 +14,7 @@ import { RepeatOccurrences, type OccurrencePlan } from './repeat-occurrences';
 
 export type DelayHandler = (payload: unknown, ctx: DelayContext) => unknown;
 
-export interface DelayConsumerDependencies extends Omit<ConsumerDependencies, 'concurrency' | 'handlerTimeoutMs'> {
-  prefix: string;
+export interface DelayConsumerDependencies extends ConsumerDependencies {
   /** The queue's options: its layout, lease and retries. */
   queueOptions: DelayQueueOptionsRules;
   options: DelayConsumerOptionsRules;
@@ -74,15 +72,8 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
 
   constructor(deps: DelayConsumerDependencies) {
     const { queueOptions, options } = deps;
-    const store = new DelayQueueStore(
-      deps.connection.scripts,
-      new QueueKeys(deps.prefix, deps.queue, queueOptions.shards),
-      queueOptions,
-    );
-    super(
-      { ...deps, concurrency: options.concurrency, handlerTimeoutMs: options.handlerTimeoutMs },
-      { leaseMs: queueOptions.visibilityTimeoutMs, extend: (shard, tasks) => store.extend(shard, tasks) },
-    );
+    const store = new DelayQueueStore(deps.connection.scripts, deps.keys, queueOptions);
+    super(deps, { leaseMs: queueOptions.visibilityTimeoutMs, extend: (shard, tasks) => store.extend(shard, tasks) });
     this.store = store;
     this.queueOptions = queueOptions;
     this.handler = deps.handler;
@@ -118,8 +109,9 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
       });
     } catch (error) {
       if (error === ABANDONED) return span?.end('abandoned');
-      if (timedOut(error, running)) this.timedOut({ id: task.id });
-      span?.failed(error, timedOut(error, running) ? 'handler_timeout' : undefined);
+      const late = timedOut(error, running);
+      if (late) this.handlerTimedOut({ id: task.id });
+      span?.failed(error, late ? 'handler_timeout' : undefined);
       const durationMs = performance.now() - started;
       const failing =
         plan && task.attempt >= this.queueOptions.maxAttempts

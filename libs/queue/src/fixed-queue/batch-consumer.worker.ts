@@ -4,7 +4,6 @@ import { QueueConsumer, type ConsumerDependencies } from '../consumer/queue-cons
 import type { Claimed } from '../consumer/shard-poller';
 import { QueueConfigError } from '../errors';
 import type { BatchContext } from '../interfaces';
-import { QueueKeys } from '../redis/keys';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { byShard } from '../utils/by-shard';
 import { describeError, failureText } from '../utils/errors';
@@ -16,8 +15,7 @@ import { FixedQueueStore, type Acknowledged, type ClaimedBatch, type Delivery } 
 export type BatchHandler = (messages: unknown[], ctx: BatchContext) => unknown;
 export type BatchFailureHandler = (error: unknown, messages: unknown[], ctx: BatchContext) => unknown;
 
-export interface BatchConsumerDependencies extends Omit<ConsumerDependencies, 'concurrency' | 'handlerTimeoutMs'> {
-  prefix: string;
+export interface BatchConsumerDependencies extends ConsumerDependencies {
   /** The queue's options: its layout, delivery mode, leases and retries. */
   queueOptions: FixedQueueOptionsRules;
   options: BatchConsumerOptionsRules;
@@ -120,25 +118,18 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
           'and retries through Redis (set maxAttempts and retryDelayMs on the queue instead)',
       );
     }
-    const store = new FixedQueueStore(
-      deps.connection.scripts,
-      new QueueKeys(deps.prefix, deps.queue, queueOptions.shards),
-      queueOptions,
-    );
-    super(
-      { ...deps, concurrency: options.concurrency, handlerTimeoutMs: options.handlerTimeoutMs },
-      {
-        leaseMs: queueOptions.leaseMs,
-        // Only ordered deliveries hold their group under a lease.
-        extend: store.ordered
-          ? (shard, running) =>
-              store.extend(
-                shard,
-                running.map(({ delivery }) => delivery!),
-              )
-          : undefined,
-      },
-    );
+    const store = new FixedQueueStore(deps.connection.scripts, deps.keys, queueOptions);
+    super(deps, {
+      leaseMs: queueOptions.leaseMs,
+      // Only ordered deliveries hold their group under a lease.
+      extend: store.ordered
+        ? (shard, running) =>
+            store.extend(
+              shard,
+              running.map(({ delivery }) => delivery!),
+            )
+        : undefined,
+    });
     this.store = store;
     this.queueOptions = queueOptions;
     this.options = options;
@@ -253,9 +244,10 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
         return undefined;
       }
       if (started) durationMs += performance.now() - started;
-      span?.failed(error, timedOut(error, running) ? 'handler_timeout' : undefined);
+      const late = timedOut(error, running);
+      span?.failed(error, late ? 'handler_timeout' : undefined);
       span?.end('failed', { [ATTRIBUTES.attempt]: ctx.attempt });
-      if (timedOut(error, running)) this.timedOut({ group: batch.group });
+      if (late) this.handlerTimedOut({ group: batch.group });
       else
         this.logger.error(
           logLine(this.label, 'batch failed after its last attempt', {
@@ -292,7 +284,7 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
       }
       const durationMs = performance.now() - started;
       if (timedOut(error, running)) {
-        this.timedOut({ group: batch.group });
+        this.handlerTimedOut({ group: batch.group });
         span?.failed(error, 'handler_timeout');
       }
       // The lease was lost: the batch is another consumer's to finish.
