@@ -26,8 +26,11 @@ const reported = recordBatches<{ n: number }>('events', { concurrency: 4 }, () =
 const fed = recordTasks<{ pet: string }>('feeding', { scheduleContext: 'parent' });
 const reminded = recordTasks<{ pet: string }>('reminders');
 /** Hangs its first attempt past handlerTimeoutMs. */
+/** Its first run gives up when its signal says it is overdue, rejecting with the signal's reason. */
 const slow = recordTasks<{ pet: string }>('slow', { handlerTimeoutMs: 200 }, (_payload, ctx) =>
-  ctx.attempt === 1 ? new Promise<void>(() => undefined) : undefined,
+  ctx.attempt === 1
+    ? new Promise<void>((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)))
+    : undefined,
 );
 const single = recordBatches<{ n: number }>('single');
 const flaky = recordBatches<{ n: number }>('flaky', {}, (_messages, ctx) => {

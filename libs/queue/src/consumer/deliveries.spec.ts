@@ -1,10 +1,11 @@
 import { HandlerTimeoutError } from '../errors';
-import { ABANDONED, Deliveries, LazyAbort, type RunningDelivery, timedOut } from './deliveries';
+import { ABANDONED, Deliveries, LazyAbort, leaseLost, overdue, type RunningDelivery } from './deliveries';
 
 const delivery = (shard = 0, what = 'task "t"'): RunningDelivery => ({
   shard,
   aborter: new LazyAbort(),
   what,
+  subject: { id: what },
 });
 const never = () => new Promise<never>(() => undefined);
 
@@ -14,14 +15,18 @@ describe('Deliveries', () => {
 
   function make(extend?: (shard: number, deliveries: RunningDelivery[]) => Promise<boolean[]>) {
     const lost: RunningDelivery[] = [];
+    const overdueOnes: RunningDelivery[] = [];
+    const late: [RunningDelivery, number][] = [];
     const deliveries = new Deliveries<RunningDelivery>({
       leaseMs: 300,
       extend,
       lost: (d) => lost.push(d),
       extendFailed: () => undefined,
       handlerTimeoutMs: 1000,
+      overdue: (d) => overdueOnes.push(d),
+      settledLate: (d, ms) => late.push([d, ms]),
     });
-    return { deliveries, lost };
+    return { deliveries, lost, overdue: overdueOnes, late };
   }
 
   it("passes on the handler's value and its throw (a synchronous one too), and forgets the delivery", async () => {
@@ -37,20 +42,50 @@ describe('Deliveries', () => {
     expect(jest.getTimerCount()).toBe(0);
   });
 
-  it('rejects with a HandlerTimeoutError once handlerTimeoutMs passed, aborting the signal with it', async () => {
-    const { deliveries } = make();
+  it('past handlerTimeoutMs aborts the signal with a HandlerTimeoutError and frees the slot, but keeps the delivery until its handler settles', async () => {
+    const extended: RunningDelivery[][] = [];
+    const {
+      deliveries,
+      overdue: reported,
+      late,
+    } = make(async (_shard, running) => {
+      extended.push(running);
+      return running.map(() => true);
+    });
     const d = delivery(0, 'batch of group "g"');
-    const run = deliveries.run(d, never);
+    let settle!: (value: string) => void;
+    let freed = 0;
+    const run = deliveries.run(
+      d,
+      () => new Promise<string>((resolve) => (settle = resolve)),
+      () => freed++,
+    );
     jest.advanceTimersByTime(999);
     expect(d.aborter.aborted).toBe(false);
+    expect(freed).toBe(0);
     jest.advanceTimersByTime(1);
-    const error = await run.catch((e: unknown) => e);
+    const error = d.aborter.reason;
     expect(error).toBeInstanceOf(HandlerTimeoutError);
     expect((error as HandlerTimeoutError).message).toMatch(/batch of group "g" did not settle within 1000 ms/);
-    expect(d.aborter.reason).toBe(error);
-    expect(timedOut(error, d)).toBe(true);
+    expect(overdue(d)).toBe(true);
+    expect(leaseLost(d)).toBe(false);
+    expect(freed).toBe(1);
+    expect(reported).toEqual([d]);
     expect(deliveries.timedOut).toBe(1);
+    expect(deliveries.overdueCount).toBe(1);
+    // Still running: still held, its lease still extended.
+    expect(deliveries.size).toBe(1);
+    extended.length = 0;
+    await jest.advanceTimersByTimeAsync(500);
+    expect(extended).toEqual([[d], [d], [d], [d], [d]]);
+    expect(deliveries.overdue().map(({ delivery: o, overdueMs }) => [o, overdueMs])).toEqual([[d, 500]]);
+    settle('late');
+    await expect(run).resolves.toBe('late');
+    expect(late).toEqual([[d, 500]]);
     expect(deliveries.size).toBe(0);
+    expect(deliveries.overdueCount).toBe(0);
+    expect(freed).toBe(1);
+    expect(jest.getTimerCount()).toBe(0);
   });
 
   it("does not take a handler's own HandlerTimeoutError for its deadline", async () => {
@@ -58,7 +93,8 @@ describe('Deliveries', () => {
     const d = delivery();
     const own = new HandlerTimeoutError(5, 'something else');
     const error = await deliveries.run(d, () => Promise.reject(own)).catch((e: unknown) => e);
-    expect(timedOut(error, d)).toBe(false);
+    expect(error).toBe(own);
+    expect(overdue(d)).toBe(false);
     expect(deliveries.timedOut).toBe(0);
   });
 
@@ -79,11 +115,19 @@ describe('Deliveries', () => {
     const { deliveries } = make(async (_shard, running) => running.map(() => true));
     const a = delivery(0);
     const b = delivery(1);
+    const c = delivery(1);
     const runs = [deliveries.run(a, never), deliveries.run(b, never)].map((run) => run.catch((e: unknown) => e));
+    jest.advanceTimersByTime(600);
+    runs.push(deliveries.run(c, never).catch((e: unknown) => e));
+    // a and b are overdue, c is not: shutdown gives every one of them up.
+    jest.advanceTimersByTime(400);
+    expect(deliveries.overdueCount).toBe(2);
     const reason = new Error('shutdown timeout ran out');
-    expect(deliveries.abandon(reason)).toEqual([a, b]);
-    expect(await Promise.all(runs)).toEqual([ABANDONED, ABANDONED]);
-    expect([a.aborter.reason, b.aborter.reason]).toEqual([reason, reason]);
+    expect(deliveries.abandon(reason)).toEqual([a, b, c]);
+    expect(await Promise.all(runs)).toEqual([ABANDONED, ABANDONED, ABANDONED]);
+    expect(overdue(a) && overdue(b)).toBe(true);
+    expect(c.aborter.reason).toBe(reason);
+    expect(deliveries.overdueCount).toBe(0);
     expect(jest.getTimerCount()).toBe(0);
   });
 
@@ -102,6 +146,7 @@ describe('Deliveries', () => {
       [1, 2],
     ]);
     expect(gone.aborter.aborted).toBe(true);
+    expect(leaseLost(gone)).toBe(true);
     expect(lost).toEqual([gone]);
     expect(kept.some((d) => d.aborter.aborted)).toBe(false);
     deliveries.abandon(new Error('stop'));

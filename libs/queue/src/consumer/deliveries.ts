@@ -40,10 +40,20 @@ export interface RunningDelivery {
   readonly aborter: LazyAbort;
   /** How log lines and errors name it: `batch of group "g"`, `task "t"`. */
   readonly what: string;
+  /** What it holds, for log lines, events and health: its group, or its task's id. */
+  readonly subject: { group: string } | { id: string };
 }
 
 /** What `Deliveries.run` rejects with once shutdown gave the delivery up (`abandon`). */
 export const ABANDONED: unique symbol = Symbol('abandoned at shutdown');
+
+/** A delivery whose handler ran past `handlerTimeoutMs` and has not settled yet. */
+export interface OverdueDelivery<D> {
+  delivery: D;
+  /** How long its handler has been running, and how long past its deadline. */
+  runningMs: number;
+  overdueMs: number;
+}
 
 export interface DeliveriesOptions<D extends RunningDelivery> {
   leaseMs: number;
@@ -53,21 +63,34 @@ export interface DeliveriesOptions<D extends RunningDelivery> {
   lost(delivery: D): void;
   extendFailed(error: unknown, count: number): void;
   handlerTimeoutMs: number;
+  /** A handler ran past `handlerTimeoutMs`: its signal is aborted and its slot freed; it is still held. */
+  overdue(delivery: D): void;
+  /** An overdue handler settled, `overdueMs` past its deadline: its outcome is recorded now. */
+  settledLate(delivery: D, overdueMs: number): void;
+}
+
+/** One running delivery: when it started, when it went past its deadline, and what ends its run early. */
+interface Run {
+  startedAt: number;
+  overdueAt?: number;
+  abandon(): void;
 }
 
 /**
  * The deliveries a consumer is handling. Each runs under a deadline (`handlerTimeoutMs`): one that
- * does not settle in time has its signal aborted with a HandlerTimeoutError and stops counting as
- * running, so its lease is no longer extended and its slot frees; what its handler does later is not
- * waited for. Leases are kept by one heartbeat for the consumer, not one per delivery, beating at a
- * third of the lease (two missed beats still leave it alive), one call per shard, and only while
- * deliveries run. A delivery whose lease was lost has its signal aborted; its handler may finish.
+ * does not settle in time has its signal aborted with a HandlerTimeoutError and gives up its slot, so
+ * that the consumer's other work goes on, but it stays held: its lease is extended for as long as its
+ * handler runs, so that its group, batch or task is never handed to anyone else beside it, and its
+ * outcome counts when it settles. Only shutdown (`abandon`) or the death of the process lets go of it.
+ * Leases are kept by one heartbeat for the consumer, not one per delivery, beating at a third of the
+ * lease (two missed beats still leave it alive), one call per shard, and only while deliveries run. A
+ * delivery whose lease was lost has its signal aborted; its handler may finish.
  */
 export class Deliveries<D extends RunningDelivery> {
-  /** Each running delivery, with what ends its run early (shutdown). */
-  private readonly running = new Map<D, () => void>();
+  private readonly running = new Map<D, Run>();
   private timer?: NodeJS.Timeout;
   private timeouts = 0;
+  private late = 0;
 
   constructor(private readonly options: DeliveriesOptions<D>) {}
 
@@ -75,30 +98,53 @@ export class Deliveries<D extends RunningDelivery> {
     return this.running.size;
   }
 
-  /** Handlers abandoned for running past `handlerTimeoutMs` since the consumer started. */
+  /** Handlers that ran past `handlerTimeoutMs` since the consumer started. */
   get timedOut(): number {
     return this.timeouts;
   }
 
+  /** Handlers past `handlerTimeoutMs` still running. */
+  get overdueCount(): number {
+    return this.late;
+  }
+
+  /** The deliveries whose handlers run past their deadline, longest overdue first. */
+  overdue(now = Date.now()): OverdueDelivery<D>[] {
+    const found: OverdueDelivery<D>[] = [];
+    for (const [delivery, { startedAt, overdueAt }] of this.running)
+      if (overdueAt !== undefined) found.push({ delivery, runningMs: now - startedAt, overdueMs: now - overdueAt });
+    return found.sort((a, b) => b.overdueMs - a.overdueMs);
+  }
+
   /**
-   * Runs `handle` as `delivery`'s handler. Resolves with its value; rejects with what it threw, with a
-   * HandlerTimeoutError once `handlerTimeoutMs` passed, or with ABANDONED once `abandon` gave it up.
+   * Runs `handle` as `delivery`'s handler. Resolves with its value and rejects with what it threw,
+   * whenever it settles, or with ABANDONED once `abandon` gave it up. Past `handlerTimeoutMs` its signal
+   * aborts with a HandlerTimeoutError and `free` is called: the slot it held is given up, the delivery
+   * is not.
    */
-  run<R>(delivery: D, handle: () => R | Promise<R>): Promise<R> {
+  run<R>(delivery: D, handle: () => R | Promise<R>, free?: () => void): Promise<R> {
     return new Promise<R>((resolve, reject) => {
+      const run: Run = { startedAt: Date.now(), abandon: () => finish(() => reject(ABANDONED)) };
       const finish = (settle: () => void) => {
         if (!this.running.delete(delivery)) return;
         clearTimeout(deadline);
+        if (run.overdueAt !== undefined) {
+          this.late--;
+          this.options.settledLate(delivery, Date.now() - run.overdueAt);
+        }
         if (this.running.size === 0) this.stopHeartbeat();
         settle();
       };
       const deadline = setTimeout(() => {
         const error = new HandlerTimeoutError(this.options.handlerTimeoutMs, delivery.what);
         this.timeouts++;
+        this.late++;
+        run.overdueAt = Date.now();
         delivery.aborter.abort(error);
-        finish(() => reject(error));
+        this.options.overdue(delivery);
+        free?.();
       }, this.options.handlerTimeoutMs);
-      this.running.set(delivery, () => finish(() => reject(ABANDONED)));
+      this.running.set(delivery, run);
       const { extend, leaseMs } = this.options;
       if (extend) this.timer ??= setInterval(() => this.beat(extend), Math.max(50, Math.floor(leaseMs / 3)));
       let work: Promise<R>;
@@ -115,14 +161,15 @@ export class Deliveries<D extends RunningDelivery> {
   }
 
   /**
-   * Shutdown ran out of time: every running delivery's signal aborts with `reason` and its run
-   * rejects with ABANDONED now, whatever its handler does. Returns them, to be given back.
+   * Shutdown ran out of time: every running delivery's signal aborts with `reason` (overdue ones keep
+   * their HandlerTimeoutError) and its run rejects with ABANDONED now, whatever its handler does.
+   * Returns them, to be given back.
    */
   abandon(reason: Error): D[] {
     const abandoned = [...this.running.keys()];
     for (const delivery of abandoned) {
       delivery.aborter.abort(reason);
-      this.running.get(delivery)?.();
+      this.running.get(delivery)?.abandon();
     }
     return abandoned;
   }
@@ -147,7 +194,15 @@ export class Deliveries<D extends RunningDelivery> {
   }
 }
 
-/** Whether `error`, from `Deliveries.run`, is the deadline of that very delivery (not a handler's own throw). */
-export function timedOut(error: unknown, delivery: RunningDelivery): error is HandlerTimeoutError {
-  return error instanceof HandlerTimeoutError && delivery.aborter.reason === error;
+/** Whether `delivery`'s handler ran past its deadline (its signal aborted with its HandlerTimeoutError). */
+export function overdue(delivery: RunningDelivery): boolean {
+  return delivery.aborter.reason instanceof HandlerTimeoutError;
+}
+
+/**
+ * Whether the delivery is no longer this consumer's to settle: its signal aborted for another reason
+ * than its deadline (its lease was lost: another consumer may have it now).
+ */
+export function leaseLost(delivery: RunningDelivery): boolean {
+  return delivery.aborter.aborted && !overdue(delivery);
 }

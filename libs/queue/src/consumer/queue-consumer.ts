@@ -29,6 +29,9 @@ export interface ConsumerDependencies {
   schedule?: ConsumerSchedule;
 }
 
+/** A handler past its deadline, still running. */
+export type OverdueHandler = ({ group: string } | { id: string }) & { runningMs: number; overdueMs: number };
+
 /** One consumer of this process, as health checks and the dashboard see it. */
 export interface ConsumerStatus {
   queue: string;
@@ -38,8 +41,15 @@ export interface ConsumerStatus {
   running: boolean;
   /** Handlers under way. */
   inFlight: number;
-  /** Handlers abandoned for running past `handlerTimeoutMs` since start-up. */
+  /** Handlers that ran past `handlerTimeoutMs` since start-up. */
   timedOut: number;
+  /**
+   * Handlers past `handlerTimeoutMs` still running, longest overdue first: each still holds its group
+   * or task (no one else gets it) until it settles.
+   */
+  overdue: OverdueHandler[];
+  /** Set while this consumer stopped claiming because too many of its handlers are overdue: why. */
+  stalled?: string;
   /** Claim calls sent since start-up (one per poll of a shard), and the batches or tasks they handed out. */
   claims: number;
   claimed: number;
@@ -98,7 +108,7 @@ export abstract class QueueConsumer<I, D extends RunningDelivery> {
         this.claimed += claimed.items.length;
         return claimed;
       },
-      handle: (shard, item, serverNow) => this.handle(shard, item, serverNow),
+      handle: (shard, item, serverNow, free) => this.handle(shard, item, serverNow, free),
       claimFailed: (error) => {
         this.claimFailures.failed(describeError(error));
         this.reportError('claim', error);
@@ -115,14 +125,19 @@ export abstract class QueueConsumer<I, D extends RunningDelivery> {
         this.logger.warn(logLine(this.label, 'could not extend leases', { count, error: describeError(error) }));
         this.reportError('extend', error);
       },
+      overdue: (delivery) => this.handlerTimedOut(delivery),
+      settledLate: (delivery, overdueMs) => this.handlerSettledLate(delivery, overdueMs),
     });
   }
 
   /** Claims at most `limit` items of a shard. */
   protected abstract claim(shard: number, limit: number): Promise<Claimed<I>>;
 
-  /** Handles one claimed item, in its slot, through `this.deliveries.run`. */
-  protected abstract handle(shard: number, item: I, serverNow: number): Promise<void>;
+  /**
+   * Handles one claimed item, in its slot, through `this.deliveries.run` (given `free`, which gives the
+   * slot up once the handler is overdue).
+   */
+  protected abstract handle(shard: number, item: I, serverNow: number, free: () => void): Promise<void>;
 
   /** Hands back what shutdown abandoned, so it need not wait out its lease. Resolves with how many went back. */
   protected abstract giveBack(abandoned: D[]): Promise<number>;
@@ -175,11 +190,11 @@ export abstract class QueueConsumer<I, D extends RunningDelivery> {
 
   /** This process stops claiming for this consumer until `release` (other processes go on). */
   hold(): void {
-    this.poller.hold();
+    this.poller.hold('paused');
   }
 
   release(): void {
-    this.poller.release();
+    this.poller.release('paused');
   }
 
   status(): ConsumerStatus {
@@ -191,6 +206,10 @@ export abstract class QueueConsumer<I, D extends RunningDelivery> {
       running: this.running,
       inFlight: this.poller.inFlight,
       timedOut: this.deliveries.timedOut,
+      overdue: this.deliveries
+        .overdue()
+        .map(({ delivery, runningMs, overdueMs }) => ({ ...delivery.subject, runningMs, overdueMs })),
+      ...(this.poller.heldFor('overdue') && { stalled: this.stalledReason() }),
       claims: this.claims,
       claimed: this.claimed,
       ...(schedule && { periodMs: schedule.periodMs }),
@@ -232,17 +251,48 @@ export abstract class QueueConsumer<I, D extends RunningDelivery> {
       .finally(() => this.recording.delete(outcome));
   }
 
-  /** The handler ran past `handlerTimeoutMs`: one warning line, and the event metrics count. */
-  protected handlerTimedOut(fields: { group: string } | { id: string }): void {
+  /**
+   * A handler ran past `handlerTimeoutMs`: one warning line, and the event metrics count. Past
+   * `concurrency` such handlers still running, the consumer stops claiming until some settle: a
+   * handler that leaks its promises must not pile up work without bound.
+   */
+  private handlerTimedOut(delivery: D): void {
     const timeoutMs = this.deps.options.handlerTimeoutMs;
     this.logger.warn(
-      logLine(this.label, 'handler did not settle in time; abandoned and counted as failed', {
-        ...fields,
-        handlerTimeoutMs: timeoutMs,
-      }),
+      logLine(
+        this.label,
+        `handler did not settle in time; its signal is aborted and its slot freed, the ${delivery.what} stays held until it settles`,
+        { ...delivery.subject, handlerTimeoutMs: timeoutMs },
+      ),
     );
     if (this.events.has('handler.timeout'))
-      this.events.emit('handler.timeout', { queue: this.queue, consumer: this.label, timeoutMs, ...fields });
+      this.events.emit('handler.timeout', { queue: this.queue, consumer: this.label, timeoutMs, ...delivery.subject });
+    if (this.deliveries.overdueCount > this.maxOverdue && !this.poller.heldFor('overdue')) {
+      this.poller.hold('overdue');
+      this.logger.warn(logLine(this.label, `stops claiming: ${this.stalledReason()}`));
+    }
+  }
+
+  private handlerSettledLate(delivery: D, overdueMs: number): void {
+    this.logger.log(
+      logLine(this.label, `overdue handler settled; the ${delivery.what} is let go`, {
+        ...delivery.subject,
+        overdueMs: Math.round(overdueMs),
+      }),
+    );
+    if (this.poller.heldFor('overdue') && this.deliveries.overdueCount <= this.maxOverdue) {
+      this.poller.release('overdue');
+      this.logger.log(logLine(this.label, 'claiming again: overdue handlers settled'));
+    }
+  }
+
+  /** Overdue handlers a consumer lets run beside its slots before it stops claiming. */
+  private get maxOverdue(): number {
+    return this.deps.options.concurrency;
+  }
+
+  private stalledReason(): string {
+    return `${this.deliveries.overdueCount} handlers past handlerTimeoutMs (${this.deps.options.handlerTimeoutMs} ms) are still running, more than its concurrency (${this.maxOverdue})`;
   }
 
   protected reportError(operation: ConsumerErrorEvent['operation'], error: unknown): void {

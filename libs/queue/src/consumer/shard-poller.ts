@@ -9,6 +9,9 @@ export interface Claimed<I> {
   items: I[];
 }
 
+/** Why a process stops claiming for a consumer: `pauseConsumers`, or too many handlers past their deadline. */
+export type HoldReason = 'paused' | 'overdue';
+
 export interface ShardPollerOptions<I> {
   shards: number;
   clock: ServerClock;
@@ -22,8 +25,8 @@ export interface ShardPollerOptions<I> {
   mode: 'continuous' | 'scheduled';
   /** Claims at most `limit` items of a shard (never more: the slots are already reserved). */
   claim(shard: number, limit: number): Promise<Claimed<I>>;
-  /** Handles one claimed item in its slot; the slot is free once this settles. */
-  handle(shard: number, item: I, serverNow: number): Promise<void>;
+  /** Handles one claimed item in its slot; the slot is free once this settles, or once it calls `free`. */
+  handle(shard: number, item: I, serverNow: number, free: () => void): Promise<void>;
   claimFailed(error: unknown): void;
 }
 
@@ -35,7 +38,9 @@ export class ShardPoller<I> {
   private readonly slots: Slots;
   private readonly loops: ShardLoop[];
   private stopped = false;
-  /** Set while this process holds the consumer back: polls wait on it. */
+  /** Why this process holds the consumer back (its queue paused here, too many overdue handlers). */
+  private readonly holds = new Set<HoldReason>();
+  /** Set while any hold is: polls wait on it. */
   private held?: { until: Promise<void>; release: () => void };
 
   constructor(private readonly options: ShardPollerOptions<I>) {
@@ -62,6 +67,11 @@ export class ShardPoller<I> {
     return this.held !== undefined;
   }
 
+  /** Whether this reason holds the consumer back now. */
+  heldFor(reason: HoldReason): boolean {
+    return this.holds.has(reason);
+  }
+
   start(): void {
     for (const loop of this.loops) loop.start();
   }
@@ -82,7 +92,8 @@ export class ShardPoller<I> {
    */
   async stop(timeoutMs: number): Promise<boolean> {
     this.stopped = true;
-    this.release();
+    this.holds.clear();
+    this.unblock();
     this.slots.close();
     // One deadline for both: a poll stuck on an unreachable Redis must not hold shutdown past it.
     const deadline = Date.now() + timeoutMs;
@@ -90,15 +101,24 @@ export class ShardPoller<I> {
     return polled && waitOrTimeout(this.slots.whenIdle(), Math.max(0, deadline - Date.now()));
   }
 
-  /** Stops claiming until `release` (handlers under way finish); the polls send nothing meanwhile. */
-  hold(): void {
+  /**
+   * Stops claiming until every reason given is released (handlers under way finish); the polls send
+   * nothing meanwhile.
+   */
+  hold(reason: HoldReason): void {
+    this.holds.add(reason);
     if (this.held) return;
     let release!: () => void;
     const until = new Promise<void>((resolve) => (release = resolve));
     this.held = { until, release };
   }
 
-  release(): void {
+  release(reason: HoldReason): void {
+    this.holds.delete(reason);
+    if (this.holds.size === 0) this.unblock();
+  }
+
+  private unblock(): void {
     const held = this.held;
     this.held = undefined;
     held?.release();
@@ -115,7 +135,7 @@ export class ShardPoller<I> {
       // Claimed work is handed over even when stop() began meanwhile: it is no longer waiting in Redis.
       for (const item of items) {
         handed++;
-        this.slots.run(() => this.options.handle(shard, item, outcome.serverNow));
+        this.slots.run((free) => this.options.handle(shard, item, outcome.serverNow, free));
       }
       return outcome;
     } finally {

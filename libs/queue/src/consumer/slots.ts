@@ -1,6 +1,12 @@
-/** Counts handlers in flight against a concurrency limit; waiters are served in order. */
+/**
+ * Counts handlers in flight against a concurrency limit; waiters are served in order. A handler may give
+ * its slot up before it ends (one past its deadline): it no longer counts against the limit, but is
+ * still waited for by `whenIdle`.
+ */
 export class Slots {
   private used = 0;
+  /** Work handed to `run` and not settled yet, in a slot or past giving it up. */
+  private working = 0;
   private closed = false;
   private readonly waiters: (() => void)[] = [];
   private readonly idleWaiters: (() => void)[] = [];
@@ -31,21 +37,39 @@ export class Slots {
     for (const resolve of this.waiters.splice(0)) resolve();
   }
 
-  /** Runs `work` in a reserved slot, released however it ends. */
-  run(work: () => Promise<unknown>): void {
-    void work().finally(() => this.release(1));
+  /**
+   * Runs `work` in a reserved slot, released when `work` calls the `free` it is given or else when it
+   * ends, however it ends.
+   */
+  run(work: (free: () => void) => Promise<unknown>): void {
+    this.working++;
+    let held = true;
+    const free = () => {
+      if (!held) return;
+      held = false;
+      this.release(1);
+    };
+    void work(free).finally(() => {
+      this.working--;
+      free();
+      this.idleCheck();
+    });
   }
 
   release(count: number): void {
     if (count <= 0) return;
     this.used -= count;
     if (this.used < this.size) this.waiters.shift()?.();
-    if (this.used === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    this.idleCheck();
   }
 
-  /** Resolves once nothing is in flight. */
+  /** Resolves once nothing is in flight, work that gave its slot up included. */
   whenIdle(): Promise<void> {
-    if (this.used === 0) return Promise.resolve();
+    if (this.used === 0 && this.working === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private idleCheck(): void {
+    if (this.used === 0 && this.working === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 }

@@ -1,4 +1,4 @@
-import { ABANDONED, LazyAbort, timedOut, type RunningDelivery } from '../consumer/deliveries';
+import { ABANDONED, LazyAbort, type RunningDelivery } from '../consumer/deliveries';
 import { QueueConsumer, type ConsumerDependencies } from '../consumer/queue-consumer';
 import type { Claimed } from '../consumer/shard-poller';
 import type { DelayContext, RepeatOccurrence, TaskFiredEvent } from '../interfaces';
@@ -7,7 +7,7 @@ import { describeError, failureText } from '../utils/errors';
 import { logLine } from '../utils/log-line';
 import type { DelayConsumerOptionsRules, DelayQueueOptionsRules } from '../validation/queue-options';
 import { carrierAt, storedJson } from '../redis/traced-json';
-import { ATTRIBUTES, type ProcessSpan, type QueueTracer } from '../tracing/queue-tracer';
+import { ATTRIBUTES, overdueHook, type ProcessSpan, type QueueTracer } from '../tracing/queue-tracer';
 import { DelayQueueStore, type ClaimedTask } from './delay-queue.store';
 import type { AdvanceOutcome } from '../redis/lua/delay-advance';
 import { RepeatOccurrences, type OccurrencePlan } from './repeat-occurrences';
@@ -36,6 +36,10 @@ class RunningTask implements RunningDelivery {
   get what(): string {
     return `task "${this.id}"`;
   }
+
+  get subject(): { id: string } {
+    return { id: this.id };
+  }
 }
 
 /** A handler's context; its signal is made when first asked for. */
@@ -56,8 +60,9 @@ class Context implements DelayContext {
 }
 
 /**
- * Runs one `@DelayConsumer` method: claims due tasks, extends their lease while the handler runs,
- * acknowledges on success and fails (retry or dead-letter) on a throw or once `handlerTimeoutMs` passed.
+ * Runs one `@DelayConsumer` method: claims due tasks, extends their lease while the handler runs (also
+ * past `handlerTimeoutMs`, which frees the slot, not the task), acknowledges on success and fails (retry
+ * or dead-letter) on a throw.
  */
 export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask> {
   readonly kind = 'delay';
@@ -88,7 +93,7 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
     return { outcome, items: outcome.tasks };
   }
 
-  protected async handle(shard: number, task: ClaimedTask, firedAt: number): Promise<void> {
+  protected async handle(shard: number, task: ClaimedTask, firedAt: number, free: () => void): Promise<void> {
     const plan =
       task.repeat === undefined ? undefined : this.repeats.plan(task, firedAt, this.queueOptions.maxAttempts);
     const running = new RunningTask(shard, task.id, task.token);
@@ -103,15 +108,17 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
     const span = this.span(task);
     const started = performance.now();
     try {
-      await this.deliveries.run(running, () => {
-        const payload = JSON.parse(storedJson(task.json));
-        return span ? span.run(() => this.handler(payload, ctx)) : this.handler(payload, ctx);
-      });
+      await this.deliveries.run(
+        running,
+        () => {
+          const payload = JSON.parse(storedJson(task.json));
+          return span ? span.run(() => this.handler(payload, ctx)) : this.handler(payload, ctx);
+        },
+        overdueHook(span, free),
+      );
     } catch (error) {
       if (error === ABANDONED) return span?.end('abandoned');
-      const late = timedOut(error, running);
-      if (late) this.handlerTimedOut({ id: task.id });
-      span?.failed(error, late ? 'handler_timeout' : undefined);
+      span?.failed(error);
       const durationMs = performance.now() - started;
       const failing =
         plan && task.attempt >= this.queueOptions.maxAttempts

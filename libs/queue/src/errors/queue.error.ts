@@ -100,9 +100,10 @@ export class QueueInUseError extends QueueError {
 }
 
 /**
- * A consumer's handler did not settle within `handlerTimeoutMs`. It is the reason `ctx.signal` aborts
- * with, and the error the delivery fails with (retried, dead-lettered or given to `onFailed` like a
- * throw). The handler itself is not stopped: it goes on unobserved unless it listens to its signal.
+ * A consumer's handler did not settle within `handlerTimeoutMs`: the reason `ctx.signal` aborts with. The
+ * handler itself is not stopped, and its group or task stays held until it settles: a handler that
+ * listens to its signal and rejects with this error fails its delivery with it (retried, dead-lettered
+ * or given to `onFailed` like any throw).
  */
 export class HandlerTimeoutError extends QueueError {
   constructor(
@@ -110,6 +111,6 @@ export class HandlerTimeoutError extends QueueError {
     /** What was being handled: `batch of group "g"`, `task "t"`. */
     readonly delivery: string,
   ) {
-    super(`the handler of ${delivery} did not settle within ${timeoutMs} ms (handlerTimeoutMs); it was abandoned`);
+    super(`the handler of ${delivery} did not settle within ${timeoutMs} ms (handlerTimeoutMs); its signal is aborted`);
   }
 }

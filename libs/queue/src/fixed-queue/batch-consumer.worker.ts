@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { ABANDONED, LazyAbort, timedOut, type RunningDelivery } from '../consumer/deliveries';
+import { ABANDONED, LazyAbort, leaseLost, overdue, type RunningDelivery } from '../consumer/deliveries';
 import { QueueConsumer, type ConsumerDependencies } from '../consumer/queue-consumer';
 import type { Claimed } from '../consumer/shard-poller';
 import { QueueConfigError } from '../errors';
@@ -9,7 +9,7 @@ import { byShard } from '../utils/by-shard';
 import { describeError, failureText } from '../utils/errors';
 import { logLine } from '../utils/log-line';
 import type { BatchConsumerOptionsRules, FixedQueueOptionsRules } from '../validation/queue-options';
-import { ATTRIBUTES, type ProcessSpan, type QueueTracer } from '../tracing/queue-tracer';
+import { ATTRIBUTES, overdueHook, type ProcessSpan, type QueueTracer } from '../tracing/queue-tracer';
 import { FixedQueueStore, type Acknowledged, type ClaimedBatch, type Delivery } from './fixed-queue.store';
 
 export type BatchHandler = (messages: unknown[], ctx: BatchContext) => unknown;
@@ -72,6 +72,10 @@ class RunningBatch implements RunningDelivery {
   get what(): string {
     return `batch of group "${this.group}"`;
   }
+
+  get subject(): { group: string } {
+    return { group: this.group };
+  }
 }
 
 /** A handler's context; its signal is made when first asked for. */
@@ -92,10 +96,10 @@ class Context implements BatchContext {
 
 /**
  * Runs one `@BatchConsumer` method: claims due batches (one group each) and hands them to the handler.
- * On ordered queues a batch holds its group until acknowledged, under a lease its heartbeat keeps.
- * At-least-once: resolving acknowledges, throwing (or running past `handlerTimeoutMs`) schedules the
- * next delivery of the same messages or buries them; at-most-once: the messages left Redis with the
- * claim, and retries (`retries`) happen in this process.
+ * On ordered queues a batch holds its group until acknowledged, under a lease its heartbeat keeps, also
+ * past `handlerTimeoutMs` (the slot is freed then, the group is not). At-least-once: resolving
+ * acknowledges, throwing schedules the next delivery of the same messages or buries them; at-most-once:
+ * the messages left Redis with the claim, and retries (`retries`) happen in this process.
  */
 export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatch> {
   readonly kind = 'fixed';
@@ -165,7 +169,7 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
    * acknowledgement hands one over (due now, `MAX_HANDOVERS` in a row at most): one script call per
    * batch instead of an acknowledgement and a claim.
    */
-  protected async handle(shard: number, batch: ClaimedBatch, claimedAt: number): Promise<void> {
+  protected async handle(shard: number, batch: ClaimedBatch, claimedAt: number, free: () => void): Promise<void> {
     let next: Handover | undefined = { batch, claimedAt };
     for (let handovers = 1; next; handovers++) {
       const current: ClaimedBatch = next.batch;
@@ -186,8 +190,8 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
       const more = handovers < MAX_HANDOVERS && this.queueOptions.batchSize <= HANDOVER_MAX_BATCH;
       next =
         this.queueOptions.delivery === 'at-least-once'
-          ? await this.deliverOnce(running, current, next.claimedAt, more, span)
-          : await this.deliverWithRetries(running, current, next.claimedAt, more, span);
+          ? await this.deliverOnce(running, current, next.claimedAt, more, span, free)
+          : await this.deliverWithRetries(running, current, next.claimedAt, more, span, free);
     }
   }
 
@@ -196,13 +200,17 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
     return span ? span.run(() => this.handler(messages, ctx)) : this.handler(messages, ctx);
   }
 
-  /** At-most-once: the messages left Redis with the claim; retries (if any) happen in this process. */
+  /**
+   * At-most-once: the messages left Redis with the claim; retries (if any) happen in this process, none
+   * begins past `handlerTimeoutMs`.
+   */
   private async deliverWithRetries(
     running: RunningBatch,
     batch: ClaimedBatch,
     claimedAt: number,
     more: boolean,
     span: ProcessSpan | undefined,
+    free: () => void,
   ): Promise<Handover | undefined> {
     const attempts = this.options.retries + 1;
     const { aborter } = running;
@@ -212,28 +220,32 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
     let started = 0;
     try {
       // One deadline for every attempt: the slot is the batch's until the last one ends.
-      await this.deliveries.run(running, async () => {
-        for (let attempt = 1; ; attempt++) {
-          ctx = this.context(batch, claimedAt, attempt, aborter);
-          started = performance.now();
-          try {
-            await this.invoke(span, batch.messages, ctx);
-          } catch (error) {
+      await this.deliveries.run(
+        running,
+        async () => {
+          for (let attempt = 1; ; attempt++) {
+            ctx = this.context(batch, claimedAt, attempt, aborter);
+            started = performance.now();
+            try {
+              await this.invoke(span, batch.messages, ctx);
+            } catch (error) {
+              durationMs += performance.now() - started;
+              started = 0;
+              if (attempt >= attempts || aborter.aborted) throw error;
+              span?.retrying(error, { [ATTRIBUTES.attempt]: attempt });
+              // Aborted meanwhile (lease lost, timed out): the handler's error stands.
+              await delay(this.options.retryDelayMs * 2 ** (attempt - 1), undefined, { signal: aborter.signal }).catch(
+                () => Promise.reject(error),
+              );
+              continue;
+            }
             durationMs += performance.now() - started;
             started = 0;
-            if (attempt >= attempts || aborter.aborted) throw error;
-            span?.retrying(error, { [ATTRIBUTES.attempt]: attempt });
-            // Aborted meanwhile (lease lost, timed out): the handler's error stands.
-            await delay(this.options.retryDelayMs * 2 ** (attempt - 1), undefined, { signal: aborter.signal }).catch(
-              () => Promise.reject(error),
-            );
-            continue;
+            return;
           }
-          durationMs += performance.now() - started;
-          started = 0;
-          return;
-        }
-      });
+        },
+        overdueHook(span, free),
+      );
       span?.end('ack', { [ATTRIBUTES.attempt]: ctx.attempt });
       if (this.events.has('batch.completed'))
         this.events.emit('batch.completed', this.describeBatch(batch, claimedAt, ctx.attempt, durationMs));
@@ -244,27 +256,25 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
         return undefined;
       }
       if (started) durationMs += performance.now() - started;
-      const late = timedOut(error, running);
-      span?.failed(error, late ? 'handler_timeout' : undefined);
+      span?.failed(error);
       span?.end('failed', { [ATTRIBUTES.attempt]: ctx.attempt });
-      if (late) this.handlerTimedOut({ group: batch.group });
-      else
-        this.logger.error(
-          logLine(this.label, 'batch failed after its last attempt', {
-            group: batch.group,
-            size: batch.messages.length,
-            attempts: ctx.attempt,
-            error: describeError(error),
-          }),
-        );
+      this.logger.error(
+        logLine(this.label, 'batch failed after its last attempt', {
+          group: batch.group,
+          size: batch.messages.length,
+          attempts: ctx.attempt,
+          error: describeError(error),
+        }),
+      );
       await this.failedForGood(batch, ctx, durationMs, error);
     }
-    return running.delivery ? this.finish(running, more) : undefined;
+    return running.delivery ? this.finish(running, more && !overdue(running)) : undefined;
   }
 
   /**
    * At-least-once: one delivery per claim. Resolving acknowledges (the messages leave Redis); throwing
-   * or timing out schedules the next delivery of the same messages, or buries them after the last attempt.
+   * schedules the next delivery of the same messages, or buries them after the last attempt. A handler
+   * past `handlerTimeoutMs` keeps its batch until it settles; then its outcome counts the same way.
    */
   private async deliverOnce(
     running: RunningBatch,
@@ -272,38 +282,35 @@ export class BatchConsumerWorker extends QueueConsumer<ClaimedBatch, RunningBatc
     claimedAt: number,
     more: boolean,
     span: ProcessSpan | undefined,
+    free: () => void,
   ): Promise<Handover | undefined> {
     const ctx = this.context(batch, claimedAt, batch.attempt, running.aborter);
     const started = performance.now();
     try {
-      await this.deliveries.run(running, () => this.invoke(span, batch.messages, ctx));
+      await this.deliveries.run(running, () => this.invoke(span, batch.messages, ctx), overdueHook(span, free));
     } catch (error) {
       if (error === ABANDONED) {
         span?.end('abandoned');
         return undefined;
       }
       const durationMs = performance.now() - started;
-      if (timedOut(error, running)) {
-        this.handlerTimedOut({ group: batch.group });
-        span?.failed(error, 'handler_timeout');
-      }
       // The lease was lost: the batch is another consumer's to finish.
-      else if (running.aborter.aborted) {
+      if (leaseLost(running)) {
         span?.leaseLost(error);
         return undefined;
-      } else span?.failed(error);
+      }
+      span?.failed(error);
       const failing = this.fail(running, batch, ctx, durationMs, error, span);
       this.record('fail', span ? failing.finally(() => span.end('failed')) : failing, running);
       return undefined;
     }
-    // Aborted: the lease was lost; the batch is not ours to finish.
-    if (running.aborter.aborted) {
+    if (leaseLost(running)) {
       span?.leaseLost();
       return undefined;
     }
     span?.end('ack');
     const durationMs = performance.now() - started;
-    return this.finish(running, more, () => {
+    return this.finish(running, more && !overdue(running), () => {
       if (this.events.has('batch.completed'))
         this.events.emit('batch.completed', this.describeBatch(batch, claimedAt, batch.attempt, durationMs));
     });

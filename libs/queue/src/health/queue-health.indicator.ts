@@ -96,6 +96,8 @@ export class QueueHealthIndicator {
     if (this.settings.consumers) {
       const stopped = consumers.filter((consumer) => !consumer.running).map((consumer) => consumer.consumer);
       if (stopped.length > 0) problems.push(`consumers not running: ${stopped.join(', ')}`);
+      for (const { consumer, stalled } of consumers)
+        if (stalled !== undefined) problems.push(`${consumer} stopped claiming: ${stalled}`);
     }
     const details: Record<string, QueueHealthDetails> = {};
     queues.forEach(({ kind, name }, i) => {
@@ -104,6 +106,9 @@ export class QueueHealthIndicator {
       const own = consumers.filter((consumer) => consumer.queue === name);
       const drainedEveryMs = scheduledPeriod(own);
       const timedOutHandlers = own.reduce((sum, consumer) => sum + consumer.timedOut, 0);
+      const overdueHandlers = own.flatMap(({ consumer, overdue }) =>
+        overdue.map((handler) => ({ consumer, ...handler })),
+      );
       details[name] = {
         kind,
         backlog,
@@ -111,6 +116,7 @@ export class QueueHealthIndicator {
         consumers: own.filter((consumer) => consumer.running).length,
         ...(drainedEveryMs !== undefined && { drainedEveryMs }),
         ...(timedOutHandlers > 0 && { timedOutHandlers }),
+        ...(overdueHandlers.length > 0 && { overdueHandlers }),
         ...(paused[i] && { paused: true as const }),
       };
       if (paused[i]) return;

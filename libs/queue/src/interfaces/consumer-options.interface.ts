@@ -5,10 +5,12 @@ export interface BatchConsumerOptions {
   /** Batches handled at once by this method in this process. Default: `BATCH_CONSUMER_DEFAULTS.concurrency`. */
   concurrency?: number;
   /**
-   * A batch whose handler has not settled after this long is abandoned: `ctx.signal` aborts with a
-   * HandlerTimeoutError, the batch fails with it (at-least-once: retried after the backoff, then
-   * dead-lettered; at-most-once: `onFailed` and `batch.failed`, no further in-process retry) and its
-   * slot is freed. Covers every in-process attempt of a batch. Default: `BATCH_CONSUMER_DEFAULTS.handlerTimeoutMs`.
+   * A batch whose handler has not settled after this long is overdue: `ctx.signal` aborts with a
+   * HandlerTimeoutError (logged, `handler.timeout`, metrics, health) and its slot is freed for other
+   * groups, but its group stays held (lease extended) until the handler settles, whose outcome then counts
+   * as usual; no further in-process attempt starts. Covers every in-process attempt of a batch. Past
+   * `concurrency` overdue handlers the consumer stops claiming until some settle. Default:
+   * `BATCH_CONSUMER_DEFAULTS.handlerTimeoutMs`.
    */
   handlerTimeoutMs?: number;
   /** Scheduled mode: drain every due group on this cron (registered in @nestjs/schedule's SchedulerRegistry). */
@@ -38,9 +40,11 @@ export interface DelayConsumerOptions {
   /** Tasks handled at once by this method in this process. Default: `DELAY_CONSUMER_DEFAULTS.concurrency`. */
   concurrency?: number;
   /**
-   * A task whose handler has not settled after this long is abandoned: `ctx.signal` aborts with a
-   * HandlerTimeoutError, the attempt fails with it (retried after the backoff, then dead-lettered) and
-   * its slot is freed. Default: `DELAY_CONSUMER_DEFAULTS.handlerTimeoutMs`.
+   * A task whose handler has not settled after this long is overdue: `ctx.signal` aborts with a
+   * HandlerTimeoutError (logged, `handler.timeout`, metrics, health) and its slot is freed for other
+   * tasks, but the task stays held (lease extended) until the handler settles, whose outcome then counts
+   * as usual (resolved acknowledges, thrown retries). Past `concurrency` overdue handlers the consumer
+   * stops claiming until some settle. Default: `DELAY_CONSUMER_DEFAULTS.handlerTimeoutMs`.
    */
   handlerTimeoutMs?: number;
   /**

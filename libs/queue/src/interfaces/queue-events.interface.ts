@@ -105,7 +105,7 @@ export interface ConsumerErrorEvent {
 
 /**
  * A handler of this process did not settle within `handlerTimeoutMs`: its signal aborted with a
- * HandlerTimeoutError, its slot was freed, and the delivery failed with that error.
+ * HandlerTimeoutError and its slot was freed; its group or task stays held until it settles.
  */
 export interface HandlerTimeoutEvent {
   queue: string;

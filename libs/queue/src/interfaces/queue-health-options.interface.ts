@@ -34,10 +34,16 @@ export interface QueueHealthDetails {
   /** When every consumer of this queue here runs on a schedule: the longest gap between two of its drains. */
   drainedEveryMs?: number;
   /**
-   * Handlers of this queue's consumers here abandoned for running past `handlerTimeoutMs` since
-   * start-up (absent while none was). Each such delivery failed like a throw.
+   * Handlers of this queue's consumers here that ran past `handlerTimeoutMs` since start-up (absent
+   * while none did).
    */
   timedOutHandlers?: number;
+  /**
+   * Handlers of this queue's consumers here past `handlerTimeoutMs` and still running, longest overdue
+   * first (absent while none is): each still holds its group or task, which no one else gets until it
+   * settles. Their consumer stops claiming once they outnumber its concurrency, which makes the check down.
+   */
+  overdueHandlers?: OverdueHandlerDetails[];
   /** Paused (`pause()`): its backlog and lag grow by design, so their limits are not applied. */
   paused?: true;
 }
@@ -67,3 +73,11 @@ export type QueueHealthResult<Key extends string = string> = Record<
     message?: string;
   }
 >;
+
+/** A handler past its `handlerTimeoutMs`, still running, as health reports it. */
+export type OverdueHandlerDetails = ({ group: string } | { id: string }) & {
+  /** `Class.method` of its consumer. */
+  consumer: string;
+  runningMs: number;
+  overdueMs: number;
+};

@@ -9,7 +9,10 @@ export type RecurringOptions = ({ cron: string; everyMs?: never } | { everyMs: n
   tz?: string;
   /** Ticks nothing ran (no process, a long run, an outage). Default `'latest'`. */
   missed?: MissedTicks;
-  /** A run not settled after this long is abandoned (its signal aborts) and fails. Default: none. */
+  /**
+   * A run not settled after this long has its signal aborted (reported: log, event, metric, health); the
+   * schedule stays held until the run settles, so no second run starts beside it. Default: none.
+   */
   handlerTimeoutMs?: number;
   /** Runs of one tick before it is given up (the schedule goes on). Default: `DELAY_QUEUE_DEFAULTS.maxAttempts`. */
   maxAttempts?: number;

@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { ConsumerRegistry } from '../consumer/consumer.registry';
 import { QueueEvents } from '../events/queue-events';
 import { QueueRegistry } from '../queue.registry';
 import { RecurringSchedules } from '../recurring/recurring-schedules';
@@ -17,9 +18,13 @@ export class QueueMetricsModule {
       providers: [
         {
           provide: QueueMetrics,
-          useFactory: (events: QueueEvents, registry: QueueRegistry, recurring: RecurringSchedules) =>
-            new QueueMetrics(events, registry, options, recurring),
-          inject: [QueueEvents, QueueRegistry, RecurringSchedules],
+          useFactory: (
+            events: QueueEvents,
+            registry: QueueRegistry,
+            recurring: RecurringSchedules,
+            consumers: ConsumerRegistry,
+          ) => new QueueMetrics(events, registry, options, recurring, consumers),
+          inject: [QueueEvents, QueueRegistry, RecurringSchedules, ConsumerRegistry],
         },
       ],
       exports: [QueueMetrics],

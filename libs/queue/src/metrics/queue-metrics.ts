@@ -4,6 +4,7 @@ import type { QueueEvents } from '../events/queue-events';
 import { describeError } from '../utils/errors';
 import { METRICS_DEFAULTS } from '../queue.defaults';
 import { loadOptional } from '../optional-dependency';
+import type { ConsumerRegistry } from '../consumer/consumer.registry';
 import type { QueueRegistry } from '../queue.registry';
 import type { RecurringSchedules } from '../recurring/recurring-schedules';
 import type { QueueKind } from '../interfaces';
@@ -47,6 +48,7 @@ export class QueueMetrics implements OnModuleDestroy {
     private readonly queues: QueueRegistry,
     private readonly options: QueueMetricsOptions = {},
     private readonly recurring?: RecurringSchedules,
+    private readonly consumers?: ConsumerRegistry,
   ) {
     const prom = loadOptional<PromClient>('prom-client', 'QueueMetricsModule');
     const { buckets = {} } = options;
@@ -159,6 +161,7 @@ export class QueueMetrics implements OnModuleDestroy {
     this.listen('consumer.error', (e) => errors.labels(e.queue, e.operation).inc());
     const timedOut = children(timeouts);
     this.listen('handler.timeout', (e) => timedOut(e.queue).inc());
+    if (this.consumers) this.overdueGauge(prom, this.consumers);
 
     this.gauge(
       prom,
@@ -202,6 +205,27 @@ export class QueueMetrics implements OnModuleDestroy {
       (set, { stats }) => set(stats!.lagMs / 1000),
     );
     if (this.recurring) this.recurringGauges(prom, this.recurring);
+  }
+
+  /**
+   * Handlers of this process past their handlerTimeoutMs and still running, each holding its group or
+   * task (sum over instances, like the counters): read from the consumers, no call to Redis.
+   */
+  private overdueGauge(prom: PromClient, consumers: ConsumerRegistry): void {
+    const queues = this.queues;
+    const gauge: Gauge<string> = new prom.Gauge({
+      name: this.name('handlers_overdue'),
+      help: 'Handlers of this process past handlerTimeoutMs that have not settled; each still holds its group or task.',
+      labelNames: ['queue'],
+      registers: [this.registry() as never],
+      collect() {
+        gauge.reset();
+        const overdue = new Map(queues.all().map(({ name }) => [name, 0]));
+        for (const { queue, overdue: handlers } of consumers.statuses())
+          overdue.set(queue, (overdue.get(queue) ?? 0) + handlers.length);
+        for (const [queue, count] of overdue) gauge.labels(queue).set(count);
+      },
+    });
   }
 
   /**

@@ -22,6 +22,7 @@ import { QueueRegistry } from '../queue.registry';
 import { QueueSettings } from '../queue.settings';
 import { RedisConnection } from '../redis/redis-connection';
 import { unknownOption } from '../validation/option-violations';
+import { MAX_HANDLER_TIMEOUT_MS } from '../validation/queue-options';
 
 /**
  * Lease of a run: short, so that a run whose process died is taken over (and the schedule goes on)
@@ -109,7 +110,9 @@ export class RecurringSchedules {
       label,
       metadata: {
         queue: queueName,
-        options: { concurrency: 1, ...(handlerTimeoutMs !== undefined && { handlerTimeoutMs }) },
+        // No deadline unless asked for: a run past one would only have its signal aborted (the schedule
+        // stays held until it ends), and a recurring job's length is its own business.
+        options: { concurrency: 1, handlerTimeoutMs: handlerTimeoutMs ?? MAX_HANDLER_TIMEOUT_MS },
       },
     });
   }

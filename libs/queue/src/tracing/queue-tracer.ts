@@ -155,9 +155,8 @@ export class ProcessSpan {
     return this.api.context.with(this.context, handler);
   }
 
-  /** The delivery failed: the exception, with the error status; `event` says how, when not by a throw. */
-  failed(error: unknown, event?: 'handler_timeout'): void {
-    if (event) this.span.addEvent(event);
+  /** The delivery failed: the exception, with the error status. */
+  failed(error: unknown): void {
     failed(this.span, error, this.api);
   }
 
@@ -187,6 +186,15 @@ export class ProcessSpan {
     this.span.setAttribute(ATTRIBUTES.outcome, outcome);
     this.span.end();
   }
+}
+
+/** What a delivery calls once its handler is overdue: `free`, and a traced one marks its span then. */
+export function overdueHook(span: ProcessSpan | undefined, free: () => void): () => void {
+  if (!span) return free;
+  return () => {
+    span.event('handler_timeout');
+    free();
+  };
 }
 
 function failed(span: Otel.Span, error: unknown, api: typeof Otel): void {

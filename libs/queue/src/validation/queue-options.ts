@@ -205,7 +205,7 @@ export class DelayQueueOptionsRules extends QueueOptionsRules {
 }
 
 /** setTimeout's limit (2^31 - 1 ms, about 24.8 days): beyond it Node fires at once. */
-const MAX_HANDLER_TIMEOUT_MS = 2_147_483_647;
+export const MAX_HANDLER_TIMEOUT_MS = 2_147_483_647;
 
 export class BatchConsumerOptionsRules {
   @IsInt()
