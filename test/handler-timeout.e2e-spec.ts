@@ -7,6 +7,7 @@ import {
   type BatchFailedEvent,
   HandlerTimeoutError,
   type HandlerTimeoutEvent,
+  QueueDashboardModule,
   QueueEvents,
   QueueHealthIndicator,
   QueueMetricsModule,
@@ -248,9 +249,11 @@ describe('handlerTimeoutMs: a handler past its deadline frees its slot, never it
     const { delay, app } = await harness.start({
       delay: [{ name: 'timers', shards: 2, visibilityTimeoutMs: 600, backoff: { type: 'fixed', delayMs: 50 } }],
       providers: [tasks.consumer],
-      imports: [QueueMetricsModule.register({ registry })],
+      imports: [QueueMetricsModule.register({ registry }), QueueDashboardModule.register({})],
       logger: logs,
     });
+    await app.listen(0, '127.0.0.1');
+    const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
     const failed: TaskFailedEvent[] = [];
     app.get(QueueEvents).on('task.failed', (event) => failed.push(event));
     const timers = delay<{ n: number }>('timers');
@@ -267,6 +270,15 @@ describe('handlerTimeoutMs: a handler past its deadline frees its slot, never it
     await pollUntil(() => Date.now() - since > 3 * 600, 'three leases');
     expect((await timers.get('stuck'))?.state).toBe('active');
     expect(tasks.tasks.filter((task) => task.id === 'stuck')).toHaveLength(1);
+    // The dashboard shows it, in its live data and in the page as served.
+    const overview = (await (await fetch(`${base}/queues/api`)).json()) as {
+      queues: { name: string; overdue: { id: string; consumer: string; overdueMs: number }[] }[];
+    };
+    const [held] = overview.queues.find((queue) => queue.name === 'timers')!.overdue;
+    expect(held).toMatchObject({ id: 'stuck', consumer: 'RecordingConsumer.handle' });
+    expect(held.overdueMs).toBeGreaterThan(3 * 600 - TIMEOUT_MS);
+    const page = await (await fetch(`${base}/queues`)).text();
+    expect(page).toMatch(/handlers past their timeout.*<td>stuck<\/td><td>RecordingConsumer\.handle<\/td>/s);
 
     gate.release(new Error('too late'));
     await tasks.untilTasks(22);

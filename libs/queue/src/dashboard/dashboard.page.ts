@@ -57,6 +57,7 @@ button { font: inherit; font-size: 12px; padding: 2px 10px; border: 1px solid va
 button:disabled { opacity: .5; cursor: default; }
 .error { color: var(--bad); }
 h2 small.paused { color: #fff; background: var(--c); border-radius: 4px; padding: 0 6px; font-size: 12px; }
+h3.warning { color: var(--c); }
 h2 button { float: right; }
 tr[data-group] { cursor: pointer; } tr[data-group]:hover td { background: #f0f4fc; }
 .pager { display: flex; gap: 8px; margin-top: 6px; }
@@ -233,10 +234,20 @@ export const DASHBOARD_JS = `(() => {
         return row;
       }), 'no group holds messages'),
       ...groupHead(queue),
+      ...overdueTable(queue),
       // At-most-once, a batch leaves Redis as it is claimed: there is never a dead one to show.
       ...(queue.delivery === 'at-least-once'
         ? [el('h3', {}, 'dead batches (a row per batch, with its count of messages)'), deadList('fixed', queue, (b) => deadBatch(queue, b, time), ['group', 'messages', 'attempts', 'last error', 'died', ''], 'no dead batch')]
         : []));
+  }
+
+  // Handlers here past their deadline, each holding its group or task: shown only while there are any.
+  function overdueTable(queue) {
+    if (queue.overdue.length === 0) return [];
+    return [el('h3', { class: 'warning' }, 'handlers past their timeout, still holding their work (this process)'),
+      table([queue.kind === 'fixed' ? 'group' : 'task', 'consumer', 'running for', 'past its timeout'], queue.overdue.map((h) =>
+        el('tr', { 'data-overdue': '' }, el('td', {}, h.group !== undefined ? h.group : h.id), el('td', {}, h.consumer),
+          el('td', { class: 'tight' }, duration(h.runningMs)), el('td', { class: 'tight' }, duration(h.overdueMs)))), '')];
   }
 
   function timeline(tasks, time) {
@@ -269,6 +280,7 @@ export const DASHBOARD_JS = `(() => {
       el('h3', {}, 'backlog (scheduled tasks)'), chart([{ label: 'scheduled', color: 'var(--c)', values: backlog }]),
       el('h3', {}, 'upcoming'), timeline(queue.upcoming, time),
       table(['task', 'due'], queue.upcoming.slice(0, 5).map((t) => el('tr', {}, el('td', {}, t.id), el('td', {}, ago(time - t.runAt)))), 'nothing scheduled'),
+      ...overdueTable(queue),
       el('h3', {}, 'dead tasks'),
       deadList('delay', queue, (t) =>
         el('tr', { 'data-dead-id': t.id }, el('td', {}, t.id), el('td', { class: 'num tight' }, t.attempts), errorCell(t.lastError),

@@ -8,9 +8,11 @@ import type {
   FixedQueueDelivery,
   FixedQueueStats,
   GroupSummary,
+  OverdueHandlerDetails,
   QueueKind,
   UpcomingTask,
 } from '../interfaces';
+import { ConsumerRegistry } from '../consumer/consumer.registry';
 import { QueueRegistry } from '../queue.registry';
 import { RedisConnection } from '../redis/redis-connection';
 import { RecurringSchedules } from '../recurring/recurring-schedules';
@@ -64,6 +66,7 @@ export type QueueOverview =
       dead: DeadBatchSummary[];
       /** The next page of dead batches (`deadPage`), null when these are all. */
       deadCursor: string | null;
+      overdue: OverdueHandlerDetails[];
     }
   | {
       kind: 'delay';
@@ -73,6 +76,8 @@ export type QueueOverview =
       upcoming: UpcomingTask[];
       dead: DeadSummary[];
       deadCursor: string | null;
+      /** Handlers of this process past their `handlerTimeoutMs`, still holding their group or task. */
+      overdue: OverdueHandlerDetails[];
     };
 
 /** Messages of a group shown when it is clicked. */
@@ -89,6 +94,7 @@ export class DashboardService {
     private readonly registry: QueueRegistry,
     private readonly connection: RedisConnection,
     private readonly recurring: RecurringSchedules,
+    private readonly consumers: ConsumerRegistry,
   ) {}
 
   async overview(
@@ -116,6 +122,7 @@ export class DashboardService {
           upcoming: upcoming.map((task) => ({ ...task, runAt: local(task.runAt) })),
           dead: dead.items.map((task) => summariseTask(task, local)),
           deadCursor: dead.cursor,
+          overdue: this.overdue(name),
         };
       }),
     );
@@ -155,7 +162,15 @@ export class DashboardService {
       hottest: hottest.map((group) => ({ ...group, dueAt: local(group.dueAt) })),
       dead: dead.items.map((batch) => summariseBatch(batch, local)),
       deadCursor: dead.cursor,
+      overdue: this.overdue(fixed.name),
     };
+  }
+
+  private overdue(queue: string): OverdueHandlerDetails[] {
+    return this.consumers
+      .statuses()
+      .filter((status) => status.queue === queue)
+      .flatMap(({ consumer, overdue }) => overdue.map((handler) => ({ consumer, ...handler })));
   }
 
   /** The next page of a queue's dead letters, after `cursor` (from the overview or an earlier page). */

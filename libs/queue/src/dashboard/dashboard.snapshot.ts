@@ -76,6 +76,21 @@ function title(queue: QueueOverview, label: string, mode?: string): string {
   );
 }
 
+/** Handlers here past their deadline, each holding its group or task: shown only while there are any. */
+function overdueTable(queue: QueueOverview): string[] {
+  if (queue.overdue.length === 0) return [];
+  const row = (h: QueueOverview['overdue'][number]) =>
+    `<tr data-overdue>${cell('group' in h ? h.group : h.id)}${cell(h.consumer)}${cell(duration(h.runningMs), ' class="tight"')}${cell(duration(h.overdueMs), ' class="tight"')}</tr>`;
+  return [
+    '<h3 class="warning">handlers past their timeout, still holding their work (this process)</h3>',
+    table(
+      [queue.kind === 'fixed' ? 'group' : 'task', 'consumer', 'running for', 'past its timeout'],
+      queue.overdue.map(row),
+      '',
+    ),
+  ];
+}
+
 function fixedCard(queue: FixedOverview, time: number): string {
   const s = queue.stats;
   const hottest = queue.hottest.map(
@@ -103,6 +118,7 @@ function fixedCard(queue: FixedOverview, time: number): string {
     '</div>',
     '<h3>hottest groups</h3>',
     table(['group', 'messages', 'due'], hottest, 'no group holds messages'),
+    ...overdueTable(queue),
     ...(queue.delivery === 'at-least-once'
       ? [
           '<h3>dead batches (a row per batch, with its count of messages)</h3>',
@@ -133,6 +149,7 @@ function delayCard(queue: DelayOverview, time: number): string {
     '</div>',
     '<h3>upcoming</h3>',
     table(['task', 'due'], upcoming, 'nothing scheduled'),
+    ...overdueTable(queue),
     '<h3>dead tasks</h3>',
     table(['task', 'attempts', 'last error', 'died'], queue.dead.map(dead), 'no dead task'),
     '</section>',
