@@ -13,6 +13,7 @@ const IORedis = require('ioredis');
 const { QueueModule, Recurring } = require(process.env.NRQ_LIB);
 
 const { REDIS_URL, PREFIX, LOG_KEY, EVERY_MS, MISSED = 'latest', WORK_MS = '0', CONSUMERS = '1' } = process.env;
+const IDLE_POLL_MS = Number(process.env.IDLE_POLL_MS ?? 200);
 const log = new IORedis(REDIS_URL, { enableAutoPipelining: true });
 
 class Job {
@@ -37,7 +38,12 @@ Injectable()(Job);
 class WorkerModule {}
 Module({
   imports: [
-    QueueModule.forRoot({ connection: REDIS_URL, prefix: PREFIX, idlePollMs: 200, consumers: CONSUMERS === '1' }),
+    QueueModule.forRoot({
+      connection: REDIS_URL,
+      prefix: PREFIX,
+      idlePollMs: IDLE_POLL_MS,
+      consumers: CONSUMERS === '1',
+    }),
   ],
   providers: [Job],
 })(WorkerModule);

@@ -16,6 +16,7 @@ import { QueueSettings } from '../queue.settings';
 import { QueueTracer } from '../tracing/queue-tracer';
 import { QueueKeys } from '../redis/keys';
 import { RedisConnection } from '../redis/redis-connection';
+import type { WakeHints } from '../redis/wake-hints';
 import { describeError } from '../utils/errors';
 import { queueLogContext } from '../utils/log-line';
 import {
@@ -126,7 +127,7 @@ export class ConsumerFactory {
   }
 
   private dependencies(
-    queue: { name: string; options: { shards: number } },
+    queue: { name: string; options: { shards: number }; hints: WakeHints },
     label: string,
   ): Omit<ConsumerDependencies, 'options'> {
     return {
@@ -136,6 +137,7 @@ export class ConsumerFactory {
       queue: queue.name,
       shards: queue.options.shards,
       keys: new QueueKeys(this.settings.prefix, queue.name, queue.options.shards),
+      hints: queue.hints,
       label,
       idlePollMs: this.settings.idlePollMs,
     };

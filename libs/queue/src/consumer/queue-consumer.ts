@@ -3,6 +3,7 @@ import type { QueueEvents } from '../events/queue-events';
 import type { ConsumerErrorEvent, QueueKind } from '../interfaces';
 import type { QueueKeys } from '../redis/keys';
 import type { RedisConnection } from '../redis/redis-connection';
+import { WakeHints } from '../redis/wake-hints';
 import { describeError } from '../utils/errors';
 import { logLine } from '../utils/log-line';
 import { RepeatedFailure } from '../utils/repeated-failure';
@@ -18,8 +19,10 @@ export interface ConsumerDependencies {
   /** The queue consumed. */
   queue: string;
   shards: number;
-  /** The queue's key names, and the channel producers publish wake-up hints on. */
+  /** The queue's key names. */
   keys: QueueKeys;
+  /** The queue's wake-up hints in this process: what wakes this consumer, and what it tells the others. */
+  hints: WakeHints;
   /** `Class.method` of the consumer, in log lines and events. */
   label: string;
   /** The consumer's own options (its decorator's). */
@@ -149,10 +152,10 @@ export abstract class QueueConsumer<I, D extends RunningDelivery> {
       schedule.start(() => this.tick());
     } else {
       this.unsubscribe = await this.deps.connection.subscribe(
-        this.deps.keys.wakeChannel,
+        this.deps.hints.channel,
         (message) => {
-          const [shard, at] = message.split(':').map(Number);
-          this.poller.dueAt(shard, at);
+          const hint = WakeHints.parse(message);
+          if (hint) this.poller.dueAt(hint.shard, hint.at);
         },
         // Hints lost while the subscriber reconnected: every shard is polled now, not at idlePollMs.
         () => this.poller.tick(),
@@ -174,10 +177,13 @@ export abstract class QueueConsumer<I, D extends RunningDelivery> {
     if (!finished) {
       const abandoned = this.deliveries.abandon(new Error('shutdown timeout ran out'));
       const given = await this.giveBack(abandoned).catch(() => 0);
-      if (given > 0)
+      if (given > 0) {
+        // Due again now: the consumers of other processes must not wait for the leases it had.
+        for (const shard of new Set(abandoned.map((delivery) => delivery.shard))) this.deps.hints.now(shard);
         this.logger.warn(
           logLine(this.label, 'gave unfinished work back to the queue for another consumer', { count: given }),
         );
+      }
     }
     await Promise.allSettled(this.recording);
     return finished;
@@ -222,12 +228,16 @@ export abstract class QueueConsumer<I, D extends RunningDelivery> {
   }
 
   /**
-   * Work this consumer put back in a shard (a retry, a group ready again) falls due then, server ms:
-   * poll the shard by then. A scheduled consumer only polls for work due by `serverNow` (unknown: none);
-   * the rest waits for its next drain.
+   * Work this consumer put back in a shard (a retry, a group ready again, a repeat's next occurrence)
+   * falls due at `at`, server ms. The consumers of every process are told, unless it is due now and
+   * this one, claiming, takes it itself: so that nothing waits on a process that stops, dies or is held
+   * before its time comes. This one polls the shard by then; a scheduled consumer only for work due by
+   * `serverNow` (unknown: none), the rest waits for its next drain.
    */
-  protected dueAt(shard: number, at: number, serverNow = -Infinity): void {
-    if (this.deps.schedule && at > serverNow) return;
+  protected dueAt(shard: number, at: number, serverNow?: number): void {
+    const now = serverNow ?? this.deps.connection.clock.estimate();
+    if (!this.claiming || at > now) this.deps.hints.publish(shard, at, now);
+    if (this.deps.schedule && (serverNow === undefined || at > serverNow)) return;
     this.poller.dueAt(shard, at);
   }
 

@@ -45,6 +45,7 @@ describe('DelayConsumerWorker (a consumer unit, on real Redis)', () => {
       queue: 'tasks',
       shards: 2,
       keys: new QueueKeys(settings.prefix, 'tasks', 2),
+      hints: queue.hints,
       label: 'Unit.handle',
       idlePollMs: settings.idlePollMs,
       queueOptions: queue.options,

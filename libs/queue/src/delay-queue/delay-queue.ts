@@ -35,6 +35,7 @@ import { byShard } from '../utils/by-shard';
 import { newestOfShards } from '../redis/newest-first';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { PauseFlag } from '../redis/pause-flag';
+import { WakeHints } from '../redis/wake-hints';
 import { storedJson, withCarrier } from '../redis/traced-json';
 import { QueueTracer } from '../tracing/queue-tracer';
 import {
@@ -76,6 +77,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   readonly store: DelayQueueStore;
   private readonly codec: PayloadCodec;
   private readonly pauseFlag: PauseFlag;
+  /** @internal Wake-up hints of this queue from this process, its consumers' included. */
+  readonly hints: WakeHints;
   /** Tracing on: schedules and moves are spans, and each task carries the context of its latest. */
   private readonly tracer: QueueTracer | undefined;
   /** Schedules of one event-loop turn share one script call per shard (as pushes do). */
@@ -86,7 +89,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   constructor(
     options: DelayQueueOptions,
     private readonly connection: RedisConnection,
-    private readonly settings: QueueSettings,
+    settings: QueueSettings,
     private readonly events: QueueEvents,
     private readonly consumers: ConsumerRegistry,
   ) {
@@ -102,7 +105,14 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       new QueueKeys(settings.prefix, this.name, this.options.shards),
       this.options,
     );
-    this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards);
+    this.hints = new WakeHints(
+      connection.client,
+      this.store.keys.wakeChannel,
+      this.options.shards,
+      settings.idlePollMs,
+    );
+    this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards, this.hints);
+    connection.holdsWrites(this.hints);
     this.occurrences = new RepeatOccurrences(this.store, connection.clock);
     this.logger = new Logger(queueLogContext(this.name));
     this.scheduler = new ShardBatcher((shard, items) => this.scheduleBatch(shard, items));
@@ -478,14 +488,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     return results;
   }
 
-  /**
-   * Wakes sleeping pollers (in any process) when a task became its shard's earliest and is due before
-   * they would look again anyway. Later tasks need no hint: pollers never sleep past `idlePollMs`.
-   */
+  /** Wakes sleeping pollers (in any process) when a task became its shard's earliest. */
   private hint(shard: number, placed: Placement): void {
-    if (!placed.isHead || placed.runAt - placed.serverNow >= this.settings.idlePollMs) return;
-    this.connection.client.publish(this.store.keys.wakeChannel, `${shard}:${placed.runAt}`).catch(() => {
-      // Only a latency hint: pollers still look by themselves.
-    });
+    if (placed.isHead) this.hints.publish(shard, placed.runAt, placed.serverNow);
   }
 }

@@ -26,6 +26,7 @@ import { ScorePages } from '../redis/score-pages';
 import { byShard } from '../utils/by-shard';
 import { newestOfShards } from '../redis/newest-first';
 import { PauseFlag } from '../redis/pause-flag';
+import { WakeHints } from '../redis/wake-hints';
 import { FixedQueueStore, type DeadRecord, type GroupPush, type PushOutcome } from './fixed-queue.store';
 import { GroupExpiry } from './group-expiry';
 import { MAX_BYTES_PER_CALL, MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
@@ -47,8 +48,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   private readonly pauseFlag: PauseFlag;
   private readonly coalescer: PushCoalescer;
   private readonly expiry: GroupExpiry;
-  /** Per shard, the due time of the last wake-up hint still ahead of us (server ms). */
-  private readonly hinted: number[];
+  /** @internal Wake-up hints of this queue from this process, its consumers' included. */
+  readonly hints: WakeHints;
   /** Tracing on: pushes are spans, and each message carries the span's context. */
   private readonly tracer: QueueTracer | undefined;
 
@@ -71,18 +72,25 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
       new QueueKeys(settings.prefix, this.name, this.options.shards),
       this.options,
     );
-    this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards);
+    this.hints = new WakeHints(
+      connection.client,
+      this.store.keys.wakeChannel,
+      this.options.shards,
+      settings.idlePollMs,
+    );
+    this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards, this.hints);
+    connection.holdsWrites(this.hints);
     this.coalescer = new PushCoalescer(
       this.store,
       (group) => shardOf(group, this.options.shards),
       (shard, outcome, sentAt, groups) => {
         connection.clock.observe(outcome.serverNow, sentAt);
-        this.hint(shard, outcome);
+        // A group became due earlier: consumers asleep in any process must know.
+        if (outcome.wakeAt >= 0) this.hints.publish(shard, outcome.wakeAt, outcome.serverNow);
         if (events.has('messages.pushed') || events.has('messages.dropped')) this.report(outcome, groups);
       },
     );
     connection.holdsWrites(this.coalescer);
-    this.hinted = new Array<number>(this.options.shards).fill(-1);
     this.tracer = (this.options.tracing ?? settings.tracing) ? new QueueTracer(this.name, 'fixed') : undefined;
     this.expiry = new GroupExpiry(
       this.store,
@@ -297,8 +305,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     if (!Number.isInteger(shard) || shard < 0 || shard >= this.options.shards || !id.includes('.')) return null;
     const placed = await this.store.requeue(shard, id);
     if (!placed) return null;
-    // Rare, and its reply carries no server time to tell whether an earlier hint is still ahead: always sent.
-    if (placed.wakeAt >= 0) this.wake(shard, placed.wakeAt);
+    // Its reply carries no server time: due now as far as the hint goes.
+    if (placed.wakeAt >= 0) this.hints.now(shard);
     return { id, dropped: placed.dropped };
   }
 
@@ -364,24 +372,6 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
         this.events.emit('messages.dropped', { queue: this.name, group: groups[i].group, count: evicted });
     }
     this.events.emit('messages.pushed', { queue: this.name, count, dropped });
-  }
-
-  /**
-   * Tells sleeping consumers (in any process) that a group became due earlier. A hint is skipped when
-   * one for an earlier or equal time is still ahead: the consumer woken by it will see this group too.
-   */
-  private hint(shard: number, outcome: PushOutcome): void {
-    if (outcome.wakeAt < 0) return;
-    const pending = this.hinted[shard];
-    if (pending > outcome.serverNow && pending <= outcome.wakeAt) return;
-    this.wake(shard, outcome.wakeAt);
-  }
-
-  private wake(shard: number, wakeAt: number): void {
-    this.hinted[shard] = wakeAt;
-    this.connection.client.publish(this.store.keys.wakeChannel, `${shard}:${wakeAt}`).catch(() => {
-      // Only a latency hint: consumers still poll by themselves.
-    });
   }
 }
 

@@ -1,5 +1,6 @@
 import type { QueueKeys } from './keys';
 import type { Scripts } from './scripts';
+import type { WakeHints } from './wake-hints';
 
 /**
  * A queue's pause, as the claim scripts read it: the field `paused` of every shard's stats hash. Set
@@ -11,6 +12,7 @@ export class PauseFlag {
     private readonly scripts: Scripts,
     private readonly keys: QueueKeys,
     private readonly shards: number,
+    private readonly hints: WakeHints,
   ) {}
 
   /**
@@ -27,8 +29,7 @@ export class PauseFlag {
       }),
     );
     if (paused) return;
-    for (let shard = 0; shard < this.shards; shard++)
-      this.scripts.client.publish(this.keys.wakeChannel, `${shard}:0`).catch(() => {});
+    for (let shard = 0; shard < this.shards; shard++) this.hints.now(shard);
   }
 
   /** True when any shard is paused (a pause() that failed half-way still holds those shards back). */

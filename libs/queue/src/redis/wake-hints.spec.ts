@@ -1,0 +1,45 @@
+import IORedis from 'ioredis';
+import { WakeHints } from './wake-hints';
+
+describe('WakeHints', () => {
+  let publisher: IORedis;
+  let subscriber: IORedis;
+  const channel = `unit-wake-${process.pid}`;
+  const received: string[] = [];
+
+  beforeAll(async () => {
+    publisher = new IORedis(process.env.REDIS_URL!);
+    subscriber = new IORedis(process.env.REDIS_URL!);
+    subscriber.on('message', (_channel: string, message: string) => received.push(message));
+    await subscriber.subscribe(channel);
+  });
+  afterAll(async () => {
+    await Promise.all([publisher.quit(), subscriber.quit()]);
+  });
+
+  /** What the channel carried, once a marker sent after the hints arrived. */
+  async function carried(): Promise<string[]> {
+    await publisher.publish(channel, 'end');
+    while (!received.includes('end')) await new Promise((resolve) => setTimeout(resolve, 5));
+    return received.splice(0).slice(0, -1);
+  }
+
+  it('reads what it writes, and nothing else', () => {
+    expect(WakeHints.parse('3:1700000000000')).toEqual({ shard: 3, at: 1_700_000_000_000 });
+    expect(WakeHints.parse('0:0')).toEqual({ shard: 0, at: 0 });
+    for (const junk of ['', ':5', '1', 'a:5', '1:b', '1.5:3']) expect(WakeHints.parse(junk)).toBeUndefined();
+  });
+
+  it('skips a hint when one for an earlier time in the same shard is still ahead, or when idlePollMs comes first', async () => {
+    const hints = new WakeHints(publisher, channel, 2, 60_000);
+    hints.publish(0, 1500, 1000);
+    hints.publish(0, 1800, 1100); // covered by 1500, still ahead
+    hints.publish(1, 1800, 1100); // another shard
+    hints.publish(0, 1200, 1100); // earlier: sent
+    hints.publish(0, 1900, 1300); // 1200 is past: sent
+    hints.publish(0, 70_000, 2000); // after idlePollMs: every consumer looks by then
+    hints.now(0); // due now, whatever was sent
+    await hints.drain();
+    expect(await carried()).toEqual(['0:1500', '1:1800', '0:1200', '0:1900', '0:0']);
+  });
+});

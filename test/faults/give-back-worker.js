@@ -1,0 +1,68 @@
+// A consumer process whose handlers never settle, for tests of what its shutdown gives back: an ordered
+// at-least-once FixedQueue "events", an ordered at-most-once one "loose" (batches of one message) and a
+// DelayQueue "jobs", every lease 30 s. Each handler start is logged to Redis ("<queue>|<group or id>");
+// SIGTERM closes the application, which abandons them after shutdownTimeoutMs (300 ms) and gives their
+// work back.
+// Plain Node (no test runner): it runs the library compiled by test/support/compile-library.ts.
+'use strict';
+
+require('reflect-metadata');
+const { Injectable, Module } = require('@nestjs/common');
+const { NestFactory } = require('@nestjs/core');
+const IORedis = require('ioredis');
+const { BatchConsumer, DelayConsumer, QueueModule } = require(process.env.NRQ_LIB);
+
+const { REDIS_URL, PREFIX, LOG_KEY } = process.env;
+const log = new IORedis(REDIS_URL, { enableAutoPipelining: true });
+const never = () => new Promise(() => undefined);
+
+class Handlers {
+  async batch(_messages, ctx) {
+    await log.rpush(LOG_KEY, `events|${ctx.group}`);
+    return never();
+  }
+
+  async loose(_messages, ctx) {
+    await log.rpush(LOG_KEY, `loose|${ctx.group}`);
+    return never();
+  }
+
+  async task(_payload, ctx) {
+    await log.rpush(LOG_KEY, `jobs|${ctx.id}`);
+    return never();
+  }
+}
+for (const [method, decorator] of [
+  ['batch', BatchConsumer('events')],
+  ['loose', BatchConsumer('loose')],
+  ['task', DelayConsumer('jobs')],
+])
+  decorator(Handlers.prototype, method, Object.getOwnPropertyDescriptor(Handlers.prototype, method));
+Injectable()(Handlers);
+
+const ordered = { shards: 2, maxWaitMs: 0, leaseMs: 30_000 };
+class WorkerModule {}
+Module({
+  imports: [
+    QueueModule.forRoot({ connection: REDIS_URL, prefix: PREFIX, shutdownTimeoutMs: 300 }),
+    QueueModule.registerFixedQueue({ name: 'events', ...ordered, delivery: 'at-least-once' }),
+    QueueModule.registerFixedQueue({ name: 'loose', ...ordered, batchSize: 1 }),
+    QueueModule.registerDelayQueue({ name: 'jobs', shards: 2, visibilityTimeoutMs: 30_000 }),
+  ],
+  providers: [Handlers],
+})(WorkerModule);
+
+NestFactory.createApplicationContext(WorkerModule, { logger: ['error'] }).then(
+  (app) => {
+    app.enableShutdownHooks();
+    process.stdout.write('ready\n');
+  },
+  (error) => {
+    process.stderr.write(`worker failed to start: ${error.stack}\n`);
+    process.exit(1);
+  },
+);
+
+// Orphaned (the test process died): stop rather than consume on for nobody.
+process.stdin.on('end', () => process.exit(0));
+process.stdin.resume();
