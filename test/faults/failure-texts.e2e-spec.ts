@@ -61,8 +61,10 @@ describe('failure texts: what happened, in the library’s words', () => {
       () => logs.find('warn', /could not claim, retrying/)[0],
       'the consumer to fail a claim',
     );
+    // A claim queued while the client reconnects times out ("not connected") when a loaded machine makes
+    // the reconnection attempt slower than commandTimeoutMs: still the library's words.
     expect(claim).toMatch(
-      /Redis (could not be reached|did not answer) \((the connection closed|not connected: connection refused at 127\.0\.0\.1:\d+ \(no Redis listening there\))\)/,
+      /Redis (could not be reached|did not answer) \((the connection closed|not connected(: connection refused at 127\.0\.0\.1:\d+ \(no Redis listening there\))?)\)/,
     );
     const outage = await pollUntil(() => logs.find('warn', /^Redis: /)[0], 'the outage logged');
     expect(outage).toMatch(
