@@ -224,24 +224,50 @@ export class Scripts {
     reads: ListRead[],
   ): Promise<{ lists: string[][]; result: T }> {
     const issued = this.outcomes.issue();
-    const replies = await this.runAmong(
-      script,
-      keys,
-      args,
-      {
-        transaction: true,
-        at: reads.length,
-        before: (multi) => {
-          for (const { key, count } of reads) multi.lrange(key, 0, count - 1);
+    let replies: [Error | null, unknown][];
+    try {
+      replies = await this.runAmong(
+        script,
+        keys,
+        args,
+        {
+          transaction: true,
+          at: reads.length,
+          before: (multi) => {
+            for (const { key, count } of reads) multi.lrange(key, 0, count - 1);
+          },
         },
-      },
-      issued,
-    );
-    for (const [error] of replies) if (error) throw this.asConnectionError(error, issued);
+        issued,
+      );
+      for (const [error] of replies) if (error) throw this.asConnectionError(error, issued);
+    } catch (error) {
+      if (!(error instanceof QueueMemoryError)) throw error;
+      return this.runReadingHere<T>(script, keys, args, reads.length);
+    }
     return {
       lists: replies.slice(0, reads.length).map(([, value]) => value as string[]),
       result: replies[reads.length][1] as T,
     };
+  }
+
+  /**
+   * `runAfterReads` on a full Redis (maxmemory, noeviction), which refuses every command queued in a
+   * MULTI (EXECABORT, nothing applied), reads too, while it still runs a script that frees memory
+   * before it grows it. One argument more asks the script to read the lists itself (includes/read-here)
+   * and to hand them back after its reply: each list's entries, then each list's length.
+   */
+  private async runReadingHere<T>(
+    script: ScriptName,
+    keys: string[],
+    args: (string | number)[],
+    count: number,
+  ): Promise<{ lists: string[][]; result: T }> {
+    const reply = await this.run<unknown[]>(script, keys, [...args, 'read-here']);
+    const lengths = reply.slice(reply.length - count) as number[];
+    let at = reply.length - count - lengths.reduce((sum, length) => sum + length, 0);
+    const result = reply.slice(0, at) as T;
+    const lists = lengths.map((length) => reply.slice(at, (at += length)) as string[]);
+    return { lists, result };
   }
 
   /**

@@ -35,9 +35,11 @@ if schedule then
     if ARGV[4] == 'latest' and latest then nextTick = latest else nextTick = ahead end
   end
 end
-if outcome == 'completed' then redis.call('HINCRBY', statsKey, 'completed', 1) end
+-- The lease goes first: a full Redis (maxmemory, noeviction) refuses a script whose first write may
+-- grow memory, and the next occurrence must be placed there too (it takes what this one gives back).
 redis.call('ZREM', activeKey, id)
 redis.call('HDEL', runsKey, id)
+if outcome == 'completed' then redis.call('HINCRBY', statsKey, 'completed', 1) end
 if outcome == 'failed' then redis.call('HSET', errorsKey, id, ARGV[6]) else redis.call('HDEL', errorsKey, id) end
 if not nextTick then
   redis.call('ZREM', dueKey, id)

@@ -6,12 +6,13 @@
 local activeKey, runsKey = KEYS[1], KEYS[2]
 --- @include "now"
 local now = serverNow()
+--- @include "rescore"
 local leaseEnd = now + tonumber(ARGV[1])
 local out = {}
 for a = 2, #ARGV, 2 do
   local run = redis.call('HGET', runsKey, ARGV[a])
   if run and string.match(run, '^%d+:([^:]+):') == ARGV[a + 1] and redis.call('ZSCORE', activeKey, ARGV[a]) then
-    redis.call('ZADD', activeKey, leaseEnd, ARGV[a])
+    rescore(activeKey, leaseEnd, ARGV[a])
     out[#out + 1] = 1
   else
     out[#out + 1] = 0

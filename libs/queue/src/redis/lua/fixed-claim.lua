@@ -13,6 +13,7 @@
 --   ARGV[1] batchSize  ARGV[2] maxAgeMs (0: none)  ARGV[3] maxWaitMs  ARGV[4] limit  ARGV[5] mode (1 at-most-
 --   once, 2 at-least-once)  ARGV[6] leaseMs  ARGV[7] maxAttempts  ARGV[8] dead-letter capacity
 --   ARGV[9] token base (random per call), then per candidate: name, entries read
+--   then, when Redis is full, one argument more: the script reads those entries itself (read-here)
 -- Output (a paused queue: nothing claimed, nothing due): {now, next due or -1, groups listed, group..., then per candidate: offset, expired, claimed,
 --   attempt, token}: the read entries [offset, offset + claimed) are one batch, delivered under token.
 local readyKey, statsKey, lastPushKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -39,12 +40,15 @@ if #KEYS < first and (#leaseHead == 0 or tonumber(leaseHead[2]) > now) then
   end
 end
 
+--- @include "read-here"
+local lists = readHere(first, 10)
+
 --- @include "paused"
 -- Paused, even lapsed leases wait: their groups become ready on the first claim after resume().
 if isPaused(statsKey) then
   local out = {now, -1, 0}
   for _ = 9, #KEYS do out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = '' end
-  return out
+  return readHereReply(out, lists)
 end
 
 --- @include "held"
@@ -55,6 +59,7 @@ end
 -- Dead batches forgotten per call beyond capacity (each holds up to a batch of messages).
 local DEAD_TRIM_STEP = 100
 --- @include "claim-reply"
+--- @include "rescore"
 
 -- Leases that ran out first (bounded per call; the rest on the next poll). Their lists are not
 -- declared here, so they only become ready: the claim below, with the list in hand, does the rest.
@@ -92,7 +97,7 @@ for k = first, #KEYS do
       redis.call('ZREM', readyKey, group)
     elseif notBefore > now then
       -- A retry waits for its backoff, whatever pushes did to the group's due time since.
-      redis.call('ZADD', readyKey, notBefore, group)
+      rescore(readyKey, notBefore, group)
     else
       local before
       before, read, expired = trimCandidate(key, read, maxAge, cutoff)
@@ -121,6 +126,11 @@ for k = first, #KEYS do
       if claimed > 0 then
         taken = taken + 1
         token = base .. '.' .. (k - first + 1)
+        -- The group leaves the ready index first: a full Redis (maxmemory, noeviction) refuses a
+        -- script whose first write may grow memory, and claims must go on there to drain it. An
+        -- at-least-once claim grows it by a held record and a lease, which its acknowledgement gives
+        -- back with the batch.
+        redis.call('ZREM', readyKey, group)
         if atLeastOnce then
           redis.call('HSET', heldKey, group, heldRecord(token, claimed, attempt, 0))
           -- Counted when handed out again, not at the failure or lapse that made it due: a retry may
@@ -134,7 +144,6 @@ for k = first, #KEYS do
         end
         redis.call('ZADD', leasesKey, now + lease, group)
         leasesChanged = true
-        redis.call('ZREM', readyKey, group)
         if len == 0 then redis.call('ZREM', lastPushKey, group) end
       else
         if count == 0 then
@@ -161,4 +170,4 @@ local out = claimReply(readyKey, statsKey, now, limit, pending, delivered, expir
 if leasesChanged then leaseHead = redis.call('ZRANGE', leasesKey, 0, 0, 'WITHSCORES') end
 if #leaseHead > 0 and (out[2] < 0 or tonumber(leaseHead[2]) < out[2]) then out[2] = tonumber(leaseHead[2]) end
 for i = 1, #claims do out[#out + 1] = claims[i] end
-return out
+return readHereReply(out, lists)

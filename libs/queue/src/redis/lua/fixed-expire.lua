@@ -13,6 +13,7 @@ local readyKey, statsKey, lastPushKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS
 local now = serverNow()
 --- @include "entries"
 --- @include "discard"
+--- @include "rescore"
 local cutoff = now - tonumber(ARGV[1])
 local out = {now}
 local expired = 0
@@ -25,9 +26,9 @@ for k = 5, #KEYS do
     if not newest then
       redis.call('ZREM', lastPushKey, group)
     elseif stampOf(newest) > cutoff then
-      redis.call('ZADD', lastPushKey, stampOf(newest), group)
+      rescore(lastPushKey, stampOf(newest), group)
     elseif redis.call('HEXISTS', heldKey, group) == 1 then
-      redis.call('ZADD', lastPushKey, now, group)
+      rescore(lastPushKey, now, group)
     else
       lost = redis.call('LLEN', key)
       redis.call('UNLINK', key)

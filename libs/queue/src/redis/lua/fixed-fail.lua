@@ -24,11 +24,14 @@ local DEAD_TRIM_STEP = 100
 
 local holder, count, attempts = parseHeld(redis.call('HGET', heldKey, group))
 if holder == '' or holder ~= token then return {'stale', now} end
+-- Every outcome ends the lease, first: a full Redis (maxmemory, noeviction) refuses a script whose
+-- first write may grow memory, and a failure must be recorded there too. A retry then grows it by its
+-- error text; a burial moves the batch from the list to the dead letters (trimmed to capacity).
+redis.call('ZREM', leasesKey, group)
 redis.call('HSET', errorsKey, group, ARGV[8])
 if count == 0 then
   redis.call('HDEL', heldKey, group)
   redis.call('HDEL', errorsKey, group)
-  redis.call('ZREM', leasesKey, group)
   settle(readyKey, lastPushKey, group, key, redis.call('LLEN', key), now, batch, maxWait)
   return {'gone', now}
 end
@@ -43,6 +46,5 @@ if attempts >= maxAttempts then
 end
 local at = now + delay
 redis.call('HSET', heldKey, group, heldRecord('', count, attempts, at))
-redis.call('ZREM', leasesKey, group)
 redis.call('ZADD', readyKey, at, group)
 return {'retry', at}

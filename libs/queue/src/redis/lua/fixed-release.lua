@@ -13,8 +13,10 @@ for a = 1, #ARGV, 2 do
   local group = ARGV[a]
   local holder, count, attempts = parseHeld(redis.call('HGET', heldKey, group))
   if holder ~= '' and holder == ARGV[a + 1] then
-    redis.call('HSET', heldKey, group, heldRecord('', count, math.max(0, attempts - 1), 0))
+    -- The lease goes first: a full Redis (maxmemory, noeviction) refuses a script whose first write
+    -- may grow memory, and a give-back must go through there (it only moves the group back).
     redis.call('ZREM', leasesKey, group)
+    redis.call('HSET', heldKey, group, heldRecord('', count, math.max(0, attempts - 1), 0))
     redis.call('ZADD', readyKey, now, group)
     out[#out + 1] = 1
   else

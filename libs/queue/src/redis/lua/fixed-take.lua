@@ -10,6 +10,7 @@
 --   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset  KEYS[3+i] list of candidate group i
 --   ARGV[1] batchSize  ARGV[2] maxAgeMs (0: no limit)  ARGV[3] maxWaitMs  ARGV[4] limit
 --   ARGV[3+2i] name of candidate group i, ARGV[4+2i] how many of its first entries the caller read
+--   then, when Redis is full, one argument more: the script reads those entries itself (read-here)
 -- Output (a paused queue: nothing claimed, nothing due): {now, next due time or -1, number of groups listed, group..., then per candidate: offset,
 -- expired, claimed}: the caller's read entries [offset, offset + claimed) are claimed, in batches of
 -- batchSize (only the first may be short). The next due time is `now` when any group is due.
@@ -28,11 +29,14 @@ if #KEYS < 4 then
   if tonumber(head[2]) > now then return {now, tonumber(head[2]), 0} end
 end
 
+--- @include "read-here"
+local lists = readHere(4, 5)
+
 --- @include "paused"
 if isPaused(statsKey) then
   local out = {now, -1, 0}
   for _ = 4, #KEYS do out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0 end
-  return out
+  return readHereReply(out, lists)
 end
 
 --- @include "entries"
@@ -73,4 +77,4 @@ for k = 4, #KEYS do
 end
 local out = claimReply(readyKey, statsKey, now, limit, pending, delivered, expiredTotal)
 for i = 1, #claims do out[#out + 1] = claims[i] end
-return out
+return readHereReply(out, lists)
