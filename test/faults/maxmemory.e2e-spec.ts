@@ -109,11 +109,13 @@ describe('a full Redis (maxmemory, noeviction)', () => {
     // Every producer write is refused, and none of it is written.
     const keysBefore = await admin.dbsize();
     const sizeBefore = await fixed[0].size('g0');
+    const replaced = await timers.get('t0');
     // One at a time: schedules made in one tick share a script call.
     for (const call of [
       () => fixed[0].push('g0', { n: -9, pad: PAD }),
       () => fixed[2].pushMany('fresh', [{ n: -9, pad: PAD }]),
       () => timers.schedule({ n: -9, pad: PAD }, { id: 'refused' }),
+      () => timers.schedule({ n: -9, pad: PAD }, { id: 't0' }),
       () => timers.reschedule('t0', { delayMs: 60_000 }),
       () => timers.repeat('refused-repeat', { everyMs: 1000 }, { n: -9, pad: PAD }),
     ])
@@ -122,6 +124,7 @@ describe('a full Redis (maxmemory, noeviction)', () => {
     expect(await fixed[0].size('g0')).toBe(sizeBefore);
     expect(await fixed[2].size('fresh')).toBe(0);
     expect(await timers.get('refused')).toBeNull();
+    expect(await timers.get('t0')).toEqual(replaced);
     expect(await timers.get('refused-repeat')).toBeNull();
 
     // Consumers start on the full Redis.

@@ -15,7 +15,7 @@ for a = 1, #ARGV, 5 do
   local id = ARGV[a]
   local runAt = tonumber(ARGV[a + 3])
   if ARGV[a + 2] == 'in' then runAt = now + runAt end
-  local kept = false
+  local kept, replaced = false, false
   if redis.call('HEXISTS', dataKey, id) == 1 then
     if ARGV[a + 4] == '0' then
       kept = true
@@ -33,6 +33,14 @@ for a = 1, #ARGV, 5 do
         out[#out + 1] = state
       end
     else
+      replaced = true
+    end
+  end
+  if not kept then
+    -- ZADD first: a full Redis refuses a schedule, a replacing one too, before anything is written
+    -- (a script whose first write cannot grow memory would be let through).
+    redis.call('ZADD', dueKey, runAt, id)
+    if replaced then
       -- Replacing a running task detaches it: its token goes with its runs entry, so its ack cannot
       -- delete this one; the new task starts with no attempts.
       redis.call('ZREM', activeKey, id)
@@ -40,9 +48,6 @@ for a = 1, #ARGV, 5 do
       redis.call('HDEL', errorsKey, id)
       redis.call('HDEL', runsKey, id)
     end
-  end
-  if not kept then
-    redis.call('ZADD', dueKey, runAt, id)
     redis.call('HSET', dataKey, id, ARGV[a + 1])
     created = created + 1
     out[#out + 1] = 1
