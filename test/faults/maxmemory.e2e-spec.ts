@@ -1,8 +1,12 @@
 import IORedis from 'ioredis';
 import { QueueMemoryError, type DelayQueue, type FixedQueue } from 'nestjs-redis-queues';
+import { QueueKeys } from '../../libs/queue/src/redis/keys';
+import { fixedExpire } from '../../libs/queue/src/redis/lua/fixed-expire';
+import { invoke, shardKeys } from '../../libs/queue/src/redis/script-protocol';
+import { Scripts } from '../../libs/queue/src/redis/scripts';
 import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
 import { startRedis, type RedisServer } from '../support/faults';
-import { deferred, pollUntil } from '../support/testing';
+import { deferred, pollUntil, uniquePrefix } from '../support/testing';
 
 interface Message {
   n: number;
@@ -82,6 +86,7 @@ describe('a full Redis (maxmemory, noeviction)', () => {
     await retried.push('poison', { n: -2, pad: PAD });
     await timers.schedule({ n: -1, pad: PAD }, { id: 'flaky' });
     await timers.schedule({ n: -2, pad: PAD }, { id: 'poison' });
+    await timers.schedule({ n: -4, pad: PAD }, { id: 'later', delayMs: 3_600_000 });
     const repeated = await timers.repeat('every-50ms', { everyMs: 50 }, { n: -3, pad: PAD });
 
     // Filled until Redis refuses: a few MB above what is in use, so it is quick.
@@ -185,6 +190,16 @@ describe('a full Redis (maxmemory, noeviction)', () => {
       10_000,
     );
 
+    // What only frees, or moves a dead task back, goes through too; FixedQueue's requeue, which writes
+    // the dead batch back into its group before it deletes it, is refused.
+    expect(await timers.unrepeat(repeated.id)).toBe(true);
+    expect(await timers.cancel('later')).toBe(true);
+    expect(await timers.requeue('poison')).toMatchObject({ id: 'poison' });
+    await expect(timers.deleteDead()).resolves.toEqual(expect.any(Number));
+    expect(await refusal(retried.requeue((await retried.deadLetters())[0].id))).toBeInstanceOf(QueueMemoryError);
+    await fixed[2].obliterate({ force: true });
+    expect(await fixed[2].stats()).toMatchObject({ pending: 0, pushed: 0 });
+
     used = await usedMemory();
     expect(used).toBeLessThan(full - 1024 * 1024);
     process.stdout.write(`maxmemory drain: ${drained()}, delivered in ${drainedInMs} ms\n`);
@@ -230,5 +245,28 @@ describe('a full Redis (maxmemory, noeviction)', () => {
     expect(await producer.delay('long-tasks').get('long')).toMatchObject({ state: 'scheduled', attempts: 0 });
     expect(await admin.zscore(`${producer.prefix}:{long-batches:0}:ready`, 'long')).not.toBeNull();
     expect([longBatches.batches.length, longTasks.tasks.length]).toEqual([1, 1]);
+  });
+
+  it('expires idle groups, and moves on the index entry of a group pushed to since or held', async () => {
+    const shard = shardKeys(new QueueKeys(uniquePrefix(), 'idle', 1), 0);
+    const now = Number((await admin.time())[0]) * 1000;
+    const entry = (at: number) => `[${at},"x"]`;
+    const old = now - 3_600_000;
+    // Indexed long ago: 'pushed' has a message of now, 'held' a batch out, 'idle' neither.
+    await admin.zadd(shard.key('lastPush'), 1, 'pushed', 1, 'held', 1, 'idle');
+    await admin.rpush(shard.group('pushed'), entry(old), entry(now));
+    await admin.rpush(shard.group('held'), entry(old));
+    await admin.hset(shard.key('held'), 'held', 'token:1:1:0');
+    await admin.rpush(shard.group('idle'), entry(old), entry(old + 1));
+    await admin.config('SET', 'maxmemory', '1');
+
+    const expired = await invoke(new Scripts(admin), fixedExpire, shard, {
+      ttlMs: 60_000,
+      groups: ['pushed', 'held', 'idle'],
+    });
+    expect(expired.expired).toEqual([0, 0, 2]);
+    expect(Number(await admin.zscore(shard.key('lastPush'), 'pushed'))).toBe(now);
+    expect(Number(await admin.zscore(shard.key('lastPush'), 'held'))).toBeGreaterThanOrEqual(now);
+    expect(await admin.exists(shard.group('idle'))).toBe(0);
   });
 });
