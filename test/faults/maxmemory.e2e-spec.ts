@@ -159,7 +159,7 @@ describe('a full Redis (maxmemory, noeviction)', () => {
         );
       },
       'every message and task to be delivered',
-      20_000,
+      60_000,
       200,
     ).catch((error: Error) => {
       throw new Error(`${error.message}: ${drained()}`);
@@ -187,7 +187,7 @@ describe('a full Redis (maxmemory, noeviction)', () => {
     await pollUntil(
       () => tasks.ids().filter((id) => id === repeated.id).length >= 3,
       'three occurrences of the repeat',
-      10_000,
+      20_000,
     );
 
     // What only frees, or moves a dead task back, goes through too; FixedQueue's requeue, which writes
@@ -206,7 +206,7 @@ describe('a full Redis (maxmemory, noeviction)', () => {
     // Writes are accepted again once there is room.
     await admin.config('SET', 'maxmemory', '0');
     await expect(fixed[0].push('g0', { n: -10, pad: PAD })).resolves.toEqual({ dropped: 0 });
-  }, 90_000);
+  }, 150_000);
 
   it('keeps the leases of long handlers, and takes back what a closing consumer gives back', async () => {
     gate = deferred();
