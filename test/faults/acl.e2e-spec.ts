@@ -41,6 +41,7 @@ const SCRIPT_COMMANDS = [
   'hdel',
   'hexists',
   'hincrby',
+  'hgetall',
   'hmget',
   'hrandfield',
   'unlink',

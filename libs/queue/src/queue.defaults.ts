@@ -75,6 +75,7 @@ export const DASHBOARD_DEFAULTS = Object.freeze({
 /** `QueueHealthIndicator.isHealthy(key, options)`. */
 export const HEALTH_DEFAULTS = Object.freeze({
   timeoutMs: SECOND,
+  recurringGraceMs: 60 * SECOND,
 });
 
 /** `QueueMetricsModule.register`. */

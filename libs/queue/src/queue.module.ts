@@ -11,6 +11,7 @@ import { QueueConsumers } from './queue-consumers';
 import { QueueExplorer } from './queue.explorer';
 import { QueueOrchestrator } from './queue.orchestrator';
 import { RecurringSchedules } from './recurring/recurring-schedules';
+import { DeclaredState } from './declared-state';
 import { QueueMetadataAccessor } from './queue-metadata.accessor';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './queue.module-definition';
 import { QueueRegistry } from './queue.registry';
@@ -45,6 +46,7 @@ import type {
     QueueExplorer,
     QueueOrchestrator,
     RecurringSchedules,
+    DeclaredState,
     ConsumerFactory,
     ConsumerRegistry,
     QueueConsumers,

@@ -290,7 +290,8 @@ export const DASHBOARD_JS = `(() => {
   function schedulesCard(schedules, time) {
     const when = (s) => (s.cron !== undefined ? 'cron ' + s.cron + (s.tz ? ' (' + s.tz + ')' : '') : 'every ' + s.everyMs + ' ms');
     const row = (s) =>
-      el('tr', { 'data-schedule': s.name }, el('td', {}, s.name), el('td', {}, when(s)),
+      el('tr', { 'data-schedule': s.name }, el('td', {}, s.name),
+        el('td', {}, when(s), s.competing ? el('small', { 'data-competing': '' }, ' also declared: ' + s.competing.join('; ')) : ''),
         el('td', { class: 'tight' }, ago(time - s.nextRunAt)),
         el('td', { class: 'tight' }, s.lastRunAt === undefined ? 'never' : s.lastOutcome + ' ' + ago(time - s.lastRunAt)),
         el('td', { class: 'tight' }, s.handled ? 'here' : 'no handler'));

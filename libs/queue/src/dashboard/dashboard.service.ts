@@ -51,7 +51,10 @@ export interface DeadBatchSummary {
 export type ScheduleOverview = Pick<
   RecurringScheduleInfo,
   'name' | 'handled' | 'cron' | 'tz' | 'everyMs' | 'nextRunAt' | 'lastRunAt' | 'lastOutcome' | 'lastSuccessAt'
->;
+> & {
+  /** Other definitions live processes declare (a rolling deploy or a rollback under way), for people. */
+  competing?: string[];
+};
 
 export type QueueOverview =
   | {
@@ -127,7 +130,18 @@ export class DashboardService {
       }),
     );
     const schedules = (await listed).map(
-      ({ name, handled, cron, tz, everyMs, nextRunAt, lastRunAt, lastOutcome, lastSuccessAt }): ScheduleOverview => ({
+      ({
+        name,
+        handled,
+        cron,
+        tz,
+        everyMs,
+        nextRunAt,
+        lastRunAt,
+        lastOutcome,
+        lastSuccessAt,
+        declarations,
+      }): ScheduleOverview => ({
         name,
         handled,
         ...(cron !== undefined && { cron }),
@@ -137,6 +151,17 @@ export class DashboardService {
         ...(lastRunAt !== undefined && { lastRunAt: local(lastRunAt) }),
         ...(lastOutcome !== undefined && { lastOutcome }),
         ...(lastSuccessAt !== undefined && { lastSuccessAt: local(lastSuccessAt) }),
+        ...(declarations.some((each) => each.live && !each.inEffect) && {
+          competing: declarations
+            .filter((each) => each.live && !each.inEffect)
+            .map((each) => {
+              const when =
+                each.cron !== undefined
+                  ? `cron ${each.cron}${each.tz ? ` (${each.tz})` : ''}`
+                  : `every ${each.everyMs} ms`;
+              return `${when} by ${each.declaredBy}`;
+            }),
+        }),
       }),
     );
     return { time: Date.now(), queues: queues.sort((a, b) => a.name.localeCompare(b.name)), schedules };

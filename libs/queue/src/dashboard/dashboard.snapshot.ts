@@ -24,7 +24,8 @@ const describeSchedule = (s: ScheduleOverview): string =>
 
 function schedulesCard(schedules: ScheduleOverview[], time: number): string {
   const row = (s: ScheduleOverview) =>
-    `<tr data-schedule="${escapeHtml(s.name)}">${cell(s.name)}${cell(describeSchedule(s))}` +
+    `<tr data-schedule="${escapeHtml(s.name)}">${cell(s.name)}` +
+    `${cell(s.competing ? `${describeSchedule(s)} (also declared: ${s.competing.join('; ')})` : describeSchedule(s))}` +
     `${cell(ago(time - s.nextRunAt), ' class="tight"')}` +
     `${cell(s.lastRunAt === undefined ? 'never' : `${s.lastOutcome} ${ago(time - s.lastRunAt)}`, ' class="tight"')}` +
     `${cell(s.handled ? 'here' : 'no handler', ' class="tight"')}</tr>`;

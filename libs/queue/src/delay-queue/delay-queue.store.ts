@@ -18,6 +18,7 @@ import { delayRequeueDead } from '../redis/lua/delay-requeue-dead';
 import { delaySchedule, type ScheduleItem, type ScheduleOutcome } from '../redis/lua/delay-schedule';
 import { delayStats } from '../redis/lua/delay-stats';
 import { delayUnrepeat } from '../redis/lua/delay-unrepeat';
+import { recurringDeclare, type RecurringDeclareInput, type RecurringDeclared } from '../redis/lua/recurring-declare';
 import { readNewestFirst } from '../redis/newest-first';
 import { inChunks } from '../redis/poll-budget';
 import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } from '../redis/script-protocol';
@@ -90,6 +91,11 @@ export class DelayQueueStore {
   /** Declares a repeat and places its pending occurrence. */
   repeat(shard: number, input: DelayRepeatInput): Promise<RepeatDeclared> {
     return this.write(delayRepeat, shard, input);
+  }
+
+  /** Declares a `@Recurring` schedule for this process, and places the one in effect. */
+  declareRecurring(shard: number, input: RecurringDeclareInput): Promise<RecurringDeclared> {
+    return this.call(recurringDeclare, shard, input);
   }
 
   /** Ends an occurrence of a repeat and places the next. */

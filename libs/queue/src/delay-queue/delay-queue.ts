@@ -49,6 +49,7 @@ import {
 import { RepeatOccurrences } from './repeat-occurrences';
 import { RepeatSchedule } from './repeat-schedule';
 import { decodeRepeatEntry } from '../redis/lua/repeat-entry';
+import type { RecurringDeclareInput, RecurringDeclared } from '../redis/lua/recurring-declare';
 import { queueLogContext } from '../utils/log-line';
 
 /**
@@ -169,6 +170,22 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     if (declared.status === 'changed') this.logger.log(`repeat "${id}" now runs on ${schedule.text}`);
     this.hint(shard, { runAt: declared.nextRunAt, serverNow: this.connection.clock.estimate(), isHead: true });
     return { id, nextRunAt: declared.nextRunAt };
+  }
+
+  /**
+   * @internal Declares the `@Recurring` schedule `id` for this process (see recurring-declare.lua), and
+   * wakes the consumers when an occurrence was placed.
+   */
+  async declareRecurring(
+    id: string,
+    declaration: Omit<RecurringDeclareInput, 'id' | 'window' | 'windowFor'>,
+    expected: string,
+  ): Promise<RecurringDeclared> {
+    const shard = this.shard(id);
+    const declared = await this.occurrences.declareRecurring(shard, { id, ...declaration }, expected);
+    if (declared.status === 'created' || declared.status === 'changed')
+      this.hint(shard, { runAt: declared.nextRunAt, serverNow: this.connection.clock.estimate(), isHead: true });
+    return declared;
   }
 
   /** Stops a repeat: its pending occurrence is deleted, a running one finishes. True when it existed. */

@@ -29,6 +29,7 @@ const EVENT_KINDS = {
   'handler.timeout': 'both',
   'queue.paused': 'both',
   'queue.resumed': 'both',
+  'state.redeclared': 'both',
 } as const satisfies Record<QueueEventName, QueueKind | 'both'>;
 
 /** Every event name, to refuse a misspelt one when a listener is added rather than never calling it. */

@@ -9,6 +9,7 @@ import { HEALTH_DEFAULTS } from '../queue.defaults';
 import { QueueSettings } from '../queue.settings';
 import { RedisConnection } from '../redis/redis-connection';
 import { RecurringSchedules } from '../recurring/recurring-schedules';
+import type { RepeatSchedule } from '../delay-queue/repeat-schedule';
 import { timedOut } from '../redis/connection-failure';
 import { assertCallOptions, CALL_OPTIONS } from '../validation/call-options';
 import type {
@@ -27,6 +28,17 @@ import type { ConsumerStatus } from '../consumer/queue-consumer';
 function scheduledPeriod(consumers: ConsumerStatus[]): number | undefined {
   if (consumers.length === 0 || consumers.some((consumer) => consumer.periodMs === undefined)) return undefined;
   return Math.max(...consumers.map((consumer) => consumer.periodMs as number));
+}
+
+/**
+ * How late a schedule's pending tick is when that is more than two of its periods plus the grace (the
+ * period is the gap from that tick to the next); undefined when it is not, or its schedule has ended.
+ */
+function overdue(schedule: RepeatSchedule | undefined, nextRunAt: number, now: number, graceMs: number) {
+  const following = schedule?.next(nextRunAt);
+  if (following == null) return undefined;
+  const lateMs = now - nextRunAt;
+  return lateMs > 2 * (following - nextRunAt) + graceMs ? lateMs : undefined;
 }
 
 /** The part of terminus' HealthIndicatorService (≥ 11) this uses. */
@@ -135,15 +147,33 @@ export class QueueHealthIndicator {
     });
     // Each @Recurring schedule run here is a queue above (its lag is how late its tick is); listed here
     // too are those no process of this code runs any more (handled: false), to be removed.
+    const graceMs = options.recurringGraceMs ?? HEALTH_DEFAULTS.recurringGraceMs;
     const recurring: Record<string, RecurringHealthDetails> = {};
-    for (const { name, handled, nextRunAt, lastOutcome, lastSuccessAt } of schedules)
+    const declared = this.recurring.declared();
+    const now = this.connection.clock.estimate();
+    for (const { name, handled, nextRunAt, lastOutcome, lastSuccessAt, declarations } of schedules) {
+      const overdueMs = handled ? overdue(declared.get(name), nextRunAt, now, graceMs) : undefined;
+      if (overdueMs !== undefined)
+        problems.push(
+          `recurring "${name}": its tick of ${new Date(nextRunAt).toISOString()} is ${overdueMs} ms late (more than two periods + recurringGraceMs ${graceMs} ms): nothing runs it`,
+        );
       recurring[name] = {
         handled,
         nextRunAt,
         ...(lastOutcome !== undefined && { lastOutcome }),
         ...(lastSuccessAt !== undefined && { lastSuccessAt }),
+        ...(overdueMs !== undefined && { overdueMs }),
+        ...(declarations.filter((each) => each.live).length > 1 && { conflict: true as const }),
       };
-    const data = { redis: 'up', ...eviction, queues: details, ...(schedules.length > 0 && { recurring }) };
+    }
+    for (const name of declared.keys()) {
+      if (recurring[name] !== undefined) continue;
+      recurring[name] = { handled: true, missing: true };
+      problems.push(
+        `recurring "${name}": declared here but missing in Redis (its data was lost?); being declared again`,
+      );
+    }
+    const data = { redis: 'up', ...eviction, queues: details, ...(Object.keys(recurring).length > 0 && { recurring }) };
     if (problems.length > 0) return down({ ...data, message: problems.join('; ') });
     return indicator.up(data) as QueueHealthResult<Key>;
   }

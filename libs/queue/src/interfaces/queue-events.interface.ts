@@ -124,6 +124,17 @@ export interface QueuePauseEvent {
   kind: QueueKind;
 }
 
+/**
+ * This process found something it declares missing in Redis (its data was lost: FLUSHALL, a restart
+ * without persistence, a failover to an empty replica) and declared it again.
+ */
+export interface StateRedeclaredEvent {
+  queue: string;
+  /** A `@Recurring` schedule (`name` is its name), or a queue's record of its kind and shards. */
+  what: 'recurring' | 'queue';
+  name: string;
+}
+
 /** Every event `QueueEvents` emits, with its payload. */
 export interface QueueEventMap {
   'messages.pushed': MessagesPushedEvent;
@@ -140,6 +151,7 @@ export interface QueueEventMap {
   'handler.timeout': HandlerTimeoutEvent;
   'queue.paused': QueuePauseEvent;
   'queue.resumed': QueuePauseEvent;
+  'state.redeclared': StateRedeclaredEvent;
 }
 
 export type QueueEventName = keyof QueueEventMap;

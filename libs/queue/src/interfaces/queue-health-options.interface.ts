@@ -21,6 +21,11 @@ export interface QueueHealthOptions extends QueueHealthLimits {
   queues?: string[] | Record<string, QueueHealthLimits>;
   /** How long Redis has to answer PING, and then the queues' stats, before it counts as down. Default: `HEALTH_DEFAULTS.timeoutMs`. */
   timeoutMs?: number;
+  /**
+   * A `@Recurring` schedule this process declares is down when its pending tick is late by more than
+   * two of its periods plus this. Default: `HEALTH_DEFAULTS.recurringGraceMs`.
+   */
+  recurringGraceMs?: number;
 }
 
 /** What a queue reported in a health check. */
@@ -52,9 +57,16 @@ export interface QueueHealthDetails {
 export interface RecurringHealthDetails {
   /** Whether this process runs it: false for one whose `@Recurring` is gone from this code. */
   handled: boolean;
-  nextRunAt: number;
+  /** Absent when the schedule is `missing`. */
+  nextRunAt?: number;
   lastOutcome?: 'completed' | 'failed';
   lastSuccessAt?: number;
+  /** Declared by this process but not in Redis (its data was lost): declared again within seconds. The check is down. */
+  missing?: true;
+  /** How late its pending tick is, when more than two periods plus `recurringGraceMs`: nothing ran it. The check is down. */
+  overdueMs?: number;
+  /** Live processes declare different definitions of it (see `RecurringSchedules.list()`). */
+  conflict?: true;
 }
 
 /** A terminus indicator result: `{ [key]: { status, ...details } }`. */

@@ -51,4 +51,25 @@ export interface RecurringScheduleInfo {
   lastOutcome?: RepeatOutcome;
   /** Redis time at which the latest run that completed ended: what to alert on. */
   lastSuccessAt?: number;
+  /**
+   * Every definition of this schedule that processes declared (the one in effect first): more than one
+   * `live` means processes running now disagree (a rolling deploy, or a rollback, under way).
+   */
+  declarations: RecurringDeclarationInfo[];
+}
+
+/** A definition of a `@Recurring` schedule that some process declared (see docs/recurring.md#rolling-deploys). */
+export interface RecurringDeclarationInfo {
+  cron?: string;
+  tz?: string;
+  everyMs?: number;
+  missed: MissedTicks;
+  /** The method, host and pid of the process that declared it last. */
+  declaredBy: string;
+  /** Redis time it was first declared: among live definitions, the most recent one is in effect. */
+  firstDeclaredAt: number;
+  /** Whether a process declaring it is alive (declared it within the last 15 s and did not shut down). */
+  live: boolean;
+  /** Whether it is the schedule in effect. */
+  inEffect: boolean;
 }

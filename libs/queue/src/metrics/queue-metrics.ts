@@ -105,6 +105,12 @@ export class QueueMetrics implements OnModuleDestroy {
       'handler_timeouts_total',
       'Handlers of this process abandoned for running past handlerTimeoutMs (each delivery failed).',
     );
+    const redeclared = this.counter(
+      prom,
+      'state_redeclared_total',
+      'What this process declared again after Redis lost it: a @Recurring schedule (what="recurring") or a queue record (what="queue").',
+      ['queue', 'what'],
+    );
     const errors = this.counter(
       prom,
       'consumer_errors_total',
@@ -162,6 +168,7 @@ export class QueueMetrics implements OnModuleDestroy {
     const timedOut = children(timeouts);
     this.listen('handler.timeout', (e) => timedOut(e.queue).inc());
     if (this.consumers) this.overdueGauge(prom, this.consumers);
+    this.listen('state.redeclared', (e) => redeclared.labels(e.queue, e.what).inc());
 
     this.gauge(
       prom,

@@ -1,9 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { bound, ConsumerFactory } from '../consumer/consumer.factory';
 import { ConsumerRegistry } from '../consumer/consumer.registry';
 import { DelayQueue } from '../delay-queue/delay-queue';
 import type { DelayConsumerWorker } from '../delay-queue/delay-consumer.worker';
-import { QueueConfigError, QueueInputError } from '../errors';
+import { QueueConfigError, QueueConnectionError, QueueInputError } from '../errors';
+import { describeError } from '../utils/errors';
+import { DECLARE_EVERY_MS, RecurringDeclaration } from './recurring-declaration';
 import { decodeRepeatEntry } from '../redis/lua/repeat-entry';
 import { RepeatSchedule } from '../delay-queue/repeat-schedule';
 import { QueueKeys } from '../redis/keys';
@@ -13,6 +17,7 @@ import type {
   DelayContext,
   DelayQueueOptions,
   RecurringContext,
+  RecurringDeclarationInfo,
   RecurringOptions,
   RecurringScheduleInfo,
 } from '../interfaces';
@@ -42,6 +47,13 @@ const OPTION_KEYS = ['cron', 'everyMs', 'name', 'tz', 'missed', 'handlerTimeoutM
 export class RecurringSchedules {
   /** The methods this process mounted, by schedule name. */
   private readonly names = new Map<string, string>();
+  private readonly declarations = new Map<string, RecurringDeclaration>();
+  /** This process among those declaring schedules: pids repeat across containers, hence the random part. */
+  private readonly declarer = {
+    id: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    where: `${hostname()} pid ${process.pid}`,
+  };
+  private readonly logger = new Logger('QueueModule');
 
   constructor(
     private readonly registry: QueueRegistry,
@@ -74,17 +86,10 @@ export class RecurringSchedules {
       ...(maxAttempts !== undefined && { maxAttempts }),
       ...(backoff !== undefined && { backoff }),
     };
-    const queue = this.registry.register(
-      'delay',
-      queueName,
-      options,
-      () => new DelayQueue(options, this.connection, this.settings, this.events, this.consumers),
-    );
-    await queue.onModuleInit();
-    // The index `list()` reads: a schedule whose method is gone stays listed until removed.
-    await this.connection.scripts.call((client) => client.hset(this.indexKey(), name, label));
+    let schedule: RepeatSchedule;
     try {
-      await queue.repeat(name, cron !== undefined ? { cron } : { everyMs: everyMs! }, undefined, {
+      assertName(name, 'name');
+      schedule = new RepeatSchedule(cron !== undefined ? { cron } : { everyMs: everyMs! }, {
         ...(tz !== undefined && { tz }),
         ...(missed !== undefined && { missed }),
       });
@@ -93,6 +98,19 @@ export class RecurringSchedules {
       if (error instanceof QueueInputError) throw new QueueConfigError(`${where}: ${error.message}`, { cause: error });
       throw error;
     }
+    const queue = this.registry.register(
+      'delay',
+      queueName,
+      options,
+      () => new DelayQueue(options, this.connection, this.settings, this.events, this.consumers),
+    );
+    await queue.onModuleInit();
+    const declaration = new RecurringDeclaration(name, label, schedule, queue, this.declarer, this.events, () =>
+      // The index `list()` reads: a schedule whose method is gone stays listed until removed.
+      this.connection.scripts.call((client) => client.hset(this.indexKey(), name, label)),
+    );
+    this.declarations.set(name, declaration);
+    await this.declareFirst(declaration);
     const run = bound(instance, method);
     const handler = {
       run: (_payload: unknown, ctx: DelayContext) =>
@@ -118,6 +136,66 @@ export class RecurringSchedules {
   }
 
   /**
+   * The first declaration, at start-up. With `startup: 'continue'` a Redis that does not answer does not
+   * stop the application: the schedule is declared in the background (DeclaredState) once it does.
+   */
+  private async declareFirst(declaration: RecurringDeclaration): Promise<void> {
+    try {
+      await declaration.declare();
+    } catch (error) {
+      if (!(error instanceof QueueConnectionError) || this.settings.startup !== 'continue') throw error;
+      declaration.failing = true;
+      this.logger.warn(
+        `@Recurring "${declaration.name}" could not be declared yet (${error.message}); ` +
+          `declaring it in the background every ${DECLARE_EVERY_MS} ms until Redis answers (startup: 'continue')`,
+      );
+    }
+  }
+
+  /**
+   * Declares every schedule of this process again (DeclaredState, every few seconds and on reconnection):
+   * it renews this process' declarations, places a schedule Redis lost, and follows the schedule in effect.
+   * A failure is logged once until a declaration lands again. Resolves with how many were lost.
+   */
+  async redeclare(): Promise<number> {
+    let lost = 0;
+    for (const declaration of this.declarations.values()) {
+      try {
+        if (await declaration.declare()) lost += 1;
+        if (declaration.failing)
+          this.logger.log(`@Recurring "${declaration.name}" declared again now that Redis answers`);
+        declaration.failing = false;
+      } catch (error) {
+        if (declaration.failing) continue;
+        declaration.failing = true;
+        this.logger.warn(
+          `@Recurring "${declaration.name}" could not be declared (${describeError(error)}); trying again every ${DECLARE_EVERY_MS} ms`,
+        );
+      }
+    }
+    return lost;
+  }
+
+  /**
+   * Withdraws this process' declarations (at shutdown), so that the schedule of the processes still
+   * alive takes effect at once rather than when this one's declarations expire.
+   */
+  async withdraw(): Promise<void> {
+    await Promise.all(
+      [...this.declarations.keys()].map((name) =>
+        this.connection.scripts.call((client) =>
+          client.hdel(this.keysOf(name).key(0, 'declarations'), `p:${this.declarer.id}`),
+        ),
+      ),
+    );
+  }
+
+  /** The schedules this process declares: name → schedule. */
+  declared(): Map<string, RepeatSchedule> {
+    return new Map([...this.declarations].map(([name, { schedule }]) => [name, schedule]));
+  }
+
+  /**
    * Every schedule declared by any process of the application (under this prefix), with its next and
    * last run; `handled` says whether this process runs it. A schedule no process declares any more
    * stays listed (and its next run falls behind) until `remove(name)`. O(schedules).
@@ -126,9 +204,11 @@ export class RecurringSchedules {
     const index = await this.connection.scripts.call((client) => client.hgetall(this.indexKey()));
     const listed = await Promise.all(
       Object.entries(index).map(async ([name, label]) => {
-        const stored = await this.connection.scripts.call((client) =>
-          client.hget(this.keysOf(name).key(0, 'repeats'), name),
-        );
+        const keys = this.keysOf(name);
+        const [stored, declared] = await Promise.all([
+          this.connection.scripts.call((client) => client.hget(keys.key(0, 'repeats'), name)),
+          this.connection.scripts.call((client) => client.hgetall(keys.key(0, 'declarations'))),
+        ]);
         if (stored === null) return undefined;
         const { occurrence, lastRunAt, lastOutcome, lastSuccessAt, schedule } = decodeRepeatEntry(stored);
         const { cron, tz, everyMs, missed } = RepeatSchedule.parse(schedule);
@@ -144,11 +224,43 @@ export class RecurringSchedules {
           ...(lastRunAt !== undefined && { lastRunAt }),
           ...(lastOutcome !== undefined && { lastOutcome }),
           ...(lastSuccessAt !== undefined && { lastSuccessAt }),
+          declarations: this.decodeDeclarations(declared, schedule),
         };
         return info;
       }),
     );
     return listed.filter((info) => info !== undefined).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** The declarations hash (see recurring-declare.lua), the definition in effect first, then newest first. */
+  private decodeDeclarations(fields: Record<string, string>, inEffect: string): RecurringDeclarationInfo[] {
+    const now = this.connection.clock.estimate();
+    const live = new Set<string>();
+    for (const [field, value] of Object.entries(fields)) {
+      if (!field.startsWith('p:')) continue;
+      const at = value.indexOf('|');
+      if (Number(value.slice(0, at)) >= now) live.add(value.slice(at + 1));
+    }
+    const declarations: RecurringDeclarationInfo[] = [];
+    for (const [field, value] of Object.entries(fields)) {
+      if (!field.startsWith('d:')) continue;
+      const text = field.slice(2);
+      const [firstDeclaredAt, , ...by] = value.split('|');
+      const { cron, tz, everyMs, missed } = RepeatSchedule.parse(text);
+      declarations.push({
+        ...(cron !== undefined && { cron }),
+        ...(tz !== undefined && { tz }),
+        ...(everyMs !== undefined && { everyMs }),
+        missed,
+        declaredBy: by.join('|'),
+        firstDeclaredAt: Number(firstDeclaredAt),
+        live: live.has(text),
+        inEffect: text === inEffect,
+      });
+    }
+    return declarations.sort(
+      (a, b) => Number(b.inEffect) - Number(a.inEffect) || b.firstDeclaredAt - a.firstDeclaredAt,
+    );
   }
 
   /**
@@ -162,7 +274,7 @@ export class RecurringSchedules {
     if (label !== undefined)
       throw new QueueInputError(`"${name}" is still declared by @Recurring on ${label}: remove the decorator first`);
     const keys = this.keysOf(name);
-    const shard = ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats'] as const;
+    const shard = ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats', 'declarations'] as const;
     const removed = await this.connection.scripts.call((client) => client.hdel(this.indexKey(), name));
     await this.connection.scripts.call((client) => client.unlink(...shard.map((kind) => keys.key(0, kind))));
     await this.connection.scripts.call((client) => client.unlink(keys.meta));

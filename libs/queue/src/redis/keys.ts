@@ -30,7 +30,8 @@ export type ShardKeyKind =
   | 'dead'
   | 'errors'
   | 'runs'
-  | 'repeats';
+  | 'repeats'
+  | 'declarations';
 
 /** Keys of a shard that hold one entry per group (a FixedQueue's lists). */
 export type MemberKeyKind = 'g';

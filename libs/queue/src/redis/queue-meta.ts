@@ -61,3 +61,23 @@ export function assertQueueMeta(
 export async function deleteQueueMeta(connection: RedisConnection, keys: QueueKeys): Promise<void> {
   await connection.scripts.call((client) => client.unlink(keys.meta));
 }
+
+/**
+ * Records the queue's kind, shard count and layout again when its record is gone (Redis lost its data,
+ * or the queue was obliterated): one HEXISTS while it is there. Resolves with whether it was missing;
+ * rejects with QueueConfigError when another process recorded other values meanwhile.
+ */
+export async function restoreQueueMeta(
+  connection: RedisConnection,
+  keys: QueueKeys,
+  name: string,
+  kind: QueueKind,
+  shards: number,
+): Promise<boolean> {
+  if ((await connection.scripts.call((client) => client.hexists(keys.meta, 'kind'))) === 1) return false;
+  const args = [kind, shards, LAYOUTS[kind], UPGRADES[kind]];
+  const stored = await connection.scripts.run<[string, string, string]>('queue-meta', [keys.meta], args);
+  const problem = metaProblem(name, stored, kind, shards);
+  if (problem) throw new QueueConfigError(problem);
+  return true;
+}

@@ -325,16 +325,14 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
       this.watch(subscriber, 'Redis subscriber');
       // ioredis only resubscribes channels whose SUBSCRIBE once succeeded; one sent while Redis was
       // away would be lost, so every (re)connection subscribes to all of them.
-      let connected = false;
       subscriber.on('ready', () => {
-        const reconnected = connected;
-        connected = true;
         const channels = [...this.listeners.keys()];
         if (channels.length === 0) return;
         subscriber.subscribe(...channels).then(
-          // Hints published while it was away are lost: those listening look for themselves, once
-          // subscribed again (so that none published after their look is missed).
-          () => reconnected && this.resyncs.forEach((resync) => resync()),
+          // Hints published before it was subscribed are lost (while it was away, or before its first
+          // connection: what a start-up without Redis declared once it came): those listening look for
+          // themselves, once subscribed (so that none published after their look is missed).
+          () => this.resyncs.forEach((resync) => resync()),
           (error: Error) => this.logger.warn(`Redis subscriber: ${error.message}`),
         );
       });

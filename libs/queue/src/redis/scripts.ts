@@ -45,6 +45,7 @@ export const SCRIPT_NAMES = [
   'delay-repeat',
   'delay-advance',
   'delay-unrepeat',
+  'recurring-declare',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -73,7 +73,7 @@ export const CALL_OPTIONS = {
   deleteDead: { shape: '{ olderThan? }', keys: { olderThan: number } },
   health: {
     shape: '{ maxBacklog?, maxLagMs?, timeoutMs?, queues? }',
-    keys: { ...HEALTH_LIMITS.keys, timeoutMs: number, queues: healthQueues },
+    keys: { ...HEALTH_LIMITS.keys, timeoutMs: number, recurringGraceMs: number, queues: healthQueues },
   },
 } satisfies Record<string, CallOptionRules>;
 

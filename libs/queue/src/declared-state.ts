@@ -1,0 +1,78 @@
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { QueueEvents } from './events/queue-events';
+import { QueueRegistry } from './queue.registry';
+import { DECLARE_EVERY_MS } from './recurring/recurring-declaration';
+import { RecurringSchedules } from './recurring/recurring-schedules';
+import { restoreQueueMeta } from './redis/queue-meta';
+import { RedisConnection } from './redis/redis-connection';
+import { QueueConfigError } from './errors';
+
+/** Queues' records (kind, shards) are checked every this many rounds: one HEXISTS per queue. */
+const QUEUE_RECORDS_EVERY = 5;
+
+/**
+ * What this process declares in Redis at start-up — its `@Recurring` schedules and its queues' records
+ * — declared again by itself when Redis lost it, checked every few seconds and whenever the connection
+ * is ready again (a restarted server). A restore is logged (a warning) and emitted as
+ * `state.redeclared`, which QueueMetricsModule counts.
+ */
+@Injectable()
+export class DeclaredState implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('QueueModule');
+  private timer?: NodeJS.Timeout;
+  private round = 0;
+  private running?: Promise<void>;
+  private stopped = false;
+  private readonly reconnected = () => void this.check(true);
+
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly registry: QueueRegistry,
+    private readonly recurring: RecurringSchedules,
+    private readonly events: QueueEvents,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => void this.check(this.round % QUEUE_RECORDS_EVERY === 0), DECLARE_EVERY_MS);
+    this.timer.unref();
+    this.connection.client.on('ready', this.reconnected);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    this.connection.client.off('ready', this.reconnected);
+    await this.running;
+    try {
+      await this.recurring.withdraw();
+    } catch {
+      // Its declarations then expire by themselves (DECLARER_ALIVE_MS).
+    }
+  }
+
+  /** One round; a round still running (Redis slow) is not doubled. */
+  private check(queueRecords: boolean): Promise<void> {
+    if (this.stopped || this.running) return this.running ?? Promise.resolve();
+    this.round += 1;
+    this.running = this.declare(queueRecords).finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async declare(queueRecords: boolean): Promise<void> {
+    await this.recurring.redeclare();
+    if (!queueRecords) return;
+    for (const { kind, name, queue } of this.registry.all()) {
+      try {
+        if (!(await restoreQueueMeta(this.connection, queue.store.keys, name, kind, queue.options.shards))) continue;
+        this.logger.warn(
+          `Queue "${name}": its record (kind, shards) was missing in Redis (its data was lost, or the queue was obliterated); recorded it again`,
+        );
+        if (this.events.has('state.redeclared'))
+          this.events.emit('state.redeclared', { queue: name, what: 'queue', name });
+      } catch (error) {
+        // Redis away: the next round tries again (RedisConnection logs the outage).
+        if (error instanceof QueueConfigError) this.logger.error(error.message);
+      }
+    }
+  }
+}
