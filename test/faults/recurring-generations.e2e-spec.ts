@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { Injectable } from '@nestjs/common';
-import { Recurring, RecurringSchedules } from 'nestjs-redis-queues';
+import { QueueDashboardModule, Recurring, RecurringSchedules } from 'nestjs-redis-queues';
 import { CapturedLogs } from '../support/faults';
 import { startQueueApp, type QueueApp } from '../support/fixtures';
 import { pollUntil, redisUrl, uniquePrefix } from '../support/testing';
@@ -62,11 +62,17 @@ describe('@Recurring declarations of two versions', () => {
   /** An application of v1 in this process, its log kept. */
   async function startV1(prefix: string) {
     const logs = new CapturedLogs();
-    const started = await startQueueApp({ connection: redisUrl(), prefix, providers: [Job], logger: logs });
+    const started = await startQueueApp({
+      connection: redisUrl(),
+      prefix,
+      providers: [Job],
+      imports: [QueueDashboardModule.register()],
+      logger: logs,
+    });
     apps.push(started);
     const schedules = started.app.get(RecurringSchedules);
     const inEffect = async () => (await schedules.list()).find((each) => each.name === 'Job.tick')!;
-    return { logs, schedules, inEffect };
+    return { app: started.app, logs, schedules, inEffect };
   }
 
   it('keeps the newer schedule when a pod of the older version restarts during a rolling deploy', async () => {
@@ -74,9 +80,12 @@ describe('@Recurring declarations of two versions', () => {
     await spawnWorker(prefix, 1000);
     await spawnWorker(prefix, 3000);
     // A v1 pod restarts while v2 pods run.
-    const { logs, inEffect } = await startV1(prefix);
+    const { app, logs, inEffect } = await startV1(prefix);
     const listed = await inEffect();
     expect(listed.everyMs).toBe(3000);
+    await app.listen(0, '127.0.0.1');
+    const page = await (await fetch(`${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/queues`)).text();
+    expect(page).toMatch(/every 3000 ms \(also declared: every 1000 ms by Job\.tick on .* pid \d+\)/);
     expect(listed.declarations).toEqual([
       expect.objectContaining({ everyMs: 3000, live: true, inEffect: true, declaredBy: expect.stringMatching(/pid/) }),
       expect.objectContaining({ everyMs: 1000, live: true, inEffect: false }),

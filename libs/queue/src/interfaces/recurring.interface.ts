@@ -58,7 +58,7 @@ export interface RecurringScheduleInfo {
   declarations: RecurringDeclarationInfo[];
 }
 
-/** A definition of a `@Recurring` schedule that some process declared (see docs/recurring.md#rolling-deploys). */
+/** A definition of a `@Recurring` schedule that some process declared (see docs/recurring.md#rolling-deploys-and-rollbacks). */
 export interface RecurringDeclarationInfo {
   cron?: string;
   tz?: string;

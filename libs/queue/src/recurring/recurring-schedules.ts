@@ -266,7 +266,7 @@ export class RecurringSchedules {
   /**
    * Deletes a schedule no process of this one declares (a `@Recurring` removed from the code): its
    * occurrence, its queue's keys and its entry in the list. True when it was listed. Refused while this
-   * process declares it; other processes still declaring it would declare it again at their next start.
+   * process declares it; other processes still declaring it declare it again within seconds.
    */
   async remove(name: string): Promise<boolean> {
     assertName(name, 'name');
