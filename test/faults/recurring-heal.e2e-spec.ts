@@ -146,7 +146,7 @@ describe('@Recurring health', () => {
       const health = started.app.get(QueueHealthIndicator);
       const overdue = await pollUntil(async () => {
         const result = (await health.isHealthy('queues', { recurringGraceMs: 0 })).queues;
-        return result.recurring?.tick.overdueMs !== undefined && result;
+        return result.recurring?.tick.overdueMs !== undefined ? result : undefined;
       }, 'the schedule overdue');
       expect(overdue.status).toBe('down');
       expect(overdue.message).toMatch(/recurring "tick": its tick of .* is \d+ ms late/);
