@@ -18,6 +18,9 @@ class Job {
  * Processes of two versions of an application declare one schedule differently (v1 everyMs 1000, v2
  * everyMs 3000): what a rolling deploy and a rollback leave in effect.
  */
+// Separate processes on a shared 2-core machine: starting three Node processes takes seconds under load.
+jest.setTimeout(120_000);
+
 describe('@Recurring declarations of two versions', () => {
   let library: ReturnType<typeof compileLibrary>;
   const children = new Set<ChildProcess>();

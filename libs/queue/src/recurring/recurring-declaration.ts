@@ -55,7 +55,7 @@ export class RecurringDeclaration {
   /** The live declarations last logged about (sorted schedules, the one in effect first). */
   private reported = '';
   private readonly logger = new Logger('QueueModule');
-  private inFlight?: Promise<boolean>;
+  private inFlight?: Promise<void>;
 
   constructor(
     readonly name: string,
@@ -71,15 +71,15 @@ export class RecurringDeclaration {
   }
 
   /**
-   * Declares it; resolves with whether Redis had lost it (it was created again). Rejects as a queue call
-   * does. A call made while one is in flight (start-up and a reconnection at once) shares it.
+   * Declares it (again, when Redis lost it: said in a warning). Rejects as a queue call does. A call made
+   * while one is in flight (start-up and a reconnection at once) shares it.
    */
-  declare(): Promise<boolean> {
+  declare(): Promise<void> {
     this.inFlight ??= this.send().finally(() => (this.inFlight = undefined));
     return this.inFlight;
   }
 
-  private async send(): Promise<boolean> {
+  private async send(): Promise<void> {
     const declared = await this.queue.declareRecurring(
       this.name,
       {
@@ -115,7 +115,6 @@ export class RecurringDeclaration {
       this.logger.log(`@Recurring "${this.name}" now runs on ${describe(declared.inEffect)}`);
     this.landed = true;
     this.reportConflict(declared);
-    return lost;
   }
 
   /**

@@ -155,13 +155,12 @@ export class RecurringSchedules {
   /**
    * Declares every schedule of this process again (DeclaredState, every few seconds and on reconnection):
    * it renews this process' declarations, places a schedule Redis lost, and follows the schedule in effect.
-   * A failure is logged once until a declaration lands again. Resolves with how many were lost.
+   * A failure is logged once until a declaration lands again.
    */
-  async redeclare(): Promise<number> {
-    let lost = 0;
+  async redeclare(): Promise<void> {
     for (const declaration of this.declarations.values()) {
       try {
-        if (await declaration.declare()) lost += 1;
+        await declaration.declare();
         if (declaration.failing)
           this.logger.log(`@Recurring "${declaration.name}" declared again now that Redis answers`);
         declaration.failing = false;
@@ -173,7 +172,6 @@ export class RecurringSchedules {
         );
       }
     }
-    return lost;
   }
 
   /**
