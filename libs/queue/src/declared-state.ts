@@ -7,8 +7,12 @@ import { restoreQueueMeta } from './redis/queue-meta';
 import { RedisConnection } from './redis/redis-connection';
 import { QueueConfigError } from './errors';
 
-/** Queues' records (kind, shards) are checked every this many rounds: one HEXISTS per queue. */
-const QUEUE_RECORDS_EVERY = 5;
+/**
+ * Queues' records (kind, shards) are checked every this many rounds (a minute): one HEXISTS per queue,
+ * which an idle consumer's budget (about one command a second, its polls included) can afford that
+ * rarely. A lost record only matters to the next start-up's shard-count check.
+ */
+const QUEUE_RECORDS_EVERY = 20;
 
 /**
  * What this process declares in Redis at start-up — its `@Recurring` schedules and its queues' records
