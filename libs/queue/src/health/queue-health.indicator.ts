@@ -143,7 +143,15 @@ export class QueueHealthIndicator {
         ...(lastOutcome !== undefined && { lastOutcome }),
         ...(lastSuccessAt !== undefined && { lastSuccessAt }),
       };
-    const data = { redis: 'up', ...eviction, queues: details, ...(schedules.length > 0 && { recurring }) };
+    // Informative, never down by itself: without hints consumers still find work, by polling.
+    const subscriber = this.connection.subscriberStatus();
+    const data = {
+      redis: 'up',
+      ...eviction,
+      queues: details,
+      ...(schedules.length > 0 && { recurring }),
+      ...(subscriber && { subscriber }),
+    };
     if (problems.length > 0) return down({ ...data, message: problems.join('; ') });
     return indicator.up(data) as QueueHealthResult<Key>;
   }
