@@ -1,5 +1,6 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { QueueHealthIndicator, type SubscriberHealthDetails } from 'nestjs-redis-queues';
+import { Registry } from 'prom-client';
+import { QueueHealthIndicator, QueueMetricsModule, type SubscriberHealthDetails } from 'nestjs-redis-queues';
 import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
 import { CapturedLogs, startRedis, type RedisServer } from '../support/faults';
 import { pollUntil } from '../support/testing';
@@ -86,11 +87,13 @@ describe('a black-holed subscriber connection', () => {
 
   it('is noticed within seconds: work pushed or scheduled after it died is handed out, one warning, health says so', async () => {
     const logs = new CapturedLogs();
+    const registry = new Registry();
     const { app, fixed, delay } = await harness.start({
       connection: `redis://127.0.0.1:${proxy.port}`,
       fixed: [{ name: 'events', shards: 2, maxWaitMs: 0 }],
       delay: [{ name: 'timers', shards: 2 }],
       providers: [batches.consumer, tasks.consumer],
+      imports: [QueueMetricsModule.register({ registry })],
       logger: logs,
     });
     const health = app.get(QueueHealthIndicator);
@@ -113,6 +116,9 @@ describe('a black-holed subscriber connection', () => {
     await pollUntil(async () => ((await subscriber())?.restarts ?? 0) >= 2, 'a second reconnection', 15_000);
     expect((await subscriber())?.state).toBe('stalled');
     expect(logs.find('warn', /Redis subscriber: no reply to PING/)).toHaveLength(1);
+    const restarts = async () =>
+      (await registry.getSingleMetric('nrq_subscriber_restarts_total')!.get()).values[0].value;
+    expect(await restarts()).toBeGreaterThanOrEqual(2);
 
     proxy.blackHoleSubscribers(false);
     await pollUntil(async () => (await subscriber())?.state === 'connected', 'the subscriber to answer again', 15_000);
