@@ -90,6 +90,8 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
         digest: { kind: 'fixed', backlog: 0, lagMs: 0, consumers: 1, drainedEveryMs: 30_000 },
         tasks: { kind: 'delay', backlog: 0, lagMs: 0, consumers: 1 },
       },
+      // The consumers' wake-up hints arrive there; it answered at least when it connected.
+      subscriber: { state: 'connected', lastReplyAgeMs: expect.any(Number), restarts: 0 },
     });
 
     await idle.pushMany('g', [1, 2, 3]);

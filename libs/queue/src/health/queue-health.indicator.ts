@@ -173,7 +173,15 @@ export class QueueHealthIndicator {
         `recurring "${name}": declared here but missing in Redis (its data was lost?); being declared again`,
       );
     }
-    const data = { redis: 'up', ...eviction, queues: details, ...(Object.keys(recurring).length > 0 && { recurring }) };
+    // Informative, never down by itself: without hints consumers still find work, by polling.
+    const subscriber = this.connection.subscriberStatus();
+    const data = {
+      redis: 'up',
+      ...eviction,
+      queues: details,
+      ...(Object.keys(recurring).length > 0 && { recurring }),
+      ...(subscriber && { subscriber }),
+    };
     if (problems.length > 0) return down({ ...data, message: problems.join('; ') });
     return indicator.up(data) as QueueHealthResult<Key>;
   }

@@ -69,6 +69,20 @@ export interface RecurringHealthDetails {
   conflict?: true;
 }
 
+/**
+ * The connection wake-up hints arrive on, in a health result. `connected`: it answers its PINGs;
+ * `reconnecting`: ioredis is connecting it again; `stalled`: a PING went unanswered past its deadline
+ * and none has been answered since (it is dropped and reconnected meanwhile, and consumers poll every
+ * shard at each attempt, so work is found without hints, only later).
+ */
+export interface SubscriberHealthDetails {
+  state: 'connected' | 'reconnecting' | 'stalled';
+  /** Time since the connection last answered (a PING's reply or a hint); absent before its first. */
+  lastReplyAgeMs?: number;
+  /** Times it was dropped and connected again for not answering in time, since start-up. */
+  restarts: number;
+}
+
 /** A terminus indicator result: `{ [key]: { status, ...details } }`. */
 export type QueueHealthResult<Key extends string = string> = Record<
   Key,
@@ -82,6 +96,8 @@ export type QueueHealthResult<Key extends string = string> = Record<
     queues?: Record<string, QueueHealthDetails>;
     /** The `@Recurring` schedules of the application, when there are some. */
     recurring?: Record<string, RecurringHealthDetails>;
+    /** The wake-up hints' connection, once a consumer of this process listens for them. */
+    subscriber?: SubscriberHealthDetails;
     message?: string;
   }
 >;

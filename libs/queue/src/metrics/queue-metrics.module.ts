@@ -3,6 +3,7 @@ import { ConsumerRegistry } from '../consumer/consumer.registry';
 import { QueueEvents } from '../events/queue-events';
 import { QueueRegistry } from '../queue.registry';
 import { RecurringSchedules } from '../recurring/recurring-schedules';
+import { RedisConnection } from '../redis/redis-connection';
 import type { QueueMetricsOptions } from '../interfaces';
 import { QueueMetrics } from './queue-metrics';
 
@@ -23,8 +24,9 @@ export class QueueMetricsModule {
             registry: QueueRegistry,
             recurring: RecurringSchedules,
             consumers: ConsumerRegistry,
-          ) => new QueueMetrics(events, registry, options, recurring, consumers),
-          inject: [QueueEvents, QueueRegistry, RecurringSchedules, ConsumerRegistry],
+            connection: RedisConnection,
+          ) => new QueueMetrics(events, registry, options, recurring, consumers, connection),
+          inject: [QueueEvents, QueueRegistry, RecurringSchedules, ConsumerRegistry, RedisConnection],
         },
       ],
       exports: [QueueMetrics],

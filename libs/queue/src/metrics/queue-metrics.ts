@@ -7,6 +7,7 @@ import { loadOptional } from '../optional-dependency';
 import type { ConsumerRegistry } from '../consumer/consumer.registry';
 import type { QueueRegistry } from '../queue.registry';
 import type { RecurringSchedules } from '../recurring/recurring-schedules';
+import type { RedisConnection } from '../redis/redis-connection';
 import type { QueueKind } from '../interfaces';
 import type {
   DelayQueueStats,
@@ -49,6 +50,7 @@ export class QueueMetrics implements OnModuleDestroy {
     private readonly options: QueueMetricsOptions = {},
     private readonly recurring?: RecurringSchedules,
     private readonly consumers?: ConsumerRegistry,
+    private readonly connection?: RedisConnection,
   ) {
     const prom = loadOptional<PromClient>('prom-client', 'QueueMetricsModule');
     const { buckets = {} } = options;
@@ -212,6 +214,20 @@ export class QueueMetrics implements OnModuleDestroy {
       (set, { stats }) => set(stats!.lagMs / 1000),
     );
     if (this.recurring) this.recurringGauges(prom, this.recurring);
+    if (this.connection) this.subscriberRestarts(prom, this.connection);
+  }
+
+  /** How often this process' wake-up subscriber was found silent and connected again (a process-wide counter). */
+  private subscriberRestarts(prom: PromClient, connection: RedisConnection): void {
+    new prom.Counter({
+      name: this.name('subscriber_restarts_total'),
+      help: "Times this process' wake-up subscriber connection missed its PING deadline and was connected again.",
+      registers: [this.registry() as never],
+      collect() {
+        this.reset();
+        this.inc(connection.subscriberStatus()?.restarts ?? 0);
+      },
+    });
   }
 
   /**

@@ -13,10 +13,11 @@ import { QueueConfigError, QueueConnectionError, QueueError } from '../errors';
 import { describeError } from '../utils/errors';
 import { RepeatedFailure } from '../utils/repeated-failure';
 import { waitOrTimeout } from '../utils/timers';
-import type { ClusterConnection, QueueConnection, QueueModuleOptions } from '../interfaces';
+import type { ClusterConnection, QueueConnection, QueueModuleOptions, SubscriberHealthDetails } from '../interfaces';
 import { Scripts, type RedisClient } from './scripts';
 import { ServerClock } from './server-clock';
 import { describeConnectionFailure } from './connection-failure';
+import { SUBSCRIBER_PING_DEADLINE_MS, SubscriberHeartbeat } from './subscriber-heartbeat';
 
 function isClient(value: unknown): value is RedisClient {
   return value instanceof IORedis || value instanceof Cluster;
@@ -27,12 +28,22 @@ function isReply(error: unknown): boolean {
   return error instanceof ReplyError;
 }
 
+/** Idle time before the first TCP keepalive probe: under the idle timeouts of common NATs and load balancers (≥ 60 s). */
+const KEEPALIVE_MS = 15_000;
+
 function createClient(connection: Exclude<QueueConnection, RedisClient>, settings: QueueSettings): RedisClient {
   // Auto-pipelining batches the commands of one event-loop tick into one write: reads, acknowledgements
   // and other small calls share round trips without any code of ours (pushes, task writes and claims
   // gather themselves and leave at once: Scripts.runNow). Lazy: an application that fails to start
   // before its first command leaves no socket open.
   const shared = { enableAutoPipelining: true, lazyConnect: true };
+  // TCP keepalive probes keep a NAT's or load balancer's idle timer from dropping the flow, and notice
+  // a peer that is gone (no ACK) about 25 s after the last traffic. ioredis' default (0) turns
+  // SO_KEEPALIVE on with the system's first probe after 2 hours; a number of ms sets TCP_KEEPIDLE (whole
+  // seconds), and Node 20 on Linux (libuv 1.46) adds a probe every second, 10 before the socket fails.
+  // A Redis that still ACKs but never answers (a userland proxy that stopped forwarding) is the PING's
+  // business: see SubscriberHeartbeat.
+  const keepAlive = { keepAlive: KEEPALIVE_MS };
   // ioredis' own defaults queue calls without limit while Redis is away and resend unanswered ones
   // after a reconnect. A timeout bounds every call, queued or sent. No retries per request: a call
   // queued while disconnected fails at the next failed connection attempt (within ~2 s of backoff)
@@ -47,18 +58,22 @@ function createClient(connection: Exclude<QueueConnection, RedisClient>, setting
     maxRetriesPerRequest: 0,
     retryStrategy: (attempt) => Math.min(attempt * 50, 2000, Math.floor(settings.commandTimeoutMs / 2)),
   };
-  if (typeof connection === 'string') return new IORedis(connection, { ...shared, ...bounded });
+  if (typeof connection === 'string') return new IORedis(connection, { ...shared, ...keepAlive, ...bounded });
   if ('cluster' in connection) {
     // Cluster nodes never retry by themselves (ioredis closes them and re-routes after a slot refresh).
     const { options } = connection as ClusterConnection;
-    const nodeTimeouts = { commandTimeout: settings.commandTimeoutMs, connectTimeout: settings.commandTimeoutMs };
+    const nodeTimeouts = {
+      ...keepAlive,
+      commandTimeout: settings.commandTimeoutMs,
+      connectTimeout: settings.commandTimeoutMs,
+    };
     return new Cluster(connection.cluster, {
       ...shared,
       ...options,
       redisOptions: { ...nodeTimeouts, ...options?.redisOptions },
     });
   }
-  return new IORedis({ ...shared, ...bounded, ...(connection as RedisOptions) });
+  return new IORedis({ ...shared, ...keepAlive, ...bounded, ...(connection as RedisOptions) });
 }
 
 /** Schemes of the URLs ioredis understands; it reads any other `x://host` as a socket path named `//host`. */
@@ -141,6 +156,11 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
   private readonly owned: boolean;
   private readonly target: string;
   private subscriber?: RedisClient;
+  private heartbeat?: SubscriberHeartbeat;
+  /** Times the subscriber was dropped for not answering its PING. */
+  private subscriberRestarts = 0;
+  /** Since when the subscriber has not answered (a PING missed its deadline, and none answered since). */
+  private stalledSince?: number;
   private readonly listeners = new Map<string, Set<(message: string) => void>>();
   private readonly resyncs = new Set<() => void>();
   private readonly logger = new Logger('QueueModule');
@@ -321,10 +341,14 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
 
   private subscriberClient(): RedisClient {
     if (!this.subscriber) {
-      const subscriber = this.client.duplicate() as RedisClient;
-      this.watch(subscriber, 'Redis subscriber');
       // ioredis only resubscribes channels whose SUBSCRIBE once succeeded; one sent while Redis was
-      // away would be lost, so every (re)connection subscribes to all of them.
+      // away would be lost, so every (re)connection subscribes to all of them. ioredis' own
+      // resubscription is turned off: it handles no rejection, so a connection dropped again before
+      // its reply (a link that is still dead) would crash the process with an unhandled rejection.
+      const subscriber = (
+        this.client instanceof Cluster ? this.client.duplicate() : this.client.duplicate({ autoResubscribe: false })
+      ) as RedisClient;
+      this.watch(subscriber, 'Redis subscriber');
       subscriber.on('ready', () => {
         const channels = [...this.listeners.keys()];
         if (channels.length === 0) return;
@@ -336,12 +360,65 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
           (error: Error) => this.logger.warn(`Redis subscriber: ${error.message}`),
         );
       });
+      const heartbeat = new SubscriberHeartbeat({
+        ping: () => subscriber.ping().then(() => this.answered()),
+        ready: () => subscriber.status === 'ready',
+        stalled: () => this.restartSubscriber(subscriber as IORedis),
+      });
+      subscriber.on('ready', () => heartbeat.replied());
       subscriber.on('message', (channel: string, message: string) => {
+        heartbeat.replied();
         for (const listener of this.listeners.get(channel) ?? []) listener(message);
       });
+      // A Cluster subscribes on a connection of its own that it does not expose: a PING would go to
+      // another node and prove nothing about it. Its liveness is ioredis' (and TCP keepalive's).
+      if (subscriber instanceof IORedis) heartbeat.start();
+      this.heartbeat = heartbeat;
       this.subscriber = subscriber;
     }
     return this.subscriber;
+  }
+
+  /**
+   * The subscriber is open and silent: whatever was published since it last answered was lost, and
+   * ioredis would wait on it until TCP gives up, which is never while something on the way still
+   * acknowledges packets (a proxy that stopped forwarding). Consumers look for themselves now, the
+   * socket is destroyed (ending it politely would wait for a FIN that may never come), and ioredis
+   * connects and subscribes again, after which they look once more. Logged once per outage, however
+   * many reconnections it takes.
+   */
+  private restartSubscriber(subscriber: IORedis): void {
+    this.subscriberRestarts++;
+    if (this.stalledSince === undefined) {
+      this.stalledSince = Date.now();
+      const age = this.heartbeat?.lastReplyAgoMs;
+      this.logger.warn(
+        `Redis subscriber: no reply to PING within ${SUBSCRIBER_PING_DEADLINE_MS} ms` +
+          `${age === undefined ? '' : ` (last reply ${Math.round(age / 100) / 10} s ago)`}; reconnecting it. ` +
+          'Wake-up hints may have been lost: consumers poll every shard now',
+      );
+    }
+    this.resyncs.forEach((resync) => resync());
+    subscriber.stream?.destroy();
+  }
+
+  private answered(): void {
+    if (this.stalledSince === undefined) return;
+    const silentMs = Date.now() - this.stalledSince;
+    this.stalledSince = undefined;
+    this.logger.log(
+      `Redis subscriber: answering again (after ${Math.round(silentMs / 100) / 10} s, ${this.subscriberRestarts} reconnection(s) so far)`,
+    );
+  }
+
+  /** The wake-up channel's connection, for health: undefined until a consumer subscribes. */
+  subscriberStatus(): SubscriberHealthDetails | undefined {
+    const { subscriber, heartbeat } = this;
+    if (!subscriber || !heartbeat) return undefined;
+    const state: SubscriberHealthDetails['state'] =
+      this.stalledSince !== undefined ? 'stalled' : subscriber.status === 'ready' ? 'connected' : 'reconnecting';
+    const lastReplyAgeMs = heartbeat.lastReplyAgoMs;
+    return { state, ...(lastReplyAgeMs !== undefined && { lastReplyAgeMs }), restarts: this.subscriberRestarts };
   }
 
   /**
@@ -414,6 +491,7 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     for (const writes of held) writes.close();
     const budgetMs = Math.max(0, closeBy - Date.now());
     const closing: Promise<void>[] = [];
+    this.heartbeat?.stop();
     if (this.subscriber) closing.push(close(this.subscriber, budgetMs));
     if (this.owned) closing.push(close(this.client, budgetMs));
     await Promise.all(closing);

@@ -1,0 +1,130 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { Registry } from 'prom-client';
+import { QueueHealthIndicator, QueueMetricsModule, type SubscriberHealthDetails } from 'nestjs-redis-queues';
+import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
+import { CapturedLogs, startRedis, type RedisServer } from '../support/faults';
+import { pollUntil } from '../support/testing';
+
+const batches = recordBatches<{ n: number }>('events');
+const tasks = recordTasks<{ n: number }>('timers');
+
+/** What ioredis writes to subscribe (RESP): how the proxy tells the subscriber from the command connection. */
+const SUBSCRIBE = /\r\nsubscribe\r\n/i;
+
+/**
+ * A TCP proxy on loopback that can black-hole the subscriber: its sockets stay open and every byte
+ * either way is read and thrown away, as a NAT or load balancer does when it forgets a flow. The
+ * kernel still acknowledges everything, so TCP on the library's side sees nothing wrong.
+ */
+class BlackHoleProxy {
+  private server?: Server;
+  private readonly pairs = new Set<{ client: Socket; upstream: Socket; subscriber: boolean }>();
+  /** While set, every connection that subscribes (now or later) is black-holed. */
+  private holing = false;
+  port = 0;
+
+  constructor(private readonly target: number) {}
+
+  async start(): Promise<void> {
+    this.server = createServer((client) => {
+      const upstream = connect(this.target, '127.0.0.1');
+      const pair = { client, upstream, subscriber: false };
+      this.pairs.add(pair);
+      const dead = () => this.holing && pair.subscriber;
+      client.on('data', (chunk) => {
+        if (SUBSCRIBE.test(chunk.toString('latin1'))) pair.subscriber = true;
+        if (!dead()) upstream.write(chunk);
+      });
+      upstream.on('data', (chunk) => {
+        if (!dead()) client.write(chunk);
+      });
+      const close = () => {
+        this.pairs.delete(pair);
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on('close', close).on('error', close);
+      upstream.on('close', close).on('error', close);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server!.address() as { port: number }).port;
+  }
+
+  /** Black-holes the subscriber's connections from now on (or forwards again). */
+  blackHoleSubscribers(on: boolean): void {
+    this.holing = on;
+  }
+
+  async stop(): Promise<void> {
+    for (const { client, upstream } of this.pairs) {
+      client.destroy();
+      upstream.destroy();
+    }
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+}
+
+/**
+ * Idle consumers sleep up to idlePollMs (60 s by default) and wake on hints. A subscriber connection
+ * silently dead (traffic dropped, socket open) delivered no hint and was never noticed: work pushed or
+ * scheduled after it died waited 27-60 s. The subscriber is now pinged with a deadline: a missed one
+ * reconnects it and makes every consumer poll all its shards.
+ */
+describe('a black-holed subscriber connection', () => {
+  const harness = useQueueApps();
+  let server: RedisServer;
+  let proxy: BlackHoleProxy;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    proxy = new BlackHoleProxy(server.port);
+    await proxy.start();
+  });
+  afterAll(async () => {
+    await proxy.stop();
+    await server.stop();
+  });
+
+  it('is noticed within seconds: work pushed or scheduled after it died is handed out, one warning, health says so', async () => {
+    const logs = new CapturedLogs();
+    const registry = new Registry();
+    const { app, fixed, delay } = await harness.start({
+      connection: `redis://127.0.0.1:${proxy.port}`,
+      fixed: [{ name: 'events', shards: 2, maxWaitMs: 0 }],
+      delay: [{ name: 'timers', shards: 2 }],
+      providers: [batches.consumer, tasks.consumer],
+      imports: [QueueMetricsModule.register({ registry })],
+      logger: logs,
+    });
+    const health = app.get(QueueHealthIndicator);
+    const subscriber = async () =>
+      (await health.isHealthy('queues')).queues.subscriber as SubscriberHealthDetails | undefined;
+    // Both consumers polled at start; once a hint has come through, they sleep until the next hint.
+    await fixed('events').push('warm', { n: 0 });
+    await batches.untilMessages(1);
+    expect((await subscriber())?.state).toBe('connected');
+
+    proxy.blackHoleSubscribers(true);
+    await fixed('events').push('after', { n: 1 });
+    await delay('timers').schedule({ n: 1 }, { id: 'after' });
+    // Before: 27-60 s (a consumer's idle poll). After: the missed PING is noticed within about 4 s.
+    await batches.untilMessages(2, 10_000);
+    await tasks.untilTasks(1, 10_000);
+
+    // While every new subscriber connection is black-holed too, it is reconnected again and again,
+    // with one warning for the whole outage.
+    await pollUntil(async () => ((await subscriber())?.restarts ?? 0) >= 2, 'a second reconnection', 15_000);
+    expect((await subscriber())?.state).toBe('stalled');
+    expect(logs.find('warn', /Redis subscriber: no reply to PING/)).toHaveLength(1);
+    const restarts = async () =>
+      (await registry.getSingleMetric('nrq_subscriber_restarts_total')!.get()).values[0].value;
+    expect(await restarts()).toBeGreaterThanOrEqual(2);
+
+    proxy.blackHoleSubscribers(false);
+    await pollUntil(async () => (await subscriber())?.state === 'connected', 'the subscriber to answer again', 15_000);
+    expect(logs.find('log', /Redis subscriber: answering again/)).toHaveLength(1);
+    // Hints flow again: a push is handed out at once, not at the next idle poll.
+    await fixed('events').push('healed', { n: 2 });
+    await batches.untilMessages(3, 5_000);
+  });
+});
