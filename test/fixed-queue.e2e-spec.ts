@@ -1,6 +1,7 @@
 import { IsInt, IsString, Min } from 'class-validator';
 import { type FixedQueueOptions, QueueEvents, QueueInputError, QueueSchemaError } from 'nestjs-redis-queues';
 import { shardOf } from '../libs/queue/src/redis/keys';
+import { FixedQueueStore } from '../libs/queue/src/fixed-queue/fixed-queue.store';
 import { recordBatches, useQueueApps } from './support/fixtures';
 import { flushScripts, keysMatching, pollUntil, uniquePrefix } from './support/testing';
 
@@ -158,6 +159,20 @@ describe('FixedQueue (real redis-server)', () => {
     expect(expired).toEqual([{ group: 'idle', count: 3 }]);
     await queue.pushMany('idle', events(2));
     expect(await queue.stats()).toMatchObject({ pending: 2, expired: 3, groups: 1 });
+  });
+
+  it('looks for idle groups in a shard no sooner than its oldest group could be idle: an empty queue, once per ttlMs', async () => {
+    // 64 shards and ttlMs well over a minute: a look at one shard every 60 s / 64, about 940 ms, if it looked every round.
+    const looks = jest.spyOn(FixedQueueStore.prototype, 'idleGroups');
+    try {
+      await start(uniquePrefix(), { shards: 64, ttlMs: 600_000 }, []);
+      await pollUntil(() => looks.mock.calls.length >= 64, 'the first look at every shard');
+      const since = Date.now();
+      await pollUntil(() => Date.now() - since > 3000, 'three seconds');
+      expect(looks).toHaveBeenCalledTimes(64);
+    } finally {
+      looks.mockRestore();
+    }
   });
 
   it('keeps past ttlMs a group still pushed to, and an at-least-once group whose batch is out', async () => {

@@ -107,7 +107,7 @@ describe('a black-holed subscriber connection', () => {
     proxy.blackHoleSubscribers(true);
     await fixed('events').push('after', { n: 1 });
     await delay('timers').schedule({ n: 1 }, { id: 'after' });
-    // Before: 27-60 s (a consumer's idle poll). After: the missed PING is noticed within about 4 s.
+    // Before: 27-60 s (a consumer's idle poll). After: the missed PING is noticed within about 5 s.
     await batches.untilMessages(2, 10_000);
     await tasks.untilTasks(1, 10_000);
 

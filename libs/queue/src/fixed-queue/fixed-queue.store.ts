@@ -8,7 +8,7 @@ import { fixedDeadHeader } from '../redis/lua/fixed-dead-header';
 import { fixedExpire } from '../redis/lua/fixed-expire';
 import { fixedExtend } from '../redis/lua/fixed-extend';
 import { fixedFail, type FailOutcome } from '../redis/lua/fixed-fail';
-import { fixedIdle } from '../redis/lua/fixed-idle';
+import { fixedIdle, type IdleGroups } from '../redis/lua/fixed-idle';
 import { fixedObliterate } from '../redis/lua/fixed-obliterate';
 import { fixedPush, type GroupPush, type PushOutcome } from '../redis/lua/fixed-push';
 import { fixedRelease } from '../redis/lua/fixed-release';
@@ -272,7 +272,7 @@ export class FixedQueueStore {
   }
 
   /** Up to `count` groups of a shard that nobody may have pushed to for ttlMs: the candidates of `expire`. */
-  idleGroups(shard: number, count: number): Promise<string[]> {
+  idleGroups(shard: number, count: number): Promise<IdleGroups> {
     return this.call(fixedIdle, shard, { ttlMs: this.options.ttlMs, count });
   }
 

@@ -17,12 +17,17 @@ const CALLS_PER_VISIT = 10;
  * do not refresh a TTL on every visit (it was a third of a push's cost in Redis); instead every process
  * holding the queue looks at one shard at a time, a whole round every min(ttlMs, 60 s), so a group goes
  * between ttlMs and ttlMs + that round after its last push, while any process of the queue runs. A
- * look is one short script call; several processes doing it agree, as the script checks again.
+ * look is one short script call; several processes doing it agree, as the script checks again. A look
+ * that finds nothing idle learns when the shard's first group can be (its oldest push plus ttlMs, or
+ * now plus ttlMs when it holds none): the shard is skipped until then, which takes an idle queue's
+ * looks from one every round / shards to one per shard every ttlMs.
  */
 export class GroupExpiry {
   private timer?: NodeJS.Timeout;
   private next = 0;
   private stopped = false;
+  /** Per shard, the local time before which none of its groups can be idle for ttlMs. */
+  private readonly quietUntil: number[];
   private readonly failures: RepeatedFailure;
 
   constructor(
@@ -40,6 +45,7 @@ export class GroupExpiry {
       recovered: (count, sinceMs) =>
         logger.log(logLine(this.label, 'expiring idle groups again', { failures: count, forMs: sinceMs })),
     });
+    this.quietUntil = new Array<number>(shards).fill(0);
   }
 
   /**
@@ -77,10 +83,15 @@ export class GroupExpiry {
   }
 
   private async visit(shard: number): Promise<void> {
+    if (Date.now() < this.quietUntil[shard]) return;
     try {
       for (let call = 0; call < CALLS_PER_VISIT && !this.stopped; call++) {
-        const groups = await this.store.idleGroups(shard, GROUPS_PER_CALL);
-        if (groups.length === 0) break;
+        const { groups, notBefore, serverNow } = await this.store.idleGroups(shard, GROUPS_PER_CALL);
+        if (groups.length === 0) {
+          // Server times: the wait is the same in this process' clock.
+          this.quietUntil[shard] = Date.now() + (notBefore - serverNow);
+          break;
+        }
         const { expired } = await this.store.expire(shard, groups);
         groups.forEach((group, i) => {
           if (expired[i] > 0) this.onExpired(group, expired[i]);
