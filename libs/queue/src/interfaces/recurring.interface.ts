@@ -1,3 +1,4 @@
+import type { ConsumerOptionsFactory } from './consumer-options.interface';
 import type { BackoffOptions } from './delay-queue-options.interface';
 import type { MissedTicks, RepeatOutcome } from './repeat.interface';
 
@@ -19,6 +20,13 @@ export type RecurringOptions = ({ cron: string; everyMs?: never } | { everyMs: n
   /** Delay between the runs of one tick. Default: `DELAY_QUEUE_DEFAULTS.backoff`. */
   backoff?: BackoffOptions;
 };
+
+/**
+ * `@Recurring` options made at start-up from the providers `inject` lists (from any module):
+ * `{ name: 'rollup', inject: [ConfigService], useFactory: (config) => ({ cron: config.get('ROLLUP_CRON') }) }`.
+ * What the factory makes is laid over `name`, then checked as written-out options are.
+ */
+export type RecurringOptionsFactory = { name?: string } & ConsumerOptionsFactory<RecurringOptions>;
 
 /** What a `@Recurring` method is handed. */
 export interface RecurringContext {
