@@ -97,8 +97,10 @@ export interface FixedQueueStats {
   expired: number;
   /** Messages handed to a handler (at-least-once: acknowledged). */
   delivered: number;
-  /** At-least-once: messages moved to the dead letters. */
+  /** At-least-once: messages in dead batches now (re-queued or trimmed by capacity, they leave it). */
   dead: number;
+  /** At-least-once: messages ever moved to the dead letters (as DelayQueue's `deadTotal`). */
+  deadTotal: number;
   /** At-least-once: messages delivered again after a failure or a lease that ran out. */
   redelivered: number;
   /** At-least-once: messages brought back from the dead letters. */

@@ -186,6 +186,15 @@ export class QueueMetrics implements OnModuleDestroy {
     });
     this.gauge(
       prom,
+      'messages_dead',
+      'Messages in dead batches now (at-least-once FixedQueue), in Redis.',
+      [],
+      (set, { kind, stats }) => {
+        if (kind === 'fixed') set((stats as FixedQueueStats).dead);
+      },
+    );
+    this.gauge(
+      prom,
       'tasks',
       'Tasks in Redis, by state (scheduled, active, dead).',
       ['state'],
