@@ -348,4 +348,32 @@ describe('QueueModule', () => {
       }),
     ).rejects.toThrow(/registered twice with different options/);
   });
+
+  it('names a missing QueueModule.forRoot instead of an unresolved dependency', async () => {
+    for (const registration of [
+      fixed(),
+      QueueModule.registerDelayQueueAsync({ name: 'tasks', useFactory: () => ({}) }),
+    ])
+      await expect(createApp({ imports: [registration] })).rejects.toThrow(
+        /^QueueModule\.register(FixedQueue|DelayQueueAsync)\(\{ name: "(events|tasks)" \}\) needs QueueModule\.forRoot\(\), which no module imports: import QueueModule\.forRoot\(\{ connection \}\)/,
+      );
+  });
+
+  it('says which kind a queue is, and which decorator fits, for a decorator on the other kind', async () => {
+    @Injectable()
+    class Mistaken {
+      @DelayConsumer('events')
+      handle() {}
+    }
+    const start = createApp({
+      imports: [QueueModule.forRoot({ connection: redisUrl() }), fixed()],
+      providers: [Mistaken],
+    });
+    await expect(start).rejects.toThrow(UnknownQueueError);
+    await expect(start).rejects.toThrow(
+      'No delay queue named "events": "events" is a FixedQueue (QueueModule.registerFixedQueue). ' +
+        "Consume it with @BatchConsumer('events') and inject it with @InjectFixedQueue('events'); " +
+        '@DelayConsumer and @InjectDelayQueue are for a DelayQueue',
+    );
+  });
 });

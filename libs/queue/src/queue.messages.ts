@@ -16,6 +16,20 @@ export const queueKindConflict = (name: string, first: QueueKind, second: QueueK
   `"${name}" is registered as a ${first} queue and as a ${second} queue; a name holds one queue of one kind: ` +
   `rename one of them (${REGISTER[first]} / ${REGISTER[second]})`;
 
+const DECORATORS = {
+  fixed: { type: 'FixedQueue', consume: '@BatchConsumer', inject: '@InjectFixedQueue' },
+  delay: { type: 'DelayQueue', consume: '@DelayConsumer', inject: '@InjectDelayQueue' },
+};
+
+export const wrongKind = (name: string, is: QueueKind, asked: QueueKind): string =>
+  `No ${asked} queue named "${name}": "${name}" is a ${DECORATORS[is].type} (${REGISTER[is]}). ` +
+  `Consume it with ${DECORATORS[is].consume}('${name}') and inject it with ${DECORATORS[is].inject}('${name}'); ` +
+  `${DECORATORS[asked].consume} and ${DECORATORS[asked].inject} are for a ${DECORATORS[asked].type}`;
+
+export const missingRoot = (method: string, name: unknown): string =>
+  `${method}({ name: ${JSON.stringify(name)} }) needs QueueModule.forRoot(), which no module imports: ` +
+  `import QueueModule.forRoot({ connection }) (or forRootAsync) once, in the application's root module`;
+
 export const asyncQueueName = (method: string): string =>
   `${method} needs a name (a string) beside useFactory: the queue's injection token is made from it before the factory runs`;
 

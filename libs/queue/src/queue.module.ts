@@ -18,7 +18,7 @@ import { QueueRegistry } from './queue.registry';
 import { QueueSettings } from './queue.settings';
 import { RedisConnection } from './redis/redis-connection';
 import { QueueConfigError } from './errors';
-import { asyncQueueName, factoryRenamed } from './queue.messages';
+import { asyncQueueName, factoryRenamed, missingRoot } from './queue.messages';
 import type {
   DelayQueueAsyncOptions,
   DelayQueueOptions,
@@ -67,7 +67,7 @@ import type {
 export class QueueModule extends ConfigurableModuleClass {
   /** Registers a FixedQueue, injectable with `@InjectFixedQueue(name)`. */
   static registerFixedQueue(options: FixedQueueOptions): DynamicModule {
-    return queueModule(getFixedQueueToken(options?.name), given(options), createFixedQueue);
+    return queueModule(getFixedQueueToken(options?.name), given(options), createFixedQueue, [], 'registerFixedQueue');
   }
 
   /**
@@ -76,18 +76,30 @@ export class QueueModule extends ConfigurableModuleClass {
    */
   static registerFixedQueueAsync(options: FixedQueueAsyncOptions): DynamicModule {
     const name = asyncName(options, 'QueueModule.registerFixedQueueAsync');
-    return queueModule(getFixedQueueToken(name), factoryOf(name, options), createFixedQueue, options.imports);
+    return queueModule(
+      getFixedQueueToken(name),
+      factoryOf(name, options),
+      createFixedQueue,
+      options.imports,
+      'registerFixedQueueAsync',
+    );
   }
 
   /** Registers a DelayQueue, injectable with `@InjectDelayQueue(name)`. */
   static registerDelayQueue(options: DelayQueueOptions): DynamicModule {
-    return queueModule(getDelayQueueToken(options?.name), given(options), createDelayQueue);
+    return queueModule(getDelayQueueToken(options?.name), given(options), createDelayQueue, [], 'registerDelayQueue');
   }
 
   /** Registers a DelayQueue whose options come from `useFactory`, as `registerFixedQueueAsync` does. */
   static registerDelayQueueAsync(options: DelayQueueAsyncOptions): DynamicModule {
     const name = asyncName(options, 'QueueModule.registerDelayQueueAsync');
-    return queueModule(getDelayQueueToken(name), factoryOf(name, options), createDelayQueue, options.imports);
+    return queueModule(
+      getDelayQueueToken(name),
+      factoryOf(name, options),
+      createDelayQueue,
+      options.imports,
+      'registerDelayQueueAsync',
+    );
   }
 }
 
@@ -144,19 +156,26 @@ function queueModule(
   token: string,
   source: OptionsSource,
   create: CreateQueue,
-  imports: ModuleMetadata['imports'] = [],
+  imports: ModuleMetadata['imports'],
+  method: string,
 ): DynamicModule {
   // Private to this feature module: modules registering the same queue each have their own.
   const optionsToken = `${token}:options`;
+  const root = [RedisConnection, QueueSettings, QueueRegistry, QueueEvents, ConsumerRegistry];
   const providers: Provider[] = [
     { provide: optionsToken, ...source },
     {
       provide: token,
-      useFactory: create,
-      inject: [optionsToken, RedisConnection, QueueSettings, QueueRegistry, QueueEvents, ConsumerRegistry],
+      // Optional, so that a missing forRoot is said in these words rather than as Nest's unresolved index.
+      useFactory: (options: unknown, ...shared: unknown[]) => {
+        if (shared.some((provider) => provider === undefined))
+          throw new QueueConfigError(missingRoot(`QueueModule.${method}`, (options as { name?: unknown })?.name));
+        return (create as (...args: unknown[]) => unknown)(options, ...shared);
+      },
+      inject: [optionsToken, ...root.map((provided) => ({ token: provided, optional: true }))],
     },
   ];
-  return { module: QueueFeatureModule, imports, providers, exports: [token] };
+  return { module: QueueFeatureModule, imports: imports ?? [], providers, exports: [token] };
 }
 
 /** The name, checked at once: the injection token is made from it before any factory runs. */

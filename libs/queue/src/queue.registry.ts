@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { isDeepStrictEqual } from 'node:util';
 import { QueueConfigError, UnknownQueueError } from './errors';
-import { duplicateQueue, queueKindConflict, unknownQueue } from './queue.messages';
+import { duplicateQueue, queueKindConflict, unknownQueue, wrongKind } from './queue.messages';
 import type { DelayQueue } from './delay-queue/delay-queue';
 import type { FixedQueue } from './fixed-queue/fixed-queue';
 import type { QueueKind } from './interfaces';
@@ -47,7 +47,8 @@ export class QueueRegistry {
 
   get<Q>(kind: QueueKind, name: string): Q {
     const entry = this.queues.get(name);
-    if (!entry || entry.kind !== kind) {
+    if (entry && entry.kind !== kind) throw new UnknownQueueError(wrongKind(name, entry.kind, kind));
+    if (!entry) {
       const known = [...this.queues].filter(([, e]) => e.kind === kind).map(([n]) => n);
       throw new UnknownQueueError(unknownQueue(kind, name, known));
     }
