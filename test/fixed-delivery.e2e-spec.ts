@@ -379,9 +379,11 @@ describe('FixedQueue unordered', () => {
 @Injectable()
 class SlowTask {
   static aborted: string[] = [];
+  static running: string[] = [];
 
   @DelayConsumer('tasks')
   run(_payload: unknown, ctx: DelayContext) {
+    SlowTask.running.push(ctx.id);
     return new Promise<void>((resolve) =>
       ctx.signal.addEventListener('abort', () => {
         SlowTask.aborted.push(ctx.id);
@@ -405,5 +407,18 @@ describe('DelayContext.signal', () => {
     await pollUntil(async () => (await tasks.get('long'))?.state === 'active', 'the task running');
     expect(await tasks.cancel('long')).toBe(true);
     await pollUntil(() => SlowTask.aborted.includes('long'), 'the signal aborted');
+  });
+
+  it('aborts at once when cancel() is called in the process running the task, whatever the lease', async () => {
+    const started = await harness.start({
+      delay: [{ name: 'tasks', shards: 2, visibilityTimeoutMs: 60_000 }],
+      providers: [SlowTask],
+    });
+    const tasks = started.delay('tasks');
+    await tasks.schedule({}, { id: 'cancelled here', delayMs: 0 });
+    await pollUntil(() => SlowTask.running.includes('cancelled here'), 'the handler running');
+    expect(await tasks.cancel('cancelled here')).toBe(true);
+    // Not at the next heartbeat (20 s away): by the time cancel() resolves.
+    expect(SlowTask.aborted).toContain('cancelled here');
   });
 });

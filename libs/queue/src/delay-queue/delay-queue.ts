@@ -234,11 +234,16 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     return this.move('shift', id, 'by', resolveDelta(deltaMs));
   }
 
-  /** Deletes a task in any state. True when it existed. */
+  /**
+   * Deletes a task in any state. True when it existed. A running task's `ctx.signal` aborts: at once in
+   * this process, at the next lease heartbeat in another.
+   */
   async cancel(id: string): Promise<boolean> {
     assertName(id, 'id');
     this.scheduler.flush();
-    return this.store.cancel(this.shard(id), id);
+    const cancelled = await this.store.cancel(this.shard(id), id);
+    if (cancelled) this.consumers.taskEnded(this.name, id, new Error(`task "${id}" was cancelled`));
+    return cancelled;
   }
 
   async get(id: string): Promise<(TaskInfo<T> & { lastError?: string }) | null> {
