@@ -1,3 +1,4 @@
+import { inspect, isDeepStrictEqual } from 'node:util';
 import type { QueueKind } from './interfaces';
 
 const REGISTER = { fixed: 'QueueModule.registerFixedQueue', delay: 'QueueModule.registerDelayQueue' };
@@ -36,8 +37,17 @@ export const asyncQueueName = (method: string): string =>
 export const factoryRenamed = (name: string, given: unknown): string =>
   `The useFactory of queue "${name}" returned name ${JSON.stringify(given)}; leave name out of what it returns (the name given beside useFactory is the queue's)`;
 
-export const duplicateQueue = (name: string): string =>
-  `A queue named "${name}" is registered twice with different options; queue names must be unique within an application`;
+export const duplicateQueue = (name: string, first: unknown, second: unknown, firstIn: string, secondIn: string) => {
+  const [a, b] = [first, second].map((options) => (options ?? {}) as Record<string, unknown>);
+  const shown = (value: unknown) => (value === undefined ? 'not given' : inspect(value, { breakLength: Infinity }));
+  const differing = [...new Set([...Object.keys(a), ...Object.keys(b)])]
+    .filter((key) => !isDeepStrictEqual(a[key], b[key]))
+    .map((key) => `${key}: ${shown(a[key])} in ${firstIn}, ${shown(b[key])} in ${secondIn}`);
+  return (
+    `The queue "${name}" is registered twice with different options (${differing.join('; ')}). ` +
+    `Register it once, with its options, in one module: a registered queue can be injected and consumed in every module`
+  );
+};
 
 export const metaMismatch = (
   name: string,

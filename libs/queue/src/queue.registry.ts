@@ -13,6 +13,8 @@ interface Entry {
   kind: QueueKind;
   options: unknown;
   queue: unknown;
+  /** The modules that registered it, for a conflict's message. */
+  registeredIn?: () => string;
 }
 
 /** Every queue registered in the application, by name; consumers find their queue here. */
@@ -24,15 +26,20 @@ export class QueueRegistry {
    * Returns the queue of that name, creating it on first registration. Several modules may register
    * the same queue (with equal options) and share one instance; other options under the name are refused.
    */
-  register<Q>(kind: QueueKind, name: string, options: unknown, create: () => Q): Q {
+  register<Q>(kind: QueueKind, name: string, options: unknown, create: () => Q, registeredIn?: () => string): Q {
     const existing = this.queues.get(name);
     if (existing) {
       if (existing.kind !== kind) throw new QueueConfigError(queueKindConflict(name, existing.kind, kind));
-      if (!isDeepStrictEqual(existing.options, options)) throw new QueueConfigError(duplicateQueue(name));
+      if (!isDeepStrictEqual(existing.options, options)) {
+        const where = (entry?: () => string) => entry?.() ?? 'a module';
+        throw new QueueConfigError(
+          duplicateQueue(name, existing.options, options, where(existing.registeredIn), where(registeredIn)),
+        );
+      }
       return existing.queue as Q;
     }
     const queue = create();
-    this.queues.set(name, { kind, options, queue });
+    this.queues.set(name, { kind, options, queue, registeredIn });
     return queue;
   }
 
