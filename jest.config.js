@@ -1,7 +1,10 @@
 const shared = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
-  moduleNameMapper: { '^nestjs-redis-queues$': '<rootDir>/libs/queue/src' },
+  moduleNameMapper: {
+    '^nestjs-redis-queues$': '<rootDir>/libs/queue/src',
+    '^nestjs-redis-queues/testing$': '<rootDir>/libs/queue/src/testing',
+  },
 };
 
 // The behaviour suites of both queues run on one redis-server, on a local Redis Cluster, and on Valkey.

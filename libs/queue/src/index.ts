@@ -1,6 +1,6 @@
 export { QueueModule } from './queue.module';
 export { FixedQueue } from './fixed-queue/fixed-queue';
-export { DelayQueue, type DeadTask } from './delay-queue/delay-queue';
+export { DelayQueue } from './delay-queue/delay-queue';
 export {
   BatchConsumer,
   InjectFixedQueue,
@@ -30,4 +30,3 @@ export * from './errors';
 export { QueueExceptionFilter } from './queue-exception.filter';
 export * from './interfaces';
 export { QueueDashboardModule } from './dashboard/queue-dashboard.module';
-export { createBatchContext, createDelayContext } from './testing/test-contexts';

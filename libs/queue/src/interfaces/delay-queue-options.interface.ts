@@ -65,6 +65,13 @@ export interface TaskInfo<T> {
   payload: T;
 }
 
+/** A task that failed its last attempt, as `DelayQueue.deadLetters` lists it. */
+export interface DeadTask<T = unknown> extends TaskInfo<T> {
+  /** When it was dead-lettered, Redis time in epoch ms. */
+  diedAt: number;
+  lastError?: string;
+}
+
 export interface DelayQueueStats {
   scheduled: number;
   active: number;

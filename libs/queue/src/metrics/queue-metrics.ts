@@ -44,6 +44,7 @@ export class QueueMetrics implements OnModuleDestroy {
   private readonly unsubscribe: (() => void)[] = [];
   private snapshot?: { at: number; queues: Promise<Snapshot[]> };
 
+  /** @internal Made by Nest (QueueMetricsModule), not by the application. */
   constructor(
     private readonly events: QueueEvents,
     private readonly queues: QueueRegistry,

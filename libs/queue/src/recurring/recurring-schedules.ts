@@ -54,6 +54,7 @@ export class RecurringSchedules {
   };
   private readonly logger = new Logger('QueueModule');
 
+  /** @internal Made by Nest (QueueModule), not by the application. */
   constructor(
     private readonly registry: QueueRegistry,
     private readonly connection: RedisConnection,
@@ -63,7 +64,7 @@ export class RecurringSchedules {
     private readonly consumers: ConsumerRegistry,
   ) {}
 
-  /** Declares the schedule of a `@Recurring` method and builds its consumer. */
+  /** @internal Declares the schedule of a `@Recurring` method and builds its consumer (QueueOrchestrator). */
   async mount(found: FoundMethod<RecurringOptions>): Promise<DelayConsumerWorker | undefined> {
     const { instance, method, label, metadata } = found;
     const where = `@Recurring on ${label}`;
