@@ -16,16 +16,7 @@ export { QueueMetricsModule } from './metrics/queue-metrics.module';
 export { QueueMetrics } from './metrics/queue-metrics';
 export { QueueHealthIndicator } from './health/queue-health.indicator';
 export { getFixedQueueToken, getDelayQueueToken } from './queue.constants';
-export {
-  MODULE_DEFAULTS,
-  FIXED_QUEUE_DEFAULTS,
-  DELAY_QUEUE_DEFAULTS,
-  BATCH_CONSUMER_DEFAULTS,
-  DELAY_CONSUMER_DEFAULTS,
-  DASHBOARD_DEFAULTS,
-  HEALTH_DEFAULTS,
-  METRICS_DEFAULTS,
-} from './queue.defaults';
+export { QUEUE_DEFAULTS } from './queue.defaults';
 export * from './errors';
 export { QueueExceptionFilter } from './queue-exception.filter';
 export * from './interfaces';

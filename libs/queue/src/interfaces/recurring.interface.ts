@@ -15,9 +15,9 @@ export type RecurringOptions = ({ cron: string; everyMs?: never } | { everyMs: n
    * schedule stays held until the run settles, so no second run starts beside it. Default: none.
    */
   handlerTimeoutMs?: number;
-  /** Runs of one tick before it is given up (the schedule goes on). Default: `DELAY_QUEUE_DEFAULTS.maxAttempts`. */
+  /** Runs of one tick before it is given up (the schedule goes on). Default: `QUEUE_DEFAULTS.delayQueue.maxAttempts`. */
   maxAttempts?: number;
-  /** Delay between the runs of one tick. Default: `DELAY_QUEUE_DEFAULTS.backoff`. */
+  /** Delay between the runs of one tick. Default: `QUEUE_DEFAULTS.delayQueue.backoff`. */
   backoff?: BackoffOptions;
 };
 
