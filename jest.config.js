@@ -1,10 +1,13 @@
 const shared = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
-  moduleNameMapper: { '^nestjs-redis-queues$': '<rootDir>/libs/queue/src' },
+  moduleNameMapper: {
+    '^nestjs-redis-queues$': '<rootDir>/libs/queue/src',
+    '^nestjs-redis-queues/testing$': '<rootDir>/libs/queue/src/testing',
+  },
 };
 
-// The behaviour suites of both queues run twice: on one redis-server, and on a local Redis Cluster.
+// The behaviour suites of both queues run on one redis-server, on a local Redis Cluster, and on Valkey.
 const ON_BOTH = [
   'fixed-queue',
   'fixed-delivery',
@@ -15,6 +18,8 @@ const ON_BOTH = [
   'recurring-decorator',
 ];
 const CLUSTER_ONLY = ['cluster'];
+// Valkey 8 (Debian's backports) runs the suites of both queues, delivery order and recurring tasks.
+const ON_VALKEY = ['server', 'fixed-queue', 'fixed-delivery', 'delay-queue', 'recurring', 'recurring-decorator'];
 
 /** @type {import('jest').Config} */
 module.exports = {
@@ -38,6 +43,15 @@ module.exports = {
       globalSetup: '<rootDir>/test/setup/cluster-setup.js',
       globalTeardown: '<rootDir>/test/setup/cluster-teardown.js',
       setupFiles: ['<rootDir>/test/setup/on-cluster.js'],
+    },
+    {
+      ...shared,
+      displayName: 'valkey',
+      roots: ['<rootDir>/test'],
+      testMatch: ON_VALKEY.map((name) => `<rootDir>/test/${name}.e2e-spec.ts`),
+      globalSetup: '<rootDir>/test/setup/valkey-setup.js',
+      globalTeardown: '<rootDir>/test/setup/valkey-teardown.js',
+      setupFiles: ['<rootDir>/test/setup/on-valkey.js'],
     },
   ],
 };

@@ -33,26 +33,97 @@ function findExecutable(name) {
   return null;
 }
 
+const APT_LOCK_TIMEOUT_S = 600;
+
+// Another apt on the machine holds its locks for a while: apt waits for the dpkg lock itself
+// (DPkg::Lock::Timeout), and a refresh that finds the lists locked is tried again.
+function apt(...args) {
+  for (let attempt = 1; ; attempt++) {
+    const run = spawnSync('apt-get', ['-o', `DPkg::Lock::Timeout=${APT_LOCK_TIMEOUT_S}`, ...args], {
+      stdio: ['ignore', 2, 'pipe'], // keep our stdout clean: callers may parse it
+      encoding: 'utf8',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+    if (run.stderr) process.stderr.write(run.stderr);
+    if (run.status === 0 || attempt >= 30 || !/could not get lock|unable to (acquire|lock)/i.test(run.stderr ?? ''))
+      return run;
+    spawnSync('sleep', ['10']);
+  }
+}
+
 /** Returns the binary's path, installing `aptPackage` first when it is missing and we are root. */
-function ensureExecutable(name, aptPackage, missingMessage) {
+function ensureExecutable(name, aptPackage, missingMessage, installArgs = []) {
   const found = findExecutable(name);
   if (found) return found;
   if (process.getuid?.() !== 0) throw new Error(missingMessage);
 
-  const apt = (...args) =>
-    spawnSync('apt-get', args, {
-      stdio: ['ignore', 2, 2], // keep our stdout clean: callers may parse it
-      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-    });
   apt('update'); // a failed refresh may still leave a usable package cache, so carry on
-  const install = apt('install', '-y', aptPackage);
+  const install = apt('install', '-y', ...installArgs, aptPackage);
   const installed = findExecutable(name);
   if (installed) return installed;
   const why = install.error ? install.error.message : `exit code ${install.status}`;
   throw new Error(`${name} not found and "apt-get install -y ${aptPackage}" failed (${why}): ${missingMessage}`);
 }
 
+const SOURCES_DIR = '/etc/apt/sources.list.d';
+const BACKPORTS_SOURCE = path.join(SOURCES_DIR, 'nrq-backports.sources');
+
+function debianCodename() {
+  const release = fs.readFileSync('/etc/os-release', 'utf8');
+  const codename = /^VERSION_CODENAME=("?)([a-z]+)\1$/m.exec(release)?.[2];
+  if (!codename)
+    throw new Error('/etc/os-release names no VERSION_CODENAME: this is not a Debian release apt can extend');
+  return codename;
+}
+
+/**
+ * The machine's own Debian source for `codename`, as a deb822 stanza for `<codename>-backports`:
+ * the same mirror and keyring, so nothing here names a package host.
+ */
+function backportsStanza(codename) {
+  const files = fs.existsSync(SOURCES_DIR) ? fs.readdirSync(SOURCES_DIR).map((f) => path.join(SOURCES_DIR, f)) : [];
+  for (const file of files.filter((f) => f.endsWith('.sources') && f !== BACKPORTS_SOURCE)) {
+    for (const stanza of fs.readFileSync(file, 'utf8').split(/\n\s*\n/)) {
+      const lines = stanza.split('\n').filter((line) => line.trim() && !line.startsWith('#'));
+      const field = (name) => lines.find((line) => line.toLowerCase().startsWith(`${name.toLowerCase()}:`));
+      const suites = field('Suites')?.split(':')[1].trim().split(/\s+/) ?? [];
+      if (!suites.includes(codename) || /^enabled:\s*no/im.test(stanza)) continue;
+      return lines.map((line) => (line === field('Suites') ? `Suites: ${codename}-backports` : line)).join('\n') + '\n';
+    }
+  }
+  const lists = ['/etc/apt/sources.list', ...files.filter((f) => f.endsWith('.list'))].filter((f) => fs.existsSync(f));
+  for (const file of lists) {
+    for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+      // deb [options] uri suite component...
+      const match = /^deb\s+(\[[^\]]*\]\s+)?(\S+)\s+(\S+)\s+(.+)$/.exec(line.trim());
+      if (!match || match[3] !== codename) continue;
+      const signedBy = /signed-by=(\S+?)\]?(\s|$)/.exec(match[1] ?? '')?.[1];
+      return (
+        ['Types: deb', `URIs: ${match[2]}`, `Suites: ${codename}-backports`, `Components: ${match[4].trim()}`]
+          .concat(signedBy ? [`Signed-By: ${signedBy}`] : [])
+          .join('\n') + '\n'
+      );
+    }
+  }
+  throw new Error(`no apt source for Debian "${codename}" to add ${codename}-backports to`);
+}
+
+const MISSING_VALKEY =
+  'valkey-server not found: install Valkey 8 (Debian 12: add the bookworm-backports suite to your apt source, ' +
+  'then apt-get install -t bookworm-backports valkey-server)';
+
+/** Valkey 8 comes from Debian's backports: the suite is added beside the machine's own source first. */
+function ensureValkeyServer() {
+  const found = findExecutable('valkey-server');
+  if (found || process.getuid?.() !== 0)
+    return found ?? ensureExecutable('valkey-server', 'valkey-server', MISSING_VALKEY);
+  const codename = debianCodename();
+  if (!fs.existsSync(BACKPORTS_SOURCE)) fs.writeFileSync(BACKPORTS_SOURCE, backportsStanza(codename));
+  return ensureExecutable('valkey-server', 'valkey-server', MISSING_VALKEY, ['-t', `${codename}-backports`]);
+}
+
 const findRedisServer = () => findExecutable('redis-server');
+const findValkeyServer = () => findExecutable('valkey-server');
 const findRedisCli = () => findExecutable('redis-cli');
 const ensureRedisServer = () => ensureExecutable('redis-server', 'redis-server', MISSING_SERVER);
 const ensureRedisCli = () => ensureExecutable('redis-cli', 'redis-tools', MISSING_CLI);
@@ -129,7 +200,8 @@ process.on('exit', () => {
 const isRunning = (child) => child.exitCode === null && child.signalCode === null;
 
 /**
- * Starts a redis-server on 127.0.0.1 and resolves once it answers PING.
+ * Starts a redis-server (or the binary `server()` returns, such as valkey-server) on 127.0.0.1 and
+ * resolves once it answers PING.
  * The server does not keep this process alive; it is SIGKILLed when this process exits.
  * `exited` settles when the server exits for any reason (awaiting it alone does not keep the
  * process alive); `kill(signal)` signals it and waits; `stop()` shuts it down and removes `dir`
@@ -138,8 +210,8 @@ const isRunning = (child) => child.exitCode === null && child.signalCode === nul
  *   exited: Promise<{code: number|null, signal: string|null}>,
  *   kill(signal?: string): Promise<void>, stop(): Promise<void>}>}
  */
-async function startRedis({ port, appendonly = false, extraArgs = [], dir } = {}) {
-  const bin = ensureRedisServer();
+async function startRedis({ port, appendonly = false, extraArgs = [], dir, server = ensureRedisServer } = {}) {
+  const bin = server();
   const ownsDir = !dir;
   const dataDir = dir || fs.mkdtempSync(path.join(os.tmpdir(), 'nrq-redis-'));
   try {
@@ -297,6 +369,8 @@ module.exports = {
   findRedisCli,
   ensureRedisServer,
   ensureRedisCli,
+  findValkeyServer,
+  ensureValkeyServer,
   freePort,
   redisCommand,
   startRedis,

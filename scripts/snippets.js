@@ -81,7 +81,10 @@ function compileSnippets(flavor, from = pages()) {
     virtual.set(name, snippet.code);
     located.set(name, snippet);
   }
-  const paths = { 'nestjs-redis-queues': [path.join(root, 'libs', 'queue', 'src', 'index.ts')] };
+  const paths = {
+    'nestjs-redis-queues': [path.join(root, 'libs', 'queue', 'src', 'index.ts')],
+    'nestjs-redis-queues/testing': [path.join(root, 'libs', 'queue', 'src', 'testing', 'index.ts')],
+  };
   for (const [pkg, declarations] of Object.entries(SHIMS)) {
     const name = path.join(app, 'shims', `${pkg.replace(/\W+/g, '-')}.d.ts`);
     virtual.set(name, declarations);

@@ -297,6 +297,9 @@ describe('DelayQueue (real redis-server)', () => {
     const prefix = uniquePrefix();
     const { queue } = await start(prefix, { schema: FeedTask, maxPayloadBytes: 100 }, { consumer: false });
     await expect(queue.schedule({ petId: 'a' }, { delayMs: Number.NaN })).rejects.toThrow(QueueInputError);
+    await expect(queue.schedule({ petId: 'a', seen: new Map() } as never)).rejects.toThrow(
+      /not JSON-serialisable: a Map at key "seen" would arrive as \{\}/,
+    );
     await expect(queue.schedule({ petId: 'a' }, { runAt: 'soonish' })).rejects.toThrow(
       /cannot be parsed|can be parsed/,
     );

@@ -73,6 +73,7 @@ describe('the documentation', () => {
       '## Install',
       '## Example',
       '## Guarantees',
+      '## Versioning',
       '## Documentation',
     ]);
     expect(readme.split('\n').length).toBeLessThan(350);

@@ -269,13 +269,15 @@ describe('FixedQueue at-least-once failures', () => {
     expect(expectedErrors()).toEqual([expect.stringMatching(/group="bad" size=5 .*error="upstream refused bad"/)]);
     expect(Reporter.failedHook).toEqual([{ group: 'bad', count: 5, error: 'upstream refused bad' }]);
     await pollUntil(async () => (await queue.stats()).delivered === 3, 'the next batch acknowledged');
-    expect(await queue.stats()).toMatchObject({ dead: 5, delivered: 3, redelivered: 10, pending: 0 });
+    expect(await queue.stats()).toMatchObject({ dead: 5, deadTotal: 5, delivered: 3, redelivered: 10, pending: 0 });
 
     seen = [];
     expect(await queue.requeue(dead.id)).toEqual({ id: dead.id, dropped: 0 });
     await pollUntil(() => delivered('bad').length === 5, 'the requeued batch delivered');
     expect(seen[0]).toMatchObject({ attempt: 1, seqs: [0, 1, 2, 3, 4] });
     expect(await queue.deadLetters()).toEqual([]);
+    // dead: in dead batches now; deadTotal: ever, as DelayQueue's.
+    expect(await queue.stats()).toMatchObject({ dead: 0, deadTotal: 5, requeued: 5 });
     expect(await queue.requeue(dead.id)).toBeNull();
     expect(await queue.requeue('nonsense')).toBeNull();
   });
@@ -294,6 +296,24 @@ describe('FixedQueue at-least-once failures', () => {
     expect(all.map((dead) => dead.group).sort()).toEqual([...groups].sort());
     expect(all.map((dead) => dead.diedAt)).toEqual([...all.map((dead) => dead.diedAt)].sort((a, b) => b - a));
     expect((await queue.deadLetters(30)).map((dead) => dead.id)).toEqual(all.slice(0, 30).map((dead) => dead.id));
+  });
+
+  it('counts in dead only the dead batches the dead-letter capacity keeps, in deadTotal every one', async () => {
+    expectErrors(DEAD_BATCH);
+    const queue = await start(uniquePrefix(), { maxAttempts: 1, shards: 1, deadLetter: { capacity: 2 } });
+    for (const [i, group] of ['a', 'b', 'c', 'd'].entries()) {
+      failing.set(group, 1);
+      await queue.pushMany(
+        group,
+        Array.from({ length: i + 1 }, (_, seq) => ({ seq })),
+      );
+    }
+    await pollUntil(async () => (await queue.stats()).deadTotal === 1 + 2 + 3 + 4, 'every batch dead');
+    const kept = await queue.deadLetters();
+    expect(kept).toHaveLength(2);
+    const inKept = kept.reduce((sum, dead) => sum + dead.messages.length, 0);
+    expect(inKept).toBeLessThan(10);
+    expect((await queue.stats()).dead).toBe(inKept);
   });
 
   it('counts unacknowledged messages evicted by capacity as dropped and never delivers them again', async () => {
@@ -359,9 +379,11 @@ describe('FixedQueue unordered', () => {
 @Injectable()
 class SlowTask {
   static aborted: string[] = [];
+  static running: string[] = [];
 
   @DelayConsumer('tasks')
   run(_payload: unknown, ctx: DelayContext) {
+    SlowTask.running.push(ctx.id);
     return new Promise<void>((resolve) =>
       ctx.signal.addEventListener('abort', () => {
         SlowTask.aborted.push(ctx.id);
@@ -385,5 +407,18 @@ describe('DelayContext.signal', () => {
     await pollUntil(async () => (await tasks.get('long'))?.state === 'active', 'the task running');
     expect(await tasks.cancel('long')).toBe(true);
     await pollUntil(() => SlowTask.aborted.includes('long'), 'the signal aborted');
+  });
+
+  it('aborts at once when cancel() is called in the process running the task, whatever the lease', async () => {
+    const started = await harness.start({
+      delay: [{ name: 'tasks', shards: 2, visibilityTimeoutMs: 60_000 }],
+      providers: [SlowTask],
+    });
+    const tasks = started.delay('tasks');
+    await tasks.schedule({}, { id: 'cancelled here', delayMs: 0 });
+    await pollUntil(() => SlowTask.running.includes('cancelled here'), 'the handler running');
+    expect(await tasks.cancel('cancelled here')).toBe(true);
+    // Not at the next heartbeat (20 s away): by the time cancel() resolves.
+    expect(SlowTask.aborted).toContain('cancelled here');
   });
 });

@@ -240,6 +240,17 @@ describe('FixedQueue (real redis-server)', () => {
     await expect(queue.push('g', { type: 'x', seq: -1 })).rejects.toThrow(QueueSchemaError);
     await expect(queue.push('g', { type: 'x', seq: 1n } as never)).rejects.toThrow(QueueInputError);
     await expect(queue.push('g', cyclic as never)).rejects.toThrow(/not JSON-serialisable/);
+    // JSON would turn these into {} or null silently: refused like the values it cannot write at all.
+    await expect(queue.push('g', { type: 'x', seq: NaN })).rejects.toThrow(
+      /not JSON-serialisable: NaN at key "seq" would arrive as null/,
+    );
+    await expect(queue.push('g', { type: 'x', seq: 1, tags: new Set(['a']) } as never)).rejects.toThrow(
+      /a Set at key "tags" would arrive as \{\}; send \[\.\.\.set\]/,
+    );
+    await expect(queue.pushMany('g', [{ type: 'x', seq: 1 }, new Map() as never])).rejects.toThrow(
+      /not JSON-serialisable: a Map would arrive as \{\}/,
+    );
+    await expect(queue.push('g', { type: 'x', seq: Infinity })).rejects.toThrow(/Infinity at key "seq"/);
     await expect(queue.push('g', { type: 'x'.repeat(300), seq: 1 })).rejects.toThrow(
       /limit \(maxPayloadBytes\) is 200/,
     );

@@ -112,6 +112,7 @@ describe('QueueMetricsModule (prom-client)', () => {
     );
     expect(metrics.get('nrq_messages_pending{queue="idle"}')).toBe(3);
     expect(metrics.get('nrq_groups{queue="idle"}')).toBe(2);
+    expect(metrics.get('nrq_messages_dead{queue="idle"}')).toBe(0);
     expect(metrics.get('nrq_messages_pending{queue="events"}')).toBe(0);
     expect(metrics.get('nrq_tasks{queue="tasks",state="scheduled"}')).toBe(2);
     expect(metrics.get('nrq_tasks{queue="tasks",state="active"}')).toBe(0);

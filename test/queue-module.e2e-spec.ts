@@ -338,14 +338,69 @@ describe('QueueModule', () => {
       imports: [QueueModule.forRoot({ connection: redisUrl(), prefix: uniquePrefix() }), FeatureA, FeatureB],
     });
     expect(app).toBeDefined();
+    @Module({ imports: [QueueModule.registerFixedQueue({ name: 'events', capacity: 5, batchSize: 1 })] })
+    class Reports {}
     await expect(
       createApp({
-        imports: [
-          QueueModule.forRoot({ connection: redisUrl(), prefix: uniquePrefix() }),
-          fixed(),
-          QueueModule.registerFixedQueue({ name: 'events', capacity: 5, batchSize: 1 }),
-        ],
+        imports: [QueueModule.forRoot({ connection: redisUrl(), prefix: uniquePrefix() }), FeatureA, Reports],
       }),
-    ).rejects.toThrow(/registered twice with different options/);
+    ).rejects.toThrow(
+      'The queue "events" is registered twice with different options (' +
+        'shards: 2 in FeatureA, not given in Reports; batchSize: 4 in FeatureA, 1 in Reports; ' +
+        'capacity: 100 in FeatureA, 5 in Reports; maxWaitMs: 20 in FeatureA, not given in Reports). ' +
+        'Register it once, with its options, in one module: a registered queue can be injected and consumed in every module',
+    );
+  });
+
+  it('makes a queue registered in one module injectable and consumable by name in every other', async () => {
+    @Module({ imports: [fixed()] })
+    class Ingest {}
+    @Injectable()
+    class Producer {
+      constructor(@InjectFixedQueue('events') readonly events: FixedQueue<string>) {}
+    }
+    @Injectable()
+    class Consumer {
+      @BatchConsumer('events')
+      handle(messages: string[]) {
+        seen.push(...messages);
+      }
+    }
+    // Neither imports Ingest nor registers the queue again.
+    @Module({ providers: [Producer, Consumer] })
+    class Tenants {}
+    const app = await boot({
+      imports: [QueueModule.forRoot({ connection: redisUrl(), prefix: uniquePrefix() }), Ingest, Tenants],
+    });
+    await app.get(Producer).events.push('tenant-1', 'signed up');
+    await pollUntil(() => seen.includes('signed up'), 'the message consumed in another module');
+  });
+
+  it('names a missing QueueModule.forRoot instead of an unresolved dependency', async () => {
+    for (const registration of [
+      fixed(),
+      QueueModule.registerDelayQueueAsync({ name: 'tasks', useFactory: () => ({}) }),
+    ])
+      await expect(createApp({ imports: [registration] })).rejects.toThrow(
+        /^QueueModule\.register(FixedQueue|DelayQueueAsync)\(\{ name: "(events|tasks)" \}\) needs QueueModule\.forRoot\(\), which no module imports: import QueueModule\.forRoot\(\{ connection \}\)/,
+      );
+  });
+
+  it('says which kind a queue is, and which decorator fits, for a decorator on the other kind', async () => {
+    @Injectable()
+    class Mistaken {
+      @DelayConsumer('events')
+      handle() {}
+    }
+    const start = createApp({
+      imports: [QueueModule.forRoot({ connection: redisUrl() }), fixed()],
+      providers: [Mistaken],
+    });
+    await expect(start).rejects.toThrow(UnknownQueueError);
+    await expect(start).rejects.toThrow(
+      'No delay queue named "events": "events" is a FixedQueue (QueueModule.registerFixedQueue). ' +
+        "Consume it with @BatchConsumer('events') and inject it with @InjectFixedQueue('events'); " +
+        '@DelayConsumer and @InjectDelayQueue are for a DelayQueue',
+    );
   });
 });

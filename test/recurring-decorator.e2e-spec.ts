@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
 import {
   type DelayQueue,
@@ -137,5 +137,80 @@ describe('@Recurring', () => {
       async run() {}
     }
     await expect(harness.start({ providers: [Misspelt] })).rejects.toThrow(/missed/);
+  });
+  it('takes its options from a factory given what inject lists, under the name written beside it', async () => {
+    @Injectable()
+    class Settings {
+      readonly rollupEveryMs = 150;
+    }
+    @Module({ providers: [Settings], exports: [Settings] })
+    class SettingsModule {}
+    @Injectable()
+    class Rollup {
+      @Recurring({ name: 'rollup', inject: [Settings], useFactory: (s: Settings) => ({ everyMs: s.rollupEveryMs }) })
+      async run(ctx: RecurringContext) {
+        runs.push({ app: 1, ctx });
+      }
+    }
+    const started = await harness.start({ imports: [SettingsModule], providers: [Rollup] });
+    await pollUntil(() => runs.length >= 2, 'two runs');
+    expect(runs[0].ctx.name).toBe('rollup');
+    expect(runs[1].ctx.occurrence - runs[0].ctx.occurrence).toBe(150);
+    const [schedule] = await started.app.get(RecurringSchedules).list();
+    expect(schedule).toMatchObject({ name: 'rollup', everyMs: 150, declaredBy: 'Rollup.run' });
+  });
+
+  it.each([
+    [
+      'both cron and everyMs',
+      { cron: '*/5 * * * * *', everyMs: 1000 },
+      '@Recurring on Job.run: give either cron or everyMs, not both (got cron "*/5 * * * * *", a string and everyMs 1000)',
+    ],
+    [
+      'a cron whose hour is a typo',
+      { cron: '0 eve * * *' },
+      '@Recurring on Job.run: cron "0 eve * * *": its hour field "eve" is not valid (0-23, with , - / and *)',
+    ],
+    [
+      'an everyMs that is no number, in the words of the decorator',
+      { everyMs: '1000' },
+      '@Recurring on Job.run: everyMs must be whole milliseconds from 1 to 31622400000, got "1000", a string',
+    ],
+    [
+      'no schedule',
+      { tz: 'Europe/Paris' },
+      "@Recurring on Job.run: give a schedule: { cron: '0 */5 * * * *' } or { everyMs: 60_000 }",
+    ],
+    [
+      'a factory making both',
+      { useFactory: () => ({ cron: '* * * * *', everyMs: 5 }) },
+      '@Recurring on Job.run: give either cron or everyMs, not both',
+    ],
+    [
+      'a factory making an unknown key',
+      { useFactory: () => ({ everyMs: 5, mised: 'all' }) },
+      "@Recurring on Job.run: the options' useFactory made mised is not an option (did you mean missed?)",
+    ],
+    [
+      'inject naming what no module provides',
+      { inject: ['NOWHERE'], useFactory: () => ({ everyMs: 5 }) },
+      '@Recurring on Job.run: inject lists NOWHERE, which no module of the application provides',
+    ],
+    [
+      'inject without useFactory',
+      { inject: ['NOWHERE'], everyMs: 5 },
+      '@Recurring on Job.run: inject is given without useFactory',
+    ],
+  ])('refuses %s at start-up, writing nothing', async (_what, options, said) => {
+    @Injectable()
+    class Job {
+      @Recurring(options as never)
+      async run() {}
+    }
+    const prefix = uniquePrefix();
+    const refused = harness.start({ prefix, providers: [Job] });
+    await expect(refused).rejects.toThrow(QueueConfigError);
+    await expect(refused).rejects.toThrow(said);
+    expect(await keysMatching(harness.redis, `${prefix}:*`)).toEqual([]);
   });
 });

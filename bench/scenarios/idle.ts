@@ -1,7 +1,7 @@
 import type IORedis from 'ioredis';
 import { bullWorker, BULLMQ } from '../contenders/bullmq';
 import { batchConsumer, delayConsumer, LIBRARY, libraryApp } from '../contenders/library';
-import { MODULE_DEFAULTS } from 'nestjs-redis-queues';
+import { QUEUE_DEFAULTS } from 'nestjs-redis-queues';
 import type { BenchContext, Scenario } from '../harness/context';
 import { sleep } from '../harness/load';
 import { Recorder, type MetricSpec } from '../harness/results';
@@ -117,7 +117,7 @@ export const idleScenario: Scenario = {
   summary: 'Redis commands per second sent by one idle consumer of each kind, each alone on its server',
   async run(ctx: BenchContext) {
     // One idle poll period per window: a shorter one could fall between two polls of every shard.
-    const windowMs = Math.max(1000, Math.round(MODULE_DEFAULTS.idlePollMs * Math.min(1, ctx.scale)));
+    const windowMs = Math.max(1000, Math.round(QUEUE_DEFAULTS.module.idlePollMs * Math.min(1, ctx.scale)));
     const recorder = new Recorder(
       'idle',
       `Idle cost: commands per second over ${windowMs / 1000} s windows, one idle consumer per server, default options`,

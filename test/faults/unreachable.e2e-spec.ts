@@ -46,7 +46,9 @@ describe('Redis unreachable', () => {
     const port = await freePort();
     const logs = new CapturedLogs();
     const { ms, error } = await timed(boot({ connection: `redis://app:s3cret@127.0.0.1:${port}` }, logs));
-    expect(error).toBeInstanceOf(Error);
+    expect(error).toBeInstanceOf(QueueConnectionError);
+    // Nothing of the application was sent: its callers may start again as if it never ran.
+    expect((error as QueueConnectionError).outcome).toBe('not-sent');
     const message = (error as Error).message;
     expect(message).toMatch(
       new RegExp(

@@ -1,6 +1,6 @@
 export { QueueModule } from './queue.module';
 export { FixedQueue } from './fixed-queue/fixed-queue';
-export { DelayQueue, type DeadTask } from './delay-queue/delay-queue';
+export { DelayQueue } from './delay-queue/delay-queue';
 export {
   BatchConsumer,
   InjectFixedQueue,
@@ -16,18 +16,8 @@ export { QueueMetricsModule } from './metrics/queue-metrics.module';
 export { QueueMetrics } from './metrics/queue-metrics';
 export { QueueHealthIndicator } from './health/queue-health.indicator';
 export { getFixedQueueToken, getDelayQueueToken } from './queue.constants';
-export {
-  MODULE_DEFAULTS,
-  FIXED_QUEUE_DEFAULTS,
-  DELAY_QUEUE_DEFAULTS,
-  BATCH_CONSUMER_DEFAULTS,
-  DELAY_CONSUMER_DEFAULTS,
-  DASHBOARD_DEFAULTS,
-  HEALTH_DEFAULTS,
-  METRICS_DEFAULTS,
-} from './queue.defaults';
+export { QUEUE_DEFAULTS } from './queue.defaults';
 export * from './errors';
 export { QueueExceptionFilter } from './queue-exception.filter';
 export * from './interfaces';
 export { QueueDashboardModule } from './dashboard/queue-dashboard.module';
-export { createBatchContext, createDelayContext } from './testing/test-contexts';

@@ -11,6 +11,7 @@ import { unknownQueueName } from './queue.messages';
  */
 @Injectable()
 export class QueueConsumers {
+  /** @internal Made by Nest (QueueModule), not by the application. */
   constructor(
     private readonly registry: QueueRegistry,
     private readonly consumers: ConsumerRegistry,

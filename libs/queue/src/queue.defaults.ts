@@ -82,3 +82,18 @@ export const HEALTH_DEFAULTS = Object.freeze({
 export const METRICS_DEFAULTS = Object.freeze({
   prefix: 'nrq_',
 });
+
+/**
+ * The default of every option, by where the option is given: `QUEUE_DEFAULTS.fixedQueue.capacity`,
+ * `QUEUE_DEFAULTS.module.shutdownTimeoutMs`. Frozen: read it, do not change it.
+ */
+export const QUEUE_DEFAULTS = Object.freeze({
+  module: MODULE_DEFAULTS,
+  fixedQueue: FIXED_QUEUE_DEFAULTS,
+  delayQueue: DELAY_QUEUE_DEFAULTS,
+  batchConsumer: BATCH_CONSUMER_DEFAULTS,
+  delayConsumer: DELAY_CONSUMER_DEFAULTS,
+  dashboard: DASHBOARD_DEFAULTS,
+  health: HEALTH_DEFAULTS,
+  metrics: METRICS_DEFAULTS,
+});

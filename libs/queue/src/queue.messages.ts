@@ -1,3 +1,4 @@
+import { inspect, isDeepStrictEqual } from 'node:util';
 import type { QueueKind } from './interfaces';
 
 const REGISTER = { fixed: 'QueueModule.registerFixedQueue', delay: 'QueueModule.registerDelayQueue' };
@@ -16,14 +17,37 @@ export const queueKindConflict = (name: string, first: QueueKind, second: QueueK
   `"${name}" is registered as a ${first} queue and as a ${second} queue; a name holds one queue of one kind: ` +
   `rename one of them (${REGISTER[first]} / ${REGISTER[second]})`;
 
+const DECORATORS = {
+  fixed: { type: 'FixedQueue', consume: '@BatchConsumer', inject: '@InjectFixedQueue' },
+  delay: { type: 'DelayQueue', consume: '@DelayConsumer', inject: '@InjectDelayQueue' },
+};
+
+export const wrongKind = (name: string, is: QueueKind, asked: QueueKind): string =>
+  `No ${asked} queue named "${name}": "${name}" is a ${DECORATORS[is].type} (${REGISTER[is]}). ` +
+  `Consume it with ${DECORATORS[is].consume}('${name}') and inject it with ${DECORATORS[is].inject}('${name}'); ` +
+  `${DECORATORS[asked].consume} and ${DECORATORS[asked].inject} are for a ${DECORATORS[asked].type}`;
+
+export const missingRoot = (method: string, name: unknown): string =>
+  `${method}({ name: ${JSON.stringify(name)} }) needs QueueModule.forRoot(), which no module imports: ` +
+  `import QueueModule.forRoot({ connection }) (or forRootAsync) once, in the application's root module`;
+
 export const asyncQueueName = (method: string): string =>
   `${method} needs a name (a string) beside useFactory: the queue's injection token is made from it before the factory runs`;
 
 export const factoryRenamed = (name: string, given: unknown): string =>
   `The useFactory of queue "${name}" returned name ${JSON.stringify(given)}; leave name out of what it returns (the name given beside useFactory is the queue's)`;
 
-export const duplicateQueue = (name: string): string =>
-  `A queue named "${name}" is registered twice with different options; queue names must be unique within an application`;
+export const duplicateQueue = (name: string, first: unknown, second: unknown, firstIn: string, secondIn: string) => {
+  const [a, b] = [first, second].map((options) => (options ?? {}) as Record<string, unknown>);
+  const shown = (value: unknown) => (value === undefined ? 'not given' : inspect(value, { breakLength: Infinity }));
+  const differing = [...new Set([...Object.keys(a), ...Object.keys(b)])]
+    .filter((key) => !isDeepStrictEqual(a[key], b[key]))
+    .map((key) => `${key}: ${shown(a[key])} in ${firstIn}, ${shown(b[key])} in ${secondIn}`);
+  return (
+    `The queue "${name}" is registered twice with different options (${differing.join('; ')}). ` +
+    `Register it once, with its options, in one module: a registered queue can be injected and consumed in every module`
+  );
+};
 
 export const metaMismatch = (
   name: string,

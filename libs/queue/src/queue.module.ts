@@ -1,5 +1,5 @@
 import { DynamicModule, type FactoryProvider, Module, type ModuleMetadata, Provider } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
+import { DiscoveryModule, ModulesContainer } from '@nestjs/core';
 import { FixedQueue } from './fixed-queue/fixed-queue';
 import { DelayQueue } from './delay-queue/delay-queue';
 import { QueueEvents } from './events/queue-events';
@@ -18,7 +18,7 @@ import { QueueRegistry } from './queue.registry';
 import { QueueSettings } from './queue.settings';
 import { RedisConnection } from './redis/redis-connection';
 import { QueueConfigError } from './errors';
-import { asyncQueueName, factoryRenamed } from './queue.messages';
+import { asyncQueueName, factoryRenamed, missingRoot } from './queue.messages';
 import type {
   DelayQueueAsyncOptions,
   DelayQueueOptions,
@@ -67,7 +67,7 @@ import type {
 export class QueueModule extends ConfigurableModuleClass {
   /** Registers a FixedQueue, injectable with `@InjectFixedQueue(name)`. */
   static registerFixedQueue(options: FixedQueueOptions): DynamicModule {
-    return queueModule(getFixedQueueToken(options?.name), given(options), createFixedQueue);
+    return queueModule(getFixedQueueToken(options?.name), given(options), createFixedQueue, [], 'registerFixedQueue');
   }
 
   /**
@@ -76,22 +76,38 @@ export class QueueModule extends ConfigurableModuleClass {
    */
   static registerFixedQueueAsync(options: FixedQueueAsyncOptions): DynamicModule {
     const name = asyncName(options, 'QueueModule.registerFixedQueueAsync');
-    return queueModule(getFixedQueueToken(name), factoryOf(name, options), createFixedQueue, options.imports);
+    return queueModule(
+      getFixedQueueToken(name),
+      factoryOf(name, options),
+      createFixedQueue,
+      options.imports,
+      'registerFixedQueueAsync',
+    );
   }
 
   /** Registers a DelayQueue, injectable with `@InjectDelayQueue(name)`. */
   static registerDelayQueue(options: DelayQueueOptions): DynamicModule {
-    return queueModule(getDelayQueueToken(options?.name), given(options), createDelayQueue);
+    return queueModule(getDelayQueueToken(options?.name), given(options), createDelayQueue, [], 'registerDelayQueue');
   }
 
   /** Registers a DelayQueue whose options come from `useFactory`, as `registerFixedQueueAsync` does. */
   static registerDelayQueueAsync(options: DelayQueueAsyncOptions): DynamicModule {
     const name = asyncName(options, 'QueueModule.registerDelayQueueAsync');
-    return queueModule(getDelayQueueToken(name), factoryOf(name, options), createDelayQueue, options.imports);
+    return queueModule(
+      getDelayQueueToken(name),
+      factoryOf(name, options),
+      createDelayQueue,
+      options.imports,
+      'registerDelayQueueAsync',
+    );
   }
 }
 
-/** Holds the queue registered by one `registerFixedQueue` / `registerDelayQueue` call. */
+/**
+ * Holds the queue registered by one `registerFixedQueue` / `registerDelayQueue` call. Global, as
+ * `ConfigModule.forRoot({ isGlobal })` is: the queue's options are declared once, in one module, and
+ * every module of the application can inject and consume it by name.
+ */
 @Module({})
 export class QueueFeatureModule {}
 
@@ -102,6 +118,7 @@ type CreateQueue = (
   registry: QueueRegistry,
   events: QueueEvents,
   consumers: ConsumerRegistry,
+  registeredIn: () => string,
 ) => unknown;
 
 const createFixedQueue = (
@@ -111,12 +128,14 @@ const createFixedQueue = (
   registry: QueueRegistry,
   events: QueueEvents,
   consumers: ConsumerRegistry,
+  registeredIn: () => string,
 ) =>
   registry.register(
     'fixed',
     options?.name,
     options,
     () => new FixedQueue(options, connection, settings, events, consumers),
+    registeredIn,
   );
 
 const createDelayQueue = (
@@ -126,12 +145,14 @@ const createDelayQueue = (
   registry: QueueRegistry,
   events: QueueEvents,
   consumers: ConsumerRegistry,
+  registeredIn: () => string,
 ) =>
   registry.register(
     'delay',
     options?.name,
     options,
     () => new DelayQueue(options, connection, settings, events, consumers),
+    registeredIn,
   );
 
 /** The queue's options as a provider of the feature module: given, or made by the caller's factory. */
@@ -144,19 +165,48 @@ function queueModule(
   token: string,
   source: OptionsSource,
   create: CreateQueue,
-  imports: ModuleMetadata['imports'] = [],
+  imports: ModuleMetadata['imports'],
+  method: string,
 ): DynamicModule {
-  // Private to this feature module: modules registering the same queue each have their own.
+  // Private to this feature module (not exported): modules registering the same queue each have their own.
   const optionsToken = `${token}:options`;
+  const root = [RedisConnection, QueueSettings, QueueRegistry, QueueEvents, ConsumerRegistry];
   const providers: Provider[] = [
     { provide: optionsToken, ...source },
     {
       provide: token,
-      useFactory: create,
-      inject: [optionsToken, RedisConnection, QueueSettings, QueueRegistry, QueueEvents, ConsumerRegistry],
+      // Optional, so that a missing forRoot is said in these words rather than as Nest's unresolved index.
+      useFactory: (options: unknown, modules: ModulesContainer, ...shared: unknown[]) => {
+        if (shared.some((provider) => provider === undefined))
+          throw new QueueConfigError(missingRoot(`QueueModule.${method}`, (options as { name?: unknown })?.name));
+        const registeredIn = () => importersOf(modules, registration);
+        return (create as (...args: unknown[]) => unknown)(options, ...shared, registeredIn);
+      },
+      inject: [optionsToken, ModulesContainer, ...root.map((provided) => ({ token: provided, optional: true }))],
     },
   ];
-  return { module: QueueFeatureModule, imports, providers, exports: [token] };
+  const registration: DynamicModule = {
+    module: QueueFeatureModule,
+    global: true,
+    imports: imports ?? [],
+    providers,
+    exports: [token],
+  };
+  return registration;
+}
+
+// Where `@Module` keeps its imports (MODULE_METADATA.IMPORTS, which Nest exports only from a deep path).
+const IMPORTS_METADATA = 'imports';
+
+/**
+ * The modules whose `@Module({ imports })` list `registration`, as a person reads them. Nest links a
+ * global module into every module, so what a module imports is read from its own metadata.
+ */
+function importersOf(modules: ModulesContainer, registration: DynamicModule): string {
+  const names = [...modules.values()]
+    .filter((module) => (Reflect.getMetadata(IMPORTS_METADATA, module.metatype) ?? []).includes(registration))
+    .map((module) => module.metatype.name);
+  return names.length ? names.join(', ') : 'a module';
 }
 
 /** The name, checked at once: the injection token is made from it before any factory runs. */

@@ -53,7 +53,7 @@ export class ConsumerFactory {
     const queue = this.consumedQueue('fixed', metadata.queue, label, FixedQueue<unknown>);
     const options = resolveOptions(
       BatchConsumerOptionsRules,
-      await this.options(metadata.options, where),
+      await this.decoratorOptions(metadata.options, where),
       where,
       batchConsumerChecks,
     );
@@ -92,7 +92,11 @@ export class ConsumerFactory {
     const { instance, label, metadata } = found;
     const where = `@DelayConsumer on ${label}`;
     const queue = this.consumedQueue('delay', metadata.queue, label, DelayQueue<unknown>);
-    const options = resolveOptions(DelayConsumerOptionsRules, await this.options(metadata.options, where), where);
+    const options = resolveOptions(
+      DelayConsumerOptionsRules,
+      await this.decoratorOptions(metadata.options, where),
+      where,
+    );
     if (!queue) return undefined;
     return new DelayConsumerWorker({
       ...this.dependencies(queue, label),
@@ -152,7 +156,7 @@ export class ConsumerFactory {
   }
 
   /** Decorator options, with what their `useFactory` makes of the providers `inject` lists laid over them. */
-  private async options(raw: unknown, where: string): Promise<unknown> {
+  async decoratorOptions(raw: unknown, where: string): Promise<unknown> {
     if (raw === null || typeof raw !== 'object' || !('useFactory' in raw)) return raw;
     const { inject = [], useFactory, ...written } = raw as ConsumerOptionsFactory<object>;
     if (typeof useFactory !== 'function') throw new QueueConfigError(`${where}: useFactory must be a function`);

@@ -14,6 +14,8 @@ export interface Consumer {
   hold(): void;
   release(): void;
   status(): ConsumerStatus;
+  /** A call of this process ended the task `id` (cancel): if this consumer runs it, its signal aborts now. */
+  taskEnded?(id: string, reason: Error): void;
 }
 
 /**
@@ -51,6 +53,11 @@ export class ConsumerRegistry {
 
   isHeld(queue: string): boolean {
     return this.held.has(queue);
+  }
+
+  /** Other processes running the task see its lease lost at their next heartbeat (a third of the lease). */
+  taskEnded(queue: string, id: string, reason: Error): void {
+    for (const consumer of this.of(queue)) consumer.taskEnded?.(id, reason);
   }
 
   /** `obliterate` refuses while consumers of the queue run here, unless forced. */

@@ -98,6 +98,11 @@ export class Deliveries<D extends RunningDelivery> {
     return this.running.size;
   }
 
+  /** The deliveries running now. */
+  current(): IterableIterator<D> {
+    return this.running.keys();
+  }
+
   /** Handlers that ran past `handlerTimeoutMs` since the consumer started. */
   get timedOut(): number {
     return this.timeouts;

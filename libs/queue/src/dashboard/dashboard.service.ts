@@ -1,9 +1,10 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
-import type { DeadTask, DelayQueue } from '../delay-queue/delay-queue';
+import type { DelayQueue } from '../delay-queue/delay-queue';
 import { QueueInputError, UnknownQueueError } from '../errors';
 import type { FixedQueue } from '../fixed-queue/fixed-queue';
 import type {
   DeadBatch,
+  DeadTask,
   DelayQueueStats,
   FixedQueueDelivery,
   FixedQueueStats,

@@ -88,6 +88,10 @@ export class DelayConsumerWorker extends QueueConsumer<ClaimedTask, RunningTask>
     this.repeats = new RepeatOccurrences(store, deps.connection.clock);
   }
 
+  taskEnded(id: string, reason: Error): void {
+    for (const task of this.deliveries.current()) if (task.id === id) task.aborter.abort(reason);
+  }
+
   protected async claim(shard: number, limit: number): Promise<Claimed<ClaimedTask>> {
     const outcome = await this.store.claim(shard, limit);
     return { outcome, items: outcome.tasks };

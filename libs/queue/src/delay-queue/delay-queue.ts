@@ -18,6 +18,7 @@ import type {
   Page,
   PageOptions,
   TaskListState,
+  DeadTask,
   DelayQueueOptions,
   DelayQueueStats,
   ObliterateOptions,
@@ -61,11 +62,6 @@ const MAX_SCHEDULE_BYTES = 1024 * 1024;
 /** The sorted set each listed state is read from. */
 const LISTED: Record<TaskListState, 'due' | 'active' | 'dead'> = { scheduled: 'due', active: 'active', dead: 'dead' };
 
-export interface DeadTask<T> extends TaskInfo<T> {
-  diedAt: number;
-  lastError?: string;
-}
-
 /**
  * Tasks due at a given time, addressable by id so they can be moved or cancelled in O(log N).
  * Delivery is at-least-once: a claimed task not acknowledged within its lease is delivered again;
@@ -73,6 +69,7 @@ export interface DeadTask<T> extends TaskInfo<T> {
  */
 export class DelayQueue<T = unknown> implements OnModuleInit {
   readonly name: string;
+  /** @internal Its options, validated and with defaults: for the library's consumers and dashboard. */
   readonly options: DelayQueueOptionsRules;
   /** @internal Its keys, scripts and replies: for tests that look underneath. */
   readonly store: DelayQueueStore;
@@ -87,6 +84,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   private readonly occurrences: RepeatOccurrences;
   private readonly logger: Logger;
 
+  /** @internal Made by Nest (QueueModule), not by the application. */
   constructor(
     options: DelayQueueOptions,
     private readonly connection: RedisConnection,
@@ -234,11 +232,16 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     return this.move('shift', id, 'by', resolveDelta(deltaMs));
   }
 
-  /** Deletes a task in any state. True when it existed. */
+  /**
+   * Deletes a task in any state. True when it existed. A running task's `ctx.signal` aborts: at once in
+   * this process, at the next lease heartbeat in another.
+   */
   async cancel(id: string): Promise<boolean> {
     assertName(id, 'id');
     this.scheduler.flush();
-    return this.store.cancel(this.shard(id), id);
+    const cancelled = await this.store.cancel(this.shard(id), id);
+    if (cancelled) this.consumers.taskEnded(this.name, id, new Error(`task "${id}" was cancelled`));
+    return cancelled;
   }
 
   async get(id: string): Promise<(TaskInfo<T> & { lastError?: string }) | null> {

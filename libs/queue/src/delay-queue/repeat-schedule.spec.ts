@@ -74,4 +74,13 @@ describe('RepeatSchedule', () => {
     for (const [every, options] of bad)
       expect(() => new RepeatSchedule(every as never, options as never)).toThrow(QueueInputError);
   });
+
+  it('says which field of a cron is wrong, not the cron package\'s "Unknown alias"', () => {
+    expect(() => new RepeatSchedule({ cron: '0 eve * * *' })).toThrow(
+      'repeat: cron "0 eve * * *": its hour field "eve" is not valid (0-23, with , - / and *)',
+    );
+    expect(() => new RepeatSchedule({ cron: '* * * * *' }, { tz: 'Mars/Olympus' })).toThrow(
+      `repeat: tz "Mars/Olympus" is not an IANA time zone name`,
+    );
+  });
 });

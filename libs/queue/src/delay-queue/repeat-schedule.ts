@@ -2,6 +2,7 @@ import { CronTime } from 'cron';
 import { QueueInputError } from '../errors';
 import type { MissedTicks, RepeatEvery, RepeatOptions } from '../interfaces';
 import type { TickWindow } from '../redis/lua/tick-window';
+import { cronProblem } from '../validation/cron';
 import { toEpochMs } from '../validation/time';
 
 /** Missed ticks run in order under `missed: 'all'`, at most this many: the latest ones. */
@@ -14,8 +15,8 @@ const WINDOW_SLACK_MS = 2000;
 const MAX_WINDOW_TICKS = 256;
 /** How far back a cron schedule is searched for its latest tick before it is taken to have none. */
 const MAX_LOOKBACK_MS = 400 * 24 * 3600_000;
-const MISSED: readonly MissedTicks[] = ['latest', 'skip', 'all'];
-const EVERY_MS_MAX = 366 * 24 * 3600_000;
+export const MISSED: readonly MissedTicks[] = ['latest', 'skip', 'all'];
+export const EVERY_MS_MAX = 366 * 24 * 3600_000;
 
 /**
  * A validated schedule: its ticks follow from it alone (never from a clock), so every process computes
@@ -48,9 +49,8 @@ export class RepeatSchedule {
         throw new QueueInputError(`repeat: tz must be an IANA time zone name, got ${String(tz)}`);
       try {
         this.cronTime = new CronTime(cron, tz);
-      } catch (error) {
-        const why = error instanceof Error ? error.message : String(error);
-        throw new QueueInputError(`repeat: cron "${cron}"${tz ? ` with tz "${tz}"` : ''} is not valid: ${why}`);
+      } catch {
+        throw new QueueInputError(`repeat: ${cronProblem(cron, tz) ?? `cron "${cron}" is not valid`}`);
       }
       this.cron = cron;
       this.tz = tz;

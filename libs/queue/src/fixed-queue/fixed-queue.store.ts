@@ -343,6 +343,7 @@ export class FixedQueueStore {
       expired: 0,
       delivered: 0,
       dead: 0,
+      deadTotal: 0,
       redelivered: 0,
       requeued: 0,
       active: 0,
@@ -354,7 +355,8 @@ export class FixedQueueStore {
     );
     for (const shard of shards) {
       total.groups += shard.ready + shard.active;
-      total.dead += shard.dead;
+      total.dead += shard.deadNow;
+      total.deadTotal += shard.dead;
       total.redelivered += shard.redelivered;
       total.requeued += shard.requeued;
       total.active += shard.active;

@@ -41,6 +41,7 @@ import { ATTRIBUTES, QueueTracer } from '../tracing/queue-tracer';
  */
 export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   readonly name: string;
+  /** @internal Its options, validated and with defaults: for the library's consumers and dashboard. */
   readonly options: FixedQueueOptionsRules;
   /** @internal Its keys, scripts and replies: for tests that look underneath. */
   readonly store: FixedQueueStore;
@@ -53,6 +54,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   /** Tracing on: pushes are spans, and each message carries the span's context. */
   private readonly tracer: QueueTracer | undefined;
 
+  /** @internal Made by Nest (QueueModule), not by the application. */
   constructor(
     options: FixedQueueOptions,
     private readonly connection: RedisConnection,

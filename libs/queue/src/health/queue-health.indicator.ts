@@ -62,6 +62,7 @@ type Terminus = { HealthIndicatorService: new () => HealthIndicators };
 export class QueueHealthIndicator {
   private indicators?: HealthIndicators;
 
+  /** @internal Made by Nest (QueueModule), not by the application. */
   constructor(
     private readonly connection: RedisConnection,
     private readonly registry: QueueRegistry,

@@ -2,7 +2,7 @@ import type { InjectionToken } from '@nestjs/common';
 import type { BatchContext } from './batch-context.interface';
 
 export interface BatchConsumerOptions {
-  /** Batches handled at once by this method in this process. Default: `BATCH_CONSUMER_DEFAULTS.concurrency`. */
+  /** Batches handled at once by this method in this process. Default: `QUEUE_DEFAULTS.batchConsumer.concurrency`. */
   concurrency?: number;
   /**
    * A batch whose handler has not settled after this long is overdue: `ctx.signal` aborts with a
@@ -10,7 +10,7 @@ export interface BatchConsumerOptions {
    * groups, but its group stays held (lease extended) until the handler settles, whose outcome then counts
    * as usual; no further in-process attempt starts. Covers every in-process attempt of a batch. Past
    * `concurrency` overdue handlers the consumer stops claiming until some settle. Default:
-   * `BATCH_CONSUMER_DEFAULTS.handlerTimeoutMs`.
+   * `QUEUE_DEFAULTS.batchConsumer.handlerTimeoutMs`.
    */
   handlerTimeoutMs?: number;
   /** Scheduled mode: drain every due group on this cron (registered in @nestjs/schedule's SchedulerRegistry). */
@@ -19,9 +19,9 @@ export interface BatchConsumerOptions {
   intervalMs?: number;
   /** Name of the cron job / interval in SchedulerRegistry. Default `nrq:<queue>:<Class>.<method>`. */
   name?: string;
-  /** Extra in-process attempts of a batch whose handler threw. Default: `BATCH_CONSUMER_DEFAULTS.retries`. */
+  /** Extra in-process attempts of a batch whose handler threw. Default: `QUEUE_DEFAULTS.batchConsumer.retries`. */
   retries?: number;
-  /** Delay before the first retry, doubled for each next one. Default: `BATCH_CONSUMER_DEFAULTS.retryDelayMs`. */
+  /** Delay before the first retry, doubled for each next one. Default: `QUEUE_DEFAULTS.batchConsumer.retryDelayMs`. */
   retryDelayMs?: number;
   /**
    * Called with a batch whose handler still threw after every retry (the batch is not delivered again:
@@ -31,26 +31,26 @@ export interface BatchConsumerOptions {
   /**
    * Hand over each message as the JSON text it was stored as (`string[]`), without parsing it: for
    * handlers that forward batches (`'[' + messages.join(',') + ']'` is the batch as a JSON array).
-   * Parsing is most of a consumer's CPU time. Default: `BATCH_CONSUMER_DEFAULTS.raw`.
+   * Parsing is most of a consumer's CPU time. Default: `QUEUE_DEFAULTS.batchConsumer.raw`.
    */
   raw?: boolean;
 }
 
 export interface DelayConsumerOptions {
-  /** Tasks handled at once by this method in this process. Default: `DELAY_CONSUMER_DEFAULTS.concurrency`. */
+  /** Tasks handled at once by this method in this process. Default: `QUEUE_DEFAULTS.delayConsumer.concurrency`. */
   concurrency?: number;
   /**
    * A task whose handler has not settled after this long is overdue: `ctx.signal` aborts with a
    * HandlerTimeoutError (logged, `handler.timeout`, metrics, health) and its slot is freed for other
    * tasks, but the task stays held (lease extended) until the handler settles, whose outcome then counts
    * as usual (resolved acknowledges, thrown retries). Past `concurrency` overdue handlers the consumer
-   * stops claiming until some settle. Default: `DELAY_CONSUMER_DEFAULTS.handlerTimeoutMs`.
+   * stops claiming until some settle. Default: `QUEUE_DEFAULTS.delayConsumer.handlerTimeoutMs`.
    */
   handlerTimeoutMs?: number;
   /**
    * Traced queues: how a task's process span relates to the span that scheduled it. `'link'`: a new
    * trace linked to it (the scheduling request ended long ago); `'parent'`: a child of it, so the task
-   * shows inside the trace that scheduled it. Default: `DELAY_CONSUMER_DEFAULTS.scheduleContext`.
+   * shows inside the trace that scheduled it. Default: `QUEUE_DEFAULTS.delayConsumer.scheduleContext`.
    */
   scheduleContext?: 'link' | 'parent';
 }

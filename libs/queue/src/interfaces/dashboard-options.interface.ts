@@ -8,7 +8,7 @@ export type DashboardGuard =
   | ((request: any) => boolean | Promise<boolean>);
 
 export interface QueueDashboardOptions {
-  /** Where the page is served; its JSON API lives below it (`<path>/api`). Default: `DASHBOARD_DEFAULTS.path`. */
+  /** Where the page is served; its JSON API lives below it (`<path>/api`). Default: `QUEUE_DEFAULTS.dashboard.path`. */
   path?: string;
   /**
    * Protects every route of the dashboard, the page as well as the API (a guard class, a guard
@@ -16,10 +16,10 @@ export interface QueueDashboardOptions {
    * queue names, group names, task ids and errors, and re-queue dead tasks.
    */
   guard?: DashboardGuard;
-  /** Groups listed per FixedQueue. Default: `DASHBOARD_DEFAULTS.hottestGroups`. */
+  /** Groups listed per FixedQueue. Default: `QUEUE_DEFAULTS.dashboard.hottestGroups`. */
   hottestGroups?: number;
-  /** Upcoming tasks listed per DelayQueue. Default: `DASHBOARD_DEFAULTS.upcomingTasks`. */
+  /** Upcoming tasks listed per DelayQueue. Default: `QUEUE_DEFAULTS.dashboard.upcomingTasks`. */
   upcomingTasks?: number;
-  /** Dead tasks listed per DelayQueue, dead batches per at-least-once FixedQueue. Default: `DASHBOARD_DEFAULTS.deadLetters`. */
+  /** Dead tasks listed per DelayQueue, dead batches per at-least-once FixedQueue. Default: `QUEUE_DEFAULTS.dashboard.deadLetters`. */
   deadLetters?: number;
 }

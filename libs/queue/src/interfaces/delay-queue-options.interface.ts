@@ -4,26 +4,26 @@ export interface BackoffOptions {
   type: 'fixed' | 'exponential';
   /** Delay before the first retry; exponential doubles it for each further attempt. */
   delayMs: number;
-  /** Upper bound of an exponential delay. Default: `DELAY_QUEUE_DEFAULTS.backoff.maxDelayMs`. */
+  /** Upper bound of an exponential delay. Default: `QUEUE_DEFAULTS.delayQueue.backoff.maxDelayMs`. */
   maxDelayMs?: number;
 }
 
 export interface DelayQueueOptions {
   /** Queue name: letters, digits, `.`, `_`, `-`; at most 100 characters. */
   name: string;
-  /** Independent sub-queues (and Cluster hash slots) the tasks are spread over. Default: `DELAY_QUEUE_DEFAULTS.shards`. */
+  /** Independent sub-queues (and Cluster hash slots) the tasks are spread over. Default: `QUEUE_DEFAULTS.delayQueue.shards`. */
   shards?: number;
-  /** Lease of a claimed task: not acknowledged within it (and not extended), it is delivered again. Default: `DELAY_QUEUE_DEFAULTS.visibilityTimeoutMs`. */
+  /** Lease of a claimed task: not acknowledged within it (and not extended), it is delivered again. Default: `QUEUE_DEFAULTS.delayQueue.visibilityTimeoutMs`. */
   visibilityTimeoutMs?: number;
-  /** Deliveries before a failing task goes to the dead-letter set. Default: `DELAY_QUEUE_DEFAULTS.maxAttempts`. */
+  /** Deliveries before a failing task goes to the dead-letter set. Default: `QUEUE_DEFAULTS.delayQueue.maxAttempts`. */
   maxAttempts?: number;
-  /** Delay between failed attempts. Default: `DELAY_QUEUE_DEFAULTS.backoff`. */
+  /** Delay between failed attempts. Default: `QUEUE_DEFAULTS.delayQueue.backoff`. */
   backoff?: BackoffOptions;
   /** class-validator class every payload must satisfy. */
   schema?: SchemaClass;
   /** OpenTelemetry spans for this queue's schedules and tasks (see docs/tracing.md). Default: the module's `tracing`. */
   tracing?: boolean;
-  /** Dead tasks kept per shard, and what failed tasks keep of their error. Default: `DELAY_QUEUE_DEFAULTS.deadLetter`. */
+  /** Dead tasks kept per shard, and what failed tasks keep of their error. Default: `QUEUE_DEFAULTS.delayQueue.deadLetter`. */
   deadLetter?: DeadLetterOptions;
   /** Size limit of one serialised payload; defaults to the module's `maxPayloadBytes`. */
   maxPayloadBytes?: number;
@@ -63,6 +63,13 @@ export interface TaskInfo<T> {
   /** Deliveries so far. */
   attempts: number;
   payload: T;
+}
+
+/** A task that failed its last attempt, as `DelayQueue.deadLetters` lists it. */
+export interface DeadTask<T = unknown> extends TaskInfo<T> {
+  /** When it was dead-lettered, Redis time in epoch ms. */
+  diedAt: number;
+  lastError?: string;
 }
 
 export interface DelayQueueStats {

@@ -5,17 +5,17 @@ export type SchemaClass = Type<object>;
 export interface FixedQueueOptions {
   /** Queue name: letters, digits, `.`, `_`, `-`; at most 100 characters. */
   name: string;
-  /** Most messages a group holds; a push beyond it evicts the oldest. Default: `FIXED_QUEUE_DEFAULTS.capacity`. */
+  /** Most messages a group holds; a push beyond it evicts the oldest. Default: `QUEUE_DEFAULTS.fixedQueue.capacity`. */
   capacity?: number;
-  /** Most messages handed to a consumer at once, all of one group. Default: `FIXED_QUEUE_DEFAULTS.batchSize`. */
+  /** Most messages handed to a consumer at once, all of one group. Default: `QUEUE_DEFAULTS.fixedQueue.batchSize`. */
   batchSize?: number;
-  /** A group with fewer than `batchSize` messages is flushed once its oldest message waited this long. Default: `FIXED_QUEUE_DEFAULTS.maxWaitMs`. */
+  /** A group with fewer than `batchSize` messages is flushed once its oldest message waited this long. Default: `QUEUE_DEFAULTS.fixedQueue.maxWaitMs`. */
   maxWaitMs?: number;
   /** Messages older than this are discarded (counted as expired), never delivered. Default: no limit. */
   maxAgeMs?: number;
-  /** A group nobody pushes to for this long is deleted by Redis. Default: `FIXED_QUEUE_DEFAULTS.ttlMs`. */
+  /** A group nobody pushes to for this long is deleted by Redis. Default: `QUEUE_DEFAULTS.fixedQueue.ttlMs`. */
   ttlMs?: number;
-  /** Independent sub-queues (and Cluster hash slots) the groups are spread over. Default: `FIXED_QUEUE_DEFAULTS.shards`. */
+  /** Independent sub-queues (and Cluster hash slots) the groups are spread over. Default: `QUEUE_DEFAULTS.fixedQueue.shards`. */
   shards?: number;
   /** class-validator class every message must satisfy; invalid pushes throw and write nothing. */
   schema?: SchemaClass;
@@ -28,23 +28,23 @@ export interface FixedQueueOptions {
   /**
    * One batch of a group out at a time, in push order, across every consumer and process; the next
    * becomes claimable once the previous is finished or its lease ran out. Other groups still run in
-   * parallel. `false`: a group's batches may run in parallel (at-most-once only). Default: `FIXED_QUEUE_DEFAULTS.ordered`.
+   * parallel. `false`: a group's batches may run in parallel (at-most-once only). Default: `QUEUE_DEFAULTS.fixedQueue.ordered`.
    */
   ordered?: boolean;
   /**
    * `'at-most-once'` (default): a claimed batch leaves Redis; a consumer that dies loses it.
    * `'at-least-once'`: it stays until its handler resolves, is delivered again (attempt + 1) when the
    * lease runs out or the handler throws, and goes to the dead letters after `maxAttempts` deliveries.
-   * Default: `FIXED_QUEUE_DEFAULTS.delivery`.
+   * Default: `QUEUE_DEFAULTS.fixedQueue.delivery`.
    */
   delivery?: FixedQueueDelivery;
-  /** How long a batch's group stays held without a heartbeat (a consumer that died). Default: `FIXED_QUEUE_DEFAULTS.leaseMs`. */
+  /** How long a batch's group stays held without a heartbeat (a consumer that died). Default: `QUEUE_DEFAULTS.fixedQueue.leaseMs`. */
   leaseMs?: number;
-  /** At-least-once: deliveries of a batch before it is dead-lettered. Default: `FIXED_QUEUE_DEFAULTS.maxAttempts`. */
+  /** At-least-once: deliveries of a batch before it is dead-lettered. Default: `QUEUE_DEFAULTS.fixedQueue.maxAttempts`. */
   maxAttempts?: number;
-  /** At-least-once: wait before a failed batch is delivered again, doubled on each attempt (at most 1 h). Default: `FIXED_QUEUE_DEFAULTS.retryDelayMs`. */
+  /** At-least-once: wait before a failed batch is delivered again, doubled on each attempt (at most 1 h). Default: `QUEUE_DEFAULTS.fixedQueue.retryDelayMs`. */
   retryDelayMs?: number;
-  /** At-least-once: dead batches kept, and what is kept of their last error. Default: `FIXED_QUEUE_DEFAULTS.deadLetter`. */
+  /** At-least-once: dead batches kept, and what is kept of their last error. Default: `QUEUE_DEFAULTS.fixedQueue.deadLetter`. */
   deadLetter?: DeadLetterOptions;
 }
 
@@ -97,8 +97,10 @@ export interface FixedQueueStats {
   expired: number;
   /** Messages handed to a handler (at-least-once: acknowledged). */
   delivered: number;
-  /** At-least-once: messages moved to the dead letters. */
+  /** At-least-once: messages in dead batches now (re-queued or trimmed by capacity, they leave it). */
   dead: number;
+  /** At-least-once: messages ever moved to the dead letters (as DelayQueue's `deadTotal`). */
+  deadTotal: number;
   /** At-least-once: messages delivered again after a failure or a lease that ran out. */
   redelivered: number;
   /** At-least-once: messages brought back from the dead letters. */

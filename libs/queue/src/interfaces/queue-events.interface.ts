@@ -26,7 +26,7 @@ export interface MessagesExpiredEvent {
   count: number;
 }
 
-interface BatchEvent {
+export interface BatchEvent {
   queue: string;
   group: string;
   /** Messages in the batch. */
@@ -55,7 +55,7 @@ export interface TasksScheduledEvent {
   count: number;
 }
 
-interface TaskEvent {
+export interface TaskEvent {
   queue: string;
   id: string;
   /** Delivery number, from 1. */
@@ -71,7 +71,7 @@ interface TaskEvent {
 /** A due task was claimed by a consumer of this process and is about to run. */
 export type TaskFiredEvent = TaskEvent;
 
-interface TaskRunEvent extends TaskEvent {
+export interface TaskRunEvent extends TaskEvent {
   /** Time spent in the handler, ms. */
   durationMs: number;
 }

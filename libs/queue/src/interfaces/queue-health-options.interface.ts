@@ -19,7 +19,7 @@ export interface QueueHealthOptions extends QueueHealthLimits {
    * limits (a limit left out there is the top-level one) instead of the top-level ones.
    */
   queues?: string[] | Record<string, QueueHealthLimits>;
-  /** How long Redis has to answer PING, and then the queues' stats, before it counts as down. Default: `HEALTH_DEFAULTS.timeoutMs`. */
+  /** How long Redis has to answer PING, and then the queues' stats, before it counts as down. Default: `QUEUE_DEFAULTS.health.timeoutMs`. */
   timeoutMs?: number;
   /**
    * A `@Recurring` schedule this process declares is down when its pending tick is late by more than

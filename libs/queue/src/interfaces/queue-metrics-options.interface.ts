@@ -8,7 +8,7 @@ export interface MetricsRegistry {
 export interface QueueMetricsOptions {
   /** Where the metrics are registered. Default: prom-client's global `register`. */
   registry?: MetricsRegistry;
-  /** Leads every metric name. Default: `METRICS_DEFAULTS.prefix`. */
+  /** Leads every metric name. Default: `QUEUE_DEFAULTS.metrics.prefix`. */
   prefix?: string;
   /** Histogram buckets, to replace the defaults. */
   buckets?: {

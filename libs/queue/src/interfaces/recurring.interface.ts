@@ -1,3 +1,4 @@
+import type { ConsumerOptionsFactory } from './consumer-options.interface';
 import type { BackoffOptions } from './delay-queue-options.interface';
 import type { MissedTicks, RepeatOutcome } from './repeat.interface';
 
@@ -14,11 +15,18 @@ export type RecurringOptions = ({ cron: string; everyMs?: never } | { everyMs: n
    * schedule stays held until the run settles, so no second run starts beside it. Default: none.
    */
   handlerTimeoutMs?: number;
-  /** Runs of one tick before it is given up (the schedule goes on). Default: `DELAY_QUEUE_DEFAULTS.maxAttempts`. */
+  /** Runs of one tick before it is given up (the schedule goes on). Default: `QUEUE_DEFAULTS.delayQueue.maxAttempts`. */
   maxAttempts?: number;
-  /** Delay between the runs of one tick. Default: `DELAY_QUEUE_DEFAULTS.backoff`. */
+  /** Delay between the runs of one tick. Default: `QUEUE_DEFAULTS.delayQueue.backoff`. */
   backoff?: BackoffOptions;
 };
+
+/**
+ * `@Recurring` options made at start-up from the providers `inject` lists (from any module):
+ * `{ name: 'rollup', inject: [ConfigService], useFactory: (config) => ({ cron: config.get('ROLLUP_CRON') }) }`.
+ * What the factory makes is laid over `name`, then checked as written-out options are.
+ */
+export type RecurringOptionsFactory = { name?: string } & ConsumerOptionsFactory<RecurringOptions>;
 
 /** What a `@Recurring` method is handed. */
 export interface RecurringContext {

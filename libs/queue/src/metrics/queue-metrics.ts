@@ -44,6 +44,7 @@ export class QueueMetrics implements OnModuleDestroy {
   private readonly unsubscribe: (() => void)[] = [];
   private snapshot?: { at: number; queues: Promise<Snapshot[]> };
 
+  /** @internal Made by Nest (QueueMetricsModule), not by the application. */
   constructor(
     private readonly events: QueueEvents,
     private readonly queues: QueueRegistry,
@@ -184,6 +185,15 @@ export class QueueMetrics implements OnModuleDestroy {
     this.gauge(prom, 'groups', 'Groups holding messages, in Redis.', [], (set, { kind, stats }) => {
       if (kind === 'fixed') set((stats as FixedQueueStats).groups);
     });
+    this.gauge(
+      prom,
+      'messages_dead',
+      'Messages in dead batches now (at-least-once FixedQueue), in Redis.',
+      [],
+      (set, { kind, stats }) => {
+        if (kind === 'fixed') set((stats as FixedQueueStats).dead);
+      },
+    );
     this.gauge(
       prom,
       'tasks',

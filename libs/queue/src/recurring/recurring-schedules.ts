@@ -26,15 +26,14 @@ import type { FoundMethod } from '../queue.explorer';
 import { QueueRegistry } from '../queue.registry';
 import { QueueSettings } from '../queue.settings';
 import { RedisConnection } from '../redis/redis-connection';
-import { unknownOption } from '../validation/option-violations';
 import { MAX_HANDLER_TIMEOUT_MS } from '../validation/queue-options';
+import { resolveRecurring } from './recurring-options';
 
 /**
  * Lease of a run: short, so that a run whose process died is taken over (and the schedule goes on)
  * within two seconds; a run that lives longer keeps it by the consumer's heartbeat.
  */
 const RECURRING_LEASE_MS = 2000;
-const OPTION_KEYS = ['cron', 'everyMs', 'name', 'tz', 'missed', 'handlerTimeoutMs', 'maxAttempts', 'backoff'];
 
 /**
  * The `@Recurring` schedules: it mounts each method on a DelayQueue repeat (the repeat `<name>` of its
@@ -55,6 +54,7 @@ export class RecurringSchedules {
   };
   private readonly logger = new Logger('QueueModule');
 
+  /** @internal Made by Nest (QueueModule), not by the application. */
   constructor(
     private readonly registry: QueueRegistry,
     private readonly connection: RedisConnection,
@@ -64,16 +64,12 @@ export class RecurringSchedules {
     private readonly consumers: ConsumerRegistry,
   ) {}
 
-  /** Declares the schedule of a `@Recurring` method and builds its consumer. */
+  /** @internal Declares the schedule of a `@Recurring` method and builds its consumer (QueueOrchestrator). */
   async mount(found: FoundMethod<RecurringOptions>): Promise<DelayConsumerWorker | undefined> {
     const { instance, method, label, metadata } = found;
     const where = `@Recurring on ${label}`;
-    if (metadata === null || typeof metadata !== 'object')
-      throw new QueueConfigError(`${where}: expected options { cron } or { everyMs }, got ${String(metadata)}`);
-    for (const key of Object.keys(metadata))
-      if (!OPTION_KEYS.includes(key)) throw new QueueConfigError(`${where}: ${unknownOption(key, OPTION_KEYS)}`);
-    const { name = label, cron, everyMs, tz, missed, handlerTimeoutMs, maxAttempts, backoff } = metadata;
-    if (typeof name !== 'string') throw new QueueConfigError(`${where}: name must be a string, got ${typeof name}`);
+    const plan = await resolveRecurring(metadata, label, (raw, at) => this.factory.decoratorOptions(raw, at));
+    const { name, every, tz, missed, handlerTimeoutMs, maxAttempts, backoff } = plan;
     const other = this.names.get(name);
     if (other !== undefined)
       throw new QueueConfigError(`${where}: the name "${name}" is already used by @Recurring on ${other}`);
@@ -89,7 +85,7 @@ export class RecurringSchedules {
     let schedule: RepeatSchedule;
     try {
       assertName(name, 'name');
-      schedule = new RepeatSchedule(cron !== undefined ? { cron } : { everyMs: everyMs! }, {
+      schedule = new RepeatSchedule(every, {
         ...(tz !== undefined && { tz }),
         ...(missed !== undefined && { missed }),
       });

@@ -211,7 +211,7 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
       if (this.owned) this.client.disconnect();
       throw isReply(error)
         ? new QueueConfigError(message, { cause: error })
-        : new QueueConnectionError(message, { cause: error });
+        : new QueueConnectionError(message, { cause: error, outcome: 'not-sent' });
     }
     await this.checkEvictionPolicy(true);
   }

@@ -1,4 +1,4 @@
-import { createBatchContext, createDelayContext } from 'nestjs-redis-queues';
+import { createBatchContext, createDelayContext } from 'nestjs-redis-queues/testing';
 
 describe('test contexts', () => {
   it('builds a complete first delivery of a batch, with a signal that is not aborted', () => {

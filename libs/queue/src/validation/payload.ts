@@ -50,6 +50,12 @@ export class PayloadCodec {
         `Payload for queue "${this.queue}" is not JSON-serialisable: ${typeof value} has no JSON form`,
       );
     }
+    // JSON.stringify turns a Map or Set into {} and NaN or ±Infinity into null, silently: only a text
+    // holding one of those can hide one, so the common payload pays for one scan, not a replacer.
+    if (json.includes('{}') || json.includes('null')) {
+      const lost = lostInJson(value);
+      if (lost) throw new QueueInputError(`Payload for queue "${this.queue}" is not JSON-serialisable: ${lost}`);
+    }
     // Serialised first: a cyclic or BigInt payload gets its own error before the schema walks it.
     if (this.schema) this.validate(value, this.schema);
     const bytes = utf8Length(json, this.maxBytes);
@@ -76,6 +82,21 @@ export class PayloadCodec {
       );
     }
   }
+}
+
+/** What of `value` JSON would turn into something else (`{}` or `null`), said with where it is; undefined when nothing. */
+function lostInJson(value: unknown): string | undefined {
+  let lost: string | undefined;
+  JSON.stringify(value, function (this: unknown, key: string, held: unknown) {
+    if (lost) return undefined;
+    const at = key === '' ? '' : ` at key ${JSON.stringify(key)}`;
+    if (held instanceof Map) lost = `a Map${at} would arrive as {}; send Object.fromEntries(map) or [...map]`;
+    else if (held instanceof Set) lost = `a Set${at} would arrive as {}; send [...set]`;
+    else if (typeof held === 'number' && !Number.isFinite(held))
+      lost = `${held}${at} would arrive as null; JSON has no NaN or Infinity`;
+    return held;
+  });
+  return lost;
 }
 
 /** Checks a `limit` argument of a listing method: an integer from 1 to `max`. */

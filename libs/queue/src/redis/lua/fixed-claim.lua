@@ -164,7 +164,7 @@ for k = first, #KEYS do
   claims[#claims + 1] = token
 end
 if redelivered > 0 then redis.call('HINCRBY', statsKey, 'redelivered', redelivered) end
-if buried then trimDeadLetters(deadKey, deadCapacity, { recordsKey }, DEAD_TRIM_STEP) end
+if buried then trimDeadLetters(deadKey, deadCapacity, { recordsKey }, DEAD_TRIM_STEP, forgetBuried(shard)) end
 local out = claimReply(readyKey, statsKey, now, limit, pending, delivered, expiredTotal)
 -- Leases end too: the poller must come back then even when nothing else is due.
 if leasesChanged then leaseHead = redis.call('ZRANGE', leasesKey, 0, 0, 'WITHSCORES') end

@@ -39,7 +39,7 @@ if attempts >= maxAttempts then
   local len = redis.call('LLEN', key)
   local shard = { stats = statsKey, held = heldKey, leases = leasesKey, dead = deadKey, records = recordsKey, errors = errorsKey }
   local left = bury(shard, group, key, count, attempts, token, now)
-  trimDeadLetters(deadKey, deadCapacity, { recordsKey }, DEAD_TRIM_STEP)
+  trimDeadLetters(deadKey, deadCapacity, { recordsKey }, DEAD_TRIM_STEP, forgetBuried(shard))
   redis.call('HINCRBY', statsKey, 'pending', left - len)
   settle(readyKey, lastPushKey, group, key, left, now, batch, maxWait)
   return {'dead', now}

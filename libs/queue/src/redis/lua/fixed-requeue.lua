@@ -51,6 +51,7 @@ redis.call('HDEL', recordsKey, id)
 redis.call('HINCRBY', statsKey, 'pending', len - before)
 if evicted > 0 then redis.call('HINCRBY', statsKey, 'dropped', evicted) end
 redis.call('HINCRBY', statsKey, 'requeued', requeued)
+redis.call('HINCRBY', statsKey, 'deadNow', -requeued)
 local due = -1
 if redis.call('HEXISTS', heldKey, group) == 0 then due = settle(readyKey, lastPushKey, group, key, len, now, batch, maxWait) end
 return {1, evicted, due}

@@ -2,11 +2,11 @@
 -- Input:
 --   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] leases zset (groups whose batch is being handled)
 -- Output: {groups ready, pending, pushed, dropped, expired, delivered, dead, redelivered, requeued,
---   groups being handled, earliest due time or -1, now}
+--   messages in dead batches now, groups being handled, earliest due time or -1, now}
 local readyKey, statsKey, leasesKey = KEYS[1], KEYS[2], KEYS[3]
 --- @include "now"
 local now = serverNow()
-local s = redis.call('HMGET', statsKey, 'pending', 'pushed', 'dropped', 'expired', 'delivered', 'dead', 'redelivered', 'requeued')
+local s = redis.call('HMGET', statsKey, 'pending', 'pushed', 'dropped', 'expired', 'delivered', 'dead', 'redelivered', 'requeued', 'deadNow')
 local out = {redis.call('ZCARD', readyKey)}
 for i = 1, #s do out[i + 1] = tonumber(s[i] or '0') end
 out[#out + 1] = redis.call('ZCARD', leasesKey)

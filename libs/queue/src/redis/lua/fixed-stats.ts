@@ -8,9 +8,12 @@ export interface FixedShardStats {
   dropped: number;
   expired: number;
   delivered: number;
+  /** Messages ever buried. */
   dead: number;
   redelivered: number;
   requeued: number;
+  /** Messages in dead batches now. */
+  deadNow: number;
   /** Groups whose batch is being handled. */
   active: number;
   /** Earliest due time, or -1. */
@@ -33,6 +36,7 @@ export const fixedStats: ScriptProtocol<void, FixedShardStats> = {
       dead,
       redelivered,
       requeued,
+      deadNow,
       active,
       nextDue,
       serverNow,
@@ -47,6 +51,7 @@ export const fixedStats: ScriptProtocol<void, FixedShardStats> = {
       dead,
       redelivered,
       requeued,
+      deadNow,
       active,
       nextDue,
       serverNow,
