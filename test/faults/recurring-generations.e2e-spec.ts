@@ -1,11 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { QueueDashboardModule, Recurring, RecurringSchedules } from 'nestjs-redis-queues';
 import { CapturedLogs } from '../support/faults';
 import { startQueueApp, type QueueApp } from '../support/fixtures';
 import { pollUntil, redisUrl, uniquePrefix } from '../support/testing';
-import { compileLibrary, libraryEnv } from '../support/compile-library';
+import { useWorkerProcesses } from '../support/worker-processes';
 
 /** The method recurring-worker.js declares, as an older pod of the same application would. */
 @Injectable()
@@ -22,45 +20,18 @@ class Job {
 jest.setTimeout(120_000);
 
 describe('@Recurring declarations of two versions', () => {
-  let library: ReturnType<typeof compileLibrary>;
-  const children = new Set<ChildProcess>();
+  const workers = useWorkerProcesses();
   const apps: QueueApp[] = [];
 
-  beforeAll(() => {
-    library = compileLibrary();
-  });
   afterEach(async () => {
-    for (const child of children) child.kill('SIGKILL');
     await Promise.all(apps.splice(0).map(({ app }) => app.close()));
   });
-  afterAll(() => library.remove());
 
-  function spawnWorker(prefix: string, everyMs: number): Promise<ChildProcess> {
-    const env = {
-      ...libraryEnv(library.dir),
-      REDIS_URL: redisUrl(),
-      PREFIX: prefix,
-      LOG_KEY: `${prefix}-log`,
-      EVERY_MS: String(everyMs),
-    };
-    const child = spawn(process.execPath, [join(__dirname, 'recurring-worker.js')], {
-      env,
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    children.add(child);
-    child.once('exit', () => children.delete(child));
-    return new Promise((resolve, reject) => {
-      child.stdout!.once('data', () => resolve(child));
-      child.once('exit', (code, signal) => reject(new Error(`worker exited before it was ready (${signal ?? code})`)));
-    });
-  }
-
-  function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
-    return new Promise((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill(signal);
-    });
-  }
+  const spawnWorker = (prefix: string, everyMs: number) =>
+    workers.spawn(
+      'recurring-worker.js',
+      workers.env({ PREFIX: prefix, LOG_KEY: `${prefix}-log`, EVERY_MS: String(everyMs) }),
+    );
 
   /** An application of v1 in this process, its log kept. */
   async function startV1(prefix: string) {
@@ -105,11 +76,11 @@ describe('@Recurring declarations of two versions', () => {
       const prefix = uniquePrefix('rollback');
       const v1 = await spawnWorker(prefix, 1000);
       const v2 = await spawnWorker(prefix, 3000);
-      await stop(v1, 'SIGTERM');
+      await workers.stop(v1, 'SIGTERM');
       // The rollback starts v1 pods while the last v2 one still runs: v2's stays in effect...
       const { logs, inEffect } = await startV1(prefix);
       expect((await inEffect()).everyMs).toBe(3000);
-      await stop(v2, signal);
+      await workers.stop(v2, signal);
       // ...until it is gone: at once when it shuts down, after its declarations expire (15 s) when it dies.
       const stoppedAt = Date.now();
       await pollUntil(async () => (await inEffect()).everyMs === 1000, 'v1 in effect', 25_000, 200);

@@ -1,8 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import type IORedis from 'ioredis';
-import { pollUntil, rawClient, redisUrl, uniquePrefix } from '../support/testing';
-import { compileLibrary, libraryEnv } from '../support/compile-library';
+import { pollUntil, rawClient, uniquePrefix } from '../support/testing';
+import { useWorkerProcesses } from '../support/worker-processes';
 
 const EVERY_MS = 200;
 
@@ -17,53 +15,22 @@ interface Run {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('@Recurring across processes', () => {
-  let library: ReturnType<typeof compileLibrary>;
+  const workers = useWorkerProcesses();
   let redis: IORedis;
-  const children = new Set<ChildProcess>();
 
   beforeAll(() => {
-    library = compileLibrary();
     redis = rawClient();
-  });
-  afterEach(() => {
-    for (const child of children) child.kill('SIGKILL');
   });
   afterAll(async () => {
     await redis.quit();
-    library.remove();
   });
 
-  function spawnWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-    const child = spawn(process.execPath, [join(__dirname, 'recurring-worker.js')], {
-      env,
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    children.add(child);
-    child.once('exit', () => children.delete(child));
-    return new Promise((resolve, reject) => {
-      child.stdout!.once('data', () => resolve(child));
-      child.once('exit', (code, signal) => reject(new Error(`worker exited before it was ready (${signal ?? code})`)));
-    });
-  }
-
-  function stop(child: ChildProcess): Promise<void> {
-    return new Promise((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
-  }
+  const spawnWorker = (env: NodeJS.ProcessEnv) => workers.spawn('recurring-worker.js', env);
 
   function setup(label: string, extra: NodeJS.ProcessEnv = {}) {
     const prefix = uniquePrefix(label);
     const logKey = `${prefix}-log`;
-    const env = {
-      ...libraryEnv(library.dir),
-      REDIS_URL: redisUrl(),
-      PREFIX: prefix,
-      LOG_KEY: logKey,
-      EVERY_MS: String(EVERY_MS),
-      ...extra,
-    };
+    const env = workers.env({ PREFIX: prefix, LOG_KEY: logKey, EVERY_MS: String(EVERY_MS), ...extra });
     /** Every run, by occurrence and attempt, with the process that ran it and when. */
     const runs = async (): Promise<Run[]> => {
       const byKey = new Map<string, Run>();
@@ -139,7 +106,7 @@ describe('@Recurring across processes', () => {
       const { env, runs, bootedAt } = setup(`rec-${missed}`, { MISSED: missed });
       const first = await spawnWorker(env);
       await pollUntil(async () => (await runs()).filter((run) => run.endedAt).length >= 3, 'three ticks');
-      await stop(first);
+      await workers.stop(first);
       // The pending tick: the one after the last that ran.
       const pending = Math.max(...(await runs()).map((run) => run.occurrence)) + EVERY_MS;
       await sleep(pending + 10 * EVERY_MS - Date.now());

@@ -1,9 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import type IORedis from 'ioredis';
-import { compileLibrary, libraryEnv } from '../support/compile-library';
 import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
-import { pollUntil, rawClient, redisUrl, uniquePrefix } from '../support/testing';
+import { pollUntil, rawClient, uniquePrefix } from '../support/testing';
+import { useWorkerProcesses } from '../support/worker-processes';
 
 /**
  * Work that becomes available in one process must wake the consumers of the others, which sleep up to
@@ -11,31 +9,15 @@ import { pollUntil, rawClient, redisUrl, uniquePrefix } from '../support/testing
  * occurrence, placed by the process that ran the last one.
  */
 describe('wake-ups across processes', () => {
-  let library: ReturnType<typeof compileLibrary>;
+  const workers = useWorkerProcesses();
   let redis: IORedis;
-  const children = new Set<ChildProcess>();
 
   beforeAll(() => {
-    library = compileLibrary();
     redis = rawClient();
-  });
-  afterEach(() => {
-    for (const child of children) child.kill('SIGKILL');
   });
   afterAll(async () => {
     await redis.quit();
-    library.remove();
   });
-
-  function spawnWorker(script: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-    const child = spawn(process.execPath, [join(__dirname, script)], { env, stdio: ['pipe', 'pipe', 'inherit'] });
-    children.add(child);
-    child.once('exit', () => children.delete(child));
-    return new Promise((resolve, reject) => {
-      child.stdout!.once('data', () => resolve(child));
-      child.once('exit', (code, signal) => reject(new Error(`worker exited before it was ready (${signal ?? code})`)));
-    });
-  }
 
   describe('work given back at shutdown', () => {
     const harness = useQueueApps();
@@ -46,12 +28,7 @@ describe('wake-ups across processes', () => {
     it('is taken by a running process at once, not when its 30 s lease would have ended', async () => {
       const prefix = uniquePrefix('giveback');
       const logKey = `${prefix}-log`;
-      const worker = await spawnWorker('give-back-worker.js', {
-        ...libraryEnv(library.dir),
-        REDIS_URL: redisUrl(),
-        PREFIX: prefix,
-        LOG_KEY: logKey,
-      });
+      const worker = await workers.spawn('give-back-worker.js', workers.env({ PREFIX: prefix, LOG_KEY: logKey }));
       const ordered = { shards: 2, maxWaitMs: 0, leaseMs: 30_000 };
       // The same queues, in this process, with the default idlePollMs: asleep unless woken.
       const { fixed, delay } = await harness.start({
@@ -104,15 +81,8 @@ describe('wake-ups across processes', () => {
     it('runs its next ticks on time in the other processes', async () => {
       const prefix = uniquePrefix('rec-kill');
       const logKey = `${prefix}-log`;
-      const env = {
-        ...libraryEnv(library.dir),
-        REDIS_URL: redisUrl(),
-        PREFIX: prefix,
-        LOG_KEY: logKey,
-        EVERY_MS: String(EVERY_MS),
-        IDLE_POLL_MS: '60000',
-      };
-      const workers = await Promise.all(Array.from({ length: 3 }, () => spawnWorker('recurring-worker.js', env)));
+      const env = workers.env({ PREFIX: prefix, LOG_KEY: logKey, EVERY_MS: String(EVERY_MS), IDLE_POLL_MS: '60000' });
+      const runners = await Promise.all(Array.from({ length: 3 }, () => workers.spawn('recurring-worker.js', env)));
       const ended = async () =>
         (await redis.lrange(logKey, 0, -1))
           .filter((line) => line.startsWith('end|'))
@@ -129,7 +99,7 @@ describe('wake-ups across processes', () => {
         const since = Date.now() - newest.at;
         return since >= 100 && since < 300 ? newest : undefined;
       }, 'a tick that ended a moment ago');
-      workers.find((worker) => worker.pid === last.pid)!.kill('SIGKILL');
+      runners.find((runner) => runner.pid === last.pid)!.kill('SIGKILL');
       const killedAt = Date.now();
 
       await pollUntil(
