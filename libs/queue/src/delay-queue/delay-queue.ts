@@ -104,14 +104,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       new QueueKeys(settings.prefix, this.name, this.options.shards),
       this.options,
     );
-    this.hints = new WakeHints(
-      connection.client,
-      this.store.keys.wakeChannel,
-      this.options.shards,
-      settings.idlePollMs,
-    );
+    this.hints = WakeHints.of(connection, this.store.keys.wakeChannel, this.options.shards, settings.idlePollMs);
     this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards, this.hints);
-    connection.holdsWrites(this.hints);
     this.occurrences = new RepeatOccurrences(this.store, connection.clock);
     this.logger = new Logger(queueLogContext(this.name));
     this.scheduler = new ShardBatcher((shard, items) => this.scheduleBatch(shard, items));

@@ -74,14 +74,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
       new QueueKeys(settings.prefix, this.name, this.options.shards),
       this.options,
     );
-    this.hints = new WakeHints(
-      connection.client,
-      this.store.keys.wakeChannel,
-      this.options.shards,
-      settings.idlePollMs,
-    );
+    this.hints = WakeHints.of(connection, this.store.keys.wakeChannel, this.options.shards, settings.idlePollMs);
     this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards, this.hints);
-    connection.holdsWrites(this.hints);
     this.coalescer = new PushCoalescer(
       this.store,
       (group) => shardOf(group, this.options.shards),

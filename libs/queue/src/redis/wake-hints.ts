@@ -1,4 +1,4 @@
-import type { HeldWrites } from './redis-connection';
+import type { HeldWrites, RedisConnection } from './redis-connection';
 import type { RedisClient } from './scripts';
 
 /** A hint as it travels: the shard, and the server time its work falls due (0: now). */
@@ -30,6 +30,13 @@ export class WakeHints implements HeldWrites {
     private readonly idlePollMs: number,
   ) {
     this.sent = new Array<number>(shards).fill(-1);
+  }
+
+  /** A queue's hints on `connection`, sent before it closes. */
+  static of(connection: RedisConnection, channel: string, shards: number, idlePollMs: number): WakeHints {
+    const hints = new WakeHints(connection.client, channel, shards, idlePollMs);
+    connection.holdsWrites(hints);
+    return hints;
   }
 
   /** Reads a hint; undefined for a message that is not one. */
