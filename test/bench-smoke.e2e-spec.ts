@@ -39,9 +39,12 @@ describe('bench suite (smoke, tiny sizes)', () => {
       for (const metric of scenario.metrics) {
         const spreads = Object.entries(metric.spread);
         expect(spreads.length).toBeGreaterThan(0);
+        // A change of INFO used_memory over the few tasks of a tiny run is within the allocator's own
+        // movements and can come out below zero (MEMORY USAGE, measured beside it, cannot).
+        const delta = metric.label.includes('INFO used_memory Δ');
         for (const [contender, { min, median, max }] of spreads) {
           for (const value of [min, median, max]) {
-            const positive = metric.better === 'higher' ? value > 0 : value >= 0;
+            const positive = metric.better === 'higher' ? value > 0 : delta || value >= 0;
             if (!Number.isFinite(value) || !positive)
               wrong.push(`${scenario.name} ${metric.label} ${contender}: ${value}`);
           }
