@@ -1,11 +1,9 @@
 import { DynamicModule, type FactoryProvider, Module, type ModuleMetadata, Provider } from '@nestjs/common';
 import { DiscoveryModule, ModulesContainer } from '@nestjs/core';
-import { FixedQueue } from './fixed-queue/fixed-queue';
-import { DelayQueue } from './delay-queue/delay-queue';
 import { QueueEvents } from './events/queue-events';
 import { QueueHealthIndicator } from './health/queue-health.indicator';
 import { getDelayQueueToken, getFixedQueueToken } from './queue.constants';
-import { ConsumerFactory } from './consumer/consumer.factory';
+import { ConsumerFactory } from './consumer.factory';
 import { ConsumerRegistry } from './consumer/consumer.registry';
 import { QueueConsumers } from './queue-consumers';
 import { QueueExplorer } from './queue.explorer';
@@ -111,49 +109,13 @@ export class QueueModule extends ConfigurableModuleClass {
 @Module({})
 export class QueueFeatureModule {}
 
-type CreateQueue = (
-  options: never,
-  connection: RedisConnection,
-  settings: QueueSettings,
-  registry: QueueRegistry,
-  events: QueueEvents,
-  consumers: ConsumerRegistry,
-  registeredIn: () => string,
-) => unknown;
+type CreateQueue = (options: never, registry: QueueRegistry, registeredIn: () => string) => unknown;
 
-const createFixedQueue = (
-  options: FixedQueueOptions,
-  connection: RedisConnection,
-  settings: QueueSettings,
-  registry: QueueRegistry,
-  events: QueueEvents,
-  consumers: ConsumerRegistry,
-  registeredIn: () => string,
-) =>
-  registry.register(
-    'fixed',
-    options?.name,
-    options,
-    () => new FixedQueue(options, connection, settings, events, consumers),
-    registeredIn,
-  );
+const createFixedQueue = (options: FixedQueueOptions, registry: QueueRegistry, registeredIn: () => string) =>
+  registry.fixedQueue(options, registeredIn);
 
-const createDelayQueue = (
-  options: DelayQueueOptions,
-  connection: RedisConnection,
-  settings: QueueSettings,
-  registry: QueueRegistry,
-  events: QueueEvents,
-  consumers: ConsumerRegistry,
-  registeredIn: () => string,
-) =>
-  registry.register(
-    'delay',
-    options?.name,
-    options,
-    () => new DelayQueue(options, connection, settings, events, consumers),
-    registeredIn,
-  );
+const createDelayQueue = (options: DelayQueueOptions, registry: QueueRegistry, registeredIn: () => string) =>
+  registry.delayQueue(options, registeredIn);
 
 /** The queue's options as a provider of the feature module: given, or made by the caller's factory. */
 type OptionsSource = Pick<FactoryProvider, 'useFactory' | 'inject'>;
@@ -170,19 +132,18 @@ function queueModule(
 ): DynamicModule {
   // Private to this feature module (not exported): modules registering the same queue each have their own.
   const optionsToken = `${token}:options`;
-  const root = [RedisConnection, QueueSettings, QueueRegistry, QueueEvents, ConsumerRegistry];
   const providers: Provider[] = [
     { provide: optionsToken, ...source },
     {
       provide: token,
       // Optional, so that a missing forRoot is said in these words rather than as Nest's unresolved index.
-      useFactory: (options: unknown, modules: ModulesContainer, ...shared: unknown[]) => {
-        if (shared.some((provider) => provider === undefined))
+      useFactory: (options: unknown, modules: ModulesContainer, registry: QueueRegistry | undefined) => {
+        if (registry === undefined)
           throw new QueueConfigError(missingRoot(`QueueModule.${method}`, (options as { name?: unknown })?.name));
         const registeredIn = () => importersOf(modules, registration);
-        return (create as (...args: unknown[]) => unknown)(options, ...shared, registeredIn);
+        return (create as (...args: unknown[]) => unknown)(options, registry, registeredIn);
       },
-      inject: [optionsToken, ModulesContainer, ...root.map((provided) => ({ token: provided, optional: true }))],
+      inject: [optionsToken, ModulesContainer, { token: QueueRegistry, optional: true }],
     },
   ];
   const registration: DynamicModule = {

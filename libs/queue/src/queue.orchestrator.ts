@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
-import { ConsumerFactory, bound } from './consumer/consumer.factory';
+import { ConsumerFactory, bound } from './consumer.factory';
 import { ConsumerRegistry, type Consumer } from './consumer/consumer.registry';
 import { QueueConfigError } from './errors';
 import { eventQueueKind, QUEUE_EVENT_NAMES, QueueEvents } from './events/queue-events';

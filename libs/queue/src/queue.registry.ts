@@ -2,9 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { isDeepStrictEqual } from 'node:util';
 import { QueueConfigError, UnknownQueueError } from './errors';
 import { duplicateQueue, queueKindConflict, unknownQueue, wrongKind } from './queue.messages';
-import type { DelayQueue } from './delay-queue/delay-queue';
-import type { FixedQueue } from './fixed-queue/fixed-queue';
-import type { QueueKind } from './interfaces';
+import { ConsumerRegistry } from './consumer/consumer.registry';
+import { DelayQueue } from './delay-queue/delay-queue';
+import { QueueEvents } from './events/queue-events';
+import { FixedQueue } from './fixed-queue/fixed-queue';
+import type { DelayQueueOptions, FixedQueueOptions, QueueKind } from './interfaces';
+import { QueueSettings } from './queue.settings';
+import { RedisConnection } from './redis/redis-connection';
 
 export type RegisteredQueue =
   { kind: 'fixed'; name: string; queue: FixedQueue } | { kind: 'delay'; name: string; queue: DelayQueue };
@@ -17,16 +21,58 @@ interface Entry {
   registeredIn?: () => string;
 }
 
-/** Every queue registered in the application, by name; consumers find their queue here. */
+/**
+ * Every queue registered in the application, by name: the one place queues are made (by
+ * `registerFixedQueue` / `registerDelayQueue`, and by `@Recurring` for its own), and where consumers,
+ * health, metrics and the dashboard find them.
+ */
 @Injectable()
 export class QueueRegistry {
   private readonly queues = new Map<string, Entry>();
+
+  /** @internal Made by Nest (QueueModule), not by the application. */
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly settings: QueueSettings,
+    private readonly events: QueueEvents,
+    private readonly consumers: ConsumerRegistry,
+  ) {}
+
+  /** The FixedQueue of that name, made on its first registration (see `register`). */
+  fixedQueue(options: FixedQueueOptions, registeredIn?: () => string): FixedQueue {
+    const { connection, settings, events, consumers } = this;
+    return this.register(
+      'fixed',
+      options?.name,
+      options,
+      () => new FixedQueue(options, connection, settings, events, consumers),
+      registeredIn,
+    );
+  }
+
+  /** The DelayQueue of that name, made on its first registration (see `register`). */
+  delayQueue(options: DelayQueueOptions, registeredIn?: () => string): DelayQueue {
+    const { connection, settings, events, consumers } = this;
+    return this.register(
+      'delay',
+      options?.name,
+      options,
+      () => new DelayQueue(options, connection, settings, events, consumers),
+      registeredIn,
+    );
+  }
 
   /**
    * Returns the queue of that name, creating it on first registration. Several modules may register
    * the same queue (with equal options) and share one instance; other options under the name are refused.
    */
-  register<Q>(kind: QueueKind, name: string, options: unknown, create: () => Q, registeredIn?: () => string): Q {
+  private register<Q>(
+    kind: QueueKind,
+    name: string,
+    options: unknown,
+    create: () => Q,
+    registeredIn?: () => string,
+  ): Q {
     const existing = this.queues.get(name);
     if (existing) {
       if (existing.kind !== kind) throw new QueueConfigError(queueKindConflict(name, existing.kind, kind));

@@ -2,21 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { QueueInUseError } from '../errors';
 import type { QueueKind } from '../interfaces';
 import { queueInUse } from '../queue.messages';
-import type { ConsumerStatus } from './queue-consumer';
+import type { ConsumerRuntime, ConsumerStatus } from './consumer-runtime';
 
-/** A consumer of this process, whatever its kind (QueueConsumer). */
-export interface Consumer {
-  readonly queue: string;
-  readonly label: string;
-  start(): Promise<void>;
-  /** Stops claiming, waits at most `timeoutMs` for its handlers; false when some had to be abandoned. */
-  stop(timeoutMs: number): Promise<boolean>;
-  hold(): void;
-  release(): void;
-  status(): ConsumerStatus;
-  /** A call of this process ended the task `id` (cancel): if this consumer runs it, its signal aborts now. */
-  taskEnded?(id: string, reason: Error): void;
-}
+/** A consumer of this process, whatever its kind: what the registry asks of its runtime. */
+export type Consumer = Pick<
+  ConsumerRuntime<unknown, never>,
+  'queue' | 'label' | 'start' | 'stop' | 'hold' | 'release' | 'status' | 'taskEnded'
+>;
 
 /**
  * The consumers of this process, from the moment they start until they have stopped: what shutdown
@@ -57,7 +49,7 @@ export class ConsumerRegistry {
 
   /** Other processes running the task see its lease lost at their next heartbeat (a third of the lease). */
   taskEnded(queue: string, id: string, reason: Error): void {
-    for (const consumer of this.of(queue)) consumer.taskEnded?.(id, reason);
+    for (const consumer of this.of(queue)) consumer.taskEnded(id, reason);
   }
 
   /** `obliterate` refuses while consumers of the queue run here, unless forced. */

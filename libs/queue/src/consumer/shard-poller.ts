@@ -7,6 +7,8 @@ import { waitOrTimeout } from '../utils/timers';
 export interface Claimed<I> {
   outcome: PollOutcome;
   items: I[];
+  /** Messages of groups discarded for age on the way (FixedQueue). */
+  expired?: { group: string; count: number }[];
 }
 
 /** Why a process stops claiming for a consumer: `pauseConsumers`, or too many handlers past their deadline. */

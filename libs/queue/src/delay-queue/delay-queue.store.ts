@@ -25,7 +25,9 @@ import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } 
 import { zscore, type Scored } from '../redis/score-pages';
 import type { ResolvedTime } from '../validation/time';
 import type { DelayQueueOptionsRules } from '../validation/queue-options';
-import type { DelayQueueStats, UpcomingTask } from '../interfaces';
+import type { DelayQueueStats, RepeatInfo, UpcomingTask } from '../interfaces';
+import { decodeRepeatEntry } from '../redis/lua/repeat-entry';
+import { RepeatSchedule } from './repeat-schedule';
 
 export type { ClaimedTask, ClaimOutcome } from '../redis/lua/delay-claim';
 export type { StoredTask } from '../redis/lua/delay-get';
@@ -45,7 +47,17 @@ const DELIVERIES_PER_CALL = 250;
 export const DEAD_LETTERS_PER_CHUNK = 500;
 
 /** Every key of a shard. */
-const SHARD_KINDS: ShardKeyKind[] = ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats'];
+const SHARD_KINDS: ShardKeyKind[] = [
+  'due',
+  'active',
+  'data',
+  'dead',
+  'stats',
+  'errors',
+  'runs',
+  'repeats',
+  'declarations',
+];
 
 /** The Redis side of a DelayQueue: key names, script arguments and reply decoding, nothing else. */
 export class DelayQueueStore {
@@ -107,14 +119,30 @@ export class DelayQueueStore {
     return this.write(delayUnrepeat, shard, id);
   }
 
-  /** One HSCAN step over a shard's repeats: the next cursor ('0': done) and some ids with their entries. */
-  async scanRepeats(shard: number, cursor: string, count: number): Promise<{ cursor: string; entries: string[][] }> {
+  /** One HSCAN step over a shard's repeats: the next cursor ('0': done) and some of them. */
+  async scanRepeats(shard: number, cursor: string, count: number): Promise<{ cursor: string; repeats: RepeatInfo[] }> {
     const [next, flat] = await this.scripts.call((client) =>
       client.hscan(this.keys.key(shard, 'repeats'), cursor, 'COUNT', count),
     );
-    const entries: string[][] = [];
-    for (let i = 0; i < flat.length; i += 2) entries.push([flat[i], flat[i + 1]]);
-    return { cursor: next, entries };
+    const repeats: RepeatInfo[] = [];
+    for (let i = 0; i < flat.length; i += 2) repeats.push(toRepeatInfo(flat[i], flat[i + 1]));
+    return { cursor: next, repeats };
+  }
+
+  /** The repeat `id`, or null. */
+  async repeatInfo(shard: number, id: string): Promise<RepeatInfo | null> {
+    const stored = await this.scripts.call((client) => client.hget(this.keys.key(shard, 'repeats'), id));
+    return stored === null ? null : toRepeatInfo(id, stored);
+  }
+
+  /** Withdraws a process' declaration of the shard's `@Recurring` schedule (at shutdown). */
+  async withdrawDeclaration(shard: number, declarer: string): Promise<void> {
+    await this.scripts.call((client) => client.hdel(this.keys.key(shard, 'declarations'), `p:${declarer}`));
+  }
+
+  /** The `@Recurring` declarations of a shard's schedule (see recurring-declare.lua), as stored. */
+  declarations(shard: number): Promise<Record<string, string>> {
+    return this.scripts.call((client) => client.hgetall(this.keys.key(shard, 'declarations')));
   }
 
   get(shard: number, id: string): Promise<StoredTask | null> {
@@ -269,4 +297,22 @@ export class DelayQueueStore {
     }
     return total;
   }
+}
+
+function toRepeatInfo(id: string, stored: string): RepeatInfo {
+  const { occurrence, lastRunAt, lastOutcome, lastSuccessAt, schedule } = decodeRepeatEntry(stored);
+  const { cron, tz, everyMs, missed, startAt, endAt } = RepeatSchedule.parse(schedule);
+  return {
+    id,
+    ...(cron !== undefined && { cron }),
+    ...(tz !== undefined && { tz }),
+    ...(everyMs !== undefined && { everyMs }),
+    missed,
+    ...(startAt !== undefined && { startAt }),
+    ...(endAt !== undefined && { endAt }),
+    nextRunAt: occurrence,
+    ...(lastRunAt !== undefined && { lastRunAt }),
+    ...(lastOutcome !== undefined && { lastOutcome }),
+    ...(lastSuccessAt !== undefined && { lastSuccessAt }),
+  };
 }

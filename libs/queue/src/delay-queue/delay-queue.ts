@@ -49,7 +49,6 @@ import {
 } from './delay-queue.store';
 import { RepeatOccurrences } from './repeat-occurrences';
 import { RepeatSchedule } from './repeat-schedule';
-import { decodeRepeatEntry } from '../redis/lua/repeat-entry';
 import type { RecurringDeclareInput, RecurringDeclared } from '../redis/lua/recurring-declare';
 import { queueLogContext } from '../utils/log-line';
 
@@ -203,7 +202,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     const items: RepeatInfo[] = [];
     while (items.length < limit) {
       const step = await this.store.scanRepeats(shard, scan, limit - items.length);
-      for (const [id, entry] of step.entries) items.push(this.toRepeatInfo(id, entry));
+      items.push(...step.repeats);
       scan = step.cursor;
       if (scan !== '0') continue;
       shard += 1;
@@ -436,24 +435,6 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     if (typeof placed === 'string') throw new TaskStateError(id, placed);
     this.hint(shard, placed);
     return { id, runAt: placed.runAt };
-  }
-
-  private toRepeatInfo(id: string, stored: string): RepeatInfo {
-    const { occurrence, lastRunAt, lastOutcome, lastSuccessAt, schedule } = decodeRepeatEntry(stored);
-    const { cron, tz, everyMs, missed, startAt, endAt } = RepeatSchedule.parse(schedule);
-    return {
-      id,
-      ...(cron !== undefined && { cron }),
-      ...(tz !== undefined && { tz }),
-      ...(everyMs !== undefined && { everyMs }),
-      missed,
-      ...(startAt !== undefined && { startAt }),
-      ...(endAt !== undefined && { endAt }),
-      nextRunAt: occurrence,
-      ...(lastRunAt !== undefined && { lastRunAt }),
-      ...(lastOutcome !== undefined && { lastOutcome }),
-      ...(lastSuccessAt !== undefined && { lastSuccessAt }),
-    };
   }
 
   private toInfo(id: string, task: StoredTask): TaskInfo<T> & { lastError?: string } {

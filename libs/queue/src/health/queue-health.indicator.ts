@@ -22,7 +22,7 @@ import type {
   RecurringScheduleInfo,
 } from '../interfaces';
 import { QueueConnectionError, QueueInputError, UnknownQueueError } from '../errors';
-import type { ConsumerStatus } from '../consumer/queue-consumer';
+import type { ConsumerStatus } from '../consumer/consumer-runtime';
 
 /** A queue all of whose consumers here drain on a schedule waits up to the longest of their periods. */
 function scheduledPeriod(consumers: ConsumerStatus[]): number | undefined {

@@ -1,16 +1,15 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { bound, ConsumerFactory } from '../consumer/consumer.factory';
-import { ConsumerRegistry } from '../consumer/consumer.registry';
-import { DelayQueue } from '../delay-queue/delay-queue';
-import type { DelayConsumerWorker } from '../delay-queue/delay-consumer.worker';
+import { bound, ConsumerFactory, type BuiltConsumer } from '../consumer.factory';
+import type { DelayQueue } from '../delay-queue/delay-queue';
+import { DelayQueueStore } from '../delay-queue/delay-queue.store';
 import { QueueConfigError, QueueConnectionError, QueueInputError } from '../errors';
 import { describeError } from '../utils/errors';
 import { DECLARE_EVERY_MS, RecurringDeclaration } from './recurring-declaration';
-import { decodeRepeatEntry } from '../redis/lua/repeat-entry';
 import { RepeatSchedule } from '../delay-queue/repeat-schedule';
 import { QueueKeys } from '../redis/keys';
+import { deleteQueueMeta } from '../redis/queue-meta';
 import { assertName } from '../validation/payload';
 import { QueueEvents } from '../events/queue-events';
 import type {
@@ -20,25 +19,20 @@ import type {
   RecurringDeclarationInfo,
   RecurringOptions,
   RecurringScheduleInfo,
+  RepeatInfo,
 } from '../interfaces';
 import { RECURRING_QUEUE_PREFIX } from '../queue.constants';
 import type { FoundMethod } from '../queue.explorer';
 import { QueueRegistry } from '../queue.registry';
 import { QueueSettings } from '../queue.settings';
 import { RedisConnection } from '../redis/redis-connection';
-import { MAX_HANDLER_TIMEOUT_MS } from '../validation/queue-options';
+import { DelayQueueOptionsRules, MAX_HANDLER_TIMEOUT_MS, resolveOptions } from '../validation/queue-options';
+import { stillDeclared, nameTaken } from './recurring.messages';
 import { resolveRecurring } from './recurring-options';
 
 /**
- * Lease of a run: short, so that a run whose process died is taken over (and the schedule goes on)
- * within two seconds; a run that lives longer keeps it by the consumer's heartbeat.
- */
-const RECURRING_LEASE_MS = 2000;
-
-/**
- * The `@Recurring` schedules: it mounts each method on a DelayQueue repeat (the repeat `<name>` of its
- * own one-shard queue `recurring.<name>`, so its retries and lease are its own, and it shows on the
- * dashboard, in metrics and in health like any queue), and lists them all, with those that no process
+ * The `@Recurring` schedules, mounted as `@nestjs/schedule` mounts its jobs: each method on a DelayQueue
+ * repeat (the repeat `<name>` of its own queue, see `recurringQueueOptions`), and lists them all, with those that no process
  * declares any more (a `@Recurring` removed from the code) for `remove()`. Every replica declares its
  * schedules at start, which changes nothing unless a schedule did.
  */
@@ -61,27 +55,20 @@ export class RecurringSchedules {
     private readonly settings: QueueSettings,
     private readonly events: QueueEvents,
     private readonly factory: ConsumerFactory,
-    private readonly consumers: ConsumerRegistry,
   ) {}
 
-  /** @internal Declares the schedule of a `@Recurring` method and builds its consumer (QueueOrchestrator). */
-  async mount(found: FoundMethod<RecurringOptions>): Promise<DelayConsumerWorker | undefined> {
+  /**
+   * @internal Mounts a `@Recurring` method (QueueOrchestrator): its queue made through the registry, its
+   * schedule declared, and the consumer that runs the method for each occurrence.
+   */
+  async mount(found: FoundMethod<RecurringOptions>): Promise<BuiltConsumer> {
     const { instance, method, label, metadata } = found;
     const where = `@Recurring on ${label}`;
     const plan = await resolveRecurring(metadata, label, (raw, at) => this.factory.decoratorOptions(raw, at));
     const { name, every, tz, missed, handlerTimeoutMs, maxAttempts, backoff } = plan;
     const other = this.names.get(name);
-    if (other !== undefined)
-      throw new QueueConfigError(`${where}: the name "${name}" is already used by @Recurring on ${other}`);
+    if (other !== undefined) throw new QueueConfigError(nameTaken(where, name, other));
     this.names.set(name, label);
-    const queueName = RECURRING_QUEUE_PREFIX + name;
-    const options: DelayQueueOptions = {
-      name: queueName,
-      shards: 1,
-      visibilityTimeoutMs: RECURRING_LEASE_MS,
-      ...(maxAttempts !== undefined && { maxAttempts }),
-      ...(backoff !== undefined && { backoff }),
-    };
     let schedule: RepeatSchedule;
     try {
       assertName(name, 'name');
@@ -94,12 +81,12 @@ export class RecurringSchedules {
       if (error instanceof QueueInputError) throw new QueueConfigError(`${where}: ${error.message}`, { cause: error });
       throw error;
     }
-    const queue = this.registry.register(
-      'delay',
-      queueName,
-      options,
-      () => new DelayQueue(options, this.connection, this.settings, this.events, this.consumers),
-    );
+    const queue = this.registry.delayQueue({
+      ...recurringQueueOptions(name),
+      ...(maxAttempts !== undefined && { maxAttempts }),
+      ...(backoff !== undefined && { backoff }),
+    });
+    // Made after the application's modules were initialised: its record is declared here.
     await queue.onModuleInit();
     const declaration = new RecurringDeclaration(name, label, schedule, queue, this.declarer, this.events, () =>
       // The index `list()` reads: a schedule whose method is gone stays listed until removed.
@@ -108,8 +95,13 @@ export class RecurringSchedules {
     this.declarations.set(name, declaration);
     await this.declareFirst(declaration);
     const run = bound(instance, method);
-    const handler = {
-      run: (_payload: unknown, ctx: DelayContext) =>
+    return this.factory.delayQueueConsumer(
+      queue,
+      label,
+      // No deadline unless asked for: a run past one would only have its signal aborted (the schedule
+      // stays held until it ends), and a recurring job's length is its own business.
+      { concurrency: 1, handlerTimeoutMs: handlerTimeoutMs ?? MAX_HANDLER_TIMEOUT_MS },
+      (_payload: unknown, ctx: DelayContext) =>
         run({
           name,
           occurrence: ctx.repeat?.occurrence ?? ctx.runAt,
@@ -117,18 +109,7 @@ export class RecurringSchedules {
           attempt: ctx.attempt,
           signal: ctx.signal,
         } satisfies RecurringContext),
-    };
-    return this.factory.delayConsumer({
-      instance: handler,
-      method: 'run',
-      label,
-      metadata: {
-        queue: queueName,
-        // No deadline unless asked for: a run past one would only have its signal aborted (the schedule
-        // stays held until it ends), and a recurring job's length is its own business.
-        options: { concurrency: 1, handlerTimeoutMs: handlerTimeoutMs ?? MAX_HANDLER_TIMEOUT_MS },
-      },
-    });
+    );
   }
 
   /**
@@ -176,11 +157,7 @@ export class RecurringSchedules {
    */
   async withdraw(): Promise<void> {
     await Promise.all(
-      [...this.declarations.keys()].map((name) =>
-        this.connection.scripts.call((client) =>
-          client.hdel(this.keysOf(name).key(0, 'declarations'), `p:${this.declarer.id}`),
-        ),
-      ),
+      [...this.declarations.keys()].map((name) => this.storeOf(name).withdrawDeclaration(0, this.declarer.id)),
     );
   }
 
@@ -198,14 +175,10 @@ export class RecurringSchedules {
     const index = await this.connection.scripts.call((client) => client.hgetall(this.indexKey()));
     const listed = await Promise.all(
       Object.entries(index).map(async ([name, label]) => {
-        const keys = this.keysOf(name);
-        const [stored, declared] = await Promise.all([
-          this.connection.scripts.call((client) => client.hget(keys.key(0, 'repeats'), name)),
-          this.connection.scripts.call((client) => client.hgetall(keys.key(0, 'declarations'))),
-        ]);
-        if (stored === null) return undefined;
-        const { occurrence, lastRunAt, lastOutcome, lastSuccessAt, schedule } = decodeRepeatEntry(stored);
-        const { cron, tz, everyMs, missed } = RepeatSchedule.parse(schedule);
+        const store = this.storeOf(name);
+        const [repeat, declared] = await Promise.all([store.repeatInfo(0, name), store.declarations(0)]);
+        if (repeat === null) return undefined;
+        const { cron, tz, everyMs, missed, nextRunAt, lastRunAt, lastOutcome, lastSuccessAt } = repeat;
         const info: RecurringScheduleInfo = {
           name,
           declaredBy: label,
@@ -214,11 +187,11 @@ export class RecurringSchedules {
           ...(tz !== undefined && { tz }),
           ...(everyMs !== undefined && { everyMs }),
           missed,
-          nextRunAt: occurrence,
+          nextRunAt,
           ...(lastRunAt !== undefined && { lastRunAt }),
           ...(lastOutcome !== undefined && { lastOutcome }),
           ...(lastSuccessAt !== undefined && { lastSuccessAt }),
-          declarations: this.decodeDeclarations(declared, schedule),
+          declarations: this.decodeDeclarations(declared, repeat),
         };
         return info;
       }),
@@ -227,7 +200,7 @@ export class RecurringSchedules {
   }
 
   /** The declarations hash (see recurring-declare.lua), the definition in effect first, then newest first. */
-  private decodeDeclarations(fields: Record<string, string>, inEffect: string): RecurringDeclarationInfo[] {
+  private decodeDeclarations(fields: Record<string, string>, inEffect: RepeatInfo): RecurringDeclarationInfo[] {
     const now = this.connection.clock.estimate();
     const live = new Set<string>();
     for (const [field, value] of Object.entries(fields)) {
@@ -249,7 +222,8 @@ export class RecurringSchedules {
         declaredBy: by.join('|'),
         firstDeclaredAt: Number(firstDeclaredAt),
         live: live.has(text),
-        inEffect: text === inEffect,
+        inEffect:
+          cron === inEffect.cron && tz === inEffect.tz && everyMs === inEffect.everyMs && missed === inEffect.missed,
       });
     }
     return declarations.sort(
@@ -265,21 +239,36 @@ export class RecurringSchedules {
   async remove(name: string): Promise<boolean> {
     assertName(name, 'name');
     const label = this.names.get(name);
-    if (label !== undefined)
-      throw new QueueInputError(`"${name}" is still declared by @Recurring on ${label}: remove the decorator first`);
-    const keys = this.keysOf(name);
-    const shard = ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats', 'declarations'] as const;
+    if (label !== undefined) throw new QueueInputError(stillDeclared(name, label));
     const removed = await this.connection.scripts.call((client) => client.hdel(this.indexKey(), name));
-    await this.connection.scripts.call((client) => client.unlink(...shard.map((kind) => keys.key(0, kind))));
-    await this.connection.scripts.call((client) => client.unlink(keys.meta));
+    const store = this.storeOf(name);
+    await store.obliterate(0);
+    await deleteQueueMeta(this.connection, store.keys);
     return removed === 1;
   }
 
   private indexKey(): string {
-    return `${this.settings.prefix}:{recurring}:schedules`;
+    return QueueKeys.recurringIndex(this.settings.prefix);
   }
 
-  private keysOf(name: string): QueueKeys {
-    return new QueueKeys(this.settings.prefix, RECURRING_QUEUE_PREFIX + name, 1);
+  /**
+   * The store of a schedule's queue: this process' own when it runs the schedule, else one over the
+   * same keys (a schedule that only another process, or none any more, declares).
+   */
+  private storeOf(name: string): DelayQueueStore {
+    const queueName = RECURRING_QUEUE_PREFIX + name;
+    if (this.registry.has('delay', queueName)) return this.registry.get<DelayQueue>('delay', queueName).store;
+    const options = resolveOptions(DelayQueueOptionsRules, recurringQueueOptions(name), `@Recurring "${name}"`);
+    return new DelayQueueStore(this.connection.scripts, new QueueKeys(this.settings.prefix, queueName, 1), options);
   }
+}
+
+/**
+ * A schedule's own one-shard queue `recurring.<name>`, so that its retries and lease are its own and it
+ * shows on the dashboard, in metrics and in health like any queue. Its lease is short, so that a run
+ * whose process died is taken over (and the schedule goes on) within two seconds; a run that lives
+ * longer keeps it by the consumer's heartbeat.
+ */
+function recurringQueueOptions(name: string): DelayQueueOptions {
+  return { name: RECURRING_QUEUE_PREFIX + name, shards: 1, visibilityTimeoutMs: 2000 };
 }

@@ -51,6 +51,11 @@ export class QueueKeys {
     this.tags = Array.from({ length: shards }, (_, shard) => `${prefix}:{${queue}:${shard}}`);
   }
 
+  /** The hash of every `@Recurring` schedule declared under the prefix: name → `Class.method`. */
+  static recurringIndex(prefix: string): string {
+    return `${prefix}:{recurring}:schedules`;
+  }
+
   key(shard: number, kind: ShardKeyKind): string {
     return `${this.tags[shard]}:${kind}`;
   }

@@ -1,39 +1,44 @@
 import { Injectable, type InjectionToken, Logger } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { DelayConsumerWorker } from '../delay-queue/delay-consumer.worker';
-import { DelayQueue } from '../delay-queue/delay-queue';
-import type { BatchConsumerMetadata, DelayConsumerMetadata } from '../decorators';
-import { QueueConfigError } from '../errors';
-import { QueueEvents } from '../events/queue-events';
-import { BatchConsumerWorker, type BatchFailureHandler } from '../fixed-queue/batch-consumer.worker';
-import { FixedQueue } from '../fixed-queue/fixed-queue';
-import type { ConsumerOptionsFactory, QueueKind } from '../interfaces';
-import { getDelayQueueToken, getFixedQueueToken } from '../queue.constants';
-import type { FoundMethod } from '../queue.explorer';
-import { replacedQueue } from '../queue.messages';
-import { QueueRegistry } from '../queue.registry';
-import { QueueSettings } from '../queue.settings';
-import { QueueTracer } from '../tracing/queue-tracer';
-import { QueueKeys } from '../redis/keys';
-import { RedisConnection } from '../redis/redis-connection';
-import type { WakeHints } from '../redis/wake-hints';
-import { describeError } from '../utils/errors';
-import { queueLogContext } from '../utils/log-line';
+import type { ConsumerAdapter, OpenedDelivery } from './consumer/consumer-adapter';
+import { ConsumerRuntime } from './consumer/consumer-runtime';
+import { ConsumerSchedule } from './consumer/consumer-schedule';
+import { OutcomeReporter, type FailedHook } from './consumer/outcome-reporter';
+import { DelayConsumerAdapter, type DelayHandler } from './delay-queue/delay-consumer.adapter';
+import { DelayQueue } from './delay-queue/delay-queue';
+import type { BatchConsumerMetadata, DelayConsumerMetadata } from './decorators';
+import { QueueConfigError } from './errors';
+import { QueueEvents } from './events/queue-events';
+import { BatchConsumerAdapter, batchFailedHook, type BatchFailureHandler } from './fixed-queue/batch-consumer.adapter';
+import { FixedQueue } from './fixed-queue/fixed-queue';
+import type { ConsumerOptionsFactory, QueueKind } from './interfaces';
+import { getDelayQueueToken, getFixedQueueToken } from './queue.constants';
+import type { FoundMethod } from './queue.explorer';
+import { replacedQueue } from './queue.messages';
+import { QueueRegistry } from './queue.registry';
+import { QueueSettings } from './queue.settings';
+import { QueueTracer } from './tracing/queue-tracer';
+import { RedisConnection } from './redis/redis-connection';
+import type { WakeHints } from './redis/wake-hints';
+import { describeError } from './utils/errors';
+import { queueLogContext } from './utils/log-line';
 import {
   BatchConsumerOptionsRules,
   batchConsumerChecks,
   DelayConsumerOptionsRules,
   resolveOptions,
-} from '../validation/queue-options';
-import { ConsumerSchedule } from './consumer-schedule';
-import type { ConsumerDependencies } from './queue-consumer';
+} from './validation/queue-options';
 
 type Method = (...args: unknown[]) => unknown;
 
+/** A consumer this factory built, of either kind. */
+export type BuiltConsumer = ConsumerRuntime<unknown, OpenedDelivery>;
+
 /**
- * Builds the consumer of a method the explorer found, from the connection, its queue's name and
- * options, and its own options (written out, or made by their `useFactory` at start-up), checked
- * before anything starts. A queue replaced by a provider override is not consumed (undefined).
+ * Builds the consumer of a method the explorer found: its queue's kind's adapter (from the queue's own
+ * store and options) composed with the consumer runtime and an outcome reporter, after its options
+ * (written out, or made by their `useFactory` at start-up) are checked. A queue replaced by a provider
+ * override is not consumed (undefined).
  */
 @Injectable()
 export class ConsumerFactory {
@@ -47,7 +52,7 @@ export class ConsumerFactory {
     private readonly moduleRef: ModuleRef,
   ) {}
 
-  async batchConsumer(found: FoundMethod<BatchConsumerMetadata>): Promise<BatchConsumerWorker | undefined> {
+  async batchConsumer(found: FoundMethod<BatchConsumerMetadata>): Promise<BuiltConsumer | undefined> {
     const { instance, label, metadata } = found;
     const where = `@BatchConsumer on ${label}`;
     const queue = this.consumedQueue('fixed', metadata.queue, label, FixedQueue<unknown>);
@@ -77,34 +82,68 @@ export class ConsumerFactory {
           label,
         })
       : undefined;
-    return new BatchConsumerWorker({
-      ...this.dependencies(queue, label),
-      schedule,
-      queueOptions: queue.options,
+    const tracer = this.tracer('fixed', queue);
+    const adapter = new BatchConsumerAdapter({
+      queue,
+      label,
       options,
       handler: bound(instance, found.method),
-      onFailed,
-      tracer: this.tracer('fixed', queue),
+      traced: tracer !== undefined,
     });
+    return this.runtime(queue, label, options, adapter, tracer, onFailed && batchFailedHook(onFailed), schedule);
   }
 
-  async delayConsumer(found: FoundMethod<DelayConsumerMetadata>): Promise<DelayConsumerWorker | undefined> {
+  async delayConsumer(found: FoundMethod<DelayConsumerMetadata>): Promise<BuiltConsumer | undefined> {
     const { instance, label, metadata } = found;
     const where = `@DelayConsumer on ${label}`;
     const queue = this.consumedQueue('delay', metadata.queue, label, DelayQueue<unknown>);
-    const options = resolveOptions(
-      DelayConsumerOptionsRules,
-      await this.decoratorOptions(metadata.options, where),
-      where,
-    );
-    if (!queue) return undefined;
-    return new DelayConsumerWorker({
-      ...this.dependencies(queue, label),
-      queueOptions: queue.options,
-      options,
-      handler: bound(instance, found.method),
-      tracer: this.tracer('delay', queue),
+    const options = await this.decoratorOptions(metadata.options, where);
+    if (!queue) {
+      resolveOptions(DelayConsumerOptionsRules, options, where);
+      return undefined;
+    }
+    return this.delayQueueConsumer(queue, label, options, bound(instance, found.method));
+  }
+
+  /** The consumer of a DelayQueue, running `handler` for each task (a `@DelayConsumer`, or a `@Recurring`). */
+  delayQueueConsumer(queue: DelayQueue<unknown>, label: string, raw: unknown, handler: DelayHandler): BuiltConsumer {
+    const options = resolveOptions(DelayConsumerOptionsRules, raw, `@DelayConsumer on ${label}`);
+    const adapter = new DelayConsumerAdapter({ queue, clock: this.connection.clock, label, options, handler });
+    return this.runtime(queue, label, options, adapter, this.tracer('delay', queue));
+  }
+
+  private runtime<I, D extends OpenedDelivery>(
+    queue: { name: string; options: { shards: number }; hints: WakeHints },
+    label: string,
+    options: { concurrency: number; handlerTimeoutMs: number },
+    adapter: ConsumerAdapter<I, D>,
+    tracer: QueueTracer | undefined,
+    onFailed?: FailedHook<D>,
+    schedule?: ConsumerSchedule,
+  ): BuiltConsumer {
+    const reporter = new OutcomeReporter<D>({
+      queue: queue.name,
+      kind: adapter.kind,
+      label,
+      logger: new Logger(queueLogContext(queue.name)),
+      events: this.events,
+      tracer,
+      onFailed,
     });
+    const runtime = new ConsumerRuntime<I, D>({
+      queue: queue.name,
+      shards: queue.options.shards,
+      label,
+      adapter,
+      reporter,
+      connection: this.connection,
+      hints: queue.hints,
+      concurrency: options.concurrency,
+      handlerTimeoutMs: options.handlerTimeoutMs,
+      idlePollMs: this.settings.idlePollMs,
+      schedule,
+    });
+    return runtime as unknown as BuiltConsumer;
   }
 
   /**
@@ -128,23 +167,6 @@ export class ConsumerFactory {
   /** The spans of a consumer of a traced queue. */
   private tracer(kind: QueueKind, queue: { name: string; options: { tracing?: boolean } }): QueueTracer | undefined {
     return (queue.options.tracing ?? this.settings.tracing) ? new QueueTracer(queue.name, kind) : undefined;
-  }
-
-  private dependencies(
-    queue: { name: string; options: { shards: number }; hints: WakeHints },
-    label: string,
-  ): Omit<ConsumerDependencies, 'options'> {
-    return {
-      connection: this.connection,
-      events: this.events,
-      logger: new Logger(queueLogContext(queue.name)),
-      queue: queue.name,
-      shards: queue.options.shards,
-      keys: new QueueKeys(this.settings.prefix, queue.name, queue.options.shards),
-      hints: queue.hints,
-      label,
-      idlePollMs: this.settings.idlePollMs,
-    };
   }
 
   /** A consumer's queue, or undefined (logged) when a provider override replaced it with something else. */

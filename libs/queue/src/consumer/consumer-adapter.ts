@@ -1,0 +1,101 @@
+import type { BatchEvent, QueueKind, TaskEvent } from '../interfaces';
+import type * as Otel from '@opentelemetry/api';
+import type { ProcessSpan } from '../tracing/queue-tracer';
+import type { RunningDelivery } from './deliveries';
+import type { RetryPolicy } from './retry-policy';
+import type { Claimed } from './shard-poller';
+
+/**
+ * A delivery an adapter opened for a claimed item: what it holds, how its handler is called, and how
+ * the reporter names it. The runtime counts in-process attempts in `attempt` and keeps its span.
+ */
+export interface OpenedDelivery extends RunningDelivery {
+  /** The attempt under way: the claim's, then one more per in-process retry. */
+  attempt: number;
+  /** The delivery's process span, when its queue is traced (set by the runtime). */
+  span?: ProcessSpan;
+  /** Nothing to run (a repeat occurrence that is only skipped): the runtime settles it at once. */
+  readonly skip?: boolean;
+  /** Calls the handler for the attempt under way. */
+  call(): unknown;
+  /** Log-line fields naming it (`group`, `size` / `id`). */
+  fields(): Record<string, string | number>;
+  /** The fields of its events, without the run's duration. */
+  event(): DeliveryEventBase;
+  /** Its process span's attributes and the creation contexts it links to (or, `parent`, continues). */
+  trace(): { attributes: Otel.Attributes; carriers?: readonly string[]; parent?: boolean };
+}
+
+export type DeliveryEventBase = Omit<BatchEvent, 'durationMs'> | TaskEvent;
+
+/** How a handler's run ended, as the runtime hands it to `settle`. */
+export type HandlerResult = { ok: true } | { ok: false; error: unknown };
+
+/**
+ * What became of a delivery once its adapter recorded it in Redis (or found nothing to record):
+ * the one value the reporter turns into the span's end, the event, the log line and `onFailed`.
+ */
+export type DeliveryOutcome =
+  /** Acknowledged. */
+  | { type: 'acknowledged' }
+  /** Failed; delivered again at `at` (server ms). */
+  | { type: 'retry'; at: number }
+  /** Failed its last attempt and dead-lettered at `at`. */
+  | { type: 'dead'; at: number }
+  /** Failed its last attempt, nothing kept (at-most-once; a repeat occurrence given up until `nextRunAt`). */
+  | { type: 'failed'; nextRunAt?: number }
+  /** No longer this consumer's: its lease ran out under the handler (or the task was cancelled). */
+  | { type: 'lease-lost' }
+  /** Shutdown abandoned it and gave it back. */
+  | { type: 'given-back' }
+  /** Nothing ran (a skipped repeat occurrence). */
+  | { type: 'skipped' };
+
+/** Work a settlement made due in the delivery's shard: at `at`, server ms (`serverNow` when known). */
+export interface DueAgain {
+  at: number;
+  serverNow?: number;
+}
+
+/** An item handed to the slot that settled the delivery before it, and when it was claimed (server ms). */
+export interface Handover<I> {
+  item: I;
+  claimedAt: number;
+}
+
+/** A delivery's outcome once recorded, what it made due again, and messages its group lost to age meanwhile. */
+export interface Settled {
+  outcome: DeliveryOutcome;
+  due?: DueAgain;
+  expired?: number;
+}
+
+/** What `settle` sends to Redis: the outcome once recorded, and the next item for the slot if it asked. */
+export interface Settlement<I> {
+  outcome: Promise<Settled>;
+  next?: Promise<Handover<I> | undefined>;
+}
+
+/**
+ * What a kind of queue gives the consumer runtime: how its work is claimed, opened for a handler,
+ * settled, kept and given back. Built from the queue's own store; the runtime knows nothing else of it.
+ */
+export interface ConsumerAdapter<I, D extends OpenedDelivery> {
+  readonly kind: QueueKind;
+  /** The lease a claim takes; its deliveries' leases are extended by the runtime's heartbeat. */
+  readonly leaseMs: number;
+  /** In-process retries of a failed handler (at-most-once queues), under the same deadline. */
+  readonly localRetries?: RetryPolicy;
+  /** Claims at most `limit` items of a shard. */
+  claim(shard: number, limit: number): Promise<Claimed<I>>;
+  open(shard: number, item: I, claimedAt: number): D;
+  /**
+   * Records how the handler ended. `next`: the slot goes on with the same group, if the adapter can
+   * hand its next item over with the acknowledgement.
+   */
+  settle(delivery: D, result: HandlerResult, next: boolean): Settlement<I>;
+  /** Extends the leases of a shard's deliveries; absent when they hold none. */
+  extend?(shard: number, deliveries: D[]): Promise<boolean[]>;
+  /** Hands back what shutdown abandoned; resolves with how many went back. */
+  giveBack(abandoned: D[]): Promise<number>;
+}

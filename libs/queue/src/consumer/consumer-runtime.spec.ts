@@ -1,0 +1,306 @@
+import { Logger } from '@nestjs/common';
+import { HandlerTimeoutError } from '../errors';
+import { QueueEvents } from '../events/queue-events';
+import { ServerClock } from '../redis/server-clock';
+import { pollUntil } from '../../../../test/support/testing';
+import type {
+  ConsumerAdapter,
+  DeliveryOutcome,
+  HandlerResult,
+  OpenedDelivery,
+  Settled,
+  Settlement,
+} from './consumer-adapter';
+import { ConsumerRuntime } from './consumer-runtime';
+import { LazyAbort } from './deliveries';
+import { OutcomeReporter } from './outcome-reporter';
+import { RetryPolicy } from './retry-policy';
+
+/** A claimed item of the fake queue: what its handler does, and what its settlement says. */
+interface Item {
+  id: string;
+  run: (delivery: FakeDelivery) => unknown;
+  /** The outcome `settle` reports for a failure (default: retry in an hour). */
+  failure?: DeliveryOutcome;
+  /** Items the settlement hands over to the same slot, when it is asked for. */
+  next?: Item;
+}
+
+class FakeDelivery implements OpenedDelivery {
+  readonly aborter = new LazyAbort();
+  attempt = 1;
+
+  constructor(
+    readonly shard: number,
+    readonly item: Item,
+  ) {}
+
+  get what() {
+    return `task "${this.item.id}"`;
+  }
+
+  get subject() {
+    return { id: this.item.id };
+  }
+
+  call() {
+    return this.item.run(this);
+  }
+
+  fields() {
+    return { id: this.item.id };
+  }
+
+  event() {
+    return { queue: 'fake', id: this.item.id, attempt: this.attempt, runAt: 0, firedAt: 0, consumer: 'Fake.handle' };
+  }
+
+  trace() {
+    return { attributes: {} };
+  }
+}
+
+/** A queue kept in memory, so that the runtime is driven without Redis. */
+class FakeAdapter implements ConsumerAdapter<Item, FakeDelivery> {
+  readonly kind = 'delay';
+  readonly leaseMs = 150;
+  localRetries?: RetryPolicy;
+  readonly waiting: Item[] = [];
+  readonly settled: { id: string; result: HandlerResult; next: boolean; attempt: number }[] = [];
+  readonly extended: string[] = [];
+  readonly givenBack: string[] = [];
+  /** Leases `extend` reports lost. */
+  readonly lost = new Set<string>();
+  claims = 0;
+
+  async claim(_shard: number, limit: number) {
+    this.claims++;
+    const items = this.waiting.splice(0, limit);
+    const serverNow = Date.now();
+    return { outcome: { serverNow, nextDueAt: this.waiting.length > 0 ? serverNow : Infinity }, items };
+  }
+
+  open(shard: number, item: Item) {
+    return new FakeDelivery(shard, item);
+  }
+
+  settle(delivery: FakeDelivery, result: HandlerResult, next: boolean): Settlement<Item> {
+    const { item } = delivery;
+    this.settled.push({ id: item.id, result, next, attempt: delivery.attempt });
+    const settled: Settled = result.ok
+      ? { outcome: { type: 'acknowledged' } }
+      : { outcome: item.failure ?? { type: 'retry', at: Date.now() + 3_600_000 } };
+    if (settled.outcome.type === 'retry') settled.due = { at: settled.outcome.at };
+    return {
+      outcome: Promise.resolve(settled),
+      ...(next && item.next && { next: Promise.resolve({ item: item.next, claimedAt: Date.now() }) }),
+    };
+  }
+
+  async extend(_shard: number, deliveries: FakeDelivery[]) {
+    this.extended.push(...deliveries.map(({ item }) => item.id));
+    return deliveries.map(({ item }) => !this.lost.has(item.id));
+  }
+
+  async giveBack(abandoned: FakeDelivery[]) {
+    this.givenBack.push(...abandoned.map(({ item }) => item.id));
+    return abandoned.length;
+  }
+}
+
+describe('ConsumerRuntime (driven by a fake adapter, no Redis)', () => {
+  let adapter: FakeAdapter;
+  let events: QueueEvents;
+  let hints: { channel: string; publish: jest.Mock; now: jest.Mock };
+  const runtimes: ConsumerRuntime<Item, FakeDelivery>[] = [];
+
+  beforeEach(() => {
+    adapter = new FakeAdapter();
+    events = new QueueEvents();
+    hints = { channel: 'fake:wake', publish: jest.fn(), now: jest.fn() };
+  });
+
+  afterEach(async () => {
+    await Promise.all(runtimes.splice(0).map((runtime) => runtime.stop(100)));
+  });
+
+  function runtime(options: { concurrency?: number; handlerTimeoutMs?: number } = {}) {
+    const logger = new Logger('test', { timestamp: false });
+    jest.spyOn(logger, 'warn').mockImplementation(() => undefined);
+    jest.spyOn(logger, 'log').mockImplementation(() => undefined);
+    jest.spyOn(logger, 'error').mockImplementation(() => undefined);
+    const reporter = new OutcomeReporter<FakeDelivery>({
+      queue: 'fake',
+      kind: 'delay',
+      label: 'Fake.handle',
+      logger,
+      events,
+    });
+    const built = new ConsumerRuntime<Item, FakeDelivery>({
+      queue: 'fake',
+      shards: 1,
+      label: 'Fake.handle',
+      adapter,
+      reporter,
+      connection: { clock: new ServerClock(), subscribe: async () => () => undefined },
+      hints,
+      concurrency: options.concurrency ?? 2,
+      handlerTimeoutMs: options.handlerTimeoutMs ?? 60_000,
+      idlePollMs: 20,
+    });
+    runtimes.push(built);
+    return built;
+  }
+
+  const item = (id: string, run: Item['run'] = () => undefined, more: Partial<Item> = {}): Item => ({
+    id,
+    run,
+    ...more,
+  });
+
+  it('runs claimed items at most `concurrency` at a time and settles each once', async () => {
+    let running = 0;
+    let most = 0;
+    const run = async () => {
+      most = Math.max(most, ++running);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      running--;
+    };
+    adapter.waiting.push(...Array.from({ length: 10 }, (_, n) => item(`t${n}`, run)));
+    const completed: string[] = [];
+    events.on('task.completed', ({ id }) => void completed.push(id));
+    const consumer = runtime({ concurrency: 3 });
+    await consumer.start();
+    await pollUntil(() => completed.length === 10, 'ten settled items');
+    expect(most).toBe(3);
+    expect(adapter.settled.map(({ id }) => id).sort()).toEqual(completed.sort());
+    expect(adapter.settled.every(({ result }) => result.ok)).toBe(true);
+    expect(consumer.status()).toMatchObject({ claimed: 10, inFlight: 0, running: true });
+  });
+
+  it('settles a throw as a failure, reports its outcome and makes the retry due in every process', async () => {
+    const failed: unknown[] = [];
+    events.on('task.failed', ({ error }) => void failed.push(error));
+    const error = new Error('upstream refused');
+    adapter.waiting.push(
+      item('bad', () => {
+        throw error;
+      }),
+    );
+    await runtime().start();
+    await pollUntil(() => failed.length === 1, 'the failure reported');
+    expect(failed[0]).toBe(error);
+    expect(adapter.settled[0]).toMatchObject({ id: 'bad', result: { ok: false, error } });
+    // Due in an hour: the other processes are told.
+    expect(hints.publish).toHaveBeenCalledWith(0, expect.any(Number), expect.any(Number));
+    expect(hints.publish.mock.calls[0][1]).toBeGreaterThan(Date.now() + 3_000_000);
+  });
+
+  it('retries in this process when the adapter asks for it, counting the attempts', async () => {
+    adapter.localRetries = new RetryPolicy(3, { type: 'fixed', delayMs: 1, maxDelayMs: 1 });
+    let calls = 0;
+    adapter.waiting.push(
+      item('flaky', () => {
+        if (++calls < 3) throw new Error(`attempt ${calls}`);
+      }),
+    );
+    await runtime().start();
+    await pollUntil(() => adapter.settled.length === 1, 'the item settled');
+    expect(calls).toBe(3);
+    expect(adapter.settled[0]).toMatchObject({ result: { ok: true }, attempt: 3 });
+  });
+
+  it('stops retrying in this process after the policy’s last attempt', async () => {
+    adapter.localRetries = new RetryPolicy(2, { type: 'fixed', delayMs: 1, maxDelayMs: 1 });
+    let calls = 0;
+    adapter.waiting.push(
+      item(
+        'broken',
+        () => {
+          throw new Error(`attempt ${++calls}`);
+        },
+        { failure: { type: 'failed' } },
+      ),
+    );
+    await runtime().start();
+    await pollUntil(() => adapter.settled.length === 1, 'the item settled');
+    expect(calls).toBe(2);
+    expect(adapter.settled[0]).toMatchObject({ result: { ok: false }, attempt: 2 });
+  });
+
+  it('hands a slot the items settlements give it, and gives the slot back after 16 in a row', async () => {
+    const chain = Array.from({ length: 20 }, (_, n) => item(`g${n}`));
+    chain.forEach((link, n) => (link.next = chain[n + 1]));
+    adapter.waiting.push(chain[0]);
+    await runtime().start();
+    await pollUntil(() => adapter.settled.length === 16, 'sixteen in a row');
+    expect(adapter.claims).toBeGreaterThanOrEqual(1);
+    expect(adapter.settled.slice(0, 15).every(({ next }) => next)).toBe(true);
+    // The sixteenth asks for nothing more: the group goes back to the queue.
+    expect(adapter.settled[15].next).toBe(false);
+    expect(adapter.settled.map(({ id }) => id)).toEqual(chain.slice(0, 16).map(({ id }) => id));
+  });
+
+  it('past handlerTimeoutMs aborts the signal and frees the slot, but keeps the delivery held until it settles', async () => {
+    let release!: () => void;
+    let signal: AbortSignal | undefined;
+    adapter.waiting.push(
+      item('hung', (delivery) => {
+        signal = delivery.aborter.signal;
+        return new Promise<void>((resolve) => (release = resolve));
+      }),
+      item('other'),
+    );
+    const timeouts: unknown[] = [];
+    events.on('handler.timeout', (event) => void timeouts.push(event));
+    const consumer = runtime({ concurrency: 1, handlerTimeoutMs: 50 });
+    await consumer.start();
+    await pollUntil(() => adapter.settled.some(({ id }) => id === 'other'), 'the other item, in the freed slot');
+    expect(signal?.reason).toBeInstanceOf(HandlerTimeoutError);
+    expect(timeouts).toEqual([expect.objectContaining({ id: 'hung', timeoutMs: 50 })]);
+    expect(consumer.status().overdue).toEqual([expect.objectContaining({ id: 'hung' })]);
+    // Held: its lease is extended while it runs, and nothing settled it.
+    await pollUntil(() => adapter.extended.includes('hung'), 'its lease extended');
+    expect(adapter.settled.some(({ id }) => id === 'hung')).toBe(false);
+    release();
+    await pollUntil(() => adapter.settled.some(({ id }) => id === 'hung'), 'its outcome, once it settled');
+    expect(consumer.status().overdue).toEqual([]);
+  });
+
+  it('aborts the signal of a delivery whose lease the heartbeat finds lost', async () => {
+    let signal: AbortSignal | undefined;
+    adapter.lost.add('stolen');
+    adapter.waiting.push(
+      item('stolen', (delivery) => {
+        signal = delivery.aborter.signal;
+        return new Promise((resolve) => delivery.aborter.signal.addEventListener('abort', resolve));
+      }),
+    );
+    await runtime().start();
+    await pollUntil(() => signal?.aborted === true, 'the signal aborted');
+    expect(String(signal!.reason)).toMatch(/lease lost/);
+  });
+
+  it('stop() gives back what outlives its timeout and wakes the other processes at once', async () => {
+    adapter.waiting.push(item('stuck', () => new Promise(() => undefined)));
+    const consumer = runtime();
+    await consumer.start();
+    await pollUntil(() => consumer.status().inFlight === 1, 'the stuck handler');
+    expect(await consumer.stop(50)).toBe(false);
+    expect(adapter.givenBack).toEqual(['stuck']);
+    expect(hints.now).toHaveBeenCalledWith(0);
+    expect(consumer.status().running).toBe(false);
+  });
+
+  it('claims nothing while held, and again once released', async () => {
+    const consumer = runtime();
+    consumer.hold();
+    adapter.waiting.push(item('later'));
+    await consumer.start();
+    // A few idle polls' worth of time: a held consumer sends nothing.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(adapter.claims).toBe(0);
+    consumer.release();
+    await pollUntil(() => adapter.settled.length === 1, 'the item after release()');
+  });
+});

@@ -1,0 +1,356 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { QueueKind } from '../interfaces';
+import type { RedisConnection } from '../redis/redis-connection';
+import { WakeHints } from '../redis/wake-hints';
+import type { ConsumerAdapter, DueAgain, Handover, HandlerResult, OpenedDelivery } from './consumer-adapter';
+import type { ConsumerSchedule } from './consumer-schedule';
+import { ABANDONED, Deliveries, overdue } from './deliveries';
+import type { OutcomeReporter } from './outcome-reporter';
+import { ShardPoller } from './shard-poller';
+
+/** What a consumer runtime is built from, whatever its queue's kind. */
+export interface ConsumerRuntimeOptions<I, D extends OpenedDelivery> {
+  /** The queue consumed. */
+  queue: string;
+  shards: number;
+  /** `Class.method` of the consumer, in log lines, events and health. */
+  label: string;
+  /** How the queue's kind claims, settles, keeps and gives back its work. */
+  adapter: ConsumerAdapter<I, D>;
+  reporter: OutcomeReporter<D>;
+  connection: Pick<RedisConnection, 'clock' | 'subscribe'>;
+  /** The queue's wake-up hints in this process: what wakes this consumer, and what it tells the others. */
+  hints: Pick<WakeHints, 'channel' | 'publish' | 'now'>;
+  concurrency: number;
+  handlerTimeoutMs: number;
+  idlePollMs: number;
+  /** Drains on a schedule (cron / interval) instead of polling continuously. */
+  schedule?: ConsumerSchedule;
+}
+
+/** A handler past its deadline, still running. */
+export type OverdueHandler = ({ group: string } | { id: string }) & { runningMs: number; overdueMs: number };
+
+/** One consumer of this process, as health checks and the dashboard see it. */
+export interface ConsumerStatus {
+  queue: string;
+  kind: QueueKind;
+  /** `Class.method` of the consumer. */
+  consumer: string;
+  running: boolean;
+  /** Handlers under way. */
+  inFlight: number;
+  /** Handlers that ran past `handlerTimeoutMs` since start-up. */
+  timedOut: number;
+  /**
+   * Handlers past `handlerTimeoutMs` still running, longest overdue first: each still holds its group
+   * or task (no one else gets it) until it settles.
+   */
+  overdue: OverdueHandler[];
+  /** Set while this consumer stopped claiming because too many of its handlers are overdue: why. */
+  stalled?: string;
+  /** Claim calls sent since start-up (one per poll of a shard), and the batches or tasks they handed out. */
+  claims: number;
+  claimed: number;
+  /** For a consumer that drains on a schedule: the longest gap between two drains. */
+  periodMs?: number;
+}
+
+/**
+ * Deliveries of one group a slot handles in a row, each handed over by the settlement of the one before;
+ * then the group goes back to the queue, so that a group that never empties does not keep a slot from
+ * the others.
+ */
+const MAX_HANDOVERS = 16;
+
+/**
+ * One `@BatchConsumer`, `@DelayConsumer` or `@Recurring` method at work, whatever its queue's kind: it
+ * claims from every shard (continuously, woken early by hints, or when its schedule fires), runs each
+ * delivery in a concurrency slot under `handlerTimeoutMs` (with in-process retries where the adapter
+ * asks for them), keeps the leases, has the adapter settle each outcome and the reporter tell it, and on
+ * shutdown gives back what its handlers did not finish in time.
+ */
+export class ConsumerRuntime<I, D extends OpenedDelivery> {
+  readonly queue: string;
+  readonly label: string;
+  readonly kind: QueueKind;
+  private readonly adapter: ConsumerAdapter<I, D>;
+  private readonly reporter: OutcomeReporter<D>;
+  private readonly poller: ShardPoller<I>;
+  private readonly deliveries: Deliveries<D>;
+  private running = false;
+  private claims = 0;
+  private claimed = 0;
+  private unsubscribe?: () => void;
+  /** Outcomes on their way to Redis: shutdown waits for them. */
+  private readonly recording = new Set<Promise<unknown>>();
+
+  constructor(private readonly options: ConsumerRuntimeOptions<I, D>) {
+    const { adapter, reporter } = options;
+    this.queue = options.queue;
+    this.label = options.label;
+    this.kind = adapter.kind;
+    this.adapter = adapter;
+    this.reporter = reporter;
+    this.poller = new ShardPoller<I>({
+      shards: options.shards,
+      clock: options.connection.clock,
+      idlePollMs: options.idlePollMs,
+      concurrency: options.concurrency,
+      mode: options.schedule ? 'scheduled' : 'continuous',
+      claim: async (shard, limit) => {
+        this.claims++;
+        const claimed = await adapter.claim(shard, limit);
+        reporter.claimSucceeded();
+        this.claimed += claimed.items.length;
+        for (const { group, count } of claimed.expired ?? []) reporter.expired(group, count);
+        return claimed;
+      },
+      handle: (shard, item, serverNow, free) => this.handle(shard, item, serverNow, free),
+      claimFailed: (error) => reporter.claimFailed(error),
+    });
+    this.deliveries = new Deliveries<D>({
+      leaseMs: adapter.leaseMs,
+      extend: adapter.extend && ((shard, deliveries) => adapter.extend!(shard, deliveries)),
+      handlerTimeoutMs: options.handlerTimeoutMs,
+      lost: (delivery) => reporter.leaseLost(delivery),
+      extendFailed: (error, count) => reporter.extendFailed(error, count),
+      overdue: (delivery) => this.handlerTimedOut(delivery),
+      settledLate: (delivery, overdueMs) => this.handlerSettledLate(delivery, overdueMs),
+    });
+  }
+
+  async start(): Promise<void> {
+    this.running = true;
+    const { schedule, connection, hints } = this.options;
+    if (schedule) {
+      schedule.start(() => this.tick());
+    } else {
+      this.unsubscribe = await connection.subscribe(
+        hints.channel,
+        (message) => {
+          const hint = WakeHints.parse(message);
+          if (hint) this.poller.dueAt(hint.shard, hint.at);
+        },
+        // Hints lost while the subscriber reconnected: every shard is polled now, not at idlePollMs.
+        () => this.poller.tick(),
+      );
+    }
+    this.poller.start();
+  }
+
+  /**
+   * Stops claiming and waits (at most `timeoutMs`) for running handlers; those still running then are
+   * abandoned (their signals abort) and their work given back. Waits for outcomes on their way to
+   * Redis. False when handlers had to be abandoned.
+   */
+  async stop(timeoutMs: number): Promise<boolean> {
+    this.running = false;
+    this.options.schedule?.stop();
+    this.unsubscribe?.();
+    const finished = await this.poller.stop(timeoutMs);
+    if (!finished) {
+      const abandoned = this.deliveries.abandon(new Error('shutdown timeout ran out'));
+      const given = await this.adapter.giveBack(abandoned).catch(() => 0);
+      if (given > 0) {
+        // Due again now: the consumers of other processes must not wait for the leases it had.
+        for (const shard of new Set(abandoned.map((delivery) => delivery.shard))) this.options.hints.now(shard);
+        this.reporter.gaveBack(given);
+      }
+    }
+    await Promise.allSettled(this.recording);
+    return finished;
+  }
+
+  /** This process stops claiming for this consumer until `release` (other processes go on). */
+  hold(): void {
+    this.poller.hold('paused');
+  }
+
+  release(): void {
+    this.poller.release('paused');
+  }
+
+  /** A call of this process ended the task `id` (cancel): if this consumer runs it, its signal aborts now. */
+  taskEnded(id: string, reason: Error): void {
+    for (const delivery of this.deliveries.current())
+      if ('id' in delivery.subject && delivery.subject.id === id) delivery.aborter.abort(reason);
+  }
+
+  status(): ConsumerStatus {
+    const { schedule } = this.options;
+    return {
+      queue: this.queue,
+      kind: this.kind,
+      consumer: this.label,
+      running: this.running,
+      inFlight: this.poller.inFlight,
+      timedOut: this.deliveries.timedOut,
+      overdue: this.deliveries
+        .overdue()
+        .map(({ delivery, runningMs, overdueMs }) => ({ ...delivery.subject, runningMs, overdueMs })),
+      ...(this.poller.heldFor('overdue') && { stalled: this.stalledReason() }),
+      claims: this.claims,
+      claimed: this.claimed,
+      ...(schedule && { periodMs: schedule.periodMs }),
+    };
+  }
+
+  /** Whether it claims new work now: started, not stopping, not held back. */
+  private get claiming(): boolean {
+    return this.running && !this.poller.isHeld;
+  }
+
+  /** Scheduled consumers: claims every due item now (their schedule calls this). */
+  private tick(): void {
+    if (this.running) this.poller.tick();
+  }
+
+  /**
+   * Handles a claimed item, then the items its settlements hand over to the same slot (the same
+   * group's next batch, due now), `MAX_HANDOVERS` in a row at most.
+   */
+  private async handle(shard: number, item: I, claimedAt: number, free: () => void): Promise<void> {
+    let next: Handover<I> | undefined = { item, claimedAt };
+    for (let handovers = 1; next; handovers++) next = await this.deliver(shard, next, free, handovers < MAX_HANDOVERS);
+  }
+
+  /** One delivery: open, run, settle, report. Resolves with the item handed over to the slot, if any. */
+  private async deliver(
+    shard: number,
+    { item, claimedAt }: Handover<I>,
+    free: () => void,
+    more: boolean,
+  ): Promise<Handover<I> | undefined> {
+    const { adapter, reporter } = this;
+    const delivery = adapter.open(shard, item, claimedAt);
+    if (delivery.skip) {
+      this.settle(delivery, { ok: true }, false, 0);
+      return undefined;
+    }
+    reporter.started(delivery);
+    let durationMs = 0;
+    let result: HandlerResult;
+    try {
+      durationMs = await this.deliveries.run(delivery, () => this.attempts(delivery), free);
+      result = { ok: true };
+    } catch (failure) {
+      // Shutdown gave the delivery back already.
+      if (failure === ABANDONED) {
+        void reporter.settled(delivery, { ok: true }, { outcome: { type: 'given-back' } }, 0);
+        return undefined;
+      }
+      const { error, spentMs } = failure as AttemptsFailed;
+      durationMs = spentMs;
+      result = { ok: false, error };
+    }
+    const next = this.settle(delivery, result, more && !overdue(delivery) && this.claiming, durationMs);
+    // A failure is logged by `record`; the lease returns what the slot would have had.
+    return next?.catch(() => undefined);
+  }
+
+  /**
+   * Runs a delivery's handler, then, while the adapter allows in-process retries and its deadline has
+   * not passed, again after each failure. Resolves with the time the handler ran (waits not counted);
+   * rejects with an `AttemptsFailed`.
+   */
+  private async attempts(delivery: D): Promise<number> {
+    const policy = this.adapter.localRetries;
+    let spentMs = 0;
+    for (;;) {
+      const started = performance.now();
+      try {
+        await (delivery.span ? delivery.span.run(() => delivery.call()) : delivery.call());
+        return spentMs + performance.now() - started;
+      } catch (error) {
+        spentMs += performance.now() - started;
+        if (!policy || policy.exhausted(delivery.attempt) || delivery.aborter.aborted)
+          throw attemptsFailed(error, spentMs);
+        this.reporter.retrying(delivery, error);
+        // Aborted meanwhile (lease lost, timed out): the handler's error stands.
+        await delay(policy.delayAfter(delivery.attempt), undefined, { signal: delivery.aborter.signal }).catch(() => {
+          throw attemptsFailed(error, spentMs);
+        });
+        delivery.attempt++;
+      }
+    }
+  }
+
+  /**
+   * Has the adapter record the outcome, keeping it until Redis has it so that shutdown can wait for it;
+   * then makes what it put back due and reports it. Returns the item handed over, when `next` asked.
+   */
+  private settle(
+    delivery: D,
+    result: HandlerResult,
+    next: boolean,
+    durationMs: number,
+  ): Promise<Handover<I> | undefined> | undefined {
+    const settlement = this.adapter.settle(delivery, result, next);
+    const recorded = settlement.outcome.then(
+      (settled) => {
+        if (settled.due) this.dueAt(delivery.shard, settled.due);
+        return this.reporter.settled(delivery, result, settled, durationMs);
+      },
+      (error: unknown) => this.reporter.unrecorded(delivery, result, error),
+    );
+    this.recording.add(recorded);
+    const done = () => this.recording.delete(recorded);
+    recorded.then(done, done);
+    return settlement.next;
+  }
+
+  /**
+   * Work put back in a shard (a retry, a group ready again, a repeat's next occurrence) falls due at
+   * `at`, server ms. The consumers of every process are told, unless it is due now and this one,
+   * claiming, takes it itself: so that nothing waits on a process that stops, dies or is held before
+   * its time comes. This one polls the shard by then; a scheduled consumer only for work due by
+   * `serverNow` (unknown: none), the rest waits for its next drain.
+   */
+  private dueAt(shard: number, { at, serverNow }: DueAgain): void {
+    const now = serverNow ?? this.options.connection.clock.estimate();
+    if (!this.claiming || at > now) this.options.hints.publish(shard, at, now);
+    if (this.options.schedule && (serverNow === undefined || at > serverNow)) return;
+    this.poller.dueAt(shard, at);
+  }
+
+  /**
+   * A handler ran past `handlerTimeoutMs`. Past `concurrency` such handlers still running, the consumer
+   * stops claiming until some settle: a handler that leaks its promises must not pile up work without
+   * bound.
+   */
+  private handlerTimedOut(delivery: D): void {
+    this.reporter.overdue(delivery, this.options.handlerTimeoutMs);
+    if (this.deliveries.overdueCount > this.maxOverdue && !this.poller.heldFor('overdue')) {
+      this.poller.hold('overdue');
+      this.reporter.warn(`stops claiming: ${this.stalledReason()}`);
+    }
+  }
+
+  private handlerSettledLate(delivery: D, overdueMs: number): void {
+    this.reporter.settledLate(delivery, overdueMs);
+    if (this.poller.heldFor('overdue') && this.deliveries.overdueCount <= this.maxOverdue) {
+      this.poller.release('overdue');
+      this.reporter.note('claiming again: overdue handlers settled');
+    }
+  }
+
+  /** Overdue handlers a consumer lets run beside its slots before it stops claiming. */
+  private get maxOverdue(): number {
+    return this.options.concurrency;
+  }
+
+  private stalledReason(): string {
+    return `${this.deliveries.overdueCount} handlers past handlerTimeoutMs (${this.options.handlerTimeoutMs} ms) are still running, more than its concurrency (${this.maxOverdue})`;
+  }
+}
+
+/** How a handler's last attempt failed, and how long its attempts ran. */
+interface AttemptsFailed {
+  error: unknown;
+  spentMs: number;
+}
+
+function attemptsFailed(error: unknown, spentMs: number): AttemptsFailed {
+  return { error, spentMs };
+}

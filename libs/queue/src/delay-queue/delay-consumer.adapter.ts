@@ -1,0 +1,226 @@
+import type { ConsumerAdapter, HandlerResult, OpenedDelivery, Settled, Settlement } from '../consumer/consumer-adapter';
+import { LazyAbort } from '../consumer/deliveries';
+import { RetryPolicy } from '../consumer/retry-policy';
+import type { Claimed } from '../consumer/shard-poller';
+import type { DelayContext, RepeatOccurrence, TaskEvent } from '../interfaces';
+import type { ServerClock } from '../redis/server-clock';
+import { ShardBatcher } from '../redis/shard-batcher';
+import { carrierAt, storedJson } from '../redis/traced-json';
+import { ATTRIBUTES, type ProcessSpan } from '../tracing/queue-tracer';
+import { QueueError } from '../errors';
+import { failureText } from '../utils/errors';
+import type { DelayConsumerOptionsRules } from '../validation/queue-options';
+import { occurrenceNotPlaced } from './delay-queue.messages';
+import type { DelayQueue } from './delay-queue';
+import type { ClaimedTask, DelayQueueStore } from './delay-queue.store';
+import { RepeatOccurrences, type OccurrencePlan } from './repeat-occurrences';
+
+export type DelayHandler = (payload: unknown, ctx: DelayContext) => unknown;
+
+export interface DelayConsumerAdapterOptions {
+  /** The queue's own store, options and name. */
+  queue: Pick<DelayQueue, 'name' | 'store' | 'options'>;
+  clock: ServerClock;
+  /** `Class.method` of the consumer. */
+  label: string;
+  options: DelayConsumerOptionsRules;
+  handler: DelayHandler;
+}
+
+/** A task in a slot, its delivery's fencing token, and (a repeat's occurrence) what it is to do. */
+export class TaskDelivery implements OpenedDelivery {
+  readonly aborter = new LazyAbort();
+  span?: ProcessSpan;
+  attempt: number;
+  readonly skip: boolean;
+
+  constructor(
+    readonly shard: number,
+    readonly task: ClaimedTask,
+    readonly firedAt: number,
+    readonly plan: OccurrencePlan | undefined,
+    private readonly adapter: DelayConsumerAdapter,
+  ) {
+    this.attempt = task.attempt;
+    this.skip = plan?.skip !== undefined;
+  }
+
+  get id(): string {
+    return this.task.id;
+  }
+
+  get token(): string {
+    return this.task.token;
+  }
+
+  get what(): string {
+    return `task "${this.task.id}"`;
+  }
+
+  get subject(): { id: string } {
+    return { id: this.task.id };
+  }
+
+  call(): unknown {
+    const { task } = this;
+    const payload = JSON.parse(storedJson(task.json));
+    const ctx = new Context(
+      this.adapter.queue,
+      task.id,
+      this.attempt,
+      task.runAt,
+      this.firedAt,
+      this.aborter,
+      this.plan?.occurrence,
+    );
+    return this.adapter.handler(payload, ctx);
+  }
+
+  fields(): Record<string, string> {
+    const { plan } = this;
+    return {
+      id: this.task.id,
+      ...(plan && { occurrence: new Date(plan.occurrence.occurrence).toISOString() }),
+    };
+  }
+
+  event(): TaskEvent {
+    const { task } = this;
+    return {
+      queue: this.adapter.queue,
+      id: task.id,
+      attempt: task.attempt,
+      runAt: task.runAt,
+      firedAt: this.firedAt,
+      consumer: this.adapter.label,
+    };
+  }
+
+  trace() {
+    const carrier = carrierAt(this.task.json, 0);
+    return {
+      attributes: { 'messaging.message.id': this.task.id, [ATTRIBUTES.attempt]: this.task.attempt },
+      carriers: carrier === undefined ? undefined : [carrier],
+      parent: this.adapter.continuesTrace,
+    };
+  }
+}
+
+/** A handler's context; its signal is made when first asked for. */
+class Context implements DelayContext {
+  constructor(
+    readonly queue: string,
+    readonly id: string,
+    readonly attempt: number,
+    readonly runAt: number,
+    readonly firedAt: number,
+    private readonly aborter: LazyAbort,
+    readonly repeat?: RepeatOccurrence,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.aborter.signal;
+  }
+}
+
+/**
+ * How a `@DelayConsumer` (or `@Recurring`) consumes a DelayQueue: claims due tasks under a lease;
+ * resolving acknowledges, throwing retries after the backoff or dead-letters after the last attempt. A
+ * repeat's occurrence ends by placing the next one; one that failed its last attempt is given up, not
+ * dead-lettered, and the schedule goes on.
+ */
+export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDelivery> {
+  readonly kind = 'delay';
+  readonly queue: string;
+  readonly label: string;
+  readonly handler: DelayHandler;
+  readonly leaseMs: number;
+  /** A task's process span is a child of the context that scheduled it, not a new trace linked to it. */
+  readonly continuesTrace: boolean;
+  private readonly store: DelayQueueStore;
+  private readonly retry: RetryPolicy;
+  private readonly keepStack: boolean;
+  private readonly repeats: RepeatOccurrences;
+  /** Acknowledgements of one event-loop turn share one script call per shard. */
+  private readonly acks: ShardBatcher<TaskDelivery, boolean>;
+
+  constructor({ queue, clock, label, options, handler }: DelayConsumerAdapterOptions) {
+    const queueOptions = queue.options;
+    this.queue = queue.name;
+    this.label = label;
+    this.handler = handler;
+    this.store = queue.store;
+    this.leaseMs = queueOptions.visibilityTimeoutMs;
+    this.continuesTrace = options.scheduleContext === 'parent';
+    this.retry = new RetryPolicy(queueOptions.maxAttempts, queueOptions.backoff);
+    this.keepStack = queueOptions.deadLetter.keepStack;
+    this.repeats = new RepeatOccurrences(this.store, clock);
+    this.acks = new ShardBatcher((shard, deliveries) => this.store.ack(shard, deliveries));
+  }
+
+  async claim(shard: number, limit: number): Promise<Claimed<ClaimedTask>> {
+    const outcome = await this.store.claim(shard, limit);
+    return { outcome, items: outcome.tasks };
+  }
+
+  open(shard: number, task: ClaimedTask, firedAt: number): TaskDelivery {
+    const plan = task.repeat === undefined ? undefined : this.repeats.plan(task, firedAt, this.retry.maxAttempts);
+    return new TaskDelivery(shard, task, firedAt, plan, this);
+  }
+
+  settle(running: TaskDelivery, result: HandlerResult): Settlement<ClaimedTask> {
+    return { outcome: this.record(running, result) };
+  }
+
+  extend(shard: number, deliveries: TaskDelivery[]): Promise<boolean[]> {
+    return this.store.extend(shard, deliveries);
+  }
+
+  /** Tasks that shutdown abandoned are due again at once instead of waiting out their lease. */
+  async giveBack(abandoned: TaskDelivery[]): Promise<number> {
+    const released = await Promise.all(
+      abandoned.map(({ shard, id, token }) => this.store.release(shard, id, token).catch(() => false)),
+    );
+    return released.filter(Boolean).length;
+  }
+
+  private async record(running: TaskDelivery, result: HandlerResult): Promise<Settled> {
+    const { plan } = running;
+    if (plan?.skip) {
+      const error = plan.skip === 'failed' ? 'its last attempt ran out of lease' : '';
+      return this.endOccurrence(running, plan, plan.skip, error, { type: 'skipped' });
+    }
+    if (result.ok) {
+      if (plan) return this.endOccurrence(running, plan, 'completed', '', { type: 'acknowledged' });
+      const acked = await this.acks.add(running.shard, running);
+      return { outcome: acked ? { type: 'acknowledged' } : { type: 'lease-lost' } };
+    }
+    const text = failureText(result.error, this.keepStack);
+    // An occurrence that failed its last attempt is given up: the schedule goes on with its next tick.
+    if (plan && this.retry.exhausted(running.attempt)) {
+      const ended = await this.endOccurrence(running, plan, 'failed', text, { type: 'failed' });
+      return ended.due ? { ...ended, outcome: { type: 'failed', nextRunAt: ended.due.at } } : ended;
+    }
+    const { shard, id, token } = running;
+    const failed = await this.store.fail(shard, id, token, this.retry.delayAfter(running.attempt), text);
+    // Null: the lease was lost meanwhile (the task was replaced, cancelled, or went to another worker).
+    if (!failed) return { outcome: { type: 'lease-lost' } };
+    if (failed.outcome === 'dead') return { outcome: { type: 'dead', at: failed.at } };
+    return { outcome: { type: 'retry', at: failed.at }, due: { at: failed.at } };
+  }
+
+  /** Ends an occurrence of a repeat and places the next. */
+  private async endOccurrence(
+    running: TaskDelivery,
+    plan: OccurrencePlan,
+    outcome: 'completed' | 'failed' | 'skipped',
+    error: string,
+    done: Settled['outcome'],
+  ): Promise<Settled> {
+    const ended = await this.repeats.end(running.shard, running.task, plan, outcome, error);
+    if (ended.status === 'fenced') return { outcome: { type: 'lease-lost' } };
+    if (ended.status === 'clock' || ended.status === 'changed')
+      throw new QueueError(occurrenceNotPlaced(running.id, ended.status));
+    return { outcome: done, ...(ended.status === 'next' && { due: { at: ended.nextRunAt } }) };
+  }
+}

@@ -1,0 +1,293 @@
+import type { ConsumerAdapter, HandlerResult, OpenedDelivery, Settled, Settlement } from '../consumer/consumer-adapter';
+import { LazyAbort, leaseLost } from '../consumer/deliveries';
+import type { FailedHook } from '../consumer/outcome-reporter';
+import { RetryPolicy } from '../consumer/retry-policy';
+import type { Claimed } from '../consumer/shard-poller';
+import { QueueConfigError } from '../errors';
+import type { BatchContext, BatchEvent } from '../interfaces';
+import { ShardBatcher } from '../redis/shard-batcher';
+import { ATTRIBUTES, type ProcessSpan } from '../tracing/queue-tracer';
+import { byShard } from '../utils/by-shard';
+import { failureText } from '../utils/errors';
+import type { BatchConsumerOptionsRules } from '../validation/queue-options';
+import { retriesOnAtLeastOnce } from './fixed-queue.messages';
+import type { FixedQueue } from './fixed-queue';
+import type { Acknowledged, ClaimedBatch, Delivery, FixedQueueStore } from './fixed-queue.store';
+
+export type BatchHandler = (messages: unknown[], ctx: BatchContext) => unknown;
+export type BatchFailureHandler = (error: unknown, messages: unknown[], ctx: BatchContext) => unknown;
+
+/**
+ * Largest batches handed over by acknowledgements. The script returns the entries itself, which costs
+ * Redis about twice what an LRANGE does: worth it while a claim call weighs more than the entries it
+ * carries, not for batches of a hundred (BENCHMARKS.md, per-group FIFO and consume).
+ */
+const HANDOVER_MAX_BATCH = 16;
+
+export interface BatchConsumerAdapterOptions {
+  /** The queue's own store, options and name. */
+  queue: Pick<FixedQueue, 'name' | 'store' | 'options'>;
+  /** `Class.method` of the consumer. */
+  label: string;
+  options: BatchConsumerOptionsRules;
+  handler: BatchHandler;
+  /** The queue is traced: claims and acknowledgements bring the messages' trace contexts. */
+  traced: boolean;
+}
+
+/** What an acknowledgement of an ordered delivery tells its consumer. */
+interface AckResult {
+  serverNow: number;
+  /** When the group is due again (-1: it holds nothing more), or null when the delivery was stale. */
+  dueAt: number | null;
+  /** The group's next batch, claimed for the slot that asked for it. */
+  next?: ClaimedBatch;
+  /** The group's messages discarded for age on the way. */
+  expired: number;
+}
+
+/** A claimed batch in a slot: one group's messages, and (ordered queues) the delivery holding the group. */
+export class BatchDelivery implements OpenedDelivery {
+  readonly aborter = new LazyAbort();
+  span?: ProcessSpan;
+  attempt: number;
+  /** Ordered queues: the delivery holding the group. */
+  readonly delivery: Delivery | undefined;
+
+  constructor(
+    readonly shard: number,
+    readonly batch: ClaimedBatch,
+    readonly claimedAt: number,
+    private readonly adapter: BatchConsumerAdapter,
+  ) {
+    // At-most-once batches count their attempts in this process.
+    this.attempt = adapter.atLeastOnce ? batch.attempt : 1;
+    this.delivery = batch.token === undefined ? undefined : { group: batch.group, token: batch.token };
+  }
+
+  get what(): string {
+    return `batch of group "${this.batch.group}"`;
+  }
+
+  get subject(): { group: string } {
+    return { group: this.batch.group };
+  }
+
+  call(): unknown {
+    return this.adapter.handler(this.batch.messages, this.context());
+  }
+
+  /** The handler's context for the attempt under way (its signal is made when first asked for). */
+  context(): BatchContext {
+    return new Context(this.adapter.queue, this.batch, this.claimedAt, this.attempt, this.aborter);
+  }
+
+  fields(): { group: string; size: number } {
+    return { group: this.batch.group, size: this.batch.messages.length };
+  }
+
+  event(): Omit<BatchEvent, 'durationMs'> {
+    const { batch, claimedAt, attempt } = this;
+    return {
+      queue: this.adapter.queue,
+      group: batch.group,
+      size: batch.messages.length,
+      attempts: attempt,
+      claimedAt,
+      consumer: this.adapter.label,
+    };
+  }
+
+  trace() {
+    const { batch } = this;
+    return {
+      attributes: {
+        [ATTRIBUTES.group]: batch.group,
+        [ATTRIBUTES.attempt]: batch.attempt,
+        [ATTRIBUTES.expired]: batch.expired,
+        'messaging.batch.message_count': batch.messages.length,
+      },
+      carriers: batch.carriers,
+    };
+  }
+}
+
+class Context implements BatchContext {
+  readonly group: string;
+  readonly expired: number;
+
+  constructor(
+    readonly queue: string,
+    batch: ClaimedBatch,
+    readonly claimedAt: number,
+    readonly attempt: number,
+    private readonly aborter: LazyAbort,
+  ) {
+    this.group = batch.group;
+    this.expired = batch.expired;
+  }
+
+  get signal(): AbortSignal {
+    return this.aborter.signal;
+  }
+}
+
+/**
+ * How a `@BatchConsumer` consumes a FixedQueue: claims due batches (one group each); on ordered queues
+ * a batch holds its group until acknowledged, under a lease, and an acknowledgement may hand the group's
+ * next batch to the same slot. At-least-once: resolving acknowledges, throwing schedules the next
+ * delivery of the same messages or buries them; at-most-once: the messages left Redis with the claim,
+ * retries (`retries`) happen in this process and a failure after the last is only reported.
+ */
+export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, BatchDelivery> {
+  readonly kind = 'fixed';
+  readonly queue: string;
+  readonly label: string;
+  readonly handler: BatchHandler;
+  readonly leaseMs: number;
+  readonly atLeastOnce: boolean;
+  readonly localRetries?: RetryPolicy;
+  readonly extend?: (shard: number, deliveries: BatchDelivery[]) => Promise<boolean[]>;
+  /** At-least-once: the wait before a failed batch is delivered again. */
+  private readonly retry: RetryPolicy;
+  private readonly store: FixedQueueStore;
+  private readonly options: BatchConsumerOptionsRules;
+  private readonly traced: boolean;
+  private readonly batchSize: number;
+  private readonly keepStack: boolean;
+  /** Acknowledgements of ordered deliveries, one script call per shard and tick. */
+  private readonly acks: ShardBatcher<Acknowledged, AckResult>;
+  /** Per shard, the groups the last call listed as due. */
+  private readonly candidates: string[][];
+
+  constructor({ queue, label, options, handler, traced }: BatchConsumerAdapterOptions) {
+    const queueOptions = queue.options;
+    this.atLeastOnce = queueOptions.delivery === 'at-least-once';
+    if (this.atLeastOnce && options.retries > 0) throw new QueueConfigError(retriesOnAtLeastOnce(label, queue.name));
+    this.queue = queue.name;
+    this.label = label;
+    this.handler = handler;
+    this.store = queue.store;
+    this.options = options;
+    this.traced = traced;
+    this.batchSize = queueOptions.batchSize;
+    this.keepStack = queueOptions.deadLetter.keepStack;
+    this.leaseMs = queueOptions.leaseMs;
+    this.retry = RetryPolicy.exponential(queueOptions.maxAttempts, queueOptions.retryDelayMs);
+    if (!this.atLeastOnce && options.retries > 0)
+      this.localRetries = RetryPolicy.exponential(options.retries + 1, options.retryDelayMs);
+    // Only ordered deliveries hold their group under a lease.
+    if (this.store.ordered)
+      this.extend = (shard, running) =>
+        this.store.extend(
+          shard,
+          running.map(({ delivery }) => delivery!),
+        );
+    this.candidates = Array.from({ length: queueOptions.shards }, () => []);
+    this.acks = new ShardBatcher<Acknowledged, AckResult>(async (shard, deliveries) => {
+      const { dueAt, serverNow, next, expired } = await this.store.ack(shard, deliveries, options.raw, traced);
+      return dueAt.map((due, i) => ({ dueAt: due, serverNow, next: next[i], expired: expired[i] }));
+    });
+  }
+
+  async claim(shard: number, limit: number): Promise<Claimed<ClaimedBatch>> {
+    const candidates = this.candidates[shard];
+    // Ordered: a group claimed by one poll is held, so a second poll of the shard under way with the
+    // same candidates would only read their heads for nothing; it lists instead. (Unordered, it takes
+    // the groups' next batches.)
+    if (this.store.ordered) this.candidates[shard] = [];
+    const outcome = await this.store.take(shard, limit, candidates, this.options.raw, this.traced);
+    this.candidates[shard] = outcome.due;
+    return {
+      outcome,
+      items: outcome.batches.filter((batch) => batch.messages.length > 0),
+      expired: outcome.batches
+        .filter((batch) => batch.expired > 0)
+        .map(({ group, expired }) => ({ group, count: expired })),
+    };
+  }
+
+  open(shard: number, batch: ClaimedBatch, claimedAt: number): BatchDelivery {
+    return new BatchDelivery(shard, batch, claimedAt, this);
+  }
+
+  settle(running: BatchDelivery, result: HandlerResult, next: boolean): Settlement<ClaimedBatch> {
+    if (this.atLeastOnce) {
+      // The lease was lost: the batch is another consumer's to finish.
+      if (leaseLost(running)) return { outcome: Promise.resolve({ outcome: { type: 'lease-lost' } }) };
+      if (!result.ok) return { outcome: this.fail(running, result.error) };
+      return this.acknowledge(running, next, (acked) => (acked ? { type: 'acknowledged' } : { type: 'lease-lost' }));
+    }
+    // At-most-once: the messages left Redis with the claim, whatever happens to the group's lease.
+    const settled: Settled = { outcome: result.ok ? { type: 'acknowledged' } : { type: 'failed' } };
+    if (!running.delivery) return { outcome: Promise.resolve(settled) };
+    return this.acknowledge(running, next, () => settled.outcome);
+  }
+
+  /**
+   * Ordered deliveries that shutdown abandoned let go of their groups at once (at-least-once: due
+   * again, not counted as an attempt) instead of holding them until their leases run out.
+   */
+  async giveBack(abandoned: BatchDelivery[]): Promise<number> {
+    const held = abandoned.filter((running) => running.delivery);
+    const given = await Promise.all(
+      [...byShard(held)].map(([shard, running]) => {
+        const deliveries = running.map(({ delivery }) => delivery!);
+        return (
+          this.atLeastOnce
+            ? this.store.release(shard, deliveries)
+            : this.store.ack(shard, deliveries).then(({ dueAt }) => dueAt.map((due) => due !== null))
+        ).catch(() => [] as boolean[]);
+      }),
+    );
+    return given.flat().filter(Boolean).length;
+  }
+
+  /**
+   * Acknowledges an ordered delivery: the group is ready for its next batch, which this consumer, whose
+   * slot just freed, polls for (no hint is published: other processes find the group by their own
+   * polls). With `next`, the group's next batch due now is claimed for the same slot.
+   */
+  private acknowledge(
+    running: BatchDelivery,
+    next: boolean,
+    outcome: (acknowledged: boolean) => Settled['outcome'],
+  ): Settlement<ClaimedBatch> {
+    const { shard, delivery } = running;
+    const handover = next && this.batchSize <= HANDOVER_MAX_BATCH;
+    const acked = this.acks.add(shard, handover ? { ...delivery!, next: true } : delivery!);
+    return {
+      outcome: acked.then(({ dueAt, serverNow, expired }) => {
+        if (dueAt !== null && dueAt >= 0 && dueAt <= serverNow) {
+          // Due now: the next poll claims it, rather than only listing it for the poll after.
+          const candidates = this.candidates[shard];
+          if (!candidates.includes(delivery!.group)) candidates.push(delivery!.group);
+        }
+        return {
+          outcome: outcome(dueAt !== null),
+          expired,
+          ...(dueAt !== null && dueAt >= 0 && { due: { at: dueAt, serverNow } }),
+        };
+      }),
+      ...(handover && {
+        next: acked.then((result) => result.next && { item: result.next, claimedAt: result.serverNow }),
+      }),
+    };
+  }
+
+  private async fail(running: BatchDelivery, error: unknown): Promise<Settled> {
+    const { outcome, at } = await this.store.fail(
+      running.shard,
+      running.delivery!,
+      this.retry.delayAfter(running.attempt),
+      failureText(error, this.keepStack),
+    );
+    if (outcome === 'retry' || outcome === 'dead') return { outcome: { type: outcome, at }, due: { at } };
+    return { outcome: { type: 'lease-lost' } };
+  }
+}
+
+/** A `@BatchConsumer`'s `onFailed` hook, given the batch's messages and its last attempt's context. */
+export function batchFailedHook(onFailed: BatchFailureHandler): FailedHook<BatchDelivery> {
+  return (error, delivery) => onFailed(error, delivery.batch.messages, delivery.context());
+}
