@@ -63,6 +63,9 @@ export interface ConsumerStatus {
  */
 const MAX_HANDOVERS = 16;
 
+/** A handler that resolved: one value for every delivery. */
+const RESOLVED: HandlerResult = Object.freeze({ ok: true });
+
 /**
  * One `@BatchConsumer`, `@DelayConsumer` or `@Recurring` method at work, whatever its queue's kind: it
  * claims from every shard (continuously, woken early by hints, or when its schedule fires), runs each
@@ -225,7 +228,7 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
     const { adapter, reporter } = this;
     const delivery = adapter.open(shard, item, claimedAt);
     if (delivery.skip) {
-      this.settle(delivery, { ok: true }, false, 0);
+      this.settle(delivery, RESOLVED, false, 0);
       return undefined;
     }
     reporter.started(delivery);
@@ -233,11 +236,11 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
     let result: HandlerResult;
     try {
       durationMs = await this.deliveries.run(delivery, () => this.attempts(delivery), free);
-      result = { ok: true };
+      result = RESOLVED;
     } catch (failure) {
       // Shutdown gave the delivery back already.
       if (failure === ABANDONED) {
-        void reporter.settled(delivery, { ok: true }, { outcome: { type: 'given-back' } }, 0);
+        void reporter.settled(delivery, RESOLVED, { outcome: { type: 'given-back' } }, 0);
         return undefined;
       }
       const { error, spentMs } = failure as AttemptsFailed;
