@@ -24,14 +24,14 @@ export function shardKeys(keys: QueueKeys, shard: number): ShardKeys {
 /**
  * The protocol of one Lua script, in one place beside its `.lua`: the keys it declares (KEYS, in the
  * order its Input block reads them), its arguments (ARGV), and what its reply means. Nothing else
- * reads a reply by position.
+ * reads a reply by position. `Keys` names the keys: a shard's (most scripts), or the queue's.
  */
-export interface ScriptProtocol<In, Out> {
+export interface ScriptProtocol<In, Out, Keys = ShardKeys> {
   readonly script: ScriptName;
-  keys(shard: ShardKeys, input: In): string[];
-  args(input: In, shard: ShardKeys): (string | number)[];
+  keys(keys: Keys, input: In): string[];
+  args(input: In, keys: Keys): (string | number)[];
   /** Lists read in the same MULTI, just before the script (the claims: see fixed-take). */
-  reads?(shard: ShardKeys, input: In): ListRead[];
+  reads?(keys: Keys, input: In): ListRead[];
   /** `lists`: what `reads` returned, in its order. */
   decode(reply: unknown, input: In, lists: string[][]): Out;
 }
@@ -40,16 +40,16 @@ export interface ScriptProtocol<In, Out> {
 export type Sending = 'queued' | 'now' | { replicas: ReplicaWait };
 
 /** Calls a script through its protocol. */
-export async function invoke<In, Out>(
+export async function invoke<In, Out, Keys>(
   scripts: Scripts,
-  protocol: ScriptProtocol<In, Out>,
-  shard: ShardKeys,
+  protocol: ScriptProtocol<In, Out, Keys>,
+  named: Keys,
   input: In,
   sending: Sending = 'queued',
 ): Promise<Out> {
-  const keys = protocol.keys(shard, input);
-  const args = protocol.args(input, shard);
-  const reads = protocol.reads?.(shard, input) ?? [];
+  const keys = protocol.keys(named, input);
+  const args = protocol.args(input, named);
+  const reads = protocol.reads?.(named, input) ?? [];
   if (reads.length > 0) {
     const { lists, result } = await scripts.runAfterReads(protocol.script, keys, args, reads);
     return protocol.decode(result, input, lists);
