@@ -5,18 +5,16 @@ import { delayClaim } from '../libs/queue/src/redis/lua/delay-claim';
 import { delaySchedule } from '../libs/queue/src/redis/lua/delay-schedule';
 import { fixedPush } from '../libs/queue/src/redis/lua/fixed-push';
 import { fixedTake, type FixedTakeInput } from '../libs/queue/src/redis/lua/fixed-take';
-import { loadScript } from '../libs/queue/src/redis/lua-loader';
 import { invoke, shardKeys } from '../libs/queue/src/redis/script-protocol';
 import type { DelayQueueOptionsRules } from '../libs/queue/src/validation/queue-options';
-import { SCRIPTS_DIR, SCRIPT_NAMES, Scripts } from '../libs/queue/src/redis/scripts';
+import { SCRIPT_NAMES, Scripts, scriptText } from '../libs/queue/src/redis/scripts';
 import { pollUntil, rawClient, uniquePrefix } from './support/testing';
 
 describe('Lua scripts', () => {
   it.each(SCRIPT_NAMES)('%s compiles on the server, its includes inlined', async (name) => {
     const redis = rawClient();
     try {
-      const lua = loadScript(SCRIPTS_DIR, name);
-      expect(await redis.script('LOAD', lua)).toMatch(/^[0-9a-f]{40}$/);
+      expect(await redis.script('LOAD', scriptText(name))).toMatch(/^[0-9a-f]{40}$/);
     } finally {
       redis.disconnect();
     }

@@ -21,6 +21,7 @@ import { delayUnrepeat } from '../redis/lua/delay-unrepeat';
 import { recurringDeclare, type RecurringDeclareInput, type RecurringDeclared } from '../redis/lua/recurring-declare';
 import { readNewestFirst } from '../redis/newest-first';
 import { inChunks } from '../redis/poll-budget';
+import type { ScriptName } from '../redis/script-registry';
 import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } from '../redis/script-protocol';
 import { zscore, type Scored } from '../redis/score-pages';
 import type { ResolvedTime } from '../validation/time';
@@ -71,12 +72,17 @@ export class DelayQueueStore {
     this.shards = Array.from({ length: options.shards }, (_, shard) => shardKeys(keys, shard));
   }
 
-  private call<In, Out>(protocol: ScriptProtocol<In, Out>, shard: number, input: In, sending?: Sending): Promise<Out> {
+  private call<In, Out>(
+    protocol: ScriptProtocol<ScriptName, In, Out>,
+    shard: number,
+    input: In,
+    sending?: Sending,
+  ): Promise<Out> {
     return invoke(this.scripts, protocol, this.shards[shard], input, sending);
   }
 
   /** A producer's change, sent at once (`Scripts.runNow`); waits for replicas when the queue asks for it. */
-  private write<In, Out>(protocol: ScriptProtocol<In, Out>, shard: number, input: In): Promise<Out> {
+  private write<In, Out>(protocol: ScriptProtocol<ScriptName, In, Out>, shard: number, input: In): Promise<Out> {
     const { waitForReplicas } = this.options;
     return this.call(protocol, shard, input, waitForReplicas ? { replicas: waitForReplicas } : 'now');
   }

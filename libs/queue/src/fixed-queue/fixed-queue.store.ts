@@ -25,6 +25,7 @@ import {
   PollBudget,
   type PollPlan,
 } from '../redis/poll-budget';
+import type { ScriptName } from '../redis/script-registry';
 import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } from '../redis/script-protocol';
 import type { Scripts } from '../redis/scripts';
 import { zscore, type Scored } from '../redis/score-pages';
@@ -80,7 +81,12 @@ export class FixedQueueStore {
     return this.keys.member(shard, 'g', group);
   }
 
-  private call<In, Out>(protocol: ScriptProtocol<In, Out>, shard: number, input: In, sending?: Sending): Promise<Out> {
+  private call<In, Out>(
+    protocol: ScriptProtocol<ScriptName, In, Out>,
+    shard: number,
+    input: In,
+    sending?: Sending,
+  ): Promise<Out> {
     return invoke(this.scripts, protocol, this.shards[shard], input, sending);
   }
 

@@ -1,5 +1,6 @@
 import type { QueueKeys, ShardKeyKind } from './keys';
-import type { ListRead, ReplicaWait, ScriptName, Scripts } from './scripts';
+import type { ScriptName } from './script-registry';
+import type { ListRead, ReplicaWait, Scripts } from './scripts';
 
 /** The keys of one shard, as the scripts' protocols name them. */
 export interface ShardKeys {
@@ -26,8 +27,9 @@ export function shardKeys(keys: QueueKeys, shard: number): ShardKeys {
  * order its Input block reads them), its arguments (ARGV), and what its reply means. Nothing else
  * reads a reply by position. `Keys` names the keys: a shard's (most scripts), or the queue's.
  */
-export interface ScriptProtocol<In, Out, Keys = ShardKeys> {
-  readonly script: ScriptName;
+export interface ScriptProtocol<Name extends string, In, Out, Keys = ShardKeys> {
+  /** The script's name, and its file's (`<name>.lua`). */
+  readonly script: Name;
   keys(keys: Keys, input: In): string[];
   args(input: In, keys: Keys): (string | number)[];
   /** Lists read in the same MULTI, just before the script (the claims: see fixed-take). */
@@ -39,10 +41,10 @@ export interface ScriptProtocol<In, Out, Keys = ShardKeys> {
 /** How a call is sent (see `Scripts`): queued with the tick's other commands, at once, or then waited on by replicas. */
 export type Sending = 'queued' | 'now' | { replicas: ReplicaWait };
 
-/** Calls a script through its protocol. */
+/** Calls a script through its protocol, which script-registry must list (its name is a ScriptName). */
 export async function invoke<In, Out, Keys>(
   scripts: Scripts,
-  protocol: ScriptProtocol<In, Out, Keys>,
+  protocol: ScriptProtocol<ScriptName, In, Out, Keys>,
   named: Keys,
   input: In,
   sending: Sending = 'queued',

@@ -7,7 +7,7 @@ export interface TaskDelivery {
 }
 
 /** Completes deliveries (see delay-ack.lua): true for each that completed its task, false where stale. */
-export const delayAck: ScriptProtocol<TaskDelivery[], boolean[]> = {
+export const delayAck: ScriptProtocol<'delay-ack', TaskDelivery[], boolean[]> = {
   script: 'delay-ack',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'stats', 'errors', 'runs']),
   args: (deliveries) => deliveries.flatMap(({ id, token }) => [id, token]),

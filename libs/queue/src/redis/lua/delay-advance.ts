@@ -22,7 +22,7 @@ export type AdvanceOutcome =
   | { status: 'changed'; schedule: string };
 
 /** Ends an occurrence of a repeat and places the next (see delay-advance.lua). */
-export const delayAdvance: ScriptProtocol<DelayAdvanceInput, AdvanceOutcome> = {
+export const delayAdvance: ScriptProtocol<'delay-advance', DelayAdvanceInput, AdvanceOutcome> = {
   script: 'delay-advance',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'stats', 'errors', 'runs', 'repeats']),
   args: ({ id, token, schedule, missed, outcome, error, after, window }) => [

@@ -26,7 +26,7 @@ export interface DelayClaimInput {
 }
 
 /** Claims due tasks of one shard, after returning those whose lease ran out (see delay-claim.lua). */
-export const delayClaim: ScriptProtocol<DelayClaimInput, ClaimOutcome> = {
+export const delayClaim: ScriptProtocol<'delay-claim', DelayClaimInput, ClaimOutcome> = {
   script: 'delay-claim',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats']),
   args: ({ limit, leaseMs, maxAttempts, deadCapacity, token }) => [limit, leaseMs, maxAttempts, deadCapacity, token],

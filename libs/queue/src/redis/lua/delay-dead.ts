@@ -13,7 +13,7 @@ export interface DelayDeadInput {
 }
 
 /** One page of a shard's dead letters, newest first (see delay-dead.lua). */
-export const delayDead: ScriptProtocol<DelayDeadInput, NewestFirstPage<DeadTask>> = {
+export const delayDead: ScriptProtocol<'delay-dead', DelayDeadInput, NewestFirstPage<DeadTask>> = {
   script: 'delay-dead',
   keys: (shard) => kindsOf(shard, ['dead', 'data', 'errors', 'runs']),
   args: ({ count, latest, listedAtLatest }) => [count, latest, listedAtLatest],

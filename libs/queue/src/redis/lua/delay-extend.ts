@@ -2,7 +2,7 @@ import { kindsOf, type ScriptProtocol } from '../script-protocol';
 import type { TaskDelivery } from './delay-ack';
 
 /** Extends leases of running deliveries (see delay-extend.lua): false where lost. */
-export const delayExtend: ScriptProtocol<{ leaseMs: number; deliveries: TaskDelivery[] }, boolean[]> = {
+export const delayExtend: ScriptProtocol<'delay-extend', { leaseMs: number; deliveries: TaskDelivery[] }, boolean[]> = {
   script: 'delay-extend',
   keys: (shard) => kindsOf(shard, ['active', 'runs']),
   args: ({ leaseMs, deliveries }) => [leaseMs, ...deliveries.flatMap(({ id, token }) => [id, token])],

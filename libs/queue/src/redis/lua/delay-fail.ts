@@ -12,7 +12,7 @@ export interface DelayFailInput {
 export type TaskFailOutcome = { outcome: 'retry' | 'dead'; at: number } | null;
 
 /** Fails a delivery (see delay-fail.lua): its retry or burial, or null when the token is stale. */
-export const delayFail: ScriptProtocol<DelayFailInput, TaskFailOutcome> = {
+export const delayFail: ScriptProtocol<'delay-fail', DelayFailInput, TaskFailOutcome> = {
   script: 'delay-fail',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs']),
   args: ({ delivery, maxAttempts, retryDelayMs, deadCapacity, error }) => [

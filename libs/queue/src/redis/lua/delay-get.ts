@@ -10,7 +10,7 @@ export interface StoredTask {
 }
 
 /** One consistent view of a task (see delay-get.lua), or null. */
-export const delayGet: ScriptProtocol<string, StoredTask | null> = {
+export const delayGet: ScriptProtocol<'delay-get', string, StoredTask | null> = {
   script: 'delay-get',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'errors', 'runs']),
   args: (id) => [id],

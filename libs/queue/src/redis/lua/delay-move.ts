@@ -16,7 +16,7 @@ export interface DelayMoveInput {
 }
 
 /** Moves a scheduled task (see delay-move.lua), or says why it could not. */
-export const delayMove: ScriptProtocol<DelayMoveInput, Placement | 'active' | 'dead' | 'missing'> = {
+export const delayMove: ScriptProtocol<'delay-move', DelayMoveInput, Placement | 'active' | 'dead' | 'missing'> = {
   script: 'delay-move',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data']),
   args: ({ id, mode, ms, carrier }) => [id, mode, ms, carrier ?? ''],

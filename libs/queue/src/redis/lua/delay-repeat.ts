@@ -16,7 +16,7 @@ export type RepeatDeclared =
   | { status: 'ended'; serverNow: number };
 
 /** Declares a repeat and its pending occurrence (see delay-repeat.lua). */
-export const delayRepeat: ScriptProtocol<DelayRepeatInput, RepeatDeclared> = {
+export const delayRepeat: ScriptProtocol<'delay-repeat', DelayRepeatInput, RepeatDeclared> = {
   script: 'delay-repeat',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats']),
   args: ({ id, schedule, json, window }) => [id, schedule, json, ...tickWindowArgs(window)],

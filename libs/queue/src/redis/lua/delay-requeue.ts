@@ -3,7 +3,7 @@ import { kindsOf, type ScriptProtocol } from '../script-protocol';
 import type { Placement } from './delay-move';
 
 /** Brings a dead-lettered task back (see delay-requeue.lua); null when it is not dead. */
-export const delayRequeue: ScriptProtocol<{ id: string; time: ResolvedTime }, Placement | null> = {
+export const delayRequeue: ScriptProtocol<'delay-requeue', { id: string; time: ResolvedTime }, Placement | null> = {
   script: 'delay-requeue',
   keys: (shard) => kindsOf(shard, ['due', 'dead', 'errors', 'runs']),
   args: ({ id, time: [mode, ms] }) => [id, mode, ms],

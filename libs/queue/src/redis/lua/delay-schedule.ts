@@ -24,7 +24,7 @@ export interface ScheduleOutcome {
 }
 
 /** Schedules (or replaces) tasks of one shard, in order (see delay-schedule.lua). */
-export const delaySchedule: ScriptProtocol<ScheduleItem[], ScheduleOutcome> = {
+export const delaySchedule: ScriptProtocol<'delay-schedule', ScheduleItem[], ScheduleOutcome> = {
   script: 'delay-schedule',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs']),
   args: (tasks) => tasks.flatMap(({ id, json, time, replace }) => [id, json, time[0], time[1], replace ? '1' : '0']),

@@ -17,7 +17,7 @@ export interface DelayShardStats {
   serverNow: number;
 }
 
-export const delayStats: ScriptProtocol<void, DelayShardStats> = {
+export const delayStats: ScriptProtocol<'delay-stats', void, DelayShardStats> = {
   script: 'delay-stats',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'dead', 'stats']),
   args: () => [],

@@ -44,7 +44,7 @@ export interface AckOutcome {
 }
 
 /** Finishes deliveries of an ordered queue, handing over next batches (see fixed-ack.lua). */
-export const fixedAck: ScriptProtocol<FixedAckInput, AckOutcome> = {
+export const fixedAck: ScriptProtocol<'fixed-ack', FixedAckInput, AckOutcome> = {
   script: 'fixed-ack',
   keys: (shard, { deliveries }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'errors']),

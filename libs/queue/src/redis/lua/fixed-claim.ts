@@ -24,7 +24,7 @@ export interface FixedClaimInput {
 }
 
 /** Ordered claims (see fixed-claim.lua): per candidate offset, expired, claimed, attempt, token; one batch at most. */
-export const fixedClaim: ScriptProtocol<FixedClaimInput, Claimed> = {
+export const fixedClaim: ScriptProtocol<'fixed-claim', FixedClaimInput, Claimed> = {
   script: 'fixed-claim',
   keys: (shard, { candidates }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors']),

@@ -29,7 +29,7 @@ export interface FixedDeadInput {
 }
 
 /** One page of a shard's dead batches, newest first (see fixed-dead.lua). */
-export const fixedDead: ScriptProtocol<FixedDeadInput, NewestFirstPage<DeadRecord>> = {
+export const fixedDead: ScriptProtocol<'fixed-dead', FixedDeadInput, NewestFirstPage<DeadRecord>> = {
   script: 'fixed-dead',
   keys: (shard) => kindsOf(shard, ['dead', 'deadData']),
   args: ({ count, latest, listedAtLatest }) => [count, latest, listedAtLatest],

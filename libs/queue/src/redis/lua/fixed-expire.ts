@@ -2,6 +2,7 @@ import { kindsOf, type ScriptProtocol } from '../script-protocol';
 
 /** Deletes the listed groups idle for ttlMs (see fixed-expire.lua): how many messages each lost. */
 export const fixedExpire: ScriptProtocol<
+  'fixed-expire',
   { ttlMs: number; groups: string[] },
   { serverNow: number; expired: number[] }
 > = {

@@ -7,7 +7,7 @@ export interface FixedExtendInput {
 }
 
 /** Extends leases of running deliveries (see fixed-extend.lua): false where the lease was lost. */
-export const fixedExtend: ScriptProtocol<FixedExtendInput, boolean[]> = {
+export const fixedExtend: ScriptProtocol<'fixed-extend', FixedExtendInput, boolean[]> = {
   script: 'fixed-extend',
   keys: (shard) => kindsOf(shard, ['held', 'leases']),
   args: ({ leaseMs, deliveries }) => [leaseMs, ...deliveries.flatMap(({ group, token }) => [group, token])],

@@ -14,7 +14,7 @@ export interface FixedFailInput {
 export type FailOutcome = { outcome: 'retry' | 'dead' | 'gone' | 'stale'; at: number };
 
 /** Records a failed at-least-once delivery: a retry, or its burial (see fixed-fail.lua). */
-export const fixedFail: ScriptProtocol<FixedFailInput, FailOutcome> = {
+export const fixedFail: ScriptProtocol<'fixed-fail', FixedFailInput, FailOutcome> = {
   script: 'fixed-fail',
   keys: (shard, { delivery }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors']),

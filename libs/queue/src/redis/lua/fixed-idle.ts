@@ -9,7 +9,7 @@ export interface IdleGroups {
   serverNow: number;
 }
 
-export const fixedIdle: ScriptProtocol<{ ttlMs: number; count: number }, IdleGroups> = {
+export const fixedIdle: ScriptProtocol<'fixed-idle', { ttlMs: number; count: number }, IdleGroups> = {
   script: 'fixed-idle',
   keys: (shard) => kindsOf(shard, ['lastPush']),
   args: ({ ttlMs, count }) => [ttlMs, count],

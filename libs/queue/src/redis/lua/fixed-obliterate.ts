@@ -12,7 +12,7 @@ export interface FixedObliterateInput {
 }
 
 /** Deletes a page of a shard's groups, and the shard once none is left (see fixed-obliterate.lua): the next page. */
-export const fixedObliterate: ScriptProtocol<FixedObliterateInput, string[]> = {
+export const fixedObliterate: ScriptProtocol<'fixed-obliterate', FixedObliterateInput, string[]> = {
   script: 'fixed-obliterate',
   keys: (shard, { page }) => [...kindsOf(shard, SHARD_KINDS), ...page.map((group) => shard.group(group))],
   args: ({ pageSize, page }) => [SHARD_KINDS.length, pageSize, ...page],

@@ -23,7 +23,7 @@ export interface PushOutcome {
 }
 
 /** Appends messages to groups of one shard (see fixed-push.lua). */
-export const fixedPush: ScriptProtocol<FixedPushInput, PushOutcome> = {
+export const fixedPush: ScriptProtocol<'fixed-push', FixedPushInput, PushOutcome> = {
   script: 'fixed-push',
   keys: (shard, { groups }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held']),

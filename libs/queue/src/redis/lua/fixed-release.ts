@@ -2,7 +2,7 @@ import { kindsOf, type ScriptProtocol } from '../script-protocol';
 import type { Delivery } from './fixed-ack';
 
 /** Gives unfinished deliveries back (see fixed-release.lua): true for each given back, false where stale. */
-export const fixedRelease: ScriptProtocol<Delivery[], boolean[]> = {
+export const fixedRelease: ScriptProtocol<'fixed-release', Delivery[], boolean[]> = {
   script: 'fixed-release',
   keys: (shard) => kindsOf(shard, ['ready', 'held', 'leases']),
   args: (deliveries) => deliveries.flatMap(({ group, token }) => [group, token]),

@@ -9,7 +9,11 @@ export interface FixedRequeueInput {
 }
 
 /** Appends a dead batch's messages to its group again (see fixed-requeue.lua); null when no such dead batch. */
-export const fixedRequeue: ScriptProtocol<FixedRequeueInput, { dropped: number; wakeAt: number } | null> = {
+export const fixedRequeue: ScriptProtocol<
+  'fixed-requeue',
+  FixedRequeueInput,
+  { dropped: number; wakeAt: number } | null
+> = {
   script: 'fixed-requeue',
   keys: (shard, { group }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'dead', 'deadData']),

@@ -21,7 +21,7 @@ export interface FixedShardStats {
   serverNow: number;
 }
 
-export const fixedStats: ScriptProtocol<void, FixedShardStats> = {
+export const fixedStats: ScriptProtocol<'fixed-stats', void, FixedShardStats> = {
   script: 'fixed-stats',
   keys: (shard) => kindsOf(shard, ['ready', 'stats', 'leases']),
   args: () => [],

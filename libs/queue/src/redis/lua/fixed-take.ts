@@ -58,7 +58,7 @@ export function decodeClaimHead(reply: (string | number)[]): { outcome: TakeOutc
 }
 
 /** Unordered claims (see fixed-take.lua): per candidate offset, expired, claimed, cut into batches of batchSize. */
-export const fixedTake: ScriptProtocol<FixedTakeInput, Claimed> = {
+export const fixedTake: ScriptProtocol<'fixed-take', FixedTakeInput, Claimed> = {
   script: 'fixed-take',
   keys: (shard, { candidates }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush']),

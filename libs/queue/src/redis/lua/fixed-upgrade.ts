@@ -8,7 +8,7 @@ export interface FixedUpgradeInput {
 }
 
 /** Converts a page of an earlier version's groups (see fixed-upgrade.lua): the next page, empty once done. */
-export const fixedUpgrade: ScriptProtocol<FixedUpgradeInput, string[]> = {
+export const fixedUpgrade: ScriptProtocol<'fixed-upgrade', FixedUpgradeInput, string[]> = {
   script: 'fixed-upgrade',
   keys: (shard, { page }) => [
     ...kindsOf(shard, ['lens', 'lastPush', 'stats']),

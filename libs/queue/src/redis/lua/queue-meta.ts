@@ -18,7 +18,7 @@ export interface QueueMetaInput {
 }
 
 /** Records a queue on first use and answers what is stored (see queue-meta.lua). */
-export const queueMeta: ScriptProtocol<QueueMetaInput, QueueMeta, QueueKeys> = {
+export const queueMeta: ScriptProtocol<'queue-meta', QueueMetaInput, QueueMeta, QueueKeys> = {
   script: 'queue-meta',
   keys: (keys) => [keys.meta],
   args: ({ kind, shards, layout, readsAsIs }) => [kind, shards, layout, readsAsIs],

@@ -36,7 +36,7 @@ export type RecurringDeclared = {
 );
 
 /** Declares a `@Recurring` schedule with its generation (see recurring-declare.lua). */
-export const recurringDeclare: ScriptProtocol<RecurringDeclareInput, RecurringDeclared> = {
+export const recurringDeclare: ScriptProtocol<'recurring-declare', RecurringDeclareInput, RecurringDeclared> = {
   script: 'recurring-declare',
   keys: (shard) =>
     kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats', 'declarations']),
