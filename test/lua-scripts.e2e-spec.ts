@@ -1,10 +1,10 @@
 import { DelayQueueStore } from '../libs/queue/src/delay-queue/delay-queue.store';
 import { QueueKeys } from '../libs/queue/src/redis/keys';
-import { delayAck } from '../libs/queue/src/redis/lua/delay-ack';
-import { delayClaim } from '../libs/queue/src/redis/lua/delay-claim';
-import { delaySchedule } from '../libs/queue/src/redis/lua/delay-schedule';
-import { fixedPush } from '../libs/queue/src/redis/lua/fixed-push';
-import { fixedTake, type FixedTakeInput } from '../libs/queue/src/redis/lua/fixed-take';
+import { delayAck } from '../libs/queue/src/delay-queue/lua/delay-ack';
+import { delayClaim } from '../libs/queue/src/delay-queue/lua/delay-claim';
+import { delaySchedule } from '../libs/queue/src/delay-queue/lua/delay-schedule';
+import { fixedPush } from '../libs/queue/src/fixed-queue/lua/fixed-push';
+import { fixedTake, type FixedTakeInput } from '../libs/queue/src/fixed-queue/lua/fixed-take';
 import { invoke, shardKeys } from '../libs/queue/src/redis/script-protocol';
 import type { DelayQueueOptionsRules } from '../libs/queue/src/validation/queue-options';
 import { SCRIPT_NAMES, Scripts, scriptText } from '../libs/queue/src/redis/scripts';

@@ -1,24 +1,28 @@
 import type { Scripts } from '../redis/scripts';
 import { fencingToken } from '../redis/fencing-token';
 import type { QueueKeys, ShardKeyKind } from '../redis/keys';
-import { delayAck, type TaskDelivery } from '../redis/lua/delay-ack';
-import { delayAdvance, type AdvanceOutcome, type DelayAdvanceInput } from '../redis/lua/delay-advance';
-import { delayCancel } from '../redis/lua/delay-cancel';
-import { delayClaim, type ClaimOutcome } from '../redis/lua/delay-claim';
-import { delayDead, type DeadTask } from '../redis/lua/delay-dead';
-import { delayDeleteDead } from '../redis/lua/delay-delete-dead';
-import { delayExtend } from '../redis/lua/delay-extend';
-import { delayFail, type TaskFailOutcome } from '../redis/lua/delay-fail';
-import { delayGet, type StoredTask } from '../redis/lua/delay-get';
-import { delayMove, type Placement } from '../redis/lua/delay-move';
-import { delayRelease } from '../redis/lua/delay-release';
-import { delayRequeue } from '../redis/lua/delay-requeue';
-import { delayRepeat, type DelayRepeatInput, type RepeatDeclared } from '../redis/lua/delay-repeat';
-import { delayRequeueDead } from '../redis/lua/delay-requeue-dead';
-import { delaySchedule, type ScheduleItem, type ScheduleOutcome } from '../redis/lua/delay-schedule';
-import { delayStats } from '../redis/lua/delay-stats';
-import { delayUnrepeat } from '../redis/lua/delay-unrepeat';
-import { recurringDeclare, type RecurringDeclareInput, type RecurringDeclared } from '../redis/lua/recurring-declare';
+import { delayAck, type TaskDelivery } from './lua/delay-ack';
+import { delayAdvance, type AdvanceOutcome, type DelayAdvanceInput } from './lua/delay-advance';
+import { delayCancel } from './lua/delay-cancel';
+import { delayClaim, type ClaimOutcome } from './lua/delay-claim';
+import { delayDead, type DeadTask } from './lua/delay-dead';
+import { delayDeleteDead } from './lua/delay-delete-dead';
+import { delayExtend } from './lua/delay-extend';
+import { delayFail, type TaskFailOutcome } from './lua/delay-fail';
+import { delayGet, type StoredTask } from './lua/delay-get';
+import { delayMove, type Placement } from './lua/delay-move';
+import { delayRelease } from './lua/delay-release';
+import { delayRequeue } from './lua/delay-requeue';
+import { delayRepeat, type DelayRepeatInput, type RepeatDeclared } from './lua/delay-repeat';
+import { delayRequeueDead } from './lua/delay-requeue-dead';
+import { delaySchedule, type ScheduleItem, type ScheduleOutcome } from './lua/delay-schedule';
+import { delayStats } from './lua/delay-stats';
+import { delayUnrepeat } from './lua/delay-unrepeat';
+import {
+  recurringDeclare,
+  type RecurringDeclareInput,
+  type RecurringDeclared,
+} from '../recurring/lua/recurring-declare';
 import { readNewestFirst } from '../redis/newest-first';
 import { inChunks } from '../redis/poll-budget';
 import type { ScriptName } from '../redis/script-registry';
@@ -27,13 +31,13 @@ import { zscore, type Scored } from '../redis/score-pages';
 import type { ResolvedTime } from '../validation/time';
 import type { DelayQueueOptionsRules } from '../validation/queue-options';
 import type { DelayQueueStats, RepeatInfo, UpcomingTask } from '../interfaces';
-import { decodeRepeatEntry } from '../redis/lua/repeat-entry';
+import { decodeRepeatEntry } from './lua/repeat-entry';
 import { RepeatSchedule } from './repeat-schedule';
 
-export type { ClaimedTask, ClaimOutcome } from '../redis/lua/delay-claim';
-export type { StoredTask } from '../redis/lua/delay-get';
-export type { Placement } from '../redis/lua/delay-move';
-export type { ScheduleItem, ScheduleResult } from '../redis/lua/delay-schedule';
+export type { ClaimedTask, ClaimOutcome } from './lua/delay-claim';
+export type { StoredTask } from './lua/delay-get';
+export type { Placement } from './lua/delay-move';
+export type { ScheduleItem, ScheduleResult } from './lua/delay-schedule';
 
 /**
  * Bounds on one script call (Redis runs one script at a time: a long one freezes every client).

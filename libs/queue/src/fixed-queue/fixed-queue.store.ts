@@ -1,21 +1,21 @@
 import { fencingToken } from '../redis/fencing-token';
 import type { QueueKeys } from '../redis/keys';
-import { fixedAck, type Acknowledged, type AckOutcome, type Delivery } from '../redis/lua/fixed-ack';
-import { fixedClaim } from '../redis/lua/fixed-claim';
-import { fixedClear } from '../redis/lua/fixed-clear';
-import { fixedDead, parseDeadRecord, type DeadRecord } from '../redis/lua/fixed-dead';
-import { fixedDeadHeader } from '../redis/lua/fixed-dead-header';
-import { fixedExpire } from '../redis/lua/fixed-expire';
-import { fixedExtend } from '../redis/lua/fixed-extend';
-import { fixedFail, type FailOutcome } from '../redis/lua/fixed-fail';
-import { fixedIdle, type IdleGroups } from '../redis/lua/fixed-idle';
-import { fixedObliterate } from '../redis/lua/fixed-obliterate';
-import { fixedPush, type GroupPush, type PushOutcome } from '../redis/lua/fixed-push';
-import { fixedRelease } from '../redis/lua/fixed-release';
-import { fixedRequeue } from '../redis/lua/fixed-requeue';
-import { fixedStats } from '../redis/lua/fixed-stats';
-import { fixedTake, type TakeOutcome } from '../redis/lua/fixed-take';
-import { fixedUpgrade } from '../redis/lua/fixed-upgrade';
+import { fixedAck, type Acknowledged, type AckOutcome, type Delivery } from './lua/fixed-ack';
+import { fixedClaim } from './lua/fixed-claim';
+import { fixedClear } from './lua/fixed-clear';
+import { fixedDead, parseDeadRecord, type DeadRecord } from './lua/fixed-dead';
+import { fixedDeadHeader } from './lua/fixed-dead-header';
+import { fixedExpire } from './lua/fixed-expire';
+import { fixedExtend } from './lua/fixed-extend';
+import { fixedFail, type FailOutcome } from './lua/fixed-fail';
+import { fixedIdle, type IdleGroups } from './lua/fixed-idle';
+import { fixedObliterate } from './lua/fixed-obliterate';
+import { fixedPush, type GroupPush, type PushOutcome } from './lua/fixed-push';
+import { fixedRelease } from './lua/fixed-release';
+import { fixedRequeue } from './lua/fixed-requeue';
+import { fixedStats } from './lua/fixed-stats';
+import { fixedTake, type TakeOutcome } from './lua/fixed-take';
+import { fixedUpgrade } from './lua/fixed-upgrade';
 import { readNewestFirst } from '../redis/newest-first';
 import {
   BYTES_PER_POLL,
@@ -32,11 +32,11 @@ import { zscore, type Scored } from '../redis/score-pages';
 import type { FixedQueueOptionsRules } from '../validation/queue-options';
 import type { FixedQueueStats, GroupListing, GroupSummary } from '../interfaces';
 
-export type { GroupPush, PushOutcome } from '../redis/lua/fixed-push';
-export type { ClaimedBatch, TakeOutcome } from '../redis/lua/fixed-take';
-export type { Acknowledged, AckOutcome, Delivery } from '../redis/lua/fixed-ack';
-export type { FailOutcome } from '../redis/lua/fixed-fail';
-export type { DeadRecord } from '../redis/lua/fixed-dead';
+export type { GroupPush, PushOutcome } from './lua/fixed-push';
+export type { ClaimedBatch, TakeOutcome } from './lua/fixed-take';
+export type { Acknowledged, AckOutcome, Delivery } from './lua/fixed-ack';
+export type { FailOutcome } from './lua/fixed-fail';
+export type { DeadRecord } from './lua/fixed-dead';
 
 /** Dead batches read per script call: each holds up to batchSize messages. */
 const DEAD_BATCHES_PER_CALL = 20;

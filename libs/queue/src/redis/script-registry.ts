@@ -1,7 +1,7 @@
-import { DELAY_QUEUE_SCRIPTS } from './lua/delay-queue.scripts';
-import { FIXED_QUEUE_SCRIPTS } from './lua/fixed-queue.scripts';
+import { DELAY_QUEUE_SCRIPTS } from '../delay-queue/lua/delay-queue.scripts';
+import { FIXED_QUEUE_SCRIPTS } from '../fixed-queue/lua/fixed-queue.scripts';
 import { QUEUE_SCRIPTS } from './lua/queue.scripts';
-import { RECURRING_SCRIPTS } from './lua/recurring.scripts';
+import { RECURRING_SCRIPTS } from '../recurring/lua/recurring.scripts';
 
 /**
  * Every Lua script of the library, by the protocols that call them, with the directory that holds
