@@ -4,7 +4,10 @@ import { delayAck } from '../libs/queue/src/delay-queue/lua/delay-ack';
 import { delayClaim } from '../libs/queue/src/delay-queue/lua/delay-claim';
 import { delaySchedule } from '../libs/queue/src/delay-queue/lua/delay-schedule';
 import { fixedPush } from '../libs/queue/src/fixed-queue/lua/fixed-push';
-import { fixedTake, type FixedTakeInput } from '../libs/queue/src/fixed-queue/lua/fixed-take';
+import {
+  fixedClaimUnordered,
+  type FixedClaimUnorderedInput,
+} from '../libs/queue/src/fixed-queue/lua/fixed-claim-unordered';
 import { invoke, shardKeys } from '../libs/queue/src/redis/script-protocol';
 import type { DelayQueueOptionsRules } from '../libs/queue/src/validation/queue-options';
 import { SCRIPT_NAMES, Scripts, scriptText } from '../libs/queue/src/redis/scripts';
@@ -21,7 +24,7 @@ describe('Lua scripts', () => {
   });
 });
 
-describe('fixed-take through its protocol (the reads and the script in one MULTI)', () => {
+describe('fixed-claim-unordered through its protocol (the reads and the script in one MULTI)', () => {
   const push = (shard: ReturnType<typeof shardKeys>, scripts: Scripts, messages: string[]) =>
     invoke(scripts, fixedPush, shard, {
       capacity: 100,
@@ -30,7 +33,7 @@ describe('fixed-take through its protocol (the reads and the script in one MULTI
       mode: '0',
       groups: [{ group: 'a', messages }],
     });
-  const taking = (maxAgeMs: number): FixedTakeInput => ({
+  const taking = (maxAgeMs: number): FixedClaimUnorderedInput => ({
     batchSize: 2,
     maxAgeMs,
     maxWaitMs: 0,
@@ -47,7 +50,7 @@ describe('fixed-take through its protocol (the reads and the script in one MULTI
     try {
       await push(shard, scripts, ['{"n":1}', '{"n":2}', '{"n":3}']);
       await redis.script('FLUSH');
-      const { outcome, lists } = await invoke(scripts, fixedTake, shard, taking(0));
+      const { outcome, lists } = await invoke(scripts, fixedClaimUnordered, shard, taking(0));
       expect(lists).toEqual([
         [expect.stringMatching(/^\[\d{13},\{"n":1\}\]$/), expect.stringMatching(/^\[\d{13},\{"n":2\}\]$/)],
       ]);
@@ -76,9 +79,9 @@ describe('fixed-take through its protocol (the reads and the script in one MULTI
       await pollUntil(async () => (await serverMs()) > pushedAt + 60, 'the first entries to age past maxAgeMs');
       await push(shard, scripts, ['4']);
       // Three expired (more than the two read): nothing claimed.
-      const first = await invoke(scripts, fixedTake, shard, taking(50));
+      const first = await invoke(scripts, fixedClaimUnordered, shard, taking(50));
       expect(first.outcome.batches).toEqual([{ group: 'a', expired: 3, messages: [], attempt: 0 }]);
-      const second = await invoke(scripts, fixedTake, shard, taking(50));
+      const second = await invoke(scripts, fixedClaimUnordered, shard, taking(50));
       expect(second.outcome.batches).toEqual([{ group: 'a', expired: 0, messages: ['4'], attempt: 1 }]);
       expect(await redis.hgetall(shard.key('stats'))).toMatchObject({
         pushed: '4',

@@ -1,7 +1,9 @@
 import { fencingToken } from '../redis/fencing-token';
 import type { QueueKeys } from '../redis/keys';
 import { fixedAck, type Acknowledged, type AckOutcome, type Delivery } from './lua/fixed-ack';
-import { fixedClaim } from './lua/fixed-claim';
+import type { Claimed, TakeOutcome } from './lua/claim-reply';
+import { fixedClaimOrdered } from './lua/fixed-claim-ordered';
+import { fixedClaimUnordered } from './lua/fixed-claim-unordered';
 import { fixedClear } from './lua/fixed-clear';
 import { fixedDead, parseDeadRecord, type DeadRecord } from './lua/fixed-dead';
 import { fixedDeadHeader } from './lua/fixed-dead-header';
@@ -14,7 +16,6 @@ import { fixedPush, type GroupPush, type PushOutcome } from './lua/fixed-push';
 import { fixedRelease } from './lua/fixed-release';
 import { fixedRequeue } from './lua/fixed-requeue';
 import { fixedStats } from './lua/fixed-stats';
-import { fixedTake, type TakeOutcome } from './lua/fixed-take';
 import { fixedUpgrade } from './lua/fixed-upgrade';
 import { readNewestFirst } from '../redis/newest-first';
 import {
@@ -33,7 +34,7 @@ import type { FixedQueueOptionsRules } from '../validation/queue-options';
 import type { FixedQueueStats, GroupListing, GroupSummary } from '../interfaces';
 
 export type { GroupPush, PushOutcome } from './lua/fixed-push';
-export type { ClaimedBatch, TakeOutcome } from './lua/fixed-take';
+export type { ClaimedBatch, TakeOutcome } from './lua/claim-reply';
 export type { Acknowledged, AckOutcome, Delivery } from './lua/fixed-ack';
 export type { FailOutcome } from './lua/fixed-fail';
 export type { DeadRecord } from './lua/fixed-dead';
@@ -109,29 +110,41 @@ export class FixedQueueStore {
     const plan = this.budget.plan(limit);
     // Never more than the plan's batches are claimed: reading more heads would be work for nothing.
     const candidates = listed.length > plan.batches ? listed.slice(0, plan.batches) : listed;
-    if (this.ordered) return this.claim(shard, plan, candidates, raw, traced);
+    const { outcome, lists } = this.ordered
+      ? await this.claimOrdered(shard, plan, candidates, raw, traced)
+      : await this.claimUnordered(shard, plan, candidates, raw, traced);
+    this.budget.observe(lists);
+    return outcome;
+  }
+
+  /** `take` for unordered queues: a group may give several batches at once. */
+  private claimUnordered(
+    shard: number,
+    plan: PollPlan,
+    candidates: string[],
+    raw: boolean,
+    traced: boolean,
+  ): Promise<Claimed> {
     const { batchSize, maxAgeMs, maxWaitMs } = this.options;
     // With fewer candidates than room, each may give several batches.
     const read = plan.perBatch * Math.max(1, Math.floor(plan.batches / Math.max(1, candidates.length)));
     const input = { batchSize, maxAgeMs: maxAgeMs ?? 0, maxWaitMs, limit: plan.batches, candidates, read, raw, traced };
-    const { outcome, lists } = await this.call(fixedTake, shard, input);
-    this.budget.observe(lists);
-    return outcome;
+    return this.call(fixedClaimUnordered, shard, input);
   }
 
   /**
    * `take` for ordered queues: one batch per group at most, the group held by a token until `ack`
    * (or `fail`/`release`, or its lease running out).
    */
-  private async claim(
+  private claimOrdered(
     shard: number,
     plan: PollPlan,
     candidates: string[],
     raw: boolean,
     traced: boolean,
-  ): Promise<TakeOutcome> {
+  ): Promise<Claimed> {
     const { batchSize, maxAgeMs, maxWaitMs, leaseMs, maxAttempts, deadLetter } = this.options;
-    const { outcome, lists } = await this.call(fixedClaim, shard, {
+    return this.call(fixedClaimOrdered, shard, {
       batchSize,
       maxAgeMs: maxAgeMs ?? 0,
       maxWaitMs,
@@ -147,8 +160,6 @@ export class FixedQueueStore {
       raw,
       traced,
     });
-    this.budget.observe(lists);
-    return outcome;
   }
 
   /** Finishes deliveries of an ordered queue; a stale one (its token lost the group) changes nothing. */

@@ -32,7 +32,7 @@ export interface ScriptProtocol<Name extends string, In, Out, Keys = ShardKeys> 
   readonly script: Name;
   keys(keys: Keys, input: In): string[];
   args(input: In, keys: Keys): (string | number)[];
-  /** Lists read in the same MULTI, just before the script (the claims: see fixed-take). */
+  /** Lists read in the same MULTI, just before the script (the claims: see fixed-claim-unordered). */
   reads?(keys: Keys, input: In): ListRead[];
   /** `lists`: what `reads` returned, in its order. */
   decode(reply: unknown, input: In, lists: string[][]): Out;

@@ -3,7 +3,7 @@
 -- an at-most-once one only lets go of the group. The group is then ready again for its next batch.
 -- An acknowledgement from a worker whose lease ran out (the group moved on) changes nothing.
 -- A delivery acknowledged with `next` set hands its slot straight to the group's next batch when one
--- is due now (and the queue is not paused): claimed here as fixed-claim would, and returned with its
+-- is due now (and the queue is not paused): claimed here as fixed-claim-ordered would, and returned with its
 -- entries, which saves the consumer a claim call per batch. At most `maxEntries` entries and about
 -- `maxBytes` bytes are handed out per call.
 -- Input:

@@ -1,6 +1,6 @@
 import { entryCarriers, entryMessages } from '../../redis/fixed-entry';
 import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
-import type { ClaimedBatch } from './fixed-take';
+import type { ClaimedBatch } from './claim-reply';
 
 /** A delivery of an ordered queue, as acknowledgements and heartbeats name it. */
 export interface Delivery {

@@ -1,5 +1,6 @@
 import { fixedAck } from './fixed-ack';
-import { fixedClaim } from './fixed-claim';
+import { fixedClaimOrdered } from './fixed-claim-ordered';
+import { fixedClaimUnordered } from './fixed-claim-unordered';
 import { fixedClear } from './fixed-clear';
 import { fixedDeadHeader } from './fixed-dead-header';
 import { fixedDead } from './fixed-dead';
@@ -12,7 +13,6 @@ import { fixedPush } from './fixed-push';
 import { fixedRelease } from './fixed-release';
 import { fixedRequeue } from './fixed-requeue';
 import { fixedStats } from './fixed-stats';
-import { fixedTake } from './fixed-take';
 import { fixedUpgrade } from './fixed-upgrade';
 
 /** The FixedQueue's scripts, by their protocols (each script is `<script>.lua` in this directory). */
@@ -20,7 +20,8 @@ export const FIXED_QUEUE_SCRIPTS = {
   dir: __dirname,
   protocols: [
     fixedAck,
-    fixedClaim,
+    fixedClaimOrdered,
+    fixedClaimUnordered,
     fixedClear,
     fixedDeadHeader,
     fixedDead,
@@ -33,7 +34,6 @@ export const FIXED_QUEUE_SCRIPTS = {
     fixedRelease,
     fixedRequeue,
     fixedStats,
-    fixedTake,
     fixedUpgrade,
   ],
 };

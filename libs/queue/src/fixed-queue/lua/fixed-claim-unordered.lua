@@ -1,6 +1,7 @@
--- Takes up to `limit` batches from the listed groups that are still due (another consumer may have
--- taken them since they were listed), discarding messages older than maxAgeMs first, then lists the
--- groups due now for the caller's next call. Listing and claiming share one round trip this way;
+-- Claims batches of an unordered FixedQueue (`ordered: false`): up to `limit` batches, several of a
+-- group if it has them, from the listed groups that are still due (another consumer may have taken
+-- them since they were listed), discarding messages older than maxAgeMs first, then lists the groups
+-- due now for the caller's next call. Listing and claiming share one round trip this way;
 -- keys are only ever those the caller declared (Cluster routing).
 -- The messages themselves are not read here: the caller sends this script in one MULTI after an
 -- LRANGE of each candidate's first `read` entries, so it sees the lists exactly as the script does,

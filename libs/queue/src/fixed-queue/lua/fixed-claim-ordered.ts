@@ -1,8 +1,8 @@
 import { entryCarriers, entryMessages } from '../../redis/fixed-entry';
 import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
-import { decodeClaimHead, type Claimed } from './fixed-take';
+import { decodeClaimHead, type Claimed } from './claim-reply';
 
-export interface FixedClaimInput {
+export interface FixedClaimOrderedInput {
   batchSize: number;
   maxAgeMs: number;
   maxWaitMs: number;
@@ -23,9 +23,9 @@ export interface FixedClaimInput {
   traced?: boolean;
 }
 
-/** Ordered claims (see fixed-claim.lua): per candidate offset, expired, claimed, attempt, token; one batch at most. */
-export const fixedClaim: ScriptProtocol<'fixed-claim', FixedClaimInput, Claimed> = {
-  script: 'fixed-claim',
+/** Ordered claims (see fixed-claim-ordered.lua): per candidate offset, expired, claimed, attempt, token; one batch at most. */
+export const fixedClaimOrdered: ScriptProtocol<'fixed-claim-ordered', FixedClaimOrderedInput, Claimed> = {
+  script: 'fixed-claim-ordered',
   keys: (shard, { candidates }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors']),
     ...candidates.map((group) => shard.group(group)),

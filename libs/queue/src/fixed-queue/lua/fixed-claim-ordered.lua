@@ -5,7 +5,7 @@
 -- copied and order comes for free. A group whose lease ran out is ready again at once: at-most-once
 -- gives its next messages, at-least-once the same ones again (attempt + 1), or buries them once
 -- `maxAttempts` deliveries were made.
--- Like fixed-take, the caller reads each candidate's first `read` entries (LRANGE in the same MULTI)
+-- Like fixed-claim-unordered, the caller reads each candidate's first `read` entries (LRANGE in the same MULTI)
 -- and this script says which of those it claimed; keys are only those the caller declared.
 -- Input:
 --   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset  KEYS[4] held hash  KEYS[5] leases zset

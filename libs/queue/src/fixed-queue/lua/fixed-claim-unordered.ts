@@ -1,34 +1,8 @@
 import { entryCarriers, entryMessages } from '../../redis/fixed-entry';
 import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { decodeClaimHead, type Claimed } from './claim-reply';
 
-export interface ClaimedBatch {
-  group: string;
-  expired: number;
-  messages: unknown[];
-  /** Ordered queues: the delivery's fencing token (it holds the group until acknowledged). */
-  token?: string;
-  /** Ordered queues: delivery number of these messages, from 1. */
-  attempt: number;
-  /** Trace contexts the messages were pushed with (traced queues), each once. */
-  carriers?: string[];
-}
-
-export interface TakeOutcome {
-  serverNow: number;
-  /** Next due time of the shard (server ms): `serverNow` when some group is due already, Infinity when empty. */
-  nextDueAt: number;
-  /** Groups due now: the candidates of the next call. */
-  due: string[];
-  batches: ClaimedBatch[];
-}
-
-/** A claim's outcome, with the entries it read (their sizes plan the next poll). */
-export interface Claimed {
-  outcome: TakeOutcome;
-  lists: string[][];
-}
-
-export interface FixedTakeInput {
+export interface FixedClaimUnorderedInput {
   batchSize: number;
   maxAgeMs: number;
   maxWaitMs: number;
@@ -43,23 +17,9 @@ export interface FixedTakeInput {
   traced?: boolean;
 }
 
-/** The head of a claim reply (fixed-take, fixed-claim): `{now, next due or -1, count, group...}`, then per candidate `width` values. */
-export function decodeClaimHead(reply: (string | number)[]): { outcome: TakeOutcome; claimsAt: number } {
-  const claimsAt = 3 + (reply[2] as number);
-  return {
-    outcome: {
-      serverNow: reply[0] as number,
-      nextDueAt: reply[1] === -1 ? Infinity : (reply[1] as number),
-      due: reply.slice(3, claimsAt) as string[],
-      batches: [],
-    },
-    claimsAt,
-  };
-}
-
-/** Unordered claims (see fixed-take.lua): per candidate offset, expired, claimed, cut into batches of batchSize. */
-export const fixedTake: ScriptProtocol<'fixed-take', FixedTakeInput, Claimed> = {
-  script: 'fixed-take',
+/** Unordered claims (see fixed-claim-unordered.lua): per candidate offset, expired, claimed, cut into batches of batchSize. */
+export const fixedClaimUnordered: ScriptProtocol<'fixed-claim-unordered', FixedClaimUnorderedInput, Claimed> = {
+  script: 'fixed-claim-unordered',
   keys: (shard, { candidates }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush']),
     ...candidates.map((group) => shard.group(group)),

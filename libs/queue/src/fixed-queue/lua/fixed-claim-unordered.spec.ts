@@ -1,11 +1,11 @@
 import { shardKeys } from '../../redis/script-protocol';
 import { QueueKeys } from '../../redis/keys';
-import { fixedTake } from './fixed-take';
+import { fixedClaimUnordered } from './fixed-claim-unordered';
 
 /** A stored entry as fixed-push writes it: the server's ms, then the message's JSON. */
 const entry = (message: unknown, at = 1_700_000_000_000) => `[${at},${JSON.stringify(message)}]`;
 
-/** A fixed-take reply: server now, next due time, the groups listed as due, then per read its offset, expired and claimed counts. */
+/** A fixed-claim-unordered reply: server now, next due time, the groups listed as due, then per read its offset, expired and claimed counts. */
 const reply = (nextDue: number, listed: string[], reads: [number, number, number][]) => [
   5000,
   nextDue,
@@ -26,7 +26,7 @@ const input = (candidates: string[], batchSize: number, raw = false) => ({
 
 /** What a take of `reads` decodes to: each read is a group, its stored entries, and the script's offset, expired and claimed counts. */
 const take = (reads: [string, string[], [number, number, number]][], batchSize: number, raw = false) =>
-  fixedTake.decode(
+  fixedClaimUnordered.decode(
     reply(
       5000,
       [],
@@ -40,19 +40,19 @@ const take = (reads: [string, string[], [number, number, number]][], batchSize: 
     reads.map(([, entries]) => entries),
   ).outcome;
 
-describe('fixed-take protocol', () => {
+describe('fixed-claim-unordered protocol', () => {
   it('declares the shard keys in the order the script reads them, then each candidate list, and reads each candidate head', () => {
     const shard = shardKeys(new QueueKeys('p', 'q', 2), 1);
     const taking = { ...input(['a', 'b'], 3), read: 6 };
-    expect(fixedTake.keys(shard, taking)).toEqual([
+    expect(fixedClaimUnordered.keys(shard, taking)).toEqual([
       'p:{q:1}:ready',
       'p:{q:1}:stats',
       'p:{q:1}:lastPush',
       'p:{q:1}:g:a',
       'p:{q:1}:g:b',
     ]);
-    expect(fixedTake.args(taking, shard)).toEqual([3, 0, 0, 10, 'a', 6, 'b', 6]);
-    expect(fixedTake.reads!(shard, taking)).toEqual([
+    expect(fixedClaimUnordered.args(taking, shard)).toEqual([3, 0, 0, 10, 'a', 6, 'b', 6]);
+    expect(fixedClaimUnordered.reads!(shard, taking)).toEqual([
       { key: 'p:{q:1}:g:a', count: 6 },
       { key: 'p:{q:1}:g:b', count: 6 },
     ]);
@@ -103,13 +103,13 @@ describe('fixed-take protocol', () => {
   });
 
   it("reads the server's time, the next due time (Infinity for an empty shard) and the groups due next", () => {
-    expect(fixedTake.decode(reply(7000, ['g1', 'g:2'], []), input([], 10), []).outcome).toEqual({
+    expect(fixedClaimUnordered.decode(reply(7000, ['g1', 'g:2'], []), input([], 10), []).outcome).toEqual({
       serverNow: 5000,
       nextDueAt: 7000,
       due: ['g1', 'g:2'],
       batches: [],
     });
-    expect(fixedTake.decode(reply(-1, [], []), input([], 10), []).outcome.nextDueAt).toBe(Infinity);
+    expect(fixedClaimUnordered.decode(reply(-1, [], []), input([], 10), []).outcome.nextDueAt).toBe(Infinity);
   });
 
   it('hands raw consumers the JSON text as stored, commas and brackets inside it included', () => {

@@ -1,11 +1,11 @@
-import { fixedClaim } from './fixed-claim';
+import { fixedClaimOrdered } from './fixed-claim-ordered';
 
 /** A stored entry as fixed-push writes it: the server's ms, then the message's JSON. */
 const entry = (message: unknown, at = 1_700_000_000_000) => `[${at},${JSON.stringify(message)}]`;
 
-describe('fixed-claim protocol (ordered queues)', () => {
+describe('fixed-claim-ordered protocol', () => {
   const claim = (reads: [string, string[], [number, number, number, number, string]][]) =>
-    fixedClaim.decode(
+    fixedClaimOrdered.decode(
       [5000, -1, 0, ...reads.flatMap(([, , fields]) => fields)],
       {
         batchSize: 10,
