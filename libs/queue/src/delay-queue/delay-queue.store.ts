@@ -40,9 +40,9 @@ export type { Placement } from './lua/delay-move';
 export type { ScheduleItem, ScheduleResult } from './lua/delay-schedule';
 
 /**
- * Bounds on one script call (Redis runs one script at a time: a long one freezes every client).
- * Measured (SLOWLOG, a busy 2-core machine): 10,000 dead letters with 2 KB errors listed in one
- * script took 311 ms, a claim of 1,000 tasks 7 ms.
+ * Bounds on one script call (Redis runs one script at a time: a long one freezes every client). Before
+ * them, `deadLetters(10000)` with 2 KB errors took 311 ms in one script and a claim of 1,000 tasks 7.2 ms;
+ * with them, 2.0-5.5 and 1.7-2.5 ms (BENCHMARKS.md, "Earlier runs", longest script per operation).
  */
 const DEAD_LETTERS_PER_CALL = 200;
 const MAX_CLAIM_PER_CALL = 500;
@@ -168,7 +168,7 @@ export class DelayQueueStore {
       deadCapacity: deadLetter.capacity,
       token: fencingToken(),
     };
-    // Sent at once: measured, 100,000 tasks fired 55k -> 76k tasks/s (acknowledgements gain nothing so).
+    // Sent at once, in a socket write of its own (`Scripts.runNow`): acknowledgements gain nothing so.
     return this.call(delayClaim, shard, input, 'now');
   }
 

@@ -119,8 +119,7 @@ export class Scripts {
    * Like `run`, but the call leaves at once in a socket write of its own, instead of waiting for the
    * tick to end to share one with every other command (auto-pipelining). For large calls made several
    * in a tick, such as a flush of pushes (one call per shard): Redis works on the first while this
-   * process still encodes the next, and replies to each as it finishes. Measured on pushes from one
-   * process, 1,000 or 10,000 in flight: 20-40 % more messages a second.
+   * process still encodes the next, and replies to each as it finishes.
    */
   async runNow<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
     return this.evaluate<T>(script, (how, body) => this.sendNow<T>(how, body, keys, args));
@@ -128,9 +127,10 @@ export class Scripts {
 
   /**
    * A lone command handed to the client's `sendCommand`, which writes it at once (auto-pipelining is
-   * applied only by the command methods): lighter than a one-command pipeline (measured: 8 % less Node
-   * CPU per push with 256 pushes in flight). The client still applies commandTimeout and, in a Cluster,
-   * routes it by its keys and follows redirections.
+   * applied only by the command methods): lighter than a one-command pipeline (garbage collection 22 % → 9 %
+   * of a CPU profile with 1,000 pushes in flight: BENCHMARKS.md, "Earlier runs", push before and after issue
+   * #16). The client still applies commandTimeout and, in a Cluster, routes it by its keys and follows
+   * redirections.
    */
   private sendNow<T>(how: Evaluation, script: string, keys: string[], args: (string | number)[]): Promise<T> {
     const command = new Command(how, [script, keys.length, keys, args], { replyEncoding: 'utf8' });

@@ -5,8 +5,8 @@
 -- keys are only ever those the caller declared (Cluster routing).
 -- The messages themselves are not read here: the caller sends this script in one MULTI after an
 -- LRANGE of each candidate's first `read` entries, so it sees the lists exactly as the script does,
--- and the script says which of those entries it claimed. Moving 200-byte entries through Lua cost
--- Redis 2.5 times what LRANGE alone does.
+-- and the script says which of those entries it claimed: moving the entries through Lua would cost
+-- Redis more than the LRANGE does.
 -- Input:
 --   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset  KEYS[3+i] list of candidate group i
 --   ARGV[1] batchSize  ARGV[2] maxAgeMs (0: no limit)  ARGV[3] maxWaitMs  ARGV[4] limit
