@@ -21,12 +21,14 @@ const tsc = spawnSync(
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
 // tsc emits only JavaScript; the Lua scripts are read from disk at run time, so they ship beside it,
-// each with its includes inlined by the library's own loader (so the package needs no includes and
-// runs exactly the text the tests ran).
+// where the library's script registry says each set of them is, each with its includes inlined by the
+// library's own loader (so the package needs no includes and runs exactly the text the tests ran).
 const { loadScript } = require(path.join(dist, 'redis', 'lua-loader.js'));
-const from = path.join(lib, 'src', 'redis', 'lua');
-const to = path.join(dist, 'redis', 'lua');
-fs.mkdirSync(to, { recursive: true });
-for (const file of fs.readdirSync(from).filter((f) => f.endsWith('.lua'))) {
-  fs.writeFileSync(path.join(to, file), loadScript(from, path.basename(file, '.lua')));
+const { SCRIPT_SETS } = require(path.join(dist, 'redis', 'script-registry.js'));
+const includes = path.join(lib, 'src', 'redis', 'lua', 'includes');
+for (const { dir, protocols } of SCRIPT_SETS) {
+  const from = path.join(lib, 'src', path.relative(dist, dir));
+  for (const { script } of protocols) {
+    fs.writeFileSync(path.join(dir, `${script}.lua`), loadScript(from, script, includes));
+  }
 }

@@ -1,29 +1,30 @@
 import { DelayQueueStore } from '../libs/queue/src/delay-queue/delay-queue.store';
 import { QueueKeys } from '../libs/queue/src/redis/keys';
-import { delayAck } from '../libs/queue/src/redis/lua/delay-ack';
-import { delayClaim } from '../libs/queue/src/redis/lua/delay-claim';
-import { delaySchedule } from '../libs/queue/src/redis/lua/delay-schedule';
-import { fixedPush } from '../libs/queue/src/redis/lua/fixed-push';
-import { fixedTake, type FixedTakeInput } from '../libs/queue/src/redis/lua/fixed-take';
-import { loadScript } from '../libs/queue/src/redis/lua-loader';
+import { delayAck } from '../libs/queue/src/delay-queue/lua/delay-ack';
+import { delayClaim } from '../libs/queue/src/delay-queue/lua/delay-claim';
+import { delaySchedule } from '../libs/queue/src/delay-queue/lua/delay-schedule';
+import { fixedPush } from '../libs/queue/src/fixed-queue/lua/fixed-push';
+import {
+  fixedClaimUnordered,
+  type FixedClaimUnorderedInput,
+} from '../libs/queue/src/fixed-queue/lua/fixed-claim-unordered';
 import { invoke, shardKeys } from '../libs/queue/src/redis/script-protocol';
 import type { DelayQueueOptionsRules } from '../libs/queue/src/validation/queue-options';
-import { SCRIPTS_DIR, SCRIPT_NAMES, Scripts } from '../libs/queue/src/redis/scripts';
+import { SCRIPT_NAMES, Scripts, scriptText } from '../libs/queue/src/redis/scripts';
 import { pollUntil, rawClient, uniquePrefix } from './support/testing';
 
 describe('Lua scripts', () => {
   it.each(SCRIPT_NAMES)('%s compiles on the server, its includes inlined', async (name) => {
     const redis = rawClient();
     try {
-      const lua = loadScript(SCRIPTS_DIR, name);
-      expect(await redis.script('LOAD', lua)).toMatch(/^[0-9a-f]{40}$/);
+      expect(await redis.script('LOAD', scriptText(name))).toMatch(/^[0-9a-f]{40}$/);
     } finally {
       redis.disconnect();
     }
   });
 });
 
-describe('fixed-take through its protocol (the reads and the script in one MULTI)', () => {
+describe('fixed-claim-unordered through its protocol (the reads and the script in one MULTI)', () => {
   const push = (shard: ReturnType<typeof shardKeys>, scripts: Scripts, messages: string[]) =>
     invoke(scripts, fixedPush, shard, {
       capacity: 100,
@@ -32,7 +33,7 @@ describe('fixed-take through its protocol (the reads and the script in one MULTI
       mode: '0',
       groups: [{ group: 'a', messages }],
     });
-  const taking = (maxAgeMs: number): FixedTakeInput => ({
+  const taking = (maxAgeMs: number): FixedClaimUnorderedInput => ({
     batchSize: 2,
     maxAgeMs,
     maxWaitMs: 0,
@@ -49,7 +50,7 @@ describe('fixed-take through its protocol (the reads and the script in one MULTI
     try {
       await push(shard, scripts, ['{"n":1}', '{"n":2}', '{"n":3}']);
       await redis.script('FLUSH');
-      const { outcome, lists } = await invoke(scripts, fixedTake, shard, taking(0));
+      const { outcome, lists } = await invoke(scripts, fixedClaimUnordered, shard, taking(0));
       expect(lists).toEqual([
         [expect.stringMatching(/^\[\d{13},\{"n":1\}\]$/), expect.stringMatching(/^\[\d{13},\{"n":2\}\]$/)],
       ]);
@@ -78,9 +79,9 @@ describe('fixed-take through its protocol (the reads and the script in one MULTI
       await pollUntil(async () => (await serverMs()) > pushedAt + 60, 'the first entries to age past maxAgeMs');
       await push(shard, scripts, ['4']);
       // Three expired (more than the two read): nothing claimed.
-      const first = await invoke(scripts, fixedTake, shard, taking(50));
+      const first = await invoke(scripts, fixedClaimUnordered, shard, taking(50));
       expect(first.outcome.batches).toEqual([{ group: 'a', expired: 3, messages: [], attempt: 0 }]);
-      const second = await invoke(scripts, fixedTake, shard, taking(50));
+      const second = await invoke(scripts, fixedClaimUnordered, shard, taking(50));
       expect(second.outcome.batches).toEqual([{ group: 'a', expired: 0, messages: ['4'], attempt: 1 }]);
       expect(await redis.hgetall(shard.key('stats'))).toMatchObject({
         pushed: '4',

@@ -1,6 +1,5 @@
 import IORedis from 'ioredis';
-import { loadScript } from '../../libs/queue/src/redis/lua-loader';
-import { SCRIPTS_DIR, SCRIPT_NAMES } from '../../libs/queue/src/redis/scripts';
+import { SCRIPT_NAMES, scriptText } from '../../libs/queue/src/redis/scripts';
 import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
 import { pollUntil } from '../support/testing';
 import { CapturedLogs, startRedis, watchUnhandledRejections, type RedisServer } from '../support/faults';
@@ -92,7 +91,7 @@ describe('a Redis ACL user restricted to its prefix', () => {
   it('grants, in the documented list, every command the scripts call', () => {
     const called = new Set<string>();
     for (const script of SCRIPT_NAMES) {
-      for (const [, command] of loadScript(SCRIPTS_DIR, script).matchAll(/redis\.call\('([A-Za-z]+)'/g))
+      for (const [, command] of scriptText(script).matchAll(/redis\.call\('([A-Za-z]+)'/g))
         called.add(command.toLowerCase());
     }
     expect([...called].filter((command) => !SCRIPT_COMMANDS.includes(command))).toEqual([]);

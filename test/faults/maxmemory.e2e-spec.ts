@@ -1,7 +1,7 @@
 import IORedis from 'ioredis';
 import { QueueMemoryError, type DelayQueue, type FixedQueue } from 'nestjs-redis-queues';
 import { QueueKeys } from '../../libs/queue/src/redis/keys';
-import { fixedExpire } from '../../libs/queue/src/redis/lua/fixed-expire';
+import { fixedExpire } from '../../libs/queue/src/fixed-queue/lua/fixed-expire';
 import { invoke, shardKeys } from '../../libs/queue/src/redis/script-protocol';
 import { Scripts } from '../../libs/queue/src/redis/scripts';
 import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';

@@ -2,8 +2,7 @@ import type { Type } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import IORedis from 'ioredis';
 import type { DelayQueue, FixedQueue } from 'nestjs-redis-queues';
-import { loadScript } from '../../libs/queue/src/redis/lua-loader';
-import { SCRIPTS_DIR } from '../../libs/queue/src/redis/scripts';
+import { scriptText } from '../../libs/queue/src/redis/scripts';
 import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
 import { pollUntil, resolves, uniquePrefix } from '../support/testing';
 import { startRedis, watchUnhandledRejections, type RedisServer } from '../support/faults';
@@ -165,7 +164,7 @@ describe('redis-server killed and restarted', () => {
     server = await startRedis({ port });
     const raw = new IORedis(server.url);
     try {
-      const push = loadScript(SCRIPTS_DIR, 'fixed-push');
+      const push = scriptText('fixed-push');
       const sha = createHash('sha1').update(push).digest('hex');
       expect(await raw.script('EXISTS', sha)).toEqual([0]);
       await pollUntil(() => resolves(() => events.push('g', 'after')), 'a push after the restart', 10_000);

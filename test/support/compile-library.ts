@@ -5,11 +5,12 @@ import * as ts from 'typescript';
 
 const source = join(__dirname, '../../libs/queue/src');
 
-function sources(dir: string): string[] {
+/** The files under `dir` whose names end with `suffix` (not specs). */
+function sources(dir: string, suffix: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sources(path);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') ? [path] : [];
+    if (entry.isDirectory()) return sources(path, suffix);
+    return entry.name.endsWith(suffix) && !entry.name.endsWith('.spec.ts') ? [path] : [];
   });
 }
 
@@ -28,12 +29,17 @@ export function compileLibrary(): { dir: string; remove(): void } {
     emitDecoratorMetadata: true,
     esModuleInterop: true,
   };
-  for (const file of sources(source)) {
+  for (const file of sources(source, '.ts')) {
     const out = join(dir, relative(source, file)).replace(/\.ts$/, '.js');
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, ts.transpileModule(readFileSync(file, 'utf8'), { compilerOptions, fileName: file }).outputText);
   }
-  cpSync(join(source, 'redis/lua'), join(dir, 'redis/lua'), { recursive: true });
+  // Scripts and includes as they are: the library inlines the includes as it loads a script.
+  for (const file of sources(source, '.lua')) {
+    const out = join(dir, relative(source, file));
+    mkdirSync(dirname(out), { recursive: true });
+    cpSync(file, out);
+  }
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

@@ -1,43 +1,48 @@
 import type { Scripts } from '../redis/scripts';
 import { fencingToken } from '../redis/fencing-token';
 import type { QueueKeys, ShardKeyKind } from '../redis/keys';
-import { delayAck, type TaskDelivery } from '../redis/lua/delay-ack';
-import { delayAdvance, type AdvanceOutcome, type DelayAdvanceInput } from '../redis/lua/delay-advance';
-import { delayCancel } from '../redis/lua/delay-cancel';
-import { delayClaim, type ClaimOutcome } from '../redis/lua/delay-claim';
-import { delayDead, type DeadTask } from '../redis/lua/delay-dead';
-import { delayDeleteDead } from '../redis/lua/delay-delete-dead';
-import { delayExtend } from '../redis/lua/delay-extend';
-import { delayFail, type TaskFailOutcome } from '../redis/lua/delay-fail';
-import { delayGet, type StoredTask } from '../redis/lua/delay-get';
-import { delayMove, type Placement } from '../redis/lua/delay-move';
-import { delayRelease } from '../redis/lua/delay-release';
-import { delayRequeue } from '../redis/lua/delay-requeue';
-import { delayRepeat, type DelayRepeatInput, type RepeatDeclared } from '../redis/lua/delay-repeat';
-import { delayRequeueDead } from '../redis/lua/delay-requeue-dead';
-import { delaySchedule, type ScheduleItem, type ScheduleOutcome } from '../redis/lua/delay-schedule';
-import { delayStats } from '../redis/lua/delay-stats';
-import { delayUnrepeat } from '../redis/lua/delay-unrepeat';
-import { recurringDeclare, type RecurringDeclareInput, type RecurringDeclared } from '../redis/lua/recurring-declare';
+import { delayAck, type TaskDelivery } from './lua/delay-ack';
+import { delayAdvance, type AdvanceOutcome, type DelayAdvanceInput } from './lua/delay-advance';
+import { delayCancel } from './lua/delay-cancel';
+import { delayClaim, type ClaimOutcome } from './lua/delay-claim';
+import { delayDead, type DeadTask } from './lua/delay-dead';
+import { delayDeleteDead } from './lua/delay-delete-dead';
+import { delayExtend } from './lua/delay-extend';
+import { delayFail, type TaskFailOutcome } from './lua/delay-fail';
+import { delayGet, type StoredTask } from './lua/delay-get';
+import { delayMove, type Placement } from './lua/delay-move';
+import { delayRelease } from './lua/delay-release';
+import { delayRequeue } from './lua/delay-requeue';
+import { delayRepeat, type DelayRepeatInput, type RepeatDeclared } from './lua/delay-repeat';
+import { delayRequeueDead } from './lua/delay-requeue-dead';
+import { delaySchedule, type ScheduleItem, type ScheduleOutcome } from './lua/delay-schedule';
+import { delayStats } from './lua/delay-stats';
+import { delayUnrepeat } from './lua/delay-unrepeat';
+import {
+  recurringDeclare,
+  type RecurringDeclareInput,
+  type RecurringDeclared,
+} from '../recurring/lua/recurring-declare';
 import { readNewestFirst } from '../redis/newest-first';
 import { inChunks } from '../redis/poll-budget';
+import type { ScriptName } from '../redis/script-registry';
 import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } from '../redis/script-protocol';
 import { zscore, type Scored } from '../redis/score-pages';
 import type { ResolvedTime } from '../validation/time';
 import type { DelayQueueOptionsRules } from '../validation/queue-options';
 import type { DelayQueueStats, RepeatInfo, UpcomingTask } from '../interfaces';
-import { decodeRepeatEntry } from '../redis/lua/repeat-entry';
+import { decodeRepeatEntry } from './lua/repeat-entry';
 import { RepeatSchedule } from './repeat-schedule';
 
-export type { ClaimedTask, ClaimOutcome } from '../redis/lua/delay-claim';
-export type { StoredTask } from '../redis/lua/delay-get';
-export type { Placement } from '../redis/lua/delay-move';
-export type { ScheduleItem, ScheduleResult } from '../redis/lua/delay-schedule';
+export type { ClaimedTask, ClaimOutcome } from './lua/delay-claim';
+export type { StoredTask } from './lua/delay-get';
+export type { Placement } from './lua/delay-move';
+export type { ScheduleItem, ScheduleResult } from './lua/delay-schedule';
 
 /**
- * Bounds on one script call (Redis runs one script at a time: a long one freezes every client).
- * Measured (SLOWLOG, a busy 2-core machine): 10,000 dead letters with 2 KB errors listed in one
- * script took 311 ms, a claim of 1,000 tasks 7 ms.
+ * Bounds on one script call (Redis runs one script at a time: a long one freezes every client). Before
+ * them, `deadLetters(10000)` with 2 KB errors took 311 ms in one script and a claim of 1,000 tasks 7.2 ms;
+ * with them, 2.0-5.5 and 1.7-2.5 ms (BENCHMARKS.md, "Earlier runs", longest script per operation).
  */
 const DEAD_LETTERS_PER_CALL = 200;
 const MAX_CLAIM_PER_CALL = 500;
@@ -71,12 +76,17 @@ export class DelayQueueStore {
     this.shards = Array.from({ length: options.shards }, (_, shard) => shardKeys(keys, shard));
   }
 
-  private call<In, Out>(protocol: ScriptProtocol<In, Out>, shard: number, input: In, sending?: Sending): Promise<Out> {
+  private call<In, Out>(
+    protocol: ScriptProtocol<ScriptName, In, Out>,
+    shard: number,
+    input: In,
+    sending?: Sending,
+  ): Promise<Out> {
     return invoke(this.scripts, protocol, this.shards[shard], input, sending);
   }
 
   /** A producer's change, sent at once (`Scripts.runNow`); waits for replicas when the queue asks for it. */
-  private write<In, Out>(protocol: ScriptProtocol<In, Out>, shard: number, input: In): Promise<Out> {
+  private write<In, Out>(protocol: ScriptProtocol<ScriptName, In, Out>, shard: number, input: In): Promise<Out> {
     const { waitForReplicas } = this.options;
     return this.call(protocol, shard, input, waitForReplicas ? { replicas: waitForReplicas } : 'now');
   }
@@ -158,7 +168,7 @@ export class DelayQueueStore {
       deadCapacity: deadLetter.capacity,
       token: fencingToken(),
     };
-    // Sent at once: measured, 100,000 tasks fired 55k -> 76k tasks/s (acknowledgements gain nothing so).
+    // Sent at once, in a socket write of its own (`Scripts.runNow`): acknowledgements gain nothing so.
     return this.call(delayClaim, shard, input, 'now');
   }
 

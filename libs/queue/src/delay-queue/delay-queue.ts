@@ -49,7 +49,7 @@ import {
 } from './delay-queue.store';
 import { RepeatOccurrences } from './repeat-occurrences';
 import { RepeatSchedule } from './repeat-schedule';
-import type { RecurringDeclareInput, RecurringDeclared } from '../redis/lua/recurring-declare';
+import type { RecurringDeclareInput, RecurringDeclared } from '../recurring/lua/recurring-declare';
 import { queueLogContext } from '../utils/log-line';
 
 /**

@@ -1,8 +1,8 @@
 import type { RepeatOccurrence } from '../interfaces';
-import type { AdvanceOutcome } from '../redis/lua/delay-advance';
-import type { RepeatDeclared } from '../redis/lua/delay-repeat';
-import type { RecurringDeclareInput, RecurringDeclared } from '../redis/lua/recurring-declare';
-import { decodeRepeatEntry } from '../redis/lua/repeat-entry';
+import type { AdvanceOutcome } from './lua/delay-advance';
+import type { RepeatDeclared } from './lua/delay-repeat';
+import type { RecurringDeclareInput, RecurringDeclared } from '../recurring/lua/recurring-declare';
+import { decodeRepeatEntry } from './lua/repeat-entry';
 import type { ServerClock } from '../redis/server-clock';
 import type { ClaimedTask, DelayQueueStore } from './delay-queue.store';
 import { RepeatSchedule } from './repeat-schedule';

@@ -1,7 +1,7 @@
 import { CronTime } from 'cron';
 import { QueueInputError } from '../errors';
 import type { MissedTicks, RepeatEvery, RepeatOptions } from '../interfaces';
-import type { TickWindow } from '../redis/lua/tick-window';
+import type { TickWindow } from './lua/tick-window';
 import { cronProblem } from '../validation/cron';
 import { toEpochMs } from '../validation/time';
 

@@ -1,21 +1,22 @@
 import { fencingToken } from '../redis/fencing-token';
 import type { QueueKeys } from '../redis/keys';
-import { fixedAck, type Acknowledged, type AckOutcome, type Delivery } from '../redis/lua/fixed-ack';
-import { fixedClaim } from '../redis/lua/fixed-claim';
-import { fixedClear } from '../redis/lua/fixed-clear';
-import { fixedDead, parseDeadRecord, type DeadRecord } from '../redis/lua/fixed-dead';
-import { fixedDeadHeader } from '../redis/lua/fixed-dead-header';
-import { fixedExpire } from '../redis/lua/fixed-expire';
-import { fixedExtend } from '../redis/lua/fixed-extend';
-import { fixedFail, type FailOutcome } from '../redis/lua/fixed-fail';
-import { fixedIdle, type IdleGroups } from '../redis/lua/fixed-idle';
-import { fixedObliterate } from '../redis/lua/fixed-obliterate';
-import { fixedPush, type GroupPush, type PushOutcome } from '../redis/lua/fixed-push';
-import { fixedRelease } from '../redis/lua/fixed-release';
-import { fixedRequeue } from '../redis/lua/fixed-requeue';
-import { fixedStats } from '../redis/lua/fixed-stats';
-import { fixedTake, type TakeOutcome } from '../redis/lua/fixed-take';
-import { fixedUpgrade } from '../redis/lua/fixed-upgrade';
+import { fixedAck, type Acknowledged, type AckOutcome, type Delivery } from './lua/fixed-ack';
+import type { Claimed, TakeOutcome } from './lua/claim-reply';
+import { fixedClaimOrdered } from './lua/fixed-claim-ordered';
+import { fixedClaimUnordered } from './lua/fixed-claim-unordered';
+import { fixedClear } from './lua/fixed-clear';
+import { fixedDead, parseDeadRecord, type DeadRecord } from './lua/fixed-dead';
+import { fixedDeadHeader } from './lua/fixed-dead-header';
+import { fixedExpire } from './lua/fixed-expire';
+import { fixedExtend } from './lua/fixed-extend';
+import { fixedFail, type FailOutcome } from './lua/fixed-fail';
+import { fixedIdle, type IdleGroups } from './lua/fixed-idle';
+import { fixedObliterate } from './lua/fixed-obliterate';
+import { fixedPush, type GroupPush, type PushOutcome } from './lua/fixed-push';
+import { fixedRelease } from './lua/fixed-release';
+import { fixedRequeue } from './lua/fixed-requeue';
+import { fixedStats } from './lua/fixed-stats';
+import { fixedUpgrade } from './lua/fixed-upgrade';
 import { readNewestFirst } from '../redis/newest-first';
 import {
   BYTES_PER_POLL,
@@ -25,25 +26,26 @@ import {
   PollBudget,
   type PollPlan,
 } from '../redis/poll-budget';
+import type { ScriptName } from '../redis/script-registry';
 import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } from '../redis/script-protocol';
 import type { Scripts } from '../redis/scripts';
 import { zscore, type Scored } from '../redis/score-pages';
 import type { FixedQueueOptionsRules } from '../validation/queue-options';
 import type { FixedQueueStats, GroupListing, GroupSummary } from '../interfaces';
 
-export type { GroupPush, PushOutcome } from '../redis/lua/fixed-push';
-export type { ClaimedBatch, TakeOutcome } from '../redis/lua/fixed-take';
-export type { Acknowledged, AckOutcome, Delivery } from '../redis/lua/fixed-ack';
-export type { FailOutcome } from '../redis/lua/fixed-fail';
-export type { DeadRecord } from '../redis/lua/fixed-dead';
+export type { GroupPush, PushOutcome } from './lua/fixed-push';
+export type { ClaimedBatch, TakeOutcome } from './lua/claim-reply';
+export type { Acknowledged, AckOutcome, Delivery } from './lua/fixed-ack';
+export type { FailOutcome } from './lua/fixed-fail';
+export type { DeadRecord } from './lua/fixed-dead';
 
 /** Dead batches read per script call: each holds up to batchSize messages. */
 const DEAD_BATCHES_PER_CALL = 20;
 
 /**
  * Bounds on one call of `obliterate`: groups whose lists it deletes, and the entries they may hold
- * (lists are freed in Redis' own thread unless large, so their size counts too). Measured (SLOWLOG):
- * see the README's Guarantees.
+ * (lists are freed in Redis' own thread unless large, so their size counts too): obliterate 1.7-6.4 ms
+ * (BENCHMARKS.md, "Earlier runs", longest script per operation).
  */
 const OBLITERATE_GROUPS_PER_CALL = 500;
 const OBLITERATE_ENTRIES_PER_CALL = 50_000;
@@ -80,7 +82,12 @@ export class FixedQueueStore {
     return this.keys.member(shard, 'g', group);
   }
 
-  private call<In, Out>(protocol: ScriptProtocol<In, Out>, shard: number, input: In, sending?: Sending): Promise<Out> {
+  private call<In, Out>(
+    protocol: ScriptProtocol<ScriptName, In, Out>,
+    shard: number,
+    input: In,
+    sending?: Sending,
+  ): Promise<Out> {
     return invoke(this.scripts, protocol, this.shards[shard], input, sending);
   }
 
@@ -103,29 +110,41 @@ export class FixedQueueStore {
     const plan = this.budget.plan(limit);
     // Never more than the plan's batches are claimed: reading more heads would be work for nothing.
     const candidates = listed.length > plan.batches ? listed.slice(0, plan.batches) : listed;
-    if (this.ordered) return this.claim(shard, plan, candidates, raw, traced);
+    const { outcome, lists } = this.ordered
+      ? await this.claimOrdered(shard, plan, candidates, raw, traced)
+      : await this.claimUnordered(shard, plan, candidates, raw, traced);
+    this.budget.observe(lists);
+    return outcome;
+  }
+
+  /** `take` for unordered queues: a group may give several batches at once. */
+  private claimUnordered(
+    shard: number,
+    plan: PollPlan,
+    candidates: string[],
+    raw: boolean,
+    traced: boolean,
+  ): Promise<Claimed> {
     const { batchSize, maxAgeMs, maxWaitMs } = this.options;
     // With fewer candidates than room, each may give several batches.
     const read = plan.perBatch * Math.max(1, Math.floor(plan.batches / Math.max(1, candidates.length)));
     const input = { batchSize, maxAgeMs: maxAgeMs ?? 0, maxWaitMs, limit: plan.batches, candidates, read, raw, traced };
-    const { outcome, lists } = await this.call(fixedTake, shard, input);
-    this.budget.observe(lists);
-    return outcome;
+    return this.call(fixedClaimUnordered, shard, input);
   }
 
   /**
    * `take` for ordered queues: one batch per group at most, the group held by a token until `ack`
    * (or `fail`/`release`, or its lease running out).
    */
-  private async claim(
+  private claimOrdered(
     shard: number,
     plan: PollPlan,
     candidates: string[],
     raw: boolean,
     traced: boolean,
-  ): Promise<TakeOutcome> {
+  ): Promise<Claimed> {
     const { batchSize, maxAgeMs, maxWaitMs, leaseMs, maxAttempts, deadLetter } = this.options;
-    const { outcome, lists } = await this.call(fixedClaim, shard, {
+    return this.call(fixedClaimOrdered, shard, {
       batchSize,
       maxAgeMs: maxAgeMs ?? 0,
       maxWaitMs,
@@ -141,8 +160,6 @@ export class FixedQueueStore {
       raw,
       traced,
     });
-    this.budget.observe(lists);
-    return outcome;
   }
 
   /** Finishes deliveries of an ordered queue; a stale one (its token lost the group) changes nothing. */

@@ -24,12 +24,11 @@ type Slice = [GroupBuffer, number, number];
 
 /**
  * Bounds on one script call. Redis runs one script at a time, so a long one freezes every client of
- * the server: measured (SLOWLOG, a busy 2-core machine), a call's time grows with its new groups and
- * its bytes far more than with its messages: 200 new groups of 8 small messages 2 ms, 500 groups
- * 7-18 ms, 4,000 groups 40 ms; 1 MB of messages 5 ms, 4 MB 26-39 ms; 4,000 small messages to one
- * group 2 ms. These keep a call near 5 ms. The message bound also keeps the arguments well below
- * Lua's unpack limit. Bytes are UTF-8, as Redis receives them: a string's length counts UTF-16 units,
- * up to three times fewer.
+ * the server, and a call's time grows with its new groups and its bytes far more than with its
+ * messages. These keep a call within a few ms (test/faults/slowlog.e2e-spec.ts; BENCHMARKS.md, "Earlier
+ * runs", longest script per operation: a burst of pushes to 4,000 new groups 40.8 ms before them,
+ * 2.3-7.9 ms with them). The message bound also keeps the arguments well below Lua's unpack limit.
+ * Bytes are UTF-8, as Redis receives them: a string's length counts UTF-16 units, up to three times fewer.
  */
 export const MAX_MESSAGES_PER_CALL = 4000;
 export const MAX_BYTES_PER_CALL = 1024 * 1024;
@@ -53,8 +52,9 @@ export class PushCoalescer implements HeldWrites {
   /**
    * Per shard, when each call on its way was sent. A shard's pushes wait for the reply of the call before
    * them and then go as one larger call: Redis' and Node's cost is mostly per group visit and per call, so
-   * under load calls grow instead of multiplying (measured: 1,000 pushes in flight 177k → 219k msg/s, Redis
-   * CPU −9 %). They wait `HOLD_MS` at most, so a slow or lost reply does not delay them past its own timeout.
+   * under load calls grow instead of multiplying (BENCHMARKS.md, "Earlier runs", push before and after issue
+   * #16: 1,000 pushes in flight 1.71× → 1.82-1.87× the seed). They wait `HOLD_MS` at most, so a slow or lost
+   * reply does not delay them past its own timeout.
    */
   private readonly inFlight = new Map<number, number[]>();
   private holdTimer: NodeJS.Timeout | undefined;
@@ -75,7 +75,8 @@ export class PushCoalescer implements HeldWrites {
       const count = typeof messages === 'string' ? 1 : messages.length;
       if (buffer === undefined) {
         // Literals, not pushes into empty arrays: a group's first request (most are its only one)
-        // then allocates one-slot arrays instead of growing four to 17 slots (measured: ~500 bytes a push).
+        // then allocates one-slot arrays instead of growing four to 17 slots (about 500 bytes less garbage a
+        // push: BENCHMARKS.md, "Earlier runs", push before and after issue #16).
         groups.set(group, {
           group,
           messages: typeof messages === 'string' ? [messages] : [...messages],

@@ -3,7 +3,7 @@ import type { DelayQueue } from '../delay-queue/delay-queue';
 import type { RepeatSchedule } from '../delay-queue/repeat-schedule';
 import { QueueError } from '../errors';
 import type { QueueEvents } from '../events/queue-events';
-import type { LiveDeclaration, RecurringDeclared } from '../redis/lua/recurring-declare';
+import type { LiveDeclaration, RecurringDeclared } from './lua/recurring-declare';
 
 /**
  * How often a process declares its `@Recurring` schedules again (DeclaredState): the worst delay before a

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { inline, loadScript } from './lua-loader';
-import { SCRIPTS_DIR, SCRIPT_NAMES } from './scripts';
+import { INCLUDES_DIR, inline } from './lua-loader';
+import { SCRIPT_NAMES, scriptText } from './scripts';
 
 const library = (files: Record<string, string>) => (name: string) => {
   if (!(name in files)) throw new Error(`ENOENT: ${name}`);
@@ -45,15 +45,15 @@ describe('inline (the Lua include step)', () => {
 });
 
 describe('loadScript', () => {
-  const scripts = SCRIPT_NAMES.map((name) => loadScript(SCRIPTS_DIR, name));
+  const scripts = SCRIPT_NAMES.map(scriptText);
 
   it('leaves no include line in any script', () => {
     for (const lua of scripts) expect(lua).not.toMatch(/^--- @include/m);
   });
 
   it('uses every include (no dead helper ships)', () => {
-    for (const file of readdirSync(join(SCRIPTS_DIR, 'includes'))) {
-      const body = readFileSync(join(SCRIPTS_DIR, 'includes', file), 'utf8').replace(/^--- @include .*\n/gm, '');
+    for (const file of readdirSync(INCLUDES_DIR)) {
+      const body = readFileSync(join(INCLUDES_DIR, file), 'utf8').replace(/^--- @include .*\n/gm, '');
       expect(scripts.some((lua) => lua.includes(body.trimEnd()))).toBe(true);
     }
   });

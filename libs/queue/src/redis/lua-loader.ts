@@ -2,20 +2,24 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { QueueError } from '../errors';
 
-/** A line `--- @include "name"` stands for the text of `includes/<name>.lua`. */
+/** Where the shared Lua helpers are, in the sources (the package ships its scripts with them inlined). */
+export const INCLUDES_DIR = join(__dirname, 'lua', 'includes');
+
+/** A line `--- @include "name"` stands for the text of `<includes>/<name>.lua`. */
 const INCLUDE = /^--- @include "([\w-]+)"[ \t]*$/gm;
 
 /**
- * Reads `lua/<name>.lua` from `dir` with its includes inlined. Redis runs each script alone, so shared
- * helpers cannot be loaded beside it: they are pasted in as plain text (bullmq's `@include` idea).
+ * Reads `<name>.lua` from `dir` with its includes (from `includes`) inlined. Redis runs each script
+ * alone, so shared helpers cannot be loaded beside it: they are pasted in as plain text (bullmq's
+ * `@include` idea).
  * Includes nest; each is inlined once, where it first appears, so two that need the same helper may
  * both say so. An already inlined script (as the package ships them) comes back unchanged.
  * An include only defines functions (and constants) that take what they need as parameters, never the
  * including script's locals, so it reads alone and two scripts cannot use it differently by accident.
  */
-export function loadScript(dir: string, name: string): string {
+export function loadScript(dir: string, name: string, includes: string): string {
   return inline(readFileSync(join(dir, `${name}.lua`), 'utf8'), name, (include) =>
-    readFileSync(join(dir, 'includes', `${include}.lua`), 'utf8'),
+    readFileSync(join(includes, `${include}.lua`), 'utf8'),
   );
 }
 

@@ -2,7 +2,9 @@ import { QueueConfigError } from '../errors';
 import { metaMismatch } from '../queue.messages';
 import type { QueueKind } from '../interfaces';
 import type { QueueKeys } from './keys';
+import { queueMeta } from './lua/queue-meta';
 import type { RedisConnection } from './redis-connection';
+import { invoke } from './script-protocol';
 
 /**
  * How each kind of queue stores its data. Raised when a change would make data written by an
@@ -18,16 +20,18 @@ const LAYOUTS: Readonly<Record<QueueKind, number>> = { fixed: 2, delay: 2 };
  */
 const UPGRADES: Readonly<Record<QueueKind, number>> = { fixed: 1, delay: 0 };
 
-/** What is wrong with a queue's stored kind, shards and layout (the script's reply), or undefined. */
-function metaProblem(
+/** Records the queue (queue-meta.lua), or fails if Redis holds another kind, shard count or layout for it. */
+async function record(
+  connection: RedisConnection,
+  keys: QueueKeys,
   name: string,
-  [kind, shards, layout]: [string, string, string],
-  wanted: QueueKind,
-  wantedShards: number,
-): string | undefined {
-  const stored = { kind, shards: Number(shards), layout: Number(layout) };
-  if (stored.kind === wanted && stored.shards === wantedShards && stored.layout === LAYOUTS[wanted]) return undefined;
-  return metaMismatch(name, stored, wanted, wantedShards, LAYOUTS[wanted]);
+  kind: QueueKind,
+  shards: number,
+): Promise<void> {
+  const input = { kind, shards, layout: LAYOUTS[kind], readsAsIs: UPGRADES[kind] };
+  const stored = await invoke(connection.scripts, queueMeta, keys, input);
+  if (stored.kind === kind && stored.shards === shards && stored.layout === LAYOUTS[kind]) return;
+  throw new QueueConfigError(metaMismatch(name, stored, kind, shards, LAYOUTS[kind]));
 }
 
 /**
@@ -44,10 +48,7 @@ export function assertQueueMeta(
   ready?: () => Promise<void>,
 ): Promise<void> {
   const checked = connection.whenReady(`queue "${name}"`, async () => {
-    const args = [kind, shards, LAYOUTS[kind], UPGRADES[kind]];
-    const stored = await connection.scripts.run<[string, string, string]>('queue-meta', [keys.meta], args);
-    const problem = metaProblem(name, stored, kind, shards);
-    if (problem) throw new QueueConfigError(problem);
+    await record(connection, keys, name, kind, shards);
     await ready?.();
   });
   // This fails start-up, which is often not followed by app.close(): an open connection would keep the process alive.
@@ -74,10 +75,8 @@ export async function restoreQueueMeta(
   kind: QueueKind,
   shards: number,
 ): Promise<boolean> {
+  // queue-meta.lua writes `kind` with the rest, and only checks the rest when it finds it.
   if ((await connection.scripts.call((client) => client.hexists(keys.meta, 'kind'))) === 1) return false;
-  const args = [kind, shards, LAYOUTS[kind], UPGRADES[kind]];
-  const stored = await connection.scripts.run<[string, string, string]>('queue-meta', [keys.meta], args);
-  const problem = metaProblem(name, stored, kind, shards);
-  if (problem) throw new QueueConfigError(problem);
+  await record(connection, keys, name, kind, shards);
   return true;
 }

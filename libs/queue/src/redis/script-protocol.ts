@@ -1,5 +1,6 @@
 import type { QueueKeys, ShardKeyKind } from './keys';
-import type { ListRead, ReplicaWait, ScriptName, Scripts } from './scripts';
+import type { ScriptName } from './script-registry';
+import type { ListRead, ReplicaWait, Scripts } from './scripts';
 
 /** The keys of one shard, as the scripts' protocols name them. */
 export interface ShardKeys {
@@ -24,14 +25,15 @@ export function shardKeys(keys: QueueKeys, shard: number): ShardKeys {
 /**
  * The protocol of one Lua script, in one place beside its `.lua`: the keys it declares (KEYS, in the
  * order its Input block reads them), its arguments (ARGV), and what its reply means. Nothing else
- * reads a reply by position.
+ * reads a reply by position. `Keys` names the keys: a shard's (most scripts), or the queue's.
  */
-export interface ScriptProtocol<In, Out> {
-  readonly script: ScriptName;
-  keys(shard: ShardKeys, input: In): string[];
-  args(input: In, shard: ShardKeys): (string | number)[];
-  /** Lists read in the same MULTI, just before the script (the claims: see fixed-take). */
-  reads?(shard: ShardKeys, input: In): ListRead[];
+export interface ScriptProtocol<Name extends string, In, Out, Keys = ShardKeys> {
+  /** The script's name, and its file's (`<name>.lua`). */
+  readonly script: Name;
+  keys(keys: Keys, input: In): string[];
+  args(input: In, keys: Keys): (string | number)[];
+  /** Lists read in the same MULTI, just before the script (the claims: see fixed-claim-unordered). */
+  reads?(keys: Keys, input: In): ListRead[];
   /** `lists`: what `reads` returned, in its order. */
   decode(reply: unknown, input: In, lists: string[][]): Out;
 }
@@ -39,17 +41,17 @@ export interface ScriptProtocol<In, Out> {
 /** How a call is sent (see `Scripts`): queued with the tick's other commands, at once, or then waited on by replicas. */
 export type Sending = 'queued' | 'now' | { replicas: ReplicaWait };
 
-/** Calls a script through its protocol. */
-export async function invoke<In, Out>(
+/** Calls a script through its protocol, which script-registry must list (its name is a ScriptName). */
+export async function invoke<In, Out, Keys>(
   scripts: Scripts,
-  protocol: ScriptProtocol<In, Out>,
-  shard: ShardKeys,
+  protocol: ScriptProtocol<ScriptName, In, Out, Keys>,
+  named: Keys,
   input: In,
   sending: Sending = 'queued',
 ): Promise<Out> {
-  const keys = protocol.keys(shard, input);
-  const args = protocol.args(input, shard);
-  const reads = protocol.reads?.(shard, input) ?? [];
+  const keys = protocol.keys(named, input);
+  const args = protocol.args(input, named);
+  const reads = protocol.reads?.(named, input) ?? [];
   if (reads.length > 0) {
     const { lists, result } = await scripts.runAfterReads(protocol.script, keys, args, reads);
     return protocol.decode(result, input, lists);

@@ -1,53 +1,21 @@
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import { Cluster, Command, ReplyError, type Redis } from 'ioredis';
 import { deadline } from '../utils/timers';
 import { QueueConnectionError, QueueMemoryError, QueueReplicationError } from '../errors';
 import { describeConnectionFailure } from './connection-failure';
 import { CallOutcomes, type Issued } from './call-outcome';
-import { loadScript } from './lua-loader';
+import { INCLUDES_DIR, loadScript } from './lua-loader';
+import { SCRIPT_SETS, type ScriptName } from './script-registry';
 
 export type RedisClient = Redis | Cluster;
 
-/** The Lua scripts, one per operation (`lua/<name>.lua`, helpers from `lua/includes/`). */
-export const SCRIPT_NAMES = [
-  'queue-meta',
-  'fixed-push',
-  'fixed-take',
-  'fixed-stats',
-  'fixed-claim',
-  'fixed-ack',
-  'fixed-fail',
-  'fixed-release',
-  'fixed-extend',
-  'fixed-dead',
-  'fixed-dead-header',
-  'fixed-requeue',
-  'fixed-clear',
-  'fixed-obliterate',
-  'fixed-idle',
-  'fixed-expire',
-  'fixed-upgrade',
-  'delay-schedule',
-  'delay-move',
-  'delay-cancel',
-  'delay-get',
-  'delay-claim',
-  'delay-ack',
-  'delay-fail',
-  'delay-extend',
-  'delay-release',
-  'delay-requeue',
-  'delay-stats',
-  'delay-dead',
-  'delay-requeue-dead',
-  'delay-delete-dead',
-  'delay-repeat',
-  'delay-advance',
-  'delay-unrepeat',
-  'recurring-declare',
-] as const;
-export type ScriptName = (typeof SCRIPT_NAMES)[number];
+/** Where each script's `.lua` is. */
+const SCRIPT_DIRS = new Map<ScriptName, string>(
+  SCRIPT_SETS.flatMap(({ dir, protocols }) => protocols.map(({ script }) => [script, dir] as const)),
+);
+
+/** Every script of the library, by name. */
+export const SCRIPT_NAMES: readonly ScriptName[] = [...SCRIPT_DIRS.keys()];
 
 type Evaluation = 'evalsha' | 'eval';
 type Evaluate = (script: string, numKeys: number, keys: string[], args: (string | number)[]) => Promise<unknown>;
@@ -94,19 +62,22 @@ const OUT_OF_MEMORY = /\bOOM command not allowed\b/;
 /** Replies that say the server cannot serve right now, as opposed to refusing this call. */
 const UNAVAILABLE = /^(LOADING|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|BUSY) /;
 
-/** Where the scripts are, in the sources as in the package (which ships them with their includes inlined). */
-export const SCRIPTS_DIR = join(__dirname, 'lua');
-
 interface Loaded {
   lua: string;
   sha: string;
 }
 
 const loaded = new Map<ScriptName, Loaded>();
+
+/** A script's text as Redis runs it, its includes inlined. */
+export function scriptText(script: ScriptName): string {
+  return load(script).lua;
+}
+
 function load(script: ScriptName): Loaded {
   let entry = loaded.get(script);
   if (entry === undefined) {
-    const lua = loadScript(SCRIPTS_DIR, script);
+    const lua = loadScript(SCRIPT_DIRS.get(script)!, script, INCLUDES_DIR);
     entry = { lua, sha: createHash('sha1').update(lua).digest('hex') };
     loaded.set(script, entry);
   }
@@ -148,8 +119,7 @@ export class Scripts {
    * Like `run`, but the call leaves at once in a socket write of its own, instead of waiting for the
    * tick to end to share one with every other command (auto-pipelining). For large calls made several
    * in a tick, such as a flush of pushes (one call per shard): Redis works on the first while this
-   * process still encodes the next, and replies to each as it finishes. Measured on pushes from one
-   * process, 1,000 or 10,000 in flight: 20-40 % more messages a second.
+   * process still encodes the next, and replies to each as it finishes.
    */
   async runNow<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
     return this.evaluate<T>(script, (how, body) => this.sendNow<T>(how, body, keys, args));
@@ -157,9 +127,10 @@ export class Scripts {
 
   /**
    * A lone command handed to the client's `sendCommand`, which writes it at once (auto-pipelining is
-   * applied only by the command methods): lighter than a one-command pipeline (measured: 8 % less Node
-   * CPU per push with 256 pushes in flight). The client still applies commandTimeout and, in a Cluster,
-   * routes it by its keys and follows redirections.
+   * applied only by the command methods): lighter than a one-command pipeline (garbage collection 22 % → 9 %
+   * of a CPU profile with 1,000 pushes in flight: BENCHMARKS.md, "Earlier runs", push before and after issue
+   * #16). The client still applies commandTimeout and, in a Cluster, routes it by its keys and follows
+   * redirections.
    */
   private sendNow<T>(how: Evaluation, script: string, keys: string[], args: (string | number)[]): Promise<T> {
     const command = new Command(how, [script, keys.length, keys, args], { replyEncoding: 'utf8' });

@@ -25,8 +25,12 @@ describe('WakeHints', () => {
   }
 
   it('reads what it writes, and nothing else', () => {
-    expect(WakeHints.parse('3:1700000000000')).toEqual({ shard: 3, at: 1_700_000_000_000 });
-    expect(WakeHints.parse('0:0')).toEqual({ shard: 0, at: 0 });
+    expect(WakeHints.format({ shard: 3, at: 1_700_000_000_000 })).toBe('3:1700000000000');
+    const hints = [
+      { shard: 3, at: 1_700_000_000_000 },
+      { shard: 0, at: 0 },
+    ];
+    for (const hint of hints) expect(WakeHints.parse(WakeHints.format(hint))).toEqual(hint);
     for (const junk of ['', ':5', '1', 'a:5', '1:b', '1.5:3']) expect(WakeHints.parse(junk)).toBeUndefined();
   });
 

@@ -39,6 +39,11 @@ export class WakeHints implements HeldWrites {
     return hints;
   }
 
+  /** A hint as the channel carries it; `parse` reads it back. */
+  static format({ shard, at }: WakeHint): string {
+    return `${shard}:${at}`;
+  }
+
   /** Reads a hint; undefined for a message that is not one. */
   static parse(message: string): WakeHint | undefined {
     const colon = message.indexOf(':');
@@ -70,7 +75,7 @@ export class WakeHints implements HeldWrites {
 
   private send(shard: number, at: number): void {
     this.sent[shard] = at;
-    const sending = this.client.publish(this.channel, `${shard}:${at}`).catch(() => {
+    const sending = this.client.publish(this.channel, WakeHints.format({ shard, at })).catch(() => {
       // Only a latency hint: consumers still poll by themselves.
     });
     this.sending.add(sending);

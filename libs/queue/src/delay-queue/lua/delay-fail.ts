@@ -1,0 +1,30 @@
+import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import type { TaskDelivery } from './delay-ack';
+
+export interface DelayFailInput {
+  delivery: TaskDelivery;
+  maxAttempts: number;
+  retryDelayMs: number;
+  deadCapacity: number;
+  error: string;
+}
+
+export type TaskFailOutcome = { outcome: 'retry' | 'dead'; at: number } | null;
+
+/** Fails a delivery (see delay-fail.lua): its retry or burial, or null when the token is stale. */
+export const delayFail: ScriptProtocol<'delay-fail', DelayFailInput, TaskFailOutcome> = {
+  script: 'delay-fail',
+  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs']),
+  args: ({ delivery, maxAttempts, retryDelayMs, deadCapacity, error }) => [
+    delivery.id,
+    delivery.token,
+    maxAttempts,
+    retryDelayMs,
+    deadCapacity,
+    error,
+  ],
+  decode: (reply) => {
+    const [applied, outcome, at] = reply as [number, ('retry' | 'dead')?, number?];
+    return applied === 1 ? { outcome: outcome!, at: at! } : null;
+  },
+};

@@ -1,0 +1,43 @@
+import type { TaskState } from '../../interfaces';
+import type { ResolvedTime } from '../../validation/time';
+import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+
+export interface ScheduleItem {
+  id: string;
+  json: string;
+  time: ResolvedTime;
+  replace: boolean;
+}
+
+export interface ScheduleResult {
+  created: boolean;
+  runAt: number;
+  /** State of the existing task a `replace: false` schedule kept. */
+  state?: TaskState;
+}
+
+export interface ScheduleOutcome {
+  serverNow: number;
+  /** The shard's earliest run time, or -1. */
+  head: number;
+  results: ScheduleResult[];
+}
+
+/** Schedules (or replaces) tasks of one shard, in order (see delay-schedule.lua). */
+export const delaySchedule: ScriptProtocol<'delay-schedule', ScheduleItem[], ScheduleOutcome> = {
+  script: 'delay-schedule',
+  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs']),
+  args: (tasks) => tasks.flatMap(({ id, json, time, replace }) => [id, json, time[0], time[1], replace ? '1' : '0']),
+  decode: (reply) => {
+    const values = reply as (number | string)[];
+    const results: ScheduleResult[] = [];
+    for (let i = 2; i < values.length; i += 3) {
+      results.push({
+        created: values[i] === 1,
+        runAt: values[i + 1] as number,
+        ...(values[i + 2] ? { state: values[i + 2] as TaskState } : {}),
+      });
+    }
+    return { serverNow: values[0] as number, head: values[1] as number, results };
+  },
+};

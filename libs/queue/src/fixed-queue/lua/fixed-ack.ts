@@ -1,0 +1,100 @@
+import { entryCarriers, entryMessages } from '../../redis/fixed-entry';
+import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import type { ClaimedBatch } from './claim-reply';
+
+/** A delivery of an ordered queue, as acknowledgements and heartbeats name it. */
+export interface Delivery {
+  group: string;
+  token: string;
+}
+
+/** An acknowledgement; with `next`, the group's next batch (if due now) is claimed for the same slot. */
+export interface Acknowledged extends Delivery {
+  next?: boolean;
+}
+
+export interface FixedAckInput {
+  batchSize: number;
+  maxWaitMs: number;
+  maxAgeMs: number;
+  /** '1' at-most-once, '2' at-least-once. */
+  mode: string;
+  leaseMs: number;
+  /** Each next batch's token is this, a dot and its place in the call. */
+  tokenBase: string;
+  /** Most entries (and about the most bytes) handed out as next batches by one call. */
+  maxEntries: number;
+  maxBytes: number;
+  raw: boolean;
+  /** The consumer traces: read the next batches' trace carriers too. */
+  traced?: boolean;
+  deliveries: Acknowledged[];
+}
+
+export interface AckOutcome {
+  serverNow: number;
+  /** Earliest due time the acknowledgements set (a group ready again), or -1. */
+  wakeAt: number;
+  /** Per delivery: when its group is due again (-1: it holds nothing more), or null when the delivery was stale. */
+  dueAt: (number | null)[];
+  /** Per delivery asked for it: the group's next batch, claimed for the slot that just freed. */
+  next: (ClaimedBatch | undefined)[];
+  /** Per delivery: its group's messages discarded for age on the way (maxAgeMs). */
+  expired: number[];
+}
+
+/** Finishes deliveries of an ordered queue, handing over next batches (see fixed-ack.lua). */
+export const fixedAck: ScriptProtocol<'fixed-ack', FixedAckInput, AckOutcome> = {
+  script: 'fixed-ack',
+  keys: (shard, { deliveries }) => [
+    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'errors']),
+    ...deliveries.map(({ group }) => shard.group(group)),
+  ],
+  args: (input) => [
+    input.batchSize,
+    input.maxWaitMs,
+    input.maxAgeMs,
+    input.mode,
+    input.leaseMs,
+    input.tokenBase,
+    input.maxEntries,
+    input.maxBytes,
+    ...input.deliveries.flatMap(({ group, token, next }) => [group, token, next ? '1' : '0']),
+  ],
+  decode: (reply, { deliveries, raw, traced }) => {
+    const values = reply as (string | number)[];
+    const outcome: AckOutcome = {
+      serverNow: values[0] as number,
+      wakeAt: values[1] as number,
+      dueAt: [],
+      next: [],
+      expired: [],
+    };
+    let at = 2;
+    for (const { group } of deliveries) {
+      const due = values[at] as number;
+      const expired = values[at + 1] as number;
+      at += 2;
+      outcome.expired.push(expired);
+      if (due === -3) {
+        const token = values[at] as string;
+        const count = values[at + 1] as number;
+        const entries = values.slice(at + 2, at + 2 + count) as string[];
+        at += 2 + count;
+        outcome.dueAt.push(-1);
+        outcome.next.push({
+          group,
+          expired,
+          token,
+          attempt: 1,
+          messages: entryMessages(entries, 0, count, raw),
+          carriers: traced ? entryCarriers(entries, 0, count) : undefined,
+        });
+      } else {
+        outcome.dueAt.push(due === -2 ? null : due);
+        outcome.next.push(undefined);
+      }
+    }
+    return outcome;
+  },
+};

@@ -1,0 +1,70 @@
+import { entryCarriers, entryMessages } from '../../redis/fixed-entry';
+import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { decodeClaimHead, type Claimed } from './claim-reply';
+
+export interface FixedClaimOrderedInput {
+  batchSize: number;
+  maxAgeMs: number;
+  maxWaitMs: number;
+  /** Most batches (one per group) to claim, and groups to list. */
+  limit: number;
+  /** '1' at-most-once, '2' at-least-once. */
+  mode: string;
+  leaseMs: number;
+  maxAttempts: number;
+  deadCapacity: number;
+  /** Each delivery's token is this, a dot and its place in the call. */
+  tokenBase: string;
+  candidates: string[];
+  /** Entries read of each candidate. */
+  read: number;
+  raw: boolean;
+  /** The consumer traces: read the messages' trace carriers too. */
+  traced?: boolean;
+}
+
+/** Ordered claims (see fixed-claim-ordered.lua): per candidate offset, expired, claimed, attempt, token; one batch at most. */
+export const fixedClaimOrdered: ScriptProtocol<'fixed-claim-ordered', FixedClaimOrderedInput, Claimed> = {
+  script: 'fixed-claim-ordered',
+  keys: (shard, { candidates }) => [
+    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors']),
+    ...candidates.map((group) => shard.group(group)),
+  ],
+  args: (input) => [
+    input.batchSize,
+    input.maxAgeMs,
+    input.maxWaitMs,
+    input.limit,
+    input.mode,
+    input.leaseMs,
+    input.maxAttempts,
+    input.deadCapacity,
+    input.tokenBase,
+    ...input.candidates.flatMap((group) => [group, input.read]),
+  ],
+  reads: (shard, { candidates, read }) => candidates.map((group) => ({ key: shard.group(group), count: read })),
+  decode: (reply, { candidates, raw, traced }, lists) => {
+    const values = reply as (string | number)[];
+    const { outcome, claimsAt } = decodeClaimHead(values);
+    for (let i = 0; i < candidates.length; i++) {
+      const at = claimsAt + 5 * i;
+      const offset = values[at] as number;
+      const expired = values[at + 1] as number;
+      const claimed = values[at + 2] as number;
+      const group = candidates[i];
+      if (claimed > 0) {
+        outcome.batches.push({
+          group,
+          expired,
+          messages: entryMessages(lists[i], offset, offset + claimed, raw),
+          attempt: values[at + 3] as number,
+          token: values[at + 4] as string,
+          carriers: traced ? entryCarriers(lists[i], offset, offset + claimed) : undefined,
+        });
+      } else if (expired > 0) {
+        outcome.batches.push({ group, expired, messages: [], attempt: 0 });
+      }
+    }
+    return { outcome, lists };
+  },
+};

@@ -1,0 +1,9 @@
+import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+
+/** Deletes a group's messages (see fixed-clear.lua): how many. */
+export const fixedClear: ScriptProtocol<'fixed-clear', string, number> = {
+  script: 'fixed-clear',
+  keys: (shard, group) => [...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'errors']), shard.group(group)],
+  args: (group) => [group],
+  decode: (reply) => reply as number,
+};

@@ -1,0 +1,37 @@
+import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import type { Delivery } from './fixed-ack';
+
+export interface FixedFailInput {
+  batchSize: number;
+  maxWaitMs: number;
+  delivery: Delivery;
+  retryDelayMs: number;
+  maxAttempts: number;
+  deadCapacity: number;
+  error: string;
+}
+
+export type FailOutcome = { outcome: 'retry' | 'dead' | 'gone' | 'stale'; at: number };
+
+/** Records a failed at-least-once delivery: a retry, or its burial (see fixed-fail.lua). */
+export const fixedFail: ScriptProtocol<'fixed-fail', FixedFailInput, FailOutcome> = {
+  script: 'fixed-fail',
+  keys: (shard, { delivery }) => [
+    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors']),
+    shard.group(delivery.group),
+  ],
+  args: (input) => [
+    input.batchSize,
+    input.maxWaitMs,
+    input.delivery.group,
+    input.delivery.token,
+    input.retryDelayMs,
+    input.maxAttempts,
+    input.deadCapacity,
+    input.error,
+  ],
+  decode: (reply) => {
+    const [outcome, at] = reply as [FailOutcome['outcome'], number];
+    return { outcome, at };
+  },
+};

@@ -1,0 +1,20 @@
+import type { ShardKeyKind } from '../../redis/keys';
+import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+
+/** Every key of a shard but the groups' lists: `lastPush` first, as fixed-obliterate reads them. */
+const SHARD_KINDS: ShardKeyKind[] = ['lastPush', 'ready', 'stats', 'held', 'leases', 'dead', 'deadData', 'errors'];
+
+export interface FixedObliterateInput {
+  /** Most groups to name for the next call. */
+  pageSize: number;
+  /** The groups the previous call named: their lists are deleted by this one. */
+  page: string[];
+}
+
+/** Deletes a page of a shard's groups, and the shard once none is left (see fixed-obliterate.lua): the next page. */
+export const fixedObliterate: ScriptProtocol<'fixed-obliterate', FixedObliterateInput, string[]> = {
+  script: 'fixed-obliterate',
+  keys: (shard, { page }) => [...kindsOf(shard, SHARD_KINDS), ...page.map((group) => shard.group(group))],
+  args: ({ pageSize, page }) => [SHARD_KINDS.length, pageSize, ...page],
+  decode: (reply) => reply as string[],
+};

@@ -1,0 +1,47 @@
+import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+
+export interface GroupPush {
+  group: string;
+  messages: string[];
+}
+
+export interface FixedPushInput {
+  capacity: number;
+  batchSize: number;
+  maxWaitMs: number;
+  /** '0' unordered, '1' ordered at-most-once, '2' ordered at-least-once. */
+  mode: string;
+  groups: GroupPush[];
+}
+
+export interface PushOutcome {
+  serverNow: number;
+  /** Earliest due time this call made earlier (a consumer may want waking), or -1. */
+  wakeAt: number;
+  /** Evicted messages per group, in the order given. */
+  evicted: number[];
+}
+
+/** Appends messages to groups of one shard (see fixed-push.lua). */
+export const fixedPush: ScriptProtocol<'fixed-push', FixedPushInput, PushOutcome> = {
+  script: 'fixed-push',
+  keys: (shard, { groups }) => [
+    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held']),
+    ...groups.map(({ group }) => shard.group(group)),
+  ],
+  args: ({ capacity, batchSize, maxWaitMs, mode, groups }, shard) => [
+    capacity,
+    batchSize,
+    maxWaitMs,
+    mode,
+    // Where a list key's group name starts: the script cuts it out only when the indexes need it.
+    shard.group('').length,
+    ...groups.map(({ messages }) => (messages.length === 1 ? messages[0] : '\n' + messages.join('\n'))),
+  ],
+  decode: (reply, { groups }) => {
+    const [serverNow, wakeAt, ...lost] = reply as number[];
+    const evicted = new Array<number>(groups.length).fill(0);
+    for (let i = 0; i < lost.length; i += 2) evicted[lost[i] - 1] = lost[i + 1];
+    return { serverNow, wakeAt, evicted };
+  },
+};

@@ -1,0 +1,39 @@
+import { fixedAck } from './fixed-ack';
+import { fixedClaimOrdered } from './fixed-claim-ordered';
+import { fixedClaimUnordered } from './fixed-claim-unordered';
+import { fixedClear } from './fixed-clear';
+import { fixedDeadHeader } from './fixed-dead-header';
+import { fixedDead } from './fixed-dead';
+import { fixedExpire } from './fixed-expire';
+import { fixedExtend } from './fixed-extend';
+import { fixedFail } from './fixed-fail';
+import { fixedIdle } from './fixed-idle';
+import { fixedObliterate } from './fixed-obliterate';
+import { fixedPush } from './fixed-push';
+import { fixedRelease } from './fixed-release';
+import { fixedRequeue } from './fixed-requeue';
+import { fixedStats } from './fixed-stats';
+import { fixedUpgrade } from './fixed-upgrade';
+
+/** The FixedQueue's scripts, by their protocols (each script is `<script>.lua` in this directory). */
+export const FIXED_QUEUE_SCRIPTS = {
+  dir: __dirname,
+  protocols: [
+    fixedAck,
+    fixedClaimOrdered,
+    fixedClaimUnordered,
+    fixedClear,
+    fixedDeadHeader,
+    fixedDead,
+    fixedExpire,
+    fixedExtend,
+    fixedFail,
+    fixedIdle,
+    fixedObliterate,
+    fixedPush,
+    fixedRelease,
+    fixedRequeue,
+    fixedStats,
+    fixedUpgrade,
+  ],
+};

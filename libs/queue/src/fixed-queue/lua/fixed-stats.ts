@@ -1,0 +1,60 @@
+import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+
+/** One shard's counters (see fixed-stats.lua). */
+export interface FixedShardStats {
+  ready: number;
+  pending: number;
+  pushed: number;
+  dropped: number;
+  expired: number;
+  delivered: number;
+  /** Messages ever buried. */
+  dead: number;
+  redelivered: number;
+  requeued: number;
+  /** Messages in dead batches now. */
+  deadNow: number;
+  /** Groups whose batch is being handled. */
+  active: number;
+  /** Earliest due time, or -1. */
+  nextDue: number;
+  serverNow: number;
+}
+
+export const fixedStats: ScriptProtocol<'fixed-stats', void, FixedShardStats> = {
+  script: 'fixed-stats',
+  keys: (shard) => kindsOf(shard, ['ready', 'stats', 'leases']),
+  args: () => [],
+  decode: (reply) => {
+    const [
+      ready,
+      pending,
+      pushed,
+      dropped,
+      expired,
+      delivered,
+      dead,
+      redelivered,
+      requeued,
+      deadNow,
+      active,
+      nextDue,
+      serverNow,
+    ] = reply as number[];
+    return {
+      ready,
+      pending,
+      pushed,
+      dropped,
+      expired,
+      delivered,
+      dead,
+      redelivered,
+      requeued,
+      deadNow,
+      active,
+      nextDue,
+      serverNow,
+    };
+  },
+};

@@ -1,9 +1,0 @@
-import { kindsOf, type ScriptProtocol } from '../script-protocol';
-
-/** Removes a repeat and its pending occurrence (see delay-unrepeat.lua): whether it existed. */
-export const delayUnrepeat: ScriptProtocol<string, boolean> = {
-  script: 'delay-unrepeat',
-  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'errors', 'runs', 'repeats']),
-  args: (id) => [id],
-  decode: (reply) => reply === 1,
-};
