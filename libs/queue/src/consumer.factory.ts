@@ -7,14 +7,20 @@ import { OutcomeReporter, type FailedHook } from './consumer/outcome-reporter';
 import { DelayConsumerAdapter, type DelayHandler } from './delay-queue/delay-consumer.adapter';
 import { DelayQueue } from './delay-queue/delay-queue';
 import type { BatchConsumerMetadata, DelayConsumerMetadata } from './decorators';
-import { QueueConfigError } from './errors';
 import { QueueEvents } from './events/queue-events';
 import { BatchConsumerAdapter, batchFailedHook, type BatchFailureHandler } from './fixed-queue/batch-consumer.adapter';
 import { FixedQueue } from './fixed-queue/fixed-queue';
 import type { ConsumerOptionsFactory, QueueKind } from './interfaces';
 import { getDelayQueueToken, getFixedQueueToken } from './queue.constants';
 import type { FoundMethod } from './queue.explorer';
-import { replacedQueue } from './queue.messages';
+import {
+  factoryNotFunction,
+  factoryThrew,
+  injectMissing,
+  injectNotArray,
+  notAMethod,
+  replacedQueue,
+} from './queue.messages';
 import { QueueRegistry } from './queue.registry';
 import { QueueSettings } from './queue.settings';
 import { QueueTracer } from './tracing/queue-tracer';
@@ -66,9 +72,7 @@ export class ConsumerFactory {
     let onFailed: BatchFailureHandler | undefined;
     if (typeof options.onFailed === 'string') {
       if (typeof (instance as Record<string, unknown>)[options.onFailed] !== 'function') {
-        throw new QueueConfigError(
-          `${where}: onFailed names "${options.onFailed}", which is not a method of ${instance.constructor?.name}`,
-        );
+        throw notAMethod(where, options.onFailed, instance.constructor?.name);
       }
       onFailed = bound(instance, options.onFailed);
     } else if (typeof options.onFailed === 'function') {
@@ -181,23 +185,20 @@ export class ConsumerFactory {
   async decoratorOptions(raw: unknown, where: string): Promise<unknown> {
     if (raw === null || typeof raw !== 'object' || !('useFactory' in raw)) return raw;
     const { inject = [], useFactory, ...written } = raw as ConsumerOptionsFactory<object>;
-    if (typeof useFactory !== 'function') throw new QueueConfigError(`${where}: useFactory must be a function`);
-    if (!Array.isArray(inject)) throw new QueueConfigError(`${where}: inject must be an array of providers`);
+    if (typeof useFactory !== 'function') throw factoryNotFunction(where);
+    if (!Array.isArray(inject)) throw injectNotArray(where);
     const dependencies = inject.map((token: InjectionToken) => {
       try {
         return this.moduleRef.get(token, { strict: false });
       } catch (error) {
-        throw new QueueConfigError(
-          `${where}: inject lists ${typeof token === 'function' ? token.name : String(token)}, which no module of the application provides`,
-          { cause: error },
-        );
+        throw injectMissing(where, typeof token === 'function' ? token.name : String(token), error);
       }
     });
     let made: unknown;
     try {
       made = await useFactory(...dependencies);
     } catch (error) {
-      throw new QueueConfigError(`${where}: the options' useFactory threw: ${describeError(error)}`, { cause: error });
+      throw factoryThrew(where, describeError(error), error);
     }
     // Anything but an object goes on to validation, which says what it got.
     return made !== null && typeof made === 'object' ? { ...written, ...made } : made;

@@ -1,5 +1,4 @@
 import { createRequire } from 'node:module';
-import { QueueConfigError } from './errors';
 import { missingPeer } from './queue.messages';
 
 /**
@@ -18,7 +17,7 @@ export function loadOptional<T>(pkg: string, feature: string, via?: string): T {
   } catch (error) {
     const { code, message } = error as NodeJS.ErrnoException;
     const missing = [via, pkg].find((name) => name !== undefined && message?.includes(`'${name}'`));
-    if (code === 'MODULE_NOT_FOUND' && missing !== undefined) throw new QueueConfigError(missingPeer(feature, missing));
+    if (code === 'MODULE_NOT_FOUND' && missing !== undefined) throw missingPeer(feature, missing);
     throw error;
   }
 }

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { ConsumerRegistry } from './consumer/consumer.registry';
-import { UnknownQueueError } from './errors';
 import { QueueRegistry } from './queue.registry';
 import { unknownQueueName } from './queue.messages';
 
@@ -36,6 +35,6 @@ export class QueueConsumers {
 
   private assertQueue(queue: string): void {
     const known = this.registry.all().map((entry) => entry.name);
-    if (!known.includes(queue)) throw new UnknownQueueError(unknownQueueName(queue, known));
+    if (!known.includes(queue)) throw unknownQueueName(queue, known);
   }
 }

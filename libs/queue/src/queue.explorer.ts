@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { QueueConfigError } from './errors';
 import { requestScopedConsumer } from './queue.messages';
 import { QueueMetadataAccessor } from './queue-metadata.accessor';
 import type { BatchConsumerMetadata, DelayConsumerMetadata, QueueEventHandlerMetadata } from './decorators';
@@ -52,11 +51,9 @@ export class QueueExplorer {
         const label = `${(instance as object).constructor?.name ?? 'provider'}.${method}`;
         // Only a request creates such a provider: its handlers would never be called, silently.
         if (!wrapper.isDependencyTreeStatic()) {
-          throw new QueueConfigError(
-            requestScopedConsumer(
-              batch ? '@BatchConsumer' : delay ? '@DelayConsumer' : recurring ? '@Recurring' : '@OnQueueEvent',
-              label,
-            ),
+          throw requestScopedConsumer(
+            batch ? '@BatchConsumer' : delay ? '@DelayConsumer' : recurring ? '@Recurring' : '@OnQueueEvent',
+            label,
           );
         }
         const at = { instance: instance as object, method, label };

@@ -1,41 +1,56 @@
 import { inspect, isDeepStrictEqual } from 'node:util';
+import { QueueConfigError, QueueInputError, QueueInUseError, UnknownQueueError } from './errors';
 import type { QueueKind } from './interfaces';
 
 const REGISTER = { fixed: 'QueueModule.registerFixedQueue', delay: 'QueueModule.registerDelayQueue' };
 
-export const unknownQueue = (kind: QueueKind, name: string, known: string[]): string =>
-  `No ${kind} queue named "${name}" is registered` +
-  (known.length ? ` (registered: ${known.map((k) => `"${k}"`).join(', ')})` : '') +
-  `; import ${REGISTER[kind]}({ name: '${name}', ... }) in a module of this application`;
+export const unknownQueue = (kind: QueueKind, name: string, known: string[]) =>
+  new UnknownQueueError(
+    `No ${kind} queue named "${name}" is registered` +
+      (known.length ? ` (registered: ${known.map((k) => `"${k}"`).join(', ')})` : '') +
+      `; import ${REGISTER[kind]}({ name: '${name}', ... }) in a module of this application`,
+  );
 
-export const unknownQueueName = (name: string, known: string[]): string =>
-  `No queue named "${name}" is registered` +
-  (known.length ? ` (registered: ${known.map((k) => `"${k}"`).join(', ')})` : '') +
-  `; register it with QueueModule.registerFixedQueue or registerDelayQueue`;
+export const unknownQueueName = (name: string, known: string[]) =>
+  new UnknownQueueError(
+    `No queue named "${name}" is registered` +
+      (known.length ? ` (registered: ${known.map((k) => `"${k}"`).join(', ')})` : '') +
+      `; register it with QueueModule.registerFixedQueue or registerDelayQueue`,
+  );
 
-export const queueKindConflict = (name: string, first: QueueKind, second: QueueKind): string =>
-  `"${name}" is registered as a ${first} queue and as a ${second} queue; a name holds one queue of one kind: ` +
-  `rename one of them (${REGISTER[first]} / ${REGISTER[second]})`;
+export const queueKindConflict = (name: string, first: QueueKind, second: QueueKind) =>
+  new QueueConfigError(
+    `"${name}" is registered as a ${first} queue and as a ${second} queue; a name holds one queue of one kind: ` +
+      `rename one of them (${REGISTER[first]} / ${REGISTER[second]})`,
+  );
 
 const DECORATORS = {
   fixed: { type: 'FixedQueue', consume: '@BatchConsumer', inject: '@InjectFixedQueue' },
   delay: { type: 'DelayQueue', consume: '@DelayConsumer', inject: '@InjectDelayQueue' },
 };
 
-export const wrongKind = (name: string, is: QueueKind, asked: QueueKind): string =>
-  `No ${asked} queue named "${name}": "${name}" is a ${DECORATORS[is].type} (${REGISTER[is]}). ` +
-  `Consume it with ${DECORATORS[is].consume}('${name}') and inject it with ${DECORATORS[is].inject}('${name}'); ` +
-  `${DECORATORS[asked].consume} and ${DECORATORS[asked].inject} are for a ${DECORATORS[asked].type}`;
+export const wrongKind = (name: string, is: QueueKind, asked: QueueKind) =>
+  new UnknownQueueError(
+    `No ${asked} queue named "${name}": "${name}" is a ${DECORATORS[is].type} (${REGISTER[is]}). ` +
+      `Consume it with ${DECORATORS[is].consume}('${name}') and inject it with ${DECORATORS[is].inject}('${name}'); ` +
+      `${DECORATORS[asked].consume} and ${DECORATORS[asked].inject} are for a ${DECORATORS[asked].type}`,
+  );
 
-export const missingRoot = (method: string, name: unknown): string =>
-  `${method}({ name: ${JSON.stringify(name)} }) needs QueueModule.forRoot(), which no module imports: ` +
-  `import QueueModule.forRoot({ connection }) (or forRootAsync) once, in the application's root module`;
+export const missingRoot = (method: string, name: unknown) =>
+  new QueueConfigError(
+    `${method}({ name: ${JSON.stringify(name)} }) needs QueueModule.forRoot(), which no module imports: ` +
+      `import QueueModule.forRoot({ connection }) (or forRootAsync) once, in the application's root module`,
+  );
 
-export const asyncQueueName = (method: string): string =>
-  `${method} needs a name (a string) beside useFactory: the queue's injection token is made from it before the factory runs`;
+export const asyncQueueName = (method: string) =>
+  new QueueConfigError(
+    `${method} needs a name (a string) beside useFactory: the queue's injection token is made from it before the factory runs`,
+  );
 
-export const factoryRenamed = (name: string, given: unknown): string =>
-  `The useFactory of queue "${name}" returned name ${JSON.stringify(given)}; leave name out of what it returns (the name given beside useFactory is the queue's)`;
+export const factoryRenamed = (name: string, given: unknown) =>
+  new QueueConfigError(
+    `The useFactory of queue "${name}" returned name ${JSON.stringify(given)}; leave name out of what it returns (the name given beside useFactory is the queue's)`,
+  );
 
 export const duplicateQueue = (name: string, first: unknown, second: unknown, firstIn: string, secondIn: string) => {
   const [a, b] = [first, second].map((options) => (options ?? {}) as Record<string, unknown>);
@@ -43,9 +58,9 @@ export const duplicateQueue = (name: string, first: unknown, second: unknown, fi
   const differing = [...new Set([...Object.keys(a), ...Object.keys(b)])]
     .filter((key) => !isDeepStrictEqual(a[key], b[key]))
     .map((key) => `${key}: ${shown(a[key])} in ${firstIn}, ${shown(b[key])} in ${secondIn}`);
-  return (
+  return new QueueConfigError(
     `The queue "${name}" is registered twice with different options (${differing.join('; ')}). ` +
-    `Register it once, with its options, in one module: a registered queue can be injected and consumed in every module`
+      `Register it once, with its options, in one module: a registered queue can be injected and consumed in every module`,
   );
 };
 
@@ -55,36 +70,75 @@ export const metaMismatch = (
   kind: QueueKind,
   shards: number,
   layout: number,
-): string =>
-  stored.kind !== kind
-    ? `Queue "${name}" already exists in Redis as a ${stored.kind} queue; it cannot be registered as a ${kind} queue`
-    : stored.shards !== shards
-      ? `Queue "${name}" was created with ${stored.shards} shards but is configured with ${shards}; ` +
-        `changing the shard count would strand its data. Keep shards: ${stored.shards}, or drain and delete the queue first`
-      : `Queue "${name}" holds data in storage layout ${stored.layout}, written by another version of nestjs-redis-queues; ` +
-        `this version reads layout ${layout} (see the CHANGELOG). Drain it with the version that wrote it and delete its keys, or use a new queue name`;
+) =>
+  new QueueConfigError(
+    stored.kind !== kind
+      ? `Queue "${name}" already exists in Redis as a ${stored.kind} queue; it cannot be registered as a ${kind} queue`
+      : stored.shards !== shards
+        ? `Queue "${name}" was created with ${stored.shards} shards but is configured with ${shards}; ` +
+          `changing the shard count would strand its data. Keep shards: ${stored.shards}, or drain and delete the queue first`
+        : `Queue "${name}" holds data in storage layout ${stored.layout}, written by another version of nestjs-redis-queues; ` +
+          `this version reads layout ${layout} (see the CHANGELOG). Drain it with the version that wrote it and delete its keys, or use a new queue name`,
+  );
 
-export const missingScheduler = (queue: string, method: string): string =>
-  `@BatchConsumer('${queue}') on ${method} asks for a cron or interval schedule, ` +
-  `but @nestjs/schedule is not set up: install it and import ScheduleModule.forRoot() in the application module`;
+export const missingScheduler = (queue: string, method: string, cause: unknown) =>
+  new QueueConfigError(
+    `@BatchConsumer('${queue}') on ${method} asks for a cron or interval schedule, ` +
+      `but @nestjs/schedule is not set up: install it and import ScheduleModule.forRoot() in the application module`,
+    { cause },
+  );
 
-export const requestScopedConsumer = (decorator: string, target: string): string =>
-  `${decorator} on ${target}: a request-scoped provider (Scope.REQUEST, or depending on one) cannot consume queues, ` +
-  `since no request creates it; make it a singleton, and move what needs the request into the handler's own calls`;
+export const requestScopedConsumer = (decorator: string, target: string) =>
+  new QueueConfigError(
+    `${decorator} on ${target}: a request-scoped provider (Scope.REQUEST, or depending on one) cannot consume queues, ` +
+      `since no request creates it; make it a singleton, and move what needs the request into the handler's own calls`,
+  );
 
-export const badCron = (label: string, cron: string, reason: string): string =>
-  `@BatchConsumer on ${label}: cron "${cron}" is not a cron expression (${reason}); ` +
-  `six fields with seconds ('*/30 * * * * *') or five without ('0 * * * *')`;
+export const badCron = (label: string, cron: string, reason: string, cause: unknown) =>
+  new QueueConfigError(
+    `@BatchConsumer on ${label}: cron "${cron}" is not a cron expression (${reason}); ` +
+      `six fields with seconds ('*/30 * * * * *') or five without ('0 * * * *')`,
+    { cause },
+  );
 
 export const replacedQueue = (kind: QueueKind, name: string, label: string): string =>
   `${label}: the ${kind} queue "${name}" is replaced by a provider override (not a ${kind === 'fixed' ? 'FixedQueue' : 'DelayQueue'}), so this consumer does not run`;
 
-export const unknownEvent = (event: string, known: readonly string[]): string =>
-  `"${event}" is not a queue event; listen to one of ${known.map((name) => `"${name}"`).join(', ')}`;
+export const unknownEvent = (where: string, event: string, known: readonly string[]) =>
+  new QueueConfigError(
+    `${where}"${event}" is not a queue event; listen to one of ${known.map((name) => `"${name}"`).join(', ')}`,
+  );
 
-export const missingPeer = (feature: string, pkg: string): string =>
-  `${feature} needs the optional dependency ${pkg}, which is not installed: npm install ${pkg}`;
+export const listenerNotFunction = (event: string) =>
+  new QueueConfigError(`QueueEvents.on('${event}', listener): listener must be a function`);
 
-export const queueInUse = (kind: QueueKind, name: string, consumers: readonly string[]): string =>
-  `The ${kind} queue "${name}" cannot be obliterated while its consumers run in this process (${consumers.join(', ')}): ` +
-  `close the application or start it with consumers: false first, or pass { force: true }`;
+export const notAMethod = (where: string, method: string, type: string | undefined) =>
+  new QueueConfigError(`${where}: onFailed names "${method}", which is not a method of ${type}`);
+
+export const factoryNotFunction = (where: string) => new QueueConfigError(`${where}: useFactory must be a function`);
+
+export const injectNotArray = (where: string) => new QueueConfigError(`${where}: inject must be an array of providers`);
+
+export const injectMissing = (where: string, token: string, cause: unknown) =>
+  new QueueConfigError(`${where}: inject lists ${token}, which no module of the application provides`, { cause });
+
+export const factoryThrew = (where: string, reason: string, cause: unknown) =>
+  new QueueConfigError(`${where}: the options' useFactory threw: ${reason}`, { cause });
+
+export const badHealthTimeout = (timeoutMs: unknown) =>
+  new QueueInputError(`isHealthy: timeoutMs must be a positive number of ms, got ${String(timeoutMs)}`);
+
+export const unknownHealthQueue = (name: string, known: string[]) =>
+  new UnknownQueueError(
+    `isHealthy: no queue named "${name}" is registered (registered: ${known.map((each) => `"${each}"`).join(', ')})`,
+  );
+
+export const missingPeer = (feature: string, pkg: string) =>
+  new QueueConfigError(`${feature} needs the optional dependency ${pkg}, which is not installed: npm install ${pkg}`);
+
+export const queueInUse = (kind: QueueKind, name: string, consumers: string[]) =>
+  new QueueInUseError(
+    `The ${kind} queue "${name}" cannot be obliterated while its consumers run in this process (${consumers.join(', ')}): ` +
+      `close the application or start it with consumers: false first, or pass { force: true }`,
+    consumers,
+  );

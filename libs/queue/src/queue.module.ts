@@ -15,7 +15,6 @@ import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './queue.module-de
 import { QueueRegistry } from './queue.registry';
 import { QueueSettings } from './queue.settings';
 import { RedisConnection } from './redis/redis-connection';
-import { QueueConfigError } from './errors';
 import { asyncQueueName, factoryRenamed, missingRoot } from './queue.messages';
 import type {
   DelayQueueAsyncOptions,
@@ -138,8 +137,7 @@ function queueModule(
       provide: token,
       // Optional, so that a missing forRoot is said in these words rather than as Nest's unresolved index.
       useFactory: (options: unknown, modules: ModulesContainer, registry: QueueRegistry | undefined) => {
-        if (registry === undefined)
-          throw new QueueConfigError(missingRoot(`QueueModule.${method}`, (options as { name?: unknown })?.name));
+        if (registry === undefined) throw missingRoot(`QueueModule.${method}`, (options as { name?: unknown })?.name);
         const registeredIn = () => importersOf(modules, registration);
         return (create as (...args: unknown[]) => unknown)(options, registry, registeredIn);
       },
@@ -172,7 +170,7 @@ function importersOf(modules: ModulesContainer, registration: DynamicModule): st
 
 /** The name, checked at once: the injection token is made from it before any factory runs. */
 function asyncName(options: QueueAsyncOptions<{ name: string }>, method: string): string {
-  if (typeof options?.name !== 'string' || options.name === '') throw new QueueConfigError(asyncQueueName(method));
+  if (typeof options?.name !== 'string' || options.name === '') throw asyncQueueName(method);
   return options.name;
 }
 
@@ -184,7 +182,7 @@ function factoryOf(name: string, options: QueueAsyncOptions<{ name: string }>): 
       // Anything but an object goes on to validation, which says what it got.
       if (made === null || typeof made !== 'object' || Array.isArray(made)) return made;
       const given = (made as { name?: unknown }).name;
-      if (given !== undefined && given !== name) throw new QueueConfigError(factoryRenamed(name, given));
+      if (given !== undefined && given !== name) throw factoryRenamed(name, given);
       return { ...made, name };
     },
   };

@@ -1,7 +1,6 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { ConsumerFactory, bound } from './consumer.factory';
 import { ConsumerRegistry, type Consumer } from './consumer/consumer.registry';
-import { QueueConfigError } from './errors';
 import { eventQueueKind, QUEUE_EVENT_NAMES, QueueEvents } from './events/queue-events';
 import { unknownEvent } from './queue.messages';
 import { QueueExplorer, type FoundMethod } from './queue.explorer';
@@ -97,7 +96,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
 
   private listen({ instance, method, label, metadata: { event, queue } }: FoundMethod<QueueEventHandlerMetadata>) {
     if (!QUEUE_EVENT_NAMES.includes(event))
-      throw new QueueConfigError(`@OnQueueEvent on ${label}: ${unknownEvent(String(event), QUEUE_EVENT_NAMES)}`);
+      throw unknownEvent(`@OnQueueEvent on ${label}: `, String(event), QUEUE_EVENT_NAMES);
     // A listener filtering on a queue that does not exist would never be called: say so at start-up.
     const kind = eventQueueKind(event);
     if (queue !== undefined && kind) this.factory.queueOf(kind, queue);

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { isDeepStrictEqual } from 'node:util';
-import { QueueConfigError, UnknownQueueError } from './errors';
 import { duplicateQueue, queueKindConflict, unknownQueue, wrongKind } from './queue.messages';
 import { ConsumerRegistry } from './consumer/consumer.registry';
 import { DelayQueue } from './delay-queue/delay-queue';
@@ -75,12 +74,10 @@ export class QueueRegistry {
   ): Q {
     const existing = this.queues.get(name);
     if (existing) {
-      if (existing.kind !== kind) throw new QueueConfigError(queueKindConflict(name, existing.kind, kind));
+      if (existing.kind !== kind) throw queueKindConflict(name, existing.kind, kind);
       if (!isDeepStrictEqual(existing.options, options)) {
         const where = (entry?: () => string) => entry?.() ?? 'a module';
-        throw new QueueConfigError(
-          duplicateQueue(name, existing.options, options, where(existing.registeredIn), where(registeredIn)),
-        );
+        throw duplicateQueue(name, existing.options, options, where(existing.registeredIn), where(registeredIn));
       }
       return existing.queue as Q;
     }
@@ -100,10 +97,10 @@ export class QueueRegistry {
 
   get<Q>(kind: QueueKind, name: string): Q {
     const entry = this.queues.get(name);
-    if (entry && entry.kind !== kind) throw new UnknownQueueError(wrongKind(name, entry.kind, kind));
+    if (entry && entry.kind !== kind) throw wrongKind(name, entry.kind, kind);
     if (!entry) {
       const known = [...this.queues].filter(([, e]) => e.kind === kind).map(([n]) => n);
-      throw new UnknownQueueError(unknownQueue(kind, name, known));
+      throw unknownQueue(kind, name, known);
     }
     return entry.queue as Q;
   }

@@ -4,6 +4,7 @@ import type { RedisConnection } from '../redis/redis-connection';
 import { WakeHints } from '../redis/wake-hints';
 import type { ConsumerAdapter, DueAgain, Handover, HandlerResult, OpenedDelivery } from './consumer-adapter';
 import type { ConsumerSchedule } from './consumer-schedule';
+import { shutdownRanOut } from './consumer.messages';
 import { ABANDONED, Deliveries, overdue } from './deliveries';
 import type { OutcomeReporter } from './outcome-reporter';
 import { ShardPoller } from './shard-poller';
@@ -153,7 +154,7 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
     this.unsubscribe?.();
     const finished = await this.poller.stop(timeoutMs);
     if (!finished) {
-      const abandoned = this.deliveries.abandon(new Error('shutdown timeout ran out'));
+      const abandoned = this.deliveries.abandon(shutdownRanOut());
       const given = await this.adapter.giveBack(abandoned).catch(() => 0);
       if (given > 0) {
         // Due again now: the consumers of other processes must not wait for the leases it had.

@@ -1,5 +1,4 @@
 import type { ModuleRef } from '@nestjs/core';
-import { QueueConfigError } from '../errors';
 import { loadOptional } from '../optional-dependency';
 import { badCron, missingScheduler } from '../queue.messages';
 import { describeError } from '../utils/errors';
@@ -50,7 +49,7 @@ export class ConsumerSchedule {
     try {
       registry = moduleRef.get(SchedulerRegistry, { strict: false });
     } catch (error) {
-      throw new QueueConfigError(missingScheduler(where.queue, where.label), { cause: error });
+      throw missingScheduler(where.queue, where.label, error);
     }
     if (when.intervalMs !== undefined) {
       const every = when.intervalMs;
@@ -72,7 +71,7 @@ export class ConsumerSchedule {
       // Not started: a job only arms its timer in start().
       job = new CronJob(cron, () => onTick());
     } catch (error) {
-      throw new QueueConfigError(badCron(where.label, cron, describeError(error)), { cause: error });
+      throw badCron(where.label, cron, describeError(error), error);
     }
     return new ConsumerSchedule((tick) => {
       onTick = tick;

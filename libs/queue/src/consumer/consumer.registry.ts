@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { QueueInUseError } from '../errors';
 import type { QueueKind } from '../interfaces';
 import { queueInUse } from '../queue.messages';
 import type { ConsumerRuntime, ConsumerStatus } from './consumer-runtime';
@@ -55,7 +54,7 @@ export class ConsumerRegistry {
   /** `obliterate` refuses while consumers of the queue run here, unless forced. */
   assertObliterable(kind: QueueKind, name: string, force: boolean): void {
     const running = this.of(name).map((consumer) => consumer.label);
-    if (running.length > 0 && !force) throw new QueueInUseError(queueInUse(kind, name, running), running);
+    if (running.length > 0 && !force) throw queueInUse(kind, name, running);
   }
 
   private of(queue: string): Consumer[] {

@@ -1,5 +1,6 @@
 import { HandlerTimeoutError } from '../errors';
 import { byShard } from '../utils/by-shard';
+import { handlerTimedOut, leaseLostError } from './consumer.messages';
 
 /**
  * An AbortController made only when a handler asks for its signal: most never do, and making one for
@@ -141,7 +142,7 @@ export class Deliveries<D extends RunningDelivery> {
         settle();
       };
       const deadline = setTimeout(() => {
-        const error = new HandlerTimeoutError(this.options.handlerTimeoutMs, delivery.what);
+        const error = handlerTimedOut(this.options.handlerTimeoutMs, delivery.what);
         this.timeouts++;
         this.late++;
         run.overdueAt = Date.now();
@@ -190,7 +191,7 @@ export class Deliveries<D extends RunningDelivery> {
         (kept) =>
           kept.forEach((held, i) => {
             if (held || deliveries[i].aborter.aborted) return;
-            deliveries[i].aborter.abort(new Error('lease lost'));
+            deliveries[i].aborter.abort(leaseLostError());
             this.options.lost(deliveries[i]);
           }),
         (error) => this.options.extendFailed(error, deliveries.length),

@@ -124,9 +124,14 @@ export const DASHBOARD_JS = `(() => {
     button.addEventListener('click', () => requeue(kind, queue, id, button));
     return button;
   }
+  /** What a request the server refused rejects with: its status, as the page shows it. */
+  function refused(response) {
+    return new Error(response.status + ' ' + response.statusText);
+  }
+
   function post(path) {
     return fetch(BASE + '/api/' + path, { method: 'POST', headers: { 'x-requested-with': 'nrq-dashboard' } }).then((response) => {
-      if (!response.ok) throw new Error(response.status + ' ' + response.statusText);
+      if (!response.ok) throw refused(response);
       return response.json();
     });
   }
@@ -165,7 +170,7 @@ export const DASHBOARD_JS = `(() => {
         older.disabled = true;
         try {
           const response = await fetch(BASE + '/api/' + queuePath(kind, queue.name) + '/dead?cursor=' + encodeURIComponent(cursor));
-          if (!response.ok) throw new Error(response.status + ' ' + response.statusText);
+          if (!response.ok) throw refused(response);
           const page = await response.json();
           deadPages.set(key, { items: page.dead, cursor: page.deadCursor });
           await refresh();
@@ -181,7 +186,7 @@ export const DASHBOARD_JS = `(() => {
   async function showGroup(queue, group) {
     try {
       const response = await fetch(BASE + '/api/fixed/' + encodeURIComponent(queue) + '/groups/' + encodeURIComponent(group) + '/head');
-      if (!response.ok) throw new Error(response.status + ' ' + response.statusText);
+      if (!response.ok) throw refused(response);
       openGroup = { queue, group, ...(await response.json()) };
       await refresh();
     } catch (error) {
@@ -320,7 +325,7 @@ export const DASHBOARD_JS = `(() => {
 
   async function refresh() {
     const response = await fetch(BASE + '/api', { headers: { accept: 'application/json' } });
-    if (!response.ok) throw new Error(response.status + ' ' + response.statusText);
+    if (!response.ok) throw refused(response);
     const overview = await response.json();
     const cards = overview.queues.map((q) => (q.kind === 'fixed' ? fixedCard(q, overview.time) : delayCard(q, overview.time)));
     if (overview.schedules.length > 0) cards.unshift(schedulesCard(overview.schedules, overview.time));

@@ -7,7 +7,6 @@ import type { ServerClock } from '../redis/server-clock';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { carrierAt, storedJson } from '../redis/traced-json';
 import { ATTRIBUTES, type ProcessSpan } from '../tracing/queue-tracer';
-import { QueueError } from '../errors';
 import { failureText } from '../utils/errors';
 import type { DelayConsumerOptionsRules } from '../validation/queue-options';
 import { occurrenceNotPlaced } from './delay-queue.messages';
@@ -219,8 +218,7 @@ export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDe
   ): Promise<Settled> {
     const ended = await this.repeats.end(running.shard, running.task, plan, outcome, error);
     if (ended.status === 'fenced') return { outcome: { type: 'lease-lost' } };
-    if (ended.status === 'clock' || ended.status === 'changed')
-      throw new QueueError(occurrenceNotPlaced(running.id, ended.status));
+    if (ended.status === 'clock' || ended.status === 'changed') throw occurrenceNotPlaced(running.id, ended.status);
     return { outcome: done, ...(ended.status === 'next' && { due: { at: ended.nextRunAt } }) };
   }
 }

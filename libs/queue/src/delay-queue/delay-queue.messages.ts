@@ -1,4 +1,9 @@
-/** The texts of DelayQueue's errors, in one place. */
+import { QueueError, QueueInputError } from '../errors';
+
+/** The errors of DelayQueue, their texts in one place. */
 
 export const occurrenceNotPlaced = (id: string, status: string) =>
-  `the next occurrence of repeat "${id}" could not be placed (${status}); it is retried`;
+  new QueueError(`the next occurrence of repeat "${id}" could not be placed (${status}); it is retried`);
+
+/** A repeat's schedule refused: `why`, in the words of `repeat(id, every, payload, options)`. */
+export const badRepeat = (why: string) => new QueueInputError(`repeat: ${why}`);

@@ -1,5 +1,5 @@
 import { CronTime } from 'cron';
-import { QueueInputError } from '../errors';
+import { badRepeat } from './delay-queue.messages';
 import type { MissedTicks, RepeatEvery, RepeatOptions } from '../interfaces';
 import type { TickWindow } from './lua/tick-window';
 import { cronProblem } from '../validation/cron';
@@ -34,38 +34,35 @@ export class RepeatSchedule {
 
   constructor(every: RepeatEvery, options: RepeatOptions = {}) {
     if (every === null || typeof every !== 'object')
-      throw new QueueInputError(`repeat: the schedule must be { cron } or { everyMs }, got ${String(every)}`);
+      throw badRepeat(`the schedule must be { cron } or { everyMs }, got ${String(every)}`);
     const { cron, everyMs } = every as { cron?: unknown; everyMs?: unknown };
     if ((cron === undefined) === (everyMs === undefined))
-      throw new QueueInputError('repeat: give the schedule as either { cron } or { everyMs }, exactly one of them');
+      throw badRepeat('give the schedule as either { cron } or { everyMs }, exactly one of them');
     const { tz, startAt, endAt, missed = 'latest' } = options;
-    if (!MISSED.includes(missed))
-      throw new QueueInputError(`repeat: missed must be 'latest', 'skip' or 'all', got ${String(missed)}`);
+    if (!MISSED.includes(missed)) throw badRepeat(`missed must be 'latest', 'skip' or 'all', got ${String(missed)}`);
     this.missed = missed;
     if (cron !== undefined) {
       if (typeof cron !== 'string' || cron.trim() === '')
-        throw new QueueInputError(`repeat: cron must be a cron expression, got ${String(cron)}`);
+        throw badRepeat(`cron must be a cron expression, got ${String(cron)}`);
       if (tz !== undefined && typeof tz !== 'string')
-        throw new QueueInputError(`repeat: tz must be an IANA time zone name, got ${String(tz)}`);
+        throw badRepeat(`tz must be an IANA time zone name, got ${String(tz)}`);
       try {
         this.cronTime = new CronTime(cron, tz);
       } catch {
-        throw new QueueInputError(`repeat: ${cronProblem(cron, tz) ?? `cron "${cron}" is not valid`}`);
+        throw badRepeat(cronProblem(cron, tz) ?? `cron "${cron}" is not valid`);
       }
       this.cron = cron;
       this.tz = tz;
     } else {
       if (typeof everyMs !== 'number' || !Number.isInteger(everyMs) || everyMs < 1 || everyMs > EVERY_MS_MAX)
-        throw new QueueInputError(
-          `repeat: everyMs must be whole milliseconds from 1 to ${EVERY_MS_MAX}, got ${String(everyMs)}`,
-        );
-      if (tz !== undefined) throw new QueueInputError('repeat: tz applies to cron schedules only, not everyMs');
+        throw badRepeat(`everyMs must be whole milliseconds from 1 to ${EVERY_MS_MAX}, got ${String(everyMs)}`);
+      if (tz !== undefined) throw badRepeat('tz applies to cron schedules only, not everyMs');
       this.everyMs = everyMs;
     }
     if (startAt !== undefined) this.startAt = toEpochMs(startAt, 'startAt');
     if (endAt !== undefined) this.endAt = toEpochMs(endAt, 'endAt');
     if (this.startAt !== undefined && this.endAt !== undefined && this.endAt < this.startAt)
-      throw new QueueInputError(`repeat: endAt (${this.endAt}) is before startAt (${this.startAt})`);
+      throw badRepeat(`endAt (${this.endAt}) is before startAt (${this.startAt})`);
     const { cron: c, everyMs: e, tz: z, startAt: s, endAt: x } = this;
     this.text = JSON.stringify({ cron: c, everyMs: e, tz: z, startAt: s, endAt: x, missed });
   }

@@ -1,6 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { QueueConfigError } from '../errors';
-import { unknownEvent } from '../queue.messages';
+import { listenerNotFunction, unknownEvent } from '../queue.messages';
 import { errorDetail } from '../utils/errors';
 import type {
   QueueEventListener,
@@ -64,9 +63,8 @@ export class QueueEvents {
     listener: QueueEventListener<E>,
     options: QueueEventListenerOptions = {},
   ): () => void {
-    if (!QUEUE_EVENT_NAMES.includes(event)) throw new QueueConfigError(unknownEvent(String(event), QUEUE_EVENT_NAMES));
-    if (typeof listener !== 'function')
-      throw new QueueConfigError(`QueueEvents.on('${event}', listener): listener must be a function`);
+    if (!QUEUE_EVENT_NAMES.includes(event)) throw unknownEvent('', String(event), QUEUE_EVENT_NAMES);
+    if (typeof listener !== 'function') throw listenerNotFunction(event);
     // Sound: subscriptions are kept per event, so a listener only ever receives its own event's payload.
     const subscription: Subscription = { listener: listener as Subscription['listener'], queue: options.queue };
     // Copy on write: an emit under way goes on over the listeners it started with.

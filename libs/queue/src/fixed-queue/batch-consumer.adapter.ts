@@ -3,7 +3,6 @@ import { LazyAbort, leaseLost } from '../consumer/deliveries';
 import type { FailedHook } from '../consumer/outcome-reporter';
 import { RetryPolicy } from '../consumer/retry-policy';
 import type { Claimed } from '../consumer/shard-poller';
-import { QueueConfigError } from '../errors';
 import type { BatchContext, BatchEvent } from '../interfaces';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { ATTRIBUTES, type ProcessSpan } from '../tracing/queue-tracer';
@@ -163,7 +162,7 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
   constructor({ queue, label, options, handler, traced }: BatchConsumerAdapterOptions) {
     const queueOptions = queue.options;
     this.atLeastOnce = queueOptions.delivery === 'at-least-once';
-    if (this.atLeastOnce && options.retries > 0) throw new QueueConfigError(retriesOnAtLeastOnce(label, queue.name));
+    if (this.atLeastOnce && options.retries > 0) throw retriesOnAtLeastOnce(label, queue.name);
     this.queue = queue.name;
     this.label = label;
     this.handler = handler;

@@ -1,3 +1,4 @@
+import { badHealthTimeout, unknownHealthQueue } from '../queue.messages';
 import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { describeError } from '../utils/errors';
@@ -21,7 +22,7 @@ import type {
   RecurringHealthDetails,
   RecurringScheduleInfo,
 } from '../interfaces';
-import { QueueConnectionError, QueueInputError, UnknownQueueError } from '../errors';
+import { QueueConnectionError } from '../errors';
 import type { ConsumerStatus } from '../consumer/consumer-runtime';
 
 /** A queue all of whose consumers here drain on a schedule waits up to the longest of their periods. */
@@ -77,8 +78,7 @@ export class QueueHealthIndicator {
     const indicator = this.terminus().check(key);
     const { queues, limits } = this.select(options);
     const timeoutMs = options.timeoutMs ?? HEALTH_DEFAULTS.timeoutMs;
-    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
-      throw new QueueInputError(`isHealthy: timeoutMs must be a positive number of ms, got ${timeoutMs}`);
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw badHealthTimeout(timeoutMs);
     const down = (data: object) => indicator.down(data) as QueueHealthResult<Key>;
 
     let stats: (FixedQueueStats | DelayQueueStats)[];
@@ -219,8 +219,9 @@ export class QueueHealthIndicator {
     const find = (name: string) => {
       const found = all.find((entry) => entry.name === name);
       if (!found)
-        throw new UnknownQueueError(
-          `isHealthy: no queue named "${name}" is registered (registered: ${all.map((entry) => `"${entry.name}"`).join(', ')})`,
+        throw unknownHealthQueue(
+          name,
+          all.map((entry) => entry.name),
         );
       return found;
     };

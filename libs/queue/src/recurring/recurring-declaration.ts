@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { DelayQueue } from '../delay-queue/delay-queue';
 import type { RepeatSchedule } from '../delay-queue/repeat-schedule';
-import { QueueError } from '../errors';
+import { clockAdrift, noTickAfterNow } from './recurring.messages';
 import type { QueueEvents } from '../events/queue-events';
 import type { LiveDeclaration, RecurringDeclared } from './lua/recurring-declare';
 
@@ -92,12 +92,8 @@ export class RecurringDeclaration {
       },
       this.inEffect,
     );
-    if (declared.status === 'clock' || declared.status === 'winner')
-      throw new QueueError(`@Recurring "${this.name}": Redis' clock kept moving away from this process' estimate`);
-    if (declared.status === 'ended')
-      throw new QueueError(
-        `@Recurring "${this.name}": its schedule ${describe(declared.inEffect)} has no tick after now`,
-      );
+    if (declared.status === 'clock' || declared.status === 'winner') throw clockAdrift(this.name);
+    if (declared.status === 'ended') throw noTickAfterNow(this.name, describe(declared.inEffect));
     const own = declared.declarations.find((each) => each.schedule === this.schedule.text);
     if (own) this.firstDeclaredAt = own.firstDeclaredAt;
     this.inEffect = declared.inEffect;

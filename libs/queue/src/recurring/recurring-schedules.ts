@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { bound, ConsumerFactory, type BuiltConsumer } from '../consumer.factory';
 import type { DelayQueue } from '../delay-queue/delay-queue';
 import { DelayQueueStore } from '../delay-queue/delay-queue.store';
-import { QueueConfigError, QueueConnectionError, QueueInputError } from '../errors';
+import { QueueConnectionError, QueueInputError } from '../errors';
 import { describeError } from '../utils/errors';
 import { DECLARE_EVERY_MS, RecurringDeclaration } from './recurring-declaration';
 import { RepeatSchedule } from '../delay-queue/repeat-schedule';
@@ -27,7 +27,7 @@ import { QueueRegistry } from '../queue.registry';
 import { QueueSettings } from '../queue.settings';
 import { RedisConnection } from '../redis/redis-connection';
 import { DelayQueueOptionsRules, MAX_HANDLER_TIMEOUT_MS, resolveOptions } from '../validation/queue-options';
-import { stillDeclared, nameTaken } from './recurring.messages';
+import { nameTaken, refusedAsInput, stillDeclared } from './recurring.messages';
 import { resolveRecurring } from './recurring-options';
 
 /**
@@ -67,7 +67,7 @@ export class RecurringSchedules {
     const plan = await resolveRecurring(metadata, label, (raw, at) => this.factory.decoratorOptions(raw, at));
     const { name, every, tz, missed, handlerTimeoutMs, maxAttempts, backoff } = plan;
     const other = this.names.get(name);
-    if (other !== undefined) throw new QueueConfigError(nameTaken(where, name, other));
+    if (other !== undefined) throw nameTaken(where, name, other);
     this.names.set(name, label);
     let schedule: RepeatSchedule;
     try {
@@ -78,7 +78,7 @@ export class RecurringSchedules {
       });
     } catch (error) {
       // A schedule refused as input is a mistake in the decorator.
-      if (error instanceof QueueInputError) throw new QueueConfigError(`${where}: ${error.message}`, { cause: error });
+      if (error instanceof QueueInputError) throw refusedAsInput(where, error);
       throw error;
     }
     const queue = this.registry.delayQueue({
@@ -239,7 +239,7 @@ export class RecurringSchedules {
   async remove(name: string): Promise<boolean> {
     assertName(name, 'name');
     const label = this.names.get(name);
-    if (label !== undefined) throw new QueueInputError(stillDeclared(name, label));
+    if (label !== undefined) throw stillDeclared(name, label);
     const removed = await this.connection.scripts.call((client) => client.hdel(this.indexKey(), name));
     const store = this.storeOf(name);
     await store.obliterate(0);

@@ -1,7 +1,18 @@
-/** The texts of `@Recurring`'s errors, in one place. */
+import { QueueConfigError, QueueError, QueueInputError } from '../errors';
+
+/** The errors of `@Recurring`, their texts in one place. */
 
 export const nameTaken = (where: string, name: string, other: string) =>
-  `${where}: the name "${name}" is already used by @Recurring on ${other}`;
+  new QueueConfigError(`${where}: the name "${name}" is already used by @Recurring on ${other}`);
 
 export const stillDeclared = (name: string, label: string) =>
-  `"${name}" is still declared by @Recurring on ${label}: remove the decorator first`;
+  new QueueInputError(`"${name}" is still declared by @Recurring on ${label}: remove the decorator first`);
+
+export const clockAdrift = (name: string) =>
+  new QueueError(`@Recurring "${name}": Redis' clock kept moving away from this process' estimate`);
+
+export const noTickAfterNow = (name: string, schedule: string) =>
+  new QueueError(`@Recurring "${name}": its schedule ${schedule} has no tick after now`);
+
+export const refusedAsInput = (where: string, cause: Error) =>
+  new QueueConfigError(`${where}: ${cause.message}`, { cause });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { QueueError } from '../errors';
+import { unreadableInclude } from './redis.messages';
 
 /** Where the shared Lua helpers are, in the sources (the package ships its scripts with them inlined). */
 export const INCLUDES_DIR = join(__dirname, 'lua', 'includes');
@@ -34,9 +34,7 @@ export function inline(source: string, script: string, read: (include: string) =
       try {
         body = read(include);
       } catch (error) {
-        throw new QueueError(`Lua script "${script}" includes "${include}" (from "${from}"), which cannot be read`, {
-          cause: error,
-        });
+        throw unreadableInclude(script, include, from, error);
       }
       return expand(body, include).replace(/\n$/, '');
     });

@@ -1,4 +1,3 @@
-import { QueueConfigError } from '../errors';
 import { metaMismatch } from '../queue.messages';
 import type { QueueKind } from '../interfaces';
 import type { QueueKeys } from './keys';
@@ -31,7 +30,7 @@ async function record(
   const input = { kind, shards, layout: LAYOUTS[kind], readsAsIs: UPGRADES[kind] };
   const stored = await invoke(connection.scripts, queueMeta, keys, input);
   if (stored.kind === kind && stored.shards === shards && stored.layout === LAYOUTS[kind]) return;
-  throw new QueueConfigError(metaMismatch(name, stored, kind, shards, LAYOUTS[kind]));
+  throw metaMismatch(name, stored, kind, shards, LAYOUTS[kind]);
 }
 
 /**

@@ -9,8 +9,17 @@ import {
 import IORedis, { Cluster, ReplyError, type RedisOptions } from 'ioredis';
 import { MODULE_OPTIONS_TOKEN } from '../queue.module-definition';
 import { QueueSettings } from '../queue.settings';
-import { QueueConfigError, QueueConnectionError, QueueError } from '../errors';
+import { QueueConnectionError, QueueError } from '../errors';
 import { describeError } from '../utils/errors';
+import {
+  evictionRefused,
+  notRedisUrl,
+  notSentAtShutdown,
+  refusedAtStartup,
+  scriptsRefused,
+  subscribeRefused,
+  unreachableAtStartup,
+} from './redis.messages';
 import { RepeatedFailure } from '../utils/repeated-failure';
 import { waitOrTimeout } from '../utils/timers';
 import type { ClusterConnection, QueueConnection, QueueModuleOptions, SubscriberHealthDetails } from '../interfaces';
@@ -84,10 +93,7 @@ function checkUrl(connection: QueueConnection): void {
   if (typeof connection !== 'string' || REDIS_URL.test(connection)) return;
   const scheme = ANY_URL.exec(connection)?.[1];
   if (scheme === undefined) return;
-  throw new QueueConfigError(
-    `Invalid options for QueueModule.forRoot: connection "${describeTarget(connection)}" is a ${scheme}:// URL; ` +
-      'Redis URLs start with redis:// (or rediss:// for TLS), e.g. redis://127.0.0.1:6379',
-  );
+  throw notRedisUrl(describeTarget(connection), scheme);
 }
 
 /** A server's `maxmemory-policy`. */
@@ -136,12 +142,7 @@ export interface HeldWrites {
 }
 
 /** What a write refused or dropped by `HeldWrites.close` rejects with. */
-export function notSentAtShutdown(what: string): QueueConnectionError {
-  return new QueueConnectionError(
-    `The application is shutting down and its Redis connection is closing: the ${what} was not sent, so nothing was applied`,
-    { outcome: 'not-sent' },
-  );
-}
+export { notSentAtShutdown };
 
 /**
  * The application's Redis: one command connection shared by every queue, plus a subscriber
@@ -203,15 +204,12 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     } catch (error) {
       // Denied PING alone says nothing about the calls that matter; those are checked next.
       if (isReply(error) && (error as Error).message.startsWith('NOPERM')) return;
-      const message = isReply(error)
-        ? `Redis at ${this.target} refused the connection (${(error as Error).message}); the application does not start. Check the credentials`
-        : `Cannot reach Redis at ${this.target} (${this.reason(error)}); the application does not start (startup: 'fail'). ` +
-          `Start Redis, fix the connection option, or set startup: 'continue' to start without it and connect in the background`;
-      this.logger.error(message);
+      const refused = isReply(error)
+        ? refusedAtStartup(this.target, (error as Error).message, error)
+        : unreachableAtStartup(this.target, this.reason(error), error);
+      this.logger.error(refused.message);
       if (this.owned) this.client.disconnect();
-      throw isReply(error)
-        ? new QueueConfigError(message, { cause: error })
-        : new QueueConnectionError(message, { cause: error, outcome: 'not-sent' });
+      throw refused;
     }
     await this.checkEvictionPolicy(true);
   }
@@ -260,7 +258,7 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     );
     if (!atStartup) return;
     if (this.owned) this.client.disconnect();
-    throw new QueueConfigError(`${message}; the application does not start (evictionPolicy: 'fail')`);
+    throw evictionRefused(message);
   }
 
   /**
@@ -298,11 +296,7 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
 
   private explainRefusal(error: Error): Error {
     if (!error.message.startsWith('NOPERM')) return error;
-    return new QueueConfigError(
-      `Redis refused the queues' scripts (${error.message}); an ACL user needs EVALSHA, EVAL and the commands the ` +
-        `scripts call (README: Redis layout), the keys ~${this.settings.prefix}:* and the channels &${this.settings.prefix}:*`,
-      { cause: error },
-    );
+    return scriptsRefused(error.message, this.settings.prefix, error);
   }
 
   /** Registers writes to send before the connections close: a push accepted before `app.close()` is written. */
@@ -324,8 +318,7 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
         await this.subscriberClient().subscribe(channel);
       } catch (error) {
         if (isReply(error)) {
-          const message = `Redis refused SUBSCRIBE to "${channel}" (${(error as Error).message}); an ACL user needs the channels &${this.settings.prefix}:*`;
-          throw new QueueConfigError(message, { cause: error });
+          throw subscribeRefused(channel, (error as Error).message, this.settings.prefix, error);
         }
         // Wake-ups are only hints: consumers poll meanwhile, and every channel is subscribed again on (re)connect.
         this.logger.warn(`Could not subscribe to "${channel}" yet (${this.reason(error)}); will when Redis answers`);

@@ -1,4 +1,4 @@
-import { QueueInputError } from '../errors';
+import { foreignCursor } from './redis.messages';
 
 /** An entry of a shard's sorted set. */
 export interface Scored {
@@ -77,10 +77,7 @@ export class ScorePages {
             Number.isInteger(position[1]) &&
             position[1] >= 0),
       );
-    if (!valid)
-      throw new QueueInputError(
-        `cursor "${String(cursor).slice(0, 80)}" is not one this queue returned; start again without a cursor`,
-      );
+    if (!valid) throw foreignCursor(cursor);
     return (positions as ([number | string, number] | null)[]).map((position) =>
       position === null ? null : [fromJson(position[0]), position[1]],
     );

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Cluster, Command, ReplyError, type Redis } from 'ioredis';
 import { deadline } from '../utils/timers';
-import { QueueConnectionError, QueueMemoryError, QueueReplicationError } from '../errors';
+import { QueueConnectionError, QueueMemoryError } from '../errors';
+import { discarded, redisOutOfMemory, replicasMissed, unreachable } from './redis.messages';
 import { describeConnectionFailure } from './connection-failure';
 import { CallOutcomes, type Issued } from './call-outcome';
 import { INCLUDES_DIR, loadScript } from './lua-loader';
@@ -174,12 +175,7 @@ export class Scripts {
     if (error) throw this.asConnectionError(error, issued);
     if (waitError) throw this.asConnectionError(waitError, issued);
     if ((acknowledged as number) < wait.replicas) {
-      throw new QueueReplicationError(
-        `The write was applied on the primary, but ${acknowledged as number} of ${wait.replicas} replicas acknowledged it within ` +
-          `${wait.timeoutMs} ms (waitForReplicas): it could be lost if the primary fails now`,
-        acknowledged as number,
-        wait.replicas,
-      );
+      throw replicasMissed(acknowledged as number, wait.replicas, wait.timeoutMs);
     }
     return result as T;
   }
@@ -275,7 +271,7 @@ export class Scripts {
     pipeline[how](how === 'eval' ? lua : sha, keys.length, keys, args);
     among.after?.(pipeline);
     const replies = await pipeline.exec();
-    if (!replies) throw new Error(`the ${among.transaction ? 'transaction' : 'pipeline'} was discarded`);
+    if (!replies) throw discarded(among.transaction === true);
     return replies;
   }
 
@@ -344,21 +340,11 @@ export class Scripts {
     if (error instanceof QueueConnectionError || error instanceof QueueMemoryError || !(error instanceof Error))
       return error;
     const oom = outOfMemory(error);
-    if (oom)
-      return new QueueMemoryError(
-        `Redis is out of memory and refused the write (${oom.message}); nothing was applied. ` +
-          "Retry once memory is freed (consumers draining the queues), or raise Redis' maxmemory",
-        { cause: oom },
-      );
+    if (oom) return redisOutOfMemory(oom.message, oom);
     if (error instanceof ReplyError && !UNAVAILABLE.test(error.message)) return error;
     const outcome = this.outcomes.outcome(error, issued);
     const reason = describeConnectionFailure(error, this.connectionError());
-    return new QueueConnectionError(
-      outcome === 'not-sent'
-        ? `Redis could not be reached (${reason}); the call was not sent, so nothing was applied`
-        : `Redis did not answer (${reason}); the call may or may not have been applied`,
-      { cause: error, outcome },
-    );
+    return unreachable(outcome, reason, error);
   }
 
   private bounded<T>(call: Promise<T>): Promise<T> {

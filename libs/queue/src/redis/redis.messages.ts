@@ -1,0 +1,86 @@
+import {
+  QueueConfigError,
+  QueueConnectionError,
+  QueueError,
+  QueueInputError,
+  QueueMemoryError,
+  QueueReplicationError,
+  type QueueCallOutcome,
+} from '../errors';
+
+/** The errors of the Redis layer (connection, scripts, pages), their texts in one place. */
+
+export const notRedisUrl = (target: string, scheme: string) =>
+  new QueueConfigError(
+    `Invalid options for QueueModule.forRoot: connection "${target}" is a ${scheme}:// URL; ` +
+      'Redis URLs start with redis:// (or rediss:// for TLS), e.g. redis://127.0.0.1:6379',
+  );
+
+export const notSentAtShutdown = (what: string) =>
+  new QueueConnectionError(
+    `The application is shutting down and its Redis connection is closing: the ${what} was not sent, so nothing was applied`,
+    { outcome: 'not-sent' },
+  );
+
+export const refusedAtStartup = (target: string, reason: string, cause: unknown) =>
+  new QueueConfigError(
+    `Redis at ${target} refused the connection (${reason}); the application does not start. Check the credentials`,
+    { cause },
+  );
+
+export const unreachableAtStartup = (target: string, reason: string, cause: unknown) =>
+  new QueueConnectionError(
+    `Cannot reach Redis at ${target} (${reason}); the application does not start (startup: 'fail'). ` +
+      `Start Redis, fix the connection option, or set startup: 'continue' to start without it and connect in the background`,
+    { cause, outcome: 'not-sent' },
+  );
+
+export const evictionRefused = (message: string) =>
+  new QueueConfigError(`${message}; the application does not start (evictionPolicy: 'fail')`);
+
+export const scriptsRefused = (reason: string, prefix: string, cause: unknown) =>
+  new QueueConfigError(
+    `Redis refused the queues' scripts (${reason}); an ACL user needs EVALSHA, EVAL and the commands the ` +
+      `scripts call (README: Redis layout), the keys ~${prefix}:* and the channels &${prefix}:*`,
+    { cause },
+  );
+
+export const subscribeRefused = (channel: string, reason: string, prefix: string, cause: unknown) =>
+  new QueueConfigError(
+    `Redis refused SUBSCRIBE to "${channel}" (${reason}); an ACL user needs the channels &${prefix}:*`,
+    { cause },
+  );
+
+export const replicasMissed = (acknowledged: number, replicas: number, timeoutMs: number) =>
+  new QueueReplicationError(
+    `The write was applied on the primary, but ${acknowledged} of ${replicas} replicas acknowledged it within ` +
+      `${timeoutMs} ms (waitForReplicas): it could be lost if the primary fails now`,
+    acknowledged,
+    replicas,
+  );
+
+export const discarded = (transaction: boolean) =>
+  new QueueError(`the ${transaction ? 'transaction' : 'pipeline'} was discarded`);
+
+export const redisOutOfMemory = (reason: string, cause: unknown) =>
+  new QueueMemoryError(
+    `Redis is out of memory and refused the write (${reason}); nothing was applied. ` +
+      "Retry once memory is freed (consumers draining the queues), or raise Redis' maxmemory",
+    { cause },
+  );
+
+export const unreachable = (outcome: QueueCallOutcome, reason: string, cause: unknown) =>
+  new QueueConnectionError(
+    outcome === 'not-sent'
+      ? `Redis could not be reached (${reason}); the call was not sent, so nothing was applied`
+      : `Redis did not answer (${reason}); the call may or may not have been applied`,
+    { cause, outcome },
+  );
+
+export const foreignCursor = (cursor: unknown) =>
+  new QueueInputError(
+    `cursor "${String(cursor).slice(0, 80)}" is not one this queue returned; start again without a cursor`,
+  );
+
+export const unreadableInclude = (script: string, include: string, from: string, cause: unknown) =>
+  new QueueError(`Lua script "${script}" includes "${include}" (from "${from}"), which cannot be read`, { cause });
