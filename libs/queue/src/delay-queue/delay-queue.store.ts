@@ -29,8 +29,7 @@ import type { ScriptName } from '../redis/script-registry';
 import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } from '../redis/script-protocol';
 import { zscore, type Scored } from '../redis/score-pages';
 import type { ResolvedTime } from '../validation/time';
-import type { DelayQueueOptionsRules } from '../validation/queue-options';
-import type { DelayQueueStats, RepeatInfo, UpcomingTask } from '../interfaces';
+import type { DelayQueueStats, RepeatInfo, ResolvedDelayQueueOptions, UpcomingTask } from '../interfaces';
 import { decodeRepeatEntry } from './lua/repeat-entry';
 import { RepeatSchedule } from './repeat-schedule';
 
@@ -71,7 +70,7 @@ export class DelayQueueStore {
   constructor(
     private readonly scripts: Scripts,
     readonly keys: QueueKeys,
-    private readonly options: DelayQueueOptionsRules,
+    private readonly options: Readonly<ResolvedDelayQueueOptions>,
   ) {
     this.shards = Array.from({ length: options.shards }, (_, shard) => shardKeys(keys, shard));
   }

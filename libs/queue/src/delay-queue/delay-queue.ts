@@ -23,6 +23,7 @@ import type {
   DelayQueueStats,
   ObliterateOptions,
   RepeatEvery,
+  ResolvedDelayQueueOptions,
   RepeatInfo,
   RepeatOptions,
   ScheduledRepeat,
@@ -68,8 +69,8 @@ const LISTED: Record<TaskListState, 'due' | 'active' | 'dead'> = { scheduled: 'd
  */
 export class DelayQueue<T = unknown> implements OnModuleInit {
   readonly name: string;
-  /** @internal Its options, validated and with defaults: for the library's consumers and dashboard. */
-  readonly options: DelayQueueOptionsRules;
+  /** Its options as it runs with them: validated, every default applied. */
+  readonly options: Readonly<ResolvedDelayQueueOptions>;
   /** @internal Its keys, scripts and replies: for tests that look underneath. */
   readonly store: DelayQueueStore;
   private readonly codec: PayloadCodec;

@@ -30,8 +30,7 @@ import type { ScriptName } from '../redis/script-registry';
 import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } from '../redis/script-protocol';
 import type { Scripts } from '../redis/scripts';
 import { zscore, type Scored } from '../redis/score-pages';
-import type { FixedQueueOptionsRules } from '../validation/queue-options';
-import type { FixedQueueStats, GroupListing, GroupSummary } from '../interfaces';
+import type { FixedQueueStats, GroupListing, GroupSummary, ResolvedFixedQueueOptions } from '../interfaces';
 
 export type { GroupPush, PushOutcome } from './lua/fixed-push';
 export type { ClaimedBatch, TakeOutcome } from './lua/claim-reply';
@@ -66,7 +65,7 @@ export class FixedQueueStore {
   constructor(
     private readonly scripts: Scripts,
     readonly keys: QueueKeys,
-    private readonly options: FixedQueueOptionsRules,
+    private readonly options: Readonly<ResolvedFixedQueueOptions>,
   ) {
     if (!options.ordered) this.mode = MODES.unordered;
     else this.mode = options.delivery === 'at-least-once' ? MODES.atLeastOnce : MODES.atMostOnce;

@@ -21,6 +21,7 @@ import type {
   PageOptions,
   PeekedMessage,
   PushResult,
+  ResolvedFixedQueueOptions,
 } from '../interfaces';
 import { ScorePages } from '../redis/score-pages';
 import { byShard } from '../utils/by-shard';
@@ -41,8 +42,8 @@ import { ATTRIBUTES, QueueTracer } from '../tracing/queue-tracer';
  */
 export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   readonly name: string;
-  /** @internal Its options, validated and with defaults: for the library's consumers and dashboard. */
-  readonly options: FixedQueueOptionsRules;
+  /** Its options as it runs with them: validated, every default applied. */
+  readonly options: Readonly<ResolvedFixedQueueOptions>;
   /** @internal Its keys, scripts and replies: for tests that look underneath. */
   readonly store: FixedQueueStore;
   private readonly codec: PayloadCodec;

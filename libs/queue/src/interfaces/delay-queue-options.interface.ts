@@ -34,6 +34,20 @@ export interface DelayQueueOptions {
   waitForReplicas?: ReplicaWaitOptions;
 }
 
+/**
+ * A DelayQueue's options as it runs with them (`DelayQueue.options`): validated, every default applied.
+ * Absent unless given: `maxPayloadBytes` and `tracing` (the module's apply), `schema`, `waitForReplicas`.
+ */
+export interface ResolvedDelayQueueOptions
+  extends
+    Required<
+      Omit<DelayQueueOptions, 'backoff' | 'deadLetter' | 'maxPayloadBytes' | 'tracing' | 'schema' | 'waitForReplicas'>
+    >,
+    Pick<DelayQueueOptions, 'maxPayloadBytes' | 'tracing' | 'schema' | 'waitForReplicas'> {
+  backoff: Required<BackoffOptions>;
+  deadLetter: Required<DeadLetterOptions>;
+}
+
 /** When a task is due: `runAt` (a Date, epoch ms or ISO string) or `delayMs` from now (Redis time); neither means now. */
 export interface TaskTime {
   delayMs?: number;

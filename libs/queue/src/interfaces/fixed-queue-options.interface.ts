@@ -48,6 +48,20 @@ export interface FixedQueueOptions {
   deadLetter?: DeadLetterOptions;
 }
 
+/**
+ * A FixedQueue's options as it runs with them (`FixedQueue.options`): validated, every default applied.
+ * Absent unless given: `maxAgeMs` (no age limit), `maxPayloadBytes` and `tracing` (the module's apply),
+ * `schema`, `waitForReplicas`.
+ */
+export interface ResolvedFixedQueueOptions
+  extends
+    Required<
+      Omit<FixedQueueOptions, 'deadLetter' | 'maxAgeMs' | 'maxPayloadBytes' | 'tracing' | 'schema' | 'waitForReplicas'>
+    >,
+    Pick<FixedQueueOptions, 'maxAgeMs' | 'maxPayloadBytes' | 'tracing' | 'schema' | 'waitForReplicas'> {
+  deadLetter: Required<DeadLetterOptions>;
+}
+
 export interface DeadLetterOptions {
   /** Dead letters kept (per shard for a DelayQueue); the oldest are deleted beyond it. */
   capacity?: number;

@@ -23,38 +23,63 @@ import {
 } from '../queue.defaults';
 import { QueueConfigError } from '../errors';
 import { describeOptionViolations } from './option-violations';
-import type { SchemaClass } from '../interfaces';
+import type {
+  BackoffOptions,
+  BatchConsumerOptions,
+  DeadLetterOptions,
+  DelayConsumerOptions,
+  DelayQueueOptions,
+  FixedQueueOptions,
+  QueueDashboardOptions,
+  QueueModuleOptions,
+  ReplicaWaitOptions,
+  ResolvedDelayQueueOptions,
+  ResolvedFixedQueueOptions,
+  SchemaClass,
+} from '../interfaces';
 
 const QUEUE_NAME = /^[A-Za-z0-9._-]{1,100}$/;
 const QUEUE_NAME_RULE = { message: '$property must be 1-100 characters of letters, digits, ".", "_" or "-"' };
 const DAY_MS = 86_400_000;
 
-export class ModuleOptionsRules {
+/**
+ * Implemented by every rules class, with the public options it checks: a key of either that the other
+ * lacks does not compile. (`implements Options` alone lets an optional option be left out of the class.)
+ */
+export type SameKeys<Options, Rules> = { [K in Exclude<keyof Options, keyof Rules>]-?: Options[K] } & Record<
+  Exclude<keyof Rules, keyof Options>,
+  never
+>;
+
+/** `connection` is checked apart: RedisConnection makes a client of it, and it is no rule's business. */
+type ModuleOptions = Omit<QueueModuleOptions, 'connection'>;
+
+export class ModuleOptionsRules implements Required<ModuleOptions>, SameKeys<ModuleOptions, ModuleOptionsRules> {
   @IsString()
   @Matches(/^[A-Za-z0-9._-]{1,64}$/, { message: 'prefix must be 1-64 characters of letters, digits, ".", "_" or "-"' })
-  prefix = MODULE_DEFAULTS.prefix;
+  prefix: string = MODULE_DEFAULTS.prefix;
 
   @IsBoolean()
-  consumers = MODULE_DEFAULTS.consumers;
+  consumers: boolean = MODULE_DEFAULTS.consumers;
 
   @IsInt()
   @Min(0)
-  shutdownTimeoutMs = MODULE_DEFAULTS.shutdownTimeoutMs;
+  shutdownTimeoutMs: number = MODULE_DEFAULTS.shutdownTimeoutMs;
 
   @IsInt()
   @Min(10)
   @Max(60_000)
-  idlePollMs = MODULE_DEFAULTS.idlePollMs;
+  idlePollMs: number = MODULE_DEFAULTS.idlePollMs;
 
   @IsInt()
   @Min(16)
   @Max(512 * 1024 * 1024)
-  maxPayloadBytes = MODULE_DEFAULTS.maxPayloadBytes;
+  maxPayloadBytes: number = MODULE_DEFAULTS.maxPayloadBytes;
 
   @IsInt()
   @Min(100)
   @Max(600_000)
-  commandTimeoutMs = MODULE_DEFAULTS.commandTimeoutMs;
+  commandTimeoutMs: number = MODULE_DEFAULTS.commandTimeoutMs;
 
   @IsIn(['fail', 'continue'])
   startup = MODULE_DEFAULTS.startup;
@@ -63,10 +88,10 @@ export class ModuleOptionsRules {
   evictionPolicy = MODULE_DEFAULTS.evictionPolicy;
 
   @IsBoolean()
-  tracing = MODULE_DEFAULTS.tracing;
+  tracing: boolean = MODULE_DEFAULTS.tracing;
 }
 
-class ReplicaWaitRules {
+class ReplicaWaitRules implements ReplicaWaitOptions, SameKeys<ReplicaWaitOptions, ReplicaWaitRules> {
   @IsInt()
   @Min(1)
   @Max(100)
@@ -108,32 +133,35 @@ class QueueOptionsRules {
   tracing?: boolean;
 }
 
-class DeadLetterRules {
+class DeadLetterRules implements Required<DeadLetterOptions>, SameKeys<DeadLetterOptions, DeadLetterRules> {
   @IsInt()
   @Min(0)
-  capacity = DELAY_QUEUE_DEFAULTS.deadLetter.capacity;
+  capacity: number = DELAY_QUEUE_DEFAULTS.deadLetter.capacity;
 
   @IsBoolean()
-  keepStack = DELAY_QUEUE_DEFAULTS.deadLetter.keepStack;
+  keepStack: boolean = DELAY_QUEUE_DEFAULTS.deadLetter.keepStack;
 }
 
-export class FixedQueueOptionsRules extends QueueOptionsRules {
-  override shards = FIXED_QUEUE_DEFAULTS.shards;
+export class FixedQueueOptionsRules
+  extends QueueOptionsRules
+  implements ResolvedFixedQueueOptions, SameKeys<FixedQueueOptions, FixedQueueOptionsRules>
+{
+  override shards: number = FIXED_QUEUE_DEFAULTS.shards;
 
   @IsInt()
   @Min(1)
   @Max(1_000_000)
-  capacity = FIXED_QUEUE_DEFAULTS.capacity;
+  capacity: number = FIXED_QUEUE_DEFAULTS.capacity;
 
   @IsInt()
   @Min(1)
   @Max(10_000)
-  batchSize = FIXED_QUEUE_DEFAULTS.batchSize;
+  batchSize: number = FIXED_QUEUE_DEFAULTS.batchSize;
 
   @IsInt()
   @Min(0)
   @Max(DAY_MS)
-  maxWaitMs = FIXED_QUEUE_DEFAULTS.maxWaitMs;
+  maxWaitMs: number = FIXED_QUEUE_DEFAULTS.maxWaitMs;
 
   @IsOptional()
   @IsInt()
@@ -142,10 +170,10 @@ export class FixedQueueOptionsRules extends QueueOptionsRules {
 
   @IsInt()
   @Min(1000)
-  ttlMs = FIXED_QUEUE_DEFAULTS.ttlMs;
+  ttlMs: number = FIXED_QUEUE_DEFAULTS.ttlMs;
 
   @IsBoolean()
-  ordered = FIXED_QUEUE_DEFAULTS.ordered;
+  ordered: boolean = FIXED_QUEUE_DEFAULTS.ordered;
 
   @IsIn(['at-most-once', 'at-least-once'])
   delivery = FIXED_QUEUE_DEFAULTS.delivery;
@@ -153,47 +181,50 @@ export class FixedQueueOptionsRules extends QueueOptionsRules {
   @IsInt()
   @Min(100)
   @Max(DAY_MS)
-  leaseMs = FIXED_QUEUE_DEFAULTS.leaseMs;
+  leaseMs: number = FIXED_QUEUE_DEFAULTS.leaseMs;
 
   @IsInt()
   @Min(1)
   @Max(1000)
-  maxAttempts = FIXED_QUEUE_DEFAULTS.maxAttempts;
+  maxAttempts: number = FIXED_QUEUE_DEFAULTS.maxAttempts;
 
   @IsInt()
   @Min(0)
   @Max(DAY_MS)
-  retryDelayMs = FIXED_QUEUE_DEFAULTS.retryDelayMs;
+  retryDelayMs: number = FIXED_QUEUE_DEFAULTS.retryDelayMs;
 
   @ValidateNested()
   @Type(() => DeadLetterRules)
   deadLetter = new DeadLetterRules();
 }
 
-class BackoffRules {
+export class BackoffRules implements Required<BackoffOptions>, SameKeys<BackoffOptions, BackoffRules> {
   @IsIn(['fixed', 'exponential'])
-  type = DELAY_QUEUE_DEFAULTS.backoff.type;
+  type: BackoffOptions['type'] = DELAY_QUEUE_DEFAULTS.backoff.type;
 
   @IsInt()
   @Min(0)
-  delayMs = DELAY_QUEUE_DEFAULTS.backoff.delayMs;
+  delayMs: number = DELAY_QUEUE_DEFAULTS.backoff.delayMs;
 
   @IsInt()
   @Min(0)
-  maxDelayMs = DELAY_QUEUE_DEFAULTS.backoff.maxDelayMs;
+  maxDelayMs: number = DELAY_QUEUE_DEFAULTS.backoff.maxDelayMs;
 }
 
-export class DelayQueueOptionsRules extends QueueOptionsRules {
-  override shards = DELAY_QUEUE_DEFAULTS.shards;
+export class DelayQueueOptionsRules
+  extends QueueOptionsRules
+  implements ResolvedDelayQueueOptions, SameKeys<DelayQueueOptions, DelayQueueOptionsRules>
+{
+  override shards: number = DELAY_QUEUE_DEFAULTS.shards;
 
   @IsInt()
   @Min(100)
-  visibilityTimeoutMs = DELAY_QUEUE_DEFAULTS.visibilityTimeoutMs;
+  visibilityTimeoutMs: number = DELAY_QUEUE_DEFAULTS.visibilityTimeoutMs;
 
   @IsInt()
   @Min(1)
   @Max(1000)
-  maxAttempts = DELAY_QUEUE_DEFAULTS.maxAttempts;
+  maxAttempts: number = DELAY_QUEUE_DEFAULTS.maxAttempts;
 
   @ValidateNested()
   @Type(() => BackoffRules)
@@ -207,16 +238,24 @@ export class DelayQueueOptionsRules extends QueueOptionsRules {
 /** setTimeout's limit (2^31 - 1 ms, about 24.8 days): beyond it Node fires at once. */
 export const MAX_HANDLER_TIMEOUT_MS = 2_147_483_647;
 
-export class BatchConsumerOptionsRules {
+/** Options a batch consumer leaves unset when not given: no default applies. */
+type UnsetBatchConsumerOptions = 'cron' | 'intervalMs' | 'name' | 'onFailed';
+
+export class BatchConsumerOptionsRules
+  implements
+    Required<Omit<BatchConsumerOptions, UnsetBatchConsumerOptions>>,
+    Pick<BatchConsumerOptions, UnsetBatchConsumerOptions>,
+    SameKeys<BatchConsumerOptions, BatchConsumerOptionsRules>
+{
   @IsInt()
   @Min(1)
   @Max(10_000)
-  concurrency = BATCH_CONSUMER_DEFAULTS.concurrency;
+  concurrency: number = BATCH_CONSUMER_DEFAULTS.concurrency;
 
   @IsInt()
   @Min(1)
   @Max(MAX_HANDLER_TIMEOUT_MS)
-  handlerTimeoutMs = BATCH_CONSUMER_DEFAULTS.handlerTimeoutMs;
+  handlerTimeoutMs: number = BATCH_CONSUMER_DEFAULTS.handlerTimeoutMs;
 
   @IsOptional()
   @IsString()
@@ -234,53 +273,60 @@ export class BatchConsumerOptionsRules {
   @IsInt()
   @Min(0)
   @Max(100)
-  retries = BATCH_CONSUMER_DEFAULTS.retries;
+  retries: number = BATCH_CONSUMER_DEFAULTS.retries;
 
   @IsInt()
   @Min(0)
-  retryDelayMs = BATCH_CONSUMER_DEFAULTS.retryDelayMs;
+  retryDelayMs: number = BATCH_CONSUMER_DEFAULTS.retryDelayMs;
 
   @IsBoolean()
-  raw = BATCH_CONSUMER_DEFAULTS.raw;
+  raw: boolean = BATCH_CONSUMER_DEFAULTS.raw;
 
   @Allow()
-  onFailed?: unknown;
+  onFailed?: BatchConsumerOptions['onFailed'];
 }
 
-export class DelayConsumerOptionsRules {
+export class DelayConsumerOptionsRules
+  implements Required<DelayConsumerOptions>, SameKeys<DelayConsumerOptions, DelayConsumerOptionsRules>
+{
   @IsInt()
   @Min(1)
   @Max(10_000)
-  concurrency = DELAY_CONSUMER_DEFAULTS.concurrency;
+  concurrency: number = DELAY_CONSUMER_DEFAULTS.concurrency;
 
   @IsInt()
   @Min(1)
   @Max(MAX_HANDLER_TIMEOUT_MS)
-  handlerTimeoutMs = DELAY_CONSUMER_DEFAULTS.handlerTimeoutMs;
+  handlerTimeoutMs: number = DELAY_CONSUMER_DEFAULTS.handlerTimeoutMs;
 
   @IsIn(['link', 'parent'])
   scheduleContext = DELAY_CONSUMER_DEFAULTS.scheduleContext;
 }
 
-export class DashboardOptionsRules {
+/** The guard is no rule's business: QueueDashboardModule uses it as given. */
+type DashboardOptions = Omit<QueueDashboardOptions, 'guard'>;
+
+export class DashboardOptionsRules
+  implements Required<DashboardOptions>, SameKeys<DashboardOptions, DashboardOptionsRules>
+{
   @IsString()
   @Matches(/^[A-Za-z0-9._~\-/]*$/, { message: 'path must be a plain URL path (got "$value")' })
-  path = DASHBOARD_DEFAULTS.path;
+  path: string = DASHBOARD_DEFAULTS.path;
 
   @IsInt()
   @Min(1)
   @Max(1000)
-  hottestGroups = DASHBOARD_DEFAULTS.hottestGroups;
+  hottestGroups: number = DASHBOARD_DEFAULTS.hottestGroups;
 
   @IsInt()
   @Min(1)
   @Max(1000)
-  upcomingTasks = DASHBOARD_DEFAULTS.upcomingTasks;
+  upcomingTasks: number = DASHBOARD_DEFAULTS.upcomingTasks;
 
   @IsInt()
   @Min(1)
   @Max(1000)
-  deadLetters = DASHBOARD_DEFAULTS.deadLetters;
+  deadLetters: number = DASHBOARD_DEFAULTS.deadLetters;
 }
 
 /**
