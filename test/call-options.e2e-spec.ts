@@ -60,9 +60,11 @@ describe('per-call options', () => {
       [() => reminders.schedule({ n: 1 }, { id: 't', delayMs: '5000' } as never), /delayMs must be a number/],
       [
         () => reminders.schedule({ n: 1 }, null as never),
-        /expected an options object \{ id\?, delayMs\?, runAt\?, replace\? \}, got null/,
+        /expected an options object \{ id\?, replace\?, delayMs\?, runAt\? \}, got null/,
       ],
       [() => reminders.schedule({ n: 1 }, 't' as never), /expected an options object/],
+      // Undefined is a key left out; null is a value, and not an id.
+      [() => reminders.schedule({ n: 1 }, { id: null } as never), /id must be a string \(got null\)/],
     ]);
   });
 
@@ -95,7 +97,10 @@ describe('per-call options', () => {
         /^deadLetters\(page\): cursr is not an option \(did you mean cursor\?\)$/,
       ],
       [() => events.deadLetters({ limits: 5 } as never), /did you mean limit\?/],
-      [() => events.groups({ limit: '5' } as never), /^groups\(page\): limit must be a number \(got "5", a string\)$/],
+      [
+        () => events.groups({ limit: '5' } as never),
+        /^groups\(page\): limit must be an integer between 1 and 1000 \(got "5", a string\)$/,
+      ],
       [() => events.groups(null as never), /groups\(page\): expected an options object/],
       [() => reminders.list('dead', { cursor: 5 } as never), /cursor must be a string \(got 5\)/],
       [() => reminders.deleteDead({ olderThanMs: 1000 } as never), /did you mean olderThan\?/],
@@ -104,11 +109,31 @@ describe('per-call options', () => {
     ]);
   });
 
+  it('refuses values out of range in the same words, whichever call takes them', async () => {
+    await refusedWithoutWrites([
+      [() => events.groups({ limit: 0 }), /^groups\(page\): limit must be an integer between 1 and 1000 \(got 0\)$/],
+      [() => reminders.list('scheduled', { limit: 1001 }), /^list\(state, page\): limit must be an integer between 1/],
+      [
+        () => reminders.deleteDead({ olderThan: -1 }),
+        /^deleteDead\(options\): olderThan must be an integer ≥ 0 \(got -1\)$/,
+      ],
+      [
+        () => reminders.schedule({ n: 1 }, { id: '' }),
+        /^schedule\(payload, options\): id must not be empty \(got "", a string\)$/,
+      ],
+    ]);
+  });
+
   it('names every known key when nothing is near enough to be a typo', async () => {
     await refusedWithoutWrites([
       [
         () => reminders.schedule({ n: 1 }, { id: 't', priority: 1 } as never),
         /priority is not an option \(known: id, replace, delayMs, runAt\)/,
+      ],
+      // A key JSON.parse makes, which an assignment would take for the prototype.
+      [
+        () => reminders.schedule({ n: 1 }, JSON.parse('{ "id": "t", "__proto__": { "delayMs": 5000 } }')),
+        /^schedule\(payload, options\): __proto__ is not an option \(known: id, replace, delayMs, runAt\)$/,
       ],
     ]);
   });

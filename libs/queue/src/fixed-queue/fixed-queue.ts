@@ -229,7 +229,6 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   async groups(page: PageOptions = {}): Promise<Page<GroupListing>> {
     assertCallOptions('groups(page)', page, CALL_OPTIONS.page);
     const { cursor, limit = 100 } = page;
-    assertLimit(limit, 1000);
     let [shard, scan, skip] = decodeGroupCursor(cursor, this.options.shards);
     const items: GroupListing[] = [];
     // Bounds the calls of a page where the hashes are sparse (HSCAN may answer a step with nothing).
@@ -262,11 +261,6 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   }
 
   private async deadLetterPage({ cursor, limit = 100 }: PageOptions): Promise<Page<DeadBatch<T>>> {
-    assertLimit(limit, 1000);
-    if (cursor !== undefined && typeof cursor !== 'string')
-      throw new QueueInputError(
-        `deadLetters: cursor must be a string returned by an earlier page, got ${typeof cursor}`,
-      );
     const page = await new ScorePages(this.options.shards, true).page(cursor, limit, (shard, score, skip, count) =>
       this.store.deadRange(shard, score, skip, count),
     );

@@ -1,89 +1,184 @@
+import { Allow, IsInt, IsString, Max, Min } from 'class-validator';
 import { QueueInputError } from '../errors';
-import { describeValue, unknownOption } from './option-violations';
+import type { DelayQueue } from '../delay-queue/delay-queue';
+import type {
+  MissedTicks,
+  ObliterateOptions,
+  PageOptions,
+  QueueHealthLimits,
+  QueueHealthOptions,
+  RepeatEvery,
+  RepeatOptions,
+  ScheduleOptions,
+  TaskTime,
+} from '../interfaces';
+import { describeValue, optionKeys } from './option-violations';
+import { Given, IsAnyNumber, IsName, IsTime, IsTrueOrFalse } from './option-rules';
+import { applyRules, type Checks, type SameKeys } from './queue-options';
 
-/** The problems of one per-call option's value, each a line naming `path`; none when it is acceptable. */
-type Rule = (value: unknown, path: string) => string[];
+// The options of every public method that takes an options object, checked like module options are, and
+// for the same reason: a misspelt key (`{ delay: 5000 }`) would otherwise leave the default in force,
+// silently (a task due now instead of in five seconds). Each option is checked only when given.
 
-/** The keys a call's options object may hold, and the shape to name when something else is passed. */
-interface CallOptionRules {
-  readonly shape: string;
-  readonly keys: Readonly<Record<string, Rule>>;
+class TaskTimeRules implements TaskTime, SameKeys<TaskTime, TaskTimeRules> {
+  @Given()
+  @IsAnyNumber()
+  delayMs?: number;
+
+  @Given()
+  @IsTime()
+  runAt?: Date | number | string;
 }
 
-const kind =
-  (accepts: (value: unknown) => boolean, rule: string): Rule =>
-  (value, path) =>
-    accepts(value) ? [] : [`${path} ${rule} (got ${describeValue(value)})`];
+class ScheduleOptionsRules
+  extends TaskTimeRules
+  implements ScheduleOptions, SameKeys<ScheduleOptions, ScheduleOptionsRules>
+{
+  @Given()
+  @IsString()
+  @IsName()
+  id?: string;
 
-const boolean = kind((value) => typeof value === 'boolean', 'must be true or false');
-const string = kind((value) => typeof value === 'string', 'must be a string');
-// Ranges and whole milliseconds are checked where each value is used; this refuses the wrong kind of value.
-const number = kind((value) => typeof value === 'number', 'must be a number');
-const time = kind(
-  (value) => value instanceof Date || typeof value === 'number' || typeof value === 'string',
-  'must be a Date, epoch milliseconds or an ISO 8601 string',
-);
-
-/** Every problem of an options object: unknown keys (with the known one most likely meant) and wrong values. */
-function problemsOf(options: unknown, rules: CallOptionRules, path = ''): string[] {
-  if (options === null || typeof options !== 'object' || Array.isArray(options) || options instanceof Date)
-    return [`${path ? `${path}: ` : ''}expected an options object ${rules.shape}, got ${describeValue(options)}`];
-  const known = Object.keys(rules.keys);
-  const problems: string[] = [];
-  for (const [key, value] of Object.entries(options)) {
-    if (!Object.hasOwn(rules.keys, key)) problems.push(unknownOption(key, known, path));
-    else if (value !== undefined) problems.push(...rules.keys[key](value, path ? `${path}.${key}` : key));
-  }
-  return problems;
+  @Given()
+  @IsTrueOrFalse()
+  replace?: boolean;
 }
 
-const HEALTH_LIMITS: CallOptionRules = {
-  shape: '{ maxBacklog?, maxLagMs? }',
-  keys: { maxBacklog: number, maxLagMs: number },
-};
+class PageOptionsRules implements PageOptions, SameKeys<PageOptions, PageOptionsRules> {
+  @Given()
+  @IsString()
+  cursor?: string;
 
-/** `queues` of a health check: names, or limits by queue name (each checked like the top-level ones). */
-const healthQueues: Rule = (value, path) => {
-  if (Array.isArray(value))
-    return value.every((name) => typeof name === 'string')
+  @Given()
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  limit?: number;
+}
+
+class ObliterateOptionsRules implements ObliterateOptions, SameKeys<ObliterateOptions, ObliterateOptionsRules> {
+  @Given()
+  @IsTrueOrFalse()
+  force?: boolean;
+}
+
+// Which of the two is given, and what each holds, is the schedule's to check (RepeatSchedule).
+class RepeatEveryRules implements SameKeys<RepeatEvery, RepeatEveryRules> {
+  @Given()
+  @IsString()
+  cron?: string;
+
+  @Given()
+  @IsAnyNumber()
+  everyMs?: number;
+}
+
+class RepeatOptionsRules implements RepeatOptions, SameKeys<RepeatOptions, RepeatOptionsRules> {
+  @Given()
+  @IsString()
+  tz?: string;
+
+  @Given()
+  @IsTime()
+  startAt?: Date | number | string;
+
+  @Given()
+  @IsTime()
+  endAt?: Date | number | string;
+
+  @Given()
+  @IsString()
+  missed?: MissedTicks;
+}
+
+type DeleteDeadOptions = NonNullable<Parameters<DelayQueue['deleteDead']>[0]>;
+
+class DeleteDeadOptionsRules implements DeleteDeadOptions, SameKeys<DeleteDeadOptions, DeleteDeadOptionsRules> {
+  /** How long ago, in ms, a task died at least. */
+  @Given()
+  @IsInt()
+  @Min(0)
+  olderThan?: number;
+}
+
+class HealthLimitsRules implements QueueHealthLimits, SameKeys<QueueHealthLimits, HealthLimitsRules> {
+  @Given()
+  @IsAnyNumber()
+  maxBacklog?: number;
+
+  @Given()
+  @IsAnyNumber()
+  maxLagMs?: number;
+}
+
+class HealthOptionsRules
+  extends HealthLimitsRules
+  implements QueueHealthOptions, SameKeys<QueueHealthOptions, HealthOptionsRules>
+{
+  @Given()
+  @IsAnyNumber()
+  timeoutMs?: number;
+
+  @Given()
+  @IsAnyNumber()
+  recurringGraceMs?: number;
+
+  /** Names, or limits by queue name: checked by `healthChecks`, each limits object as the top-level ones. */
+  @Given()
+  @Allow()
+  queues?: QueueHealthOptions['queues'];
+}
+
+const healthChecks: Checks<HealthOptionsRules> = ({ queues }) => {
+  const path = 'queues';
+  if (queues === undefined) return [];
+  if (Array.isArray(queues))
+    return queues.every((name) => typeof name === 'string')
       ? []
       : [`${path} must be queue names or limits by queue name (got an array holding something else)`];
-  if (value === null || typeof value !== 'object')
-    return [`${path} must be queue names or limits by queue name (got ${describeValue(value)})`];
-  return Object.entries(value).flatMap(([name, limits]) => problemsOf(limits, HEALTH_LIMITS, `${path}.${name}`));
+  if (queues === null || typeof queues !== 'object')
+    return [`${path} must be queue names or limits by queue name (got ${describeValue(queues)})`];
+  return Object.entries(queues).flatMap(([name, limits]) =>
+    callOptionProblems({ rules: HealthLimitsRules }, limits, `${path}.${name}`),
+  );
 };
 
-const TASK_TIME = { delayMs: number, runAt: time };
+/** A call's options: their rules class, and its cross-field rules. */
+interface CallOptionRules<T extends object> {
+  readonly rules: new () => T;
+  readonly checks?: Checks<T>;
+}
 
-/**
- * The options of every public method that takes an options object. These are checked like module options
- * are, and for the same reason: a misspelt key (`{ delay: 5000 }`) would otherwise leave the default in
- * force, silently (a task due now instead of in five seconds).
- */
+/** The rules of each public method's options, by the kind of options it takes. */
 export const CALL_OPTIONS = {
-  schedule: { shape: '{ id?, delayMs?, runAt?, replace? }', keys: { id: string, replace: boolean, ...TASK_TIME } },
-  taskTime: { shape: '{ runAt } or { delayMs }', keys: TASK_TIME },
-  page: { shape: '{ cursor?, limit? }', keys: { cursor: string, limit: number } },
-  obliterate: { shape: '{ force? }', keys: { force: boolean } },
-  repeatEvery: { shape: '{ cron } or { everyMs }', keys: { cron: string, everyMs: number } },
-  repeat: {
-    shape: '{ tz?, startAt?, endAt?, missed? }',
-    keys: { tz: string, startAt: time, endAt: time, missed: string },
-  },
-  deleteDead: { shape: '{ olderThan? }', keys: { olderThan: number } },
-  health: {
-    shape: '{ maxBacklog?, maxLagMs?, timeoutMs?, queues? }',
-    keys: { ...HEALTH_LIMITS.keys, timeoutMs: number, recurringGraceMs: number, queues: healthQueues },
-  },
-} satisfies Record<string, CallOptionRules>;
+  schedule: { rules: ScheduleOptionsRules },
+  taskTime: { rules: TaskTimeRules },
+  page: { rules: PageOptionsRules },
+  obliterate: { rules: ObliterateOptionsRules },
+  repeatEvery: { rules: RepeatEveryRules },
+  repeat: { rules: RepeatOptionsRules },
+  deleteDead: { rules: DeleteDeadOptionsRules },
+  health: { rules: HealthOptionsRules, checks: healthChecks },
+};
+
+/** Every problem of an options object, each naming its path: not an object, unknown keys, broken rules. */
+function callOptionProblems<T extends object>({ rules, checks }: CallOptionRules<T>, options: unknown, path = '') {
+  if (options === null || typeof options !== 'object' || Array.isArray(options) || options instanceof Date) {
+    const shape = `{ ${optionKeys(rules)
+      .map((key) => `${key}?`)
+      .join(', ')} }`;
+    return [`${path ? `${path}: ` : ''}expected an options object ${shape}, got ${describeValue(options)}`];
+  }
+  return applyRules(rules, options, checks, path).problems;
+}
 
 /**
  * Refuses options with a key the call does not know (naming the known key it most likely meant) or a value
- * of the wrong kind, with one QueueInputError naming every problem. Undefined means "not given", for the
+ * its rules refuse, with one QueueInputError naming every problem. Undefined means "not given", for the
  * object as for each key. Call it before anything is written.
  */
-export function assertCallOptions(call: string, options: unknown, rules: CallOptionRules): void {
+export function assertCallOptions<T extends object>(call: string, options: unknown, rules: CallOptionRules<T>): void {
   if (options === undefined) return;
-  const problems = problemsOf(options, rules);
+  const problems = callOptionProblems(rules, options);
   if (problems.length > 0) throw new QueueInputError(`${call}: ${problems.join('; ')}`);
 }

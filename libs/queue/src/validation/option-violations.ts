@@ -30,6 +30,11 @@ export function knownOptions(rules: ValidationMetadata[]): string[] {
   return [...new Set(rules.map((rule) => rule.propertyName))];
 }
 
+/** The keys a rules class knows, its own first, then those it inherits. */
+export function optionKeys(rules: new () => object): string[] {
+  return knownOptions(getMetadataStorage().getTargetValidationMetadatas(rules, '', true, false));
+}
+
 /** `delay is not an option (did you mean delayMs?)`, or the known keys when none is near enough to be a typo. */
 export function unknownOption(key: string, known: readonly string[], parent = ''): string {
   const path = parent ? `${parent}.${key}` : key;

@@ -13,16 +13,21 @@ function utf8Length(text: string, limit: number): number {
 /** ES2024's String.prototype.isWellFormed, present from Node 20, outside the ES2022 typings used here. */
 type WellFormedCheck = string & { isWellFormed(): boolean };
 
+/** Why `value` is no group name or task id (a non-empty string of at most 512 UTF-8 bytes); undefined when it is one. */
+export function nameProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string') return `must be a string, got ${typeof value}`;
+  if (value.length === 0) return 'must not be empty';
+  // A lone surrogate has no UTF-8 form: Redis would store it as U+FFFD and two names would collide.
+  if (!(value as WellFormedCheck).isWellFormed()) return 'contains a lone UTF-16 surrogate, which has no UTF-8 form';
+  if (utf8Length(value, MAX_NAME_BYTES) > MAX_NAME_BYTES)
+    return `is ${Buffer.byteLength(value)} bytes; the limit is ${MAX_NAME_BYTES}`;
+  return undefined;
+}
+
 /** Checks a group name or task id: a non-empty string of at most 512 UTF-8 bytes. */
 export function assertName(value: unknown, what: string): asserts value is string {
-  if (typeof value !== 'string') throw new QueueInputError(`${what} must be a string, got ${typeof value}`);
-  if (value.length === 0) throw new QueueInputError(`${what} must not be empty`);
-  // A lone surrogate has no UTF-8 form: Redis would store it as U+FFFD and two names would collide.
-  if (!(value as WellFormedCheck).isWellFormed())
-    throw new QueueInputError(`${what} contains a lone UTF-16 surrogate, which has no UTF-8 form`);
-  if (utf8Length(value, MAX_NAME_BYTES) > MAX_NAME_BYTES) {
-    throw new QueueInputError(`${what} is ${Buffer.byteLength(value)} bytes; the limit is ${MAX_NAME_BYTES}`);
-  }
+  const problem = nameProblem(value);
+  if (problem !== undefined) throw new QueueInputError(`${what} ${problem}`);
 }
 
 /**
