@@ -174,7 +174,7 @@ describe('@Recurring', () => {
     [
       'an everyMs that is no number, in the words of the decorator',
       { everyMs: '1000' },
-      '@Recurring on Job.run: everyMs must be whole milliseconds from 1 to 31622400000, got "1000", a string',
+      '@Recurring on Job.run: everyMs must be an integer between 1 and 31622400000 (got "1000", a string)',
     ],
     [
       'no schedule',
@@ -189,7 +189,18 @@ describe('@Recurring', () => {
     [
       'a factory making an unknown key',
       { useFactory: () => ({ everyMs: 5, mised: 'all' }) },
-      "@Recurring on Job.run: the options' useFactory made mised is not an option (did you mean missed?)",
+      '@Recurring on Job.run: mised is not an option (did you mean missed?)',
+    ],
+    [
+      'retries beyond what its queue allows, in the words of the decorator',
+      { everyMs: 5, maxAttempts: 0, backoff: { type: 'linear', delayMs: 1 } },
+      '@Recurring on Job.run: maxAttempts must be an integer between 1 and 1000 (got 0); ' +
+        'backoff.type must be one of the following values: fixed, exponential (got "linear", a string)',
+    ],
+    [
+      'a backoff whose bound is below its delay',
+      { everyMs: 5, backoff: { type: 'fixed', delayMs: 1000, maxDelayMs: 10 } },
+      '@Recurring on Job.run: backoff.maxDelayMs must be ≥ backoff.delayMs (got 10 < 1000)',
     ],
     [
       'inject naming what no module provides',

@@ -12,7 +12,8 @@ export type RecurringOptions = ({ cron: string; everyMs?: never } | { everyMs: n
   missed?: MissedTicks;
   /**
    * A run not settled after this long has its signal aborted (reported: log, event, metric, health); the
-   * schedule stays held until the run settles, so no second run starts beside it. Default: none.
+   * schedule stays held until the run settles, so no second run starts beside it. Default: none, in
+   * effect: 2^31 − 1 ms (about 24.8 days, the longest timer Node keeps), the most it may be.
    */
   handlerTimeoutMs?: number;
   /** Runs of one tick before it is given up (the schedule goes on). Default: `QUEUE_DEFAULTS.delayQueue.maxAttempts`. */

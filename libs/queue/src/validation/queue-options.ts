@@ -42,6 +42,8 @@ import type {
 const QUEUE_NAME = /^[A-Za-z0-9._-]{1,100}$/;
 const QUEUE_NAME_RULE = { message: '$property must be 1-100 characters of letters, digits, ".", "_" or "-"' };
 const DAY_MS = 86_400_000;
+/** Deliveries of a batch or a task, of a `@Recurring` tick too. */
+export const MAX_ATTEMPTS = 1000;
 
 /** Every key of any member of a union (`keyof` a union is only the keys all its members share). */
 type AnyKeyOf<U> = U extends unknown ? keyof U : never;
@@ -189,7 +191,7 @@ export class FixedQueueOptionsRules
 
   @IsInt()
   @Min(1)
-  @Max(1000)
+  @Max(MAX_ATTEMPTS)
   maxAttempts: number = FIXED_QUEUE_DEFAULTS.maxAttempts;
 
   @IsInt()
@@ -227,7 +229,7 @@ export class DelayQueueOptionsRules
 
   @IsInt()
   @Min(1)
-  @Max(1000)
+  @Max(MAX_ATTEMPTS)
   maxAttempts: number = DELAY_QUEUE_DEFAULTS.maxAttempts;
 
   @ValidateNested()
@@ -436,10 +438,17 @@ export const fixedQueueChecks: Checks<FixedQueueOptionsRules> = (o, given) => {
   return problems;
 };
 
+/** What is wrong with a backoff whose fields each passed their rules, if anything. */
+export function backoffProblem({ delayMs, maxDelayMs }: Required<BackoffOptions>): string | undefined {
+  return maxDelayMs < delayMs
+    ? `backoff.maxDelayMs must be ≥ backoff.delayMs (got ${maxDelayMs} < ${delayMs})`
+    : undefined;
+}
+
 export const delayQueueChecks: Checks<DelayQueueOptionsRules> = (o) => {
   const problems: string[] = [];
-  if (o.backoff.maxDelayMs < o.backoff.delayMs)
-    problems.push(`backoff.maxDelayMs must be ≥ backoff.delayMs (got ${o.backoff.maxDelayMs} < ${o.backoff.delayMs})`);
+  const backoff = backoffProblem(o.backoff);
+  if (backoff) problems.push(backoff);
   if (o.schema !== undefined && typeof o.schema !== 'function')
     problems.push('schema must be a class decorated with class-validator');
   return problems;
