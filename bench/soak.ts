@@ -156,7 +156,7 @@ async function main(): Promise<void> {
       url: server.url,
       prefix: 'soak',
       fixed: { name: 'events', capacity: 1000, batchSize: 128, maxWaitMs: 200, maxAgeMs: 180_000, shards: 8 },
-      delay: { name: 'tasks', shards: 8, visibilityTimeoutMs: 30_000 },
+      delay: { name: 'tasks', shards: 8, leaseMs: 30_000 },
       consumers: [
         batchConsumer<GameEvent>('events', 4, (messages) => {
           counters.delivered += messages.length;

@@ -8,9 +8,11 @@ import {
   getDelayQueueToken,
   InjectDelayQueue,
   OnQueueEvent,
+  QUEUE_DEFAULTS,
   QueueConfigError,
   QueueModule,
 } from 'nestjs-redis-queues';
+import { CapturedLogs } from './support/faults';
 import { recordBatches, recordTasks, useQueueApps } from './support/fixtures';
 import { createApp, deferred, pollUntil, rawClient, redisUrl, uniquePrefix } from './support/testing';
 
@@ -204,6 +206,49 @@ describe('Configuration', () => {
       const error = await startupError(harness.start({ delay: [{ name: 'reminders' }], providers: [PerRequest] }));
       expect(error).toBeInstanceOf(QueueConfigError);
       expect(error.message).toMatch(/^@DelayConsumer on PerRequest\.remind: a request-scoped provider/);
+    });
+  });
+
+  describe("a DelayQueue's lease under its former name, visibilityTimeoutMs", () => {
+    it('is the lease all the same, with one warning that names the queue and leaseMs', async () => {
+      const logs = new CapturedLogs();
+      const release = deferred();
+      const reminders = recordTasks('reminders', {}, () => release.promise);
+      try {
+        const { delay } = await harness.start({
+          logger: logs,
+          delay: [{ name: 'reminders', visibilityTimeoutMs: 1000 }],
+          providers: [reminders.consumer],
+        });
+        const queue = delay('reminders');
+        expect(queue.options.leaseMs).toBe(1000);
+        expect(queue.options).not.toHaveProperty('visibilityTimeoutMs');
+        expect(logs.find('warn', /visibilityTimeoutMs/)).toEqual([
+          'delay queue "reminders": visibilityTimeoutMs is deprecated, use leaseMs, the lease\'s name on both queues ' +
+            '(it is read as leaseMs meanwhile)',
+        ]);
+
+        // The task is held for 1 s at a time (its handler's heartbeat renews it), not the default 30 s.
+        await queue.schedule({}, { id: 'a' });
+        await reminders.untilTasks(1);
+        const [task] = (await queue.list('active')).items;
+        const held = task.leaseEndsAt! - reminders.tasks[0].ctx.firedAt;
+        expect(held).toBeGreaterThanOrEqual(1000);
+        expect(held).toBeLessThan(QUEUE_DEFAULTS.delayQueue.leaseMs);
+      } finally {
+        release.resolve();
+      }
+    });
+
+    it('is refused beside a leaseMs of another value, naming both', async () => {
+      const error = await startupError(
+        harness.start({ delay: [{ name: 'reminders', leaseMs: 2000, visibilityTimeoutMs: 1000 }] }),
+      );
+      expect(error).toBeInstanceOf(QueueConfigError);
+      expect(error.message).toBe(
+        'Invalid options for delay queue "reminders": leaseMs and visibilityTimeoutMs are two names of the lease, ' +
+          'given different values (got leaseMs=2000, visibilityTimeoutMs=1000): give leaseMs alone',
+      );
     });
   });
 

@@ -10,7 +10,7 @@ describe('DelayQueueStore reply decoding (real redis-server)', () => {
   const harness = useQueueApps({ client: rawClient });
 
   function store() {
-    const rules = { shards: 1, visibilityTimeoutMs: 30_000, maxAttempts: 1, deadLetter: { capacity: 100 } };
+    const rules = { shards: 1, leaseMs: 30_000, maxAttempts: 1, deadLetter: { capacity: 100 } };
     const keys = new QueueKeys(harness.prefix(), 'd', 1);
     return new DelayQueueStore(new Scripts(harness.redis), keys, rules as DelayQueueOptionsRules);
   }

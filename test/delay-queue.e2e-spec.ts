@@ -22,7 +22,7 @@ describe('DelayQueue (real redis-server)', () => {
     const { app, delay } = await harness.start({
       prefix,
       root: { idlePollMs: opts.idlePollMs ?? 500, shutdownTimeoutMs: opts.shutdownTimeoutMs },
-      delay: [{ name: 'feeding', shards: 4, visibilityTimeoutMs: 1000, ...queue }],
+      delay: [{ name: 'feeding', shards: 4, leaseMs: 1000, ...queue }],
       providers: opts.consumer === false ? [] : [feeder.consumer],
     });
     return { app, queue: delay<FeedTask>('feeding') };
@@ -113,14 +113,14 @@ describe('DelayQueue (real redis-server)', () => {
 
   it('redelivers after the lease when a worker died, and ignores its late ack', async () => {
     const prefix = uniquePrefix();
-    const { queue } = await start(prefix, { visibilityTimeoutMs: 300 }, { consumer: false });
+    const { queue } = await start(prefix, { leaseMs: 300 }, { consumer: false });
     await queue.schedule({ petId: 'a' }, { id: 'hung' });
     // A worker that claimed the task and died: no heartbeat, no ack.
     const claimed = await queue.store.claim(queue.shard('hung'), 10);
     expect(claimed.tasks.map((t) => t.id)).toEqual(['hung']);
     const second = deferred();
     feeder.behaviour = () => second.promise;
-    await start(prefix, { visibilityTimeoutMs: 300 });
+    await start(prefix, { leaseMs: 300 });
     await feeder.untilTasks(1);
     expect(feeder.tasks[0].ctx.attempt).toBe(2);
     expect(feeder.tasks[0].ctx.firedAt - claimed.serverNow).toBeGreaterThanOrEqual(300);
@@ -137,8 +137,8 @@ describe('DelayQueue (real redis-server)', () => {
   it('keeps the lease of a slow but live handler, so its task is not delivered twice', async () => {
     const prefix = uniquePrefix();
     feeder.behaviour = () => new Promise((resolve) => setTimeout(resolve, 1200)); // four leases long
-    const { queue } = await start(prefix, { visibilityTimeoutMs: 300 });
-    await start(prefix, { visibilityTimeoutMs: 300 }); // a second poller that would take an expired lease
+    const { queue } = await start(prefix, { leaseMs: 300 });
+    await start(prefix, { leaseMs: 300 }); // a second poller that would take an expired lease
     await queue.schedule({ petId: 'a' }, { id: 'slow' });
     await pollUntil(async () => (await queue.stats()).completed === 1, 'the slow task to complete', 5000);
     expect(feeder.tasks).toHaveLength(1);
@@ -149,12 +149,12 @@ describe('DelayQueue (real redis-server)', () => {
     const prefix = uniquePrefix();
     const stuck = deferred();
     feeder.behaviour = () => stuck.promise;
-    const first = await start(prefix, { visibilityTimeoutMs: 60_000 }, { shutdownTimeoutMs: 0 });
+    const first = await start(prefix, { leaseMs: 60_000 }, { shutdownTimeoutMs: 0 });
     await first.queue.schedule({ petId: 'a' }, { id: 'slow' });
     await feeder.untilTasks(1);
     await harness.close(first.app);
     feeder.behaviour = () => undefined;
-    const { queue } = await start(prefix, { visibilityTimeoutMs: 60_000 });
+    const { queue } = await start(prefix, { leaseMs: 60_000 });
     await feeder.untilTasks(2);
     expect(feeder.tasks[1].ctx.attempt).toBe(1); // a release does not count as an attempt
     await pollUntil(async () => (await queue.get('slow')) === null, 'the ack');
@@ -224,7 +224,7 @@ describe('DelayQueue (real redis-server)', () => {
   it('loses nothing when an app closes mid-load', async () => {
     const prefix = uniquePrefix();
     feeder.behaviour = () => new Promise((resolve) => setTimeout(resolve, 20));
-    const first = await start(prefix, { visibilityTimeoutMs: 60_000 }, { shutdownTimeoutMs: 30 });
+    const first = await start(prefix, { leaseMs: 60_000 }, { shutdownTimeoutMs: 30 });
     const total = 500;
     await Promise.all(
       Array.from({ length: total }, (_, i) =>
@@ -233,7 +233,7 @@ describe('DelayQueue (real redis-server)', () => {
     );
     await pollUntil(() => feeder.tasks.length > 50, 'some deliveries');
     await harness.close(first.app);
-    const { queue } = await start(prefix, { visibilityTimeoutMs: 60_000 });
+    const { queue } = await start(prefix, { leaseMs: 60_000 });
     await pollUntil(async () => (await queue.stats()).completed === total, 'every task completed', 20_000, 50);
     expect(new Set(ids()).size).toBe(total);
     const stats = await queue.stats();
@@ -254,7 +254,7 @@ describe('DelayQueue (real redis-server)', () => {
     // Long lease and idle poll: nothing but the retry itself may wake the poller.
     const { queue } = await start(
       uniquePrefix(),
-      { maxAttempts: 2, visibilityTimeoutMs: 30_000, backoff: { type: 'fixed', delayMs: 100 } },
+      { maxAttempts: 2, leaseMs: 30_000, backoff: { type: 'fixed', delayMs: 100 } },
       { idlePollMs: 30_000 },
     );
     feeder.behaviour = (_task, ctx) => {

@@ -399,7 +399,7 @@ describe('DelayContext.signal', () => {
   it('aborts when the running task is cancelled (its lease is lost)', async () => {
     const started = await harness.start({
       root: { idlePollMs: 100 },
-      delay: [{ name: 'tasks', shards: 2, visibilityTimeoutMs: 150 }],
+      delay: [{ name: 'tasks', shards: 2, leaseMs: 150 }],
       providers: [SlowTask],
     });
     const tasks = started.delay('tasks');
@@ -411,7 +411,7 @@ describe('DelayContext.signal', () => {
 
   it('aborts at once when cancel() is called in the process running the task, whatever the lease', async () => {
     const started = await harness.start({
-      delay: [{ name: 'tasks', shards: 2, visibilityTimeoutMs: 60_000 }],
+      delay: [{ name: 'tasks', shards: 2, leaseMs: 60_000 }],
       providers: [SlowTask],
     });
     const tasks = started.delay('tasks');

@@ -247,7 +247,7 @@ describe('handlerTimeoutMs: a handler past its deadline frees its slot, never it
   it('DelayQueue: other tasks run meanwhile (concurrency 1); the task is retried only once its handler threw', async () => {
     const registry = new Registry();
     const { delay, app } = await harness.start({
-      delay: [{ name: 'timers', shards: 2, visibilityTimeoutMs: 600, backoff: { type: 'fixed', delayMs: 50 } }],
+      delay: [{ name: 'timers', shards: 2, leaseMs: 600, backoff: { type: 'fixed', delayMs: 50 } }],
       providers: [tasks.consumer],
       imports: [QueueMetricsModule.register({ registry }), QueueDashboardModule.register({})],
       logger: logs,

@@ -16,7 +16,7 @@ describe('DelayQueue repeats', () => {
     const { app, delay } = await harness.start({
       prefix,
       root: { idlePollMs: 500 },
-      delay: [{ name: 'digests', shards: 4, visibilityTimeoutMs: 1000, ...queue }],
+      delay: [{ name: 'digests', shards: 4, leaseMs: 1000, ...queue }],
       providers: opts.consumer === false ? [] : [digests.consumer],
     });
     return { app, queue: delay<{ kind: string } | null>('digests') };

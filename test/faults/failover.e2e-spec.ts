@@ -34,7 +34,7 @@ describe('failover on a Redis Cluster (3 masters, 3 replicas)', () => {
       prefix,
       root: { idlePollMs: 500, commandTimeoutMs: 2000 },
       fixed: [{ name: 'events', shards: SHARDS, batchSize: 64, maxWaitMs: 20, capacity: 100_000 }],
-      delay: [{ name: 'tasks', shards: SHARDS, visibilityTimeoutMs: 1000 }],
+      delay: [{ name: 'tasks', shards: SHARDS, leaseMs: 1000 }],
       providers: [eventLog.consumer, taskLog.consumer],
     });
     events = app.fixed('events');

@@ -47,7 +47,7 @@ Module({
     QueueModule.forRoot({ connection: REDIS_URL, prefix: PREFIX, shutdownTimeoutMs: 300 }),
     QueueModule.registerFixedQueue({ name: 'events', ...ordered, delivery: 'at-least-once' }),
     QueueModule.registerFixedQueue({ name: 'loose', ...ordered, batchSize: 1 }),
-    QueueModule.registerDelayQueue({ name: 'jobs', shards: 2, visibilityTimeoutMs: 30_000 }),
+    QueueModule.registerDelayQueue({ name: 'jobs', shards: 2, leaseMs: 30_000 }),
   ],
   providers: [Handlers],
 })(WorkerModule);

@@ -212,7 +212,7 @@ describe('a full Redis (maxmemory, noeviction)', () => {
     gate = deferred();
     const queues = {
       fixed: [{ name: 'long-batches', shards: 1, maxWaitMs: 0, delivery: 'at-least-once' as const, leaseMs: 600 }],
-      delay: [{ name: 'long-tasks', shards: 1, visibilityTimeoutMs: 600 }],
+      delay: [{ name: 'long-tasks', shards: 1, leaseMs: 600 }],
     };
     const producer = await harness.start({ connection: server.url, ...queues });
     await producer.fixed<Message>('long-batches').push('long', { n: 1, pad: PAD });

@@ -248,7 +248,7 @@ describe('public API under random input (property-based)', () => {
     });
     const delayOptions = fc.record({
       name: queueName,
-      visibilityTimeoutMs: option(100, 60_000),
+      leaseMs: option(100, 60_000),
       maxAttempts: option(1, 1000),
       shards: option(1, 64),
       backoff: fc.option(

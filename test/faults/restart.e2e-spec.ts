@@ -8,7 +8,7 @@ import { pollUntil, resolves, uniquePrefix } from '../support/testing';
 import { startRedis, watchUnhandledRejections, type RedisServer } from '../support/faults';
 
 const fixedOptions = { name: 'events', shards: 4, capacity: 1_000_000, batchSize: 256, maxWaitMs: 20 };
-const delayOptions = { name: 'tasks', shards: 4, visibilityTimeoutMs: 1000 };
+const delayOptions = { name: 'tasks', shards: 4, leaseMs: 1000 };
 
 const taskLog = recordTasks('tasks', { concurrency: 16 });
 const eventLog = recordBatches<string>('events', { concurrency: 4 });

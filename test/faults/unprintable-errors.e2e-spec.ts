@@ -44,7 +44,7 @@ describe('Handlers that throw values String() cannot print', () => {
         {
           name: 'tasks',
           shards: 2,
-          visibilityTimeoutMs: 30_000,
+          leaseMs: 30_000,
           maxAttempts: 2,
           backoff: { type: 'fixed', delayMs: 100 },
         },

@@ -15,7 +15,7 @@ const taskLog = recordTasks('tasks', { concurrency: 4 });
 const eventLog = recordBatches<string>('events', { concurrency: 2 });
 
 const fixed = [{ name: 'events', shards: 2, batchSize: 8, maxWaitMs: 20 }];
-const delay = [{ name: 'tasks', shards: 2, visibilityTimeoutMs: 1000 }];
+const delay = [{ name: 'tasks', shards: 2, leaseMs: 1000 }];
 
 describe('Redis unreachable', () => {
   const unhandled = watchUnhandledRejections();

@@ -37,7 +37,7 @@ describe('wake-ups across processes', () => {
           { name: 'events', ...ordered, delivery: 'at-least-once' },
           { name: 'loose', ...ordered, batchSize: 1 },
         ],
-        delay: [{ name: 'jobs', shards: 2, visibilityTimeoutMs: 30_000 }],
+        delay: [{ name: 'jobs', shards: 2, leaseMs: 30_000 }],
       });
       await fixed('events').push('g', { n: 1 });
       await fixed('loose').pushMany('h', [{ n: 1 }, { n: 2 }]);
@@ -52,7 +52,7 @@ describe('wake-ups across processes', () => {
           { name: 'events', ...ordered, delivery: 'at-least-once' },
           { name: 'loose', ...ordered, batchSize: 1 },
         ],
-        delay: [{ name: 'jobs', shards: 2, visibilityTimeoutMs: 30_000 }],
+        delay: [{ name: 'jobs', shards: 2, leaseMs: 30_000 }],
         providers: [events.consumer, loose.consumer, jobs.consumer],
       });
       expect(consumer.prefix).toBe(prefix);

@@ -57,7 +57,7 @@ describe('workers SIGKILLed mid-handler (separate processes)', () => {
     const app = await createApp({
       imports: [
         QueueModule.forRoot({ connection: redisUrl(), prefix, consumers: false }),
-        QueueModule.registerDelayQueue({ name: 'jobs', shards: 8, visibilityTimeoutMs: 1000, maxAttempts: 1000 }),
+        QueueModule.registerDelayQueue({ name: 'jobs', shards: 8, leaseMs: 1000, maxAttempts: 1000 }),
       ],
     });
     apps.push(app);

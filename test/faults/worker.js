@@ -49,7 +49,7 @@ Module({
           leaseMs: 1000,
           maxAttempts: 1000,
         })
-      : QueueModule.registerDelayQueue({ name: 'jobs', shards: 8, visibilityTimeoutMs: 1000, maxAttempts: 1000 }),
+      : QueueModule.registerDelayQueue({ name: 'jobs', shards: 8, leaseMs: 1000, maxAttempts: 1000 }),
   ],
   providers: [Handler],
 })(WorkerModule);

@@ -38,7 +38,7 @@ export const FIXED_QUEUE_DEFAULTS = Object.freeze({
 /** `QueueModule.registerDelayQueue`. */
 export const DELAY_QUEUE_DEFAULTS = Object.freeze({
   shards: 8,
-  visibilityTimeoutMs: 30 * SECOND,
+  leaseMs: 30 * SECOND,
   maxAttempts: 5,
   backoff: Object.freeze({
     type: 'exponential' as 'fixed' | 'exponential',

@@ -149,7 +149,7 @@ export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDe
     this.label = label;
     this.handler = handler;
     this.store = queue.store;
-    this.leaseMs = queueOptions.visibilityTimeoutMs;
+    this.leaseMs = queueOptions.leaseMs;
     this.continuesTrace = options.scheduleContext === 'parent';
     this.retry = new RetryPolicy(queueOptions.maxAttempts, queueOptions.backoff);
     this.keepStack = queueOptions.deadLetter.keepStack;

@@ -159,10 +159,10 @@ export class DelayQueueStore {
   }
 
   claim(shard: number, limit: number): Promise<ClaimOutcome> {
-    const { visibilityTimeoutMs, maxAttempts, deadLetter } = this.options;
+    const { leaseMs, maxAttempts, deadLetter } = this.options;
     const input = {
       limit: Math.min(limit, MAX_CLAIM_PER_CALL),
-      leaseMs: visibilityTimeoutMs,
+      leaseMs,
       maxAttempts,
       deadCapacity: deadLetter.capacity,
       token: fencingToken(),
@@ -189,7 +189,7 @@ export class DelayQueueStore {
 
   /** Extends the leases of running deliveries of one shard; true for each still held. */
   extend(shard: number, deliveries: TaskDelivery[]): Promise<boolean[]> {
-    const leaseMs = this.options.visibilityTimeoutMs;
+    const { leaseMs } = this.options;
     return inChunks(deliveries, DELIVERIES_PER_CALL, (chunk) =>
       this.call(delayExtend, shard, { leaseMs, deliveries: chunk }),
     );

@@ -7,7 +7,7 @@ import { assertQueueMeta, deleteQueueMeta } from '../redis/queue-meta';
 import type { ConsumerRegistry } from '../consumer/consumer.registry';
 import type { RedisConnection } from '../redis/redis-connection';
 import type { QueueSettings } from '../queue.settings';
-import { DelayQueueOptionsRules, delayQueueChecks, resolveOptions } from '../validation/queue-options';
+import { resolveDelayQueueOptions } from '../validation/queue-options';
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
 import { assertCallOptions, CALL_OPTIONS } from '../validation/call-options';
 import { resolveDelta, resolveNewTime, resolveTime } from '../validation/time';
@@ -52,6 +52,7 @@ import { RepeatOccurrences } from './repeat-occurrences';
 import { RepeatSchedule } from './repeat-schedule';
 import type { RecurringDeclareInput, RecurringDeclared } from '../recurring/lua/recurring-declare';
 import { queueLogContext } from '../utils/log-line';
+import { leaseRenamed } from './delay-queue.messages';
 
 /**
  * Payload bytes (UTF-8, as Redis receives them) one schedule call carries, as for pushes: Redis runs one
@@ -92,7 +93,10 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     private readonly events: QueueEvents,
     private readonly consumers: ConsumerRegistry,
   ) {
-    this.options = resolveOptions(DelayQueueOptionsRules, options, `delay queue "${options?.name}"`, delayQueueChecks);
+    this.logger = new Logger(queueLogContext(options?.name));
+    this.options = resolveDelayQueueOptions(options, `delay queue "${options?.name}"`, () =>
+      this.logger.warn(leaseRenamed(options.name)),
+    );
     this.name = this.options.name;
     this.codec = new PayloadCodec(
       this.name,
@@ -107,7 +111,6 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     this.hints = WakeHints.of(connection, this.store.keys.wakeChannel, this.options.shards, settings.idlePollMs);
     this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards, this.hints);
     this.occurrences = new RepeatOccurrences(this.store, connection.clock);
-    this.logger = new Logger(queueLogContext(this.name));
     this.scheduler = new ShardBatcher((shard, items) => this.scheduleBatch(shard, items));
     this.tracer = (this.options.tracing ?? settings.tracing) ? new QueueTracer(this.name, 'delay') : undefined;
     connection.holdsWrites(this.scheduler);

@@ -13,7 +13,16 @@ export interface DelayQueueOptions {
   name: string;
   /** Independent sub-queues (and Cluster hash slots) the tasks are spread over. Default: `QUEUE_DEFAULTS.delayQueue.shards`. */
   shards?: number;
-  /** Lease of a claimed task: not acknowledged within it (and not extended), it is delivered again. Default: `QUEUE_DEFAULTS.delayQueue.visibilityTimeoutMs`. */
+  /**
+   * Lease of a claimed task: not acknowledged within it (and not extended: a running handler's consumer
+   * extends it every third of it), it is delivered again. Default: `QUEUE_DEFAULTS.delayQueue.leaseMs`.
+   */
+  leaseMs?: number;
+  /**
+   * The former name of `leaseMs`, still read as it (with a warning at start-up); giving both with
+   * different values is refused.
+   * @deprecated Use `leaseMs`, the lease's name on both queues.
+   */
   visibilityTimeoutMs?: number;
   /** Deliveries before a failing task goes to the dead-letter set. Default: `QUEUE_DEFAULTS.delayQueue.maxAttempts`. */
   maxAttempts?: number;
@@ -37,11 +46,15 @@ export interface DelayQueueOptions {
 /**
  * A DelayQueue's options as it runs with them (`DelayQueue.options`): validated, every default applied.
  * Absent unless given: `maxPayloadBytes` and `tracing` (the module's apply), `schema`, `waitForReplicas`.
+ * The lease is `leaseMs`, whichever of its names it was given under.
  */
 export interface ResolvedDelayQueueOptions
   extends
     Required<
-      Omit<DelayQueueOptions, 'backoff' | 'deadLetter' | 'maxPayloadBytes' | 'tracing' | 'schema' | 'waitForReplicas'>
+      Omit<
+        DelayQueueOptions,
+        'visibilityTimeoutMs' | 'backoff' | 'deadLetter' | 'maxPayloadBytes' | 'tracing' | 'schema' | 'waitForReplicas'
+      >
     >,
     Pick<DelayQueueOptions, 'maxPayloadBytes' | 'tracing' | 'schema' | 'waitForReplicas'> {
   backoff: Required<BackoffOptions>;

@@ -270,5 +270,5 @@ export class RecurringSchedules {
  * longer keeps it by the consumer's heartbeat.
  */
 function recurringQueueOptions(name: string): DelayQueueOptions {
-  return { name: RECURRING_QUEUE_PREFIX + name, shards: 1, visibilityTimeoutMs: 2000 };
+  return { name: RECURRING_QUEUE_PREFIX + name, shards: 1, leaseMs: 2000 };
 }

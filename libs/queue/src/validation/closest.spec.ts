@@ -12,13 +12,13 @@ describe('editDistance', () => {
 });
 
 describe('closest', () => {
-  const keys = ['name', 'capacity', 'batchSize', 'maxWaitMs', 'maxAgeMs', 'ttlMs', 'shards', 'visibilityTimeoutMs'];
+  const keys = ['name', 'capacity', 'batchSize', 'maxWaitMs', 'maxAgeMs', 'ttlMs', 'shards', 'shutdownTimeoutMs'];
 
   it('names the nearest key of a likely typo', () => {
     expect(closest('maxWait', keys)).toBe('maxWaitMs');
     expect(closest('maxAge', keys)).toBe('maxAgeMs');
     expect(closest('shard', keys)).toBe('shards');
-    expect(closest('visibilityTimeout', keys)).toBe('visibilityTimeoutMs');
+    expect(closest('shutdownTimeout', keys)).toBe('shutdownTimeoutMs');
   });
 
   it('names nothing when no key is near', () => {

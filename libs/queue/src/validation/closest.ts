@@ -16,7 +16,7 @@ export function editDistance(a: string, b: string): number {
 
 /**
  * The candidate nearest to `word`, if near enough to be a likely typo: within 2 edits, or a third of
- * the word for long ones (`maxWait` → `maxWaitMs`, `batchsize` → `batchSize`, `visibilityTimeout` → `visibilityTimeoutMs`).
+ * the word for long ones (`maxWait` → `maxWaitMs`, `batchsize` → `batchSize`, `shutdownTimeout` → `shutdownTimeoutMs`).
  */
 export function closest(word: string, candidates: Iterable<string>): string | undefined {
   const limit = Math.max(2, Math.floor(word.length / 3));

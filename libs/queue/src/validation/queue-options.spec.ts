@@ -17,6 +17,7 @@ import {
   delayQueueChecks,
   FixedQueueOptionsRules,
   fixedQueueChecks,
+  resolveDelayQueueOptions,
   resolveOptions,
 } from './queue-options';
 
@@ -42,7 +43,7 @@ describe('resolveOptions', () => {
       maxDelayMs: DELAY_QUEUE_DEFAULTS.backoff.maxDelayMs,
     });
     expect({ ...resolved.deadLetter }).toEqual(DELAY_QUEUE_DEFAULTS.deadLetter);
-    expect(resolved.visibilityTimeoutMs).toBe(DELAY_QUEUE_DEFAULTS.visibilityTimeoutMs);
+    expect(resolved.leaseMs).toBe(DELAY_QUEUE_DEFAULTS.leaseMs);
     expect({ ...QueueSettings.resolve({ connection: 'redis://127.0.0.1' }) }).toEqual(MODULE_DEFAULTS);
     expect({ ...resolveOptions(DashboardOptionsRules, {}, 'dashboard') }).toEqual(DASHBOARD_DEFAULTS);
   });
@@ -130,6 +131,25 @@ describe('resolveOptions', () => {
     expect(resolveOptions(DelayConsumerOptionsRules, {}, 'c').scheduleContext).toBe('link');
     expect(refusal(() => resolveOptions(DelayConsumerOptionsRules, { scheduleContext: 'child' }, 'c'))).toMatch(
       /scheduleContext.*link.*parent.*"child"/,
+    );
+  });
+
+  it("reads a DelayQueue's visibilityTimeoutMs as leaseMs, saying so, and refuses both with different values", () => {
+    const renamed = jest.fn();
+    const resolve = (raw: object) => resolveDelayQueueOptions({ name: 'q', ...raw }, 'delay queue "q"', renamed);
+    expect(resolve({ leaseMs: 2000 }).leaseMs).toBe(2000);
+    expect(renamed).not.toHaveBeenCalled();
+    const old = resolve({ visibilityTimeoutMs: 1000 });
+    expect(old.leaseMs).toBe(1000);
+    expect(old).not.toHaveProperty('visibilityTimeoutMs');
+    expect(renamed).toHaveBeenCalledTimes(1);
+    expect(resolve({ visibilityTimeoutMs: 1000, leaseMs: 1000 }).leaseMs).toBe(1000);
+    expect(refusal(() => resolve({ visibilityTimeoutMs: 1000, leaseMs: 2000 }))).toBe(
+      'Invalid options for delay queue "q": leaseMs and visibilityTimeoutMs are two names of the lease, ' +
+        'given different values (got leaseMs=2000, visibilityTimeoutMs=1000): give leaseMs alone',
+    );
+    expect(refusal(() => resolve({ visibilityTimeoutMs: 50 }))).toBe(
+      'Invalid options for delay queue "q": visibilityTimeoutMs must be an integer ≥ 100 (got 50)',
     );
   });
 

@@ -24,6 +24,7 @@ import {
 import { QueueConfigError } from '../errors';
 import { describeOptionViolations, optionKeys, unknownOption } from './option-violations';
 import { directRules } from './direct-rules';
+import { Given } from './option-rules';
 import type {
   BackoffOptions,
   BatchConsumerOptions,
@@ -225,7 +226,13 @@ export class DelayQueueOptionsRules
 
   @IsInt()
   @Min(100)
-  visibilityTimeoutMs: number = DELAY_QUEUE_DEFAULTS.visibilityTimeoutMs;
+  leaseMs: number = DELAY_QUEUE_DEFAULTS.leaseMs;
+
+  /** The lease's former name: read as `leaseMs` (resolveDelayQueueOptions). */
+  @Given()
+  @IsInt()
+  @Min(100)
+  visibilityTimeoutMs?: number;
 
   @IsInt()
   @Min(1)
@@ -445,14 +452,30 @@ export function backoffProblem({ delayMs, maxDelayMs }: Required<BackoffOptions>
     : undefined;
 }
 
-export const delayQueueChecks: Checks<DelayQueueOptionsRules> = (o) => {
+export const delayQueueChecks: Checks<DelayQueueOptionsRules> = (o, given) => {
   const problems: string[] = [];
+  if (given.has('leaseMs') && o.visibilityTimeoutMs !== undefined && o.visibilityTimeoutMs !== o.leaseMs)
+    problems.push(
+      `leaseMs and visibilityTimeoutMs are two names of the lease, given different values (got leaseMs=${o.leaseMs}, ` +
+        `visibilityTimeoutMs=${o.visibilityTimeoutMs}): give leaseMs alone`,
+    );
   const backoff = backoffProblem(o.backoff);
   if (backoff) problems.push(backoff);
   if (o.schema !== undefined && typeof o.schema !== 'function')
     problems.push('schema must be a class decorated with class-validator');
   return problems;
 };
+
+/**
+ * A DelayQueue's options, resolved: the lease under its one name, `leaseMs`, whichever name it was given
+ * under; `renamed` is called when it came under its former one.
+ */
+export function resolveDelayQueueOptions(raw: unknown, label: string, renamed: () => void): ResolvedDelayQueueOptions {
+  const { visibilityTimeoutMs, ...options } = resolveOptions(DelayQueueOptionsRules, raw, label, delayQueueChecks);
+  if (visibilityTimeoutMs === undefined) return options;
+  renamed();
+  return { ...options, leaseMs: visibilityTimeoutMs };
+}
 
 export const batchConsumerChecks: Checks<BatchConsumerOptionsRules> = (o) => {
   const problems: string[] = [];
