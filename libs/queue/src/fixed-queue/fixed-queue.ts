@@ -37,8 +37,9 @@ import { ATTRIBUTES, QueueTracer } from '../tracing/queue-tracer';
 
 /**
  * Many small bounded queues, one per group: pushes beyond `capacity` evict the group's oldest
- * messages, and consumers receive batches of one group. At-most-once, built for "collect a lot,
- * report in batches, tolerate loss" traffic.
+ * messages, and consumers receive batches of one group, built for "collect a lot, report in batches"
+ * traffic. At-most-once by default (a claimed batch has left Redis: tolerate loss), or at-least-once
+ * with `delivery: 'at-least-once'` (leases, redelivery, dead letters).
  */
 export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   readonly name: string;

@@ -19,13 +19,18 @@ export interface BatchConsumerOptions {
   intervalMs?: number;
   /** Name of the cron job / interval in SchedulerRegistry. Default `nrq:<queue>:<Class>.<method>`. */
   name?: string;
-  /** Extra in-process attempts of a batch whose handler threw. Default: `QUEUE_DEFAULTS.batchConsumer.retries`. */
+  /**
+   * At-most-once queues: extra in-process attempts of a batch whose handler threw (an at-least-once queue
+   * retries through Redis, with its `maxAttempts` and `retryDelayMs`, and refuses this). Default:
+   * `QUEUE_DEFAULTS.batchConsumer.retries`.
+   */
   retries?: number;
   /** Delay before the first retry, doubled for each next one. Default: `QUEUE_DEFAULTS.batchConsumer.retryDelayMs`. */
   retryDelayMs?: number;
   /**
-   * Called with a batch whose handler still threw after every retry (the batch is not delivered again:
-   * a FixedQueue is at-most-once). A method name of the same provider, or a function.
+   * Called with a batch that failed for good, whose messages are not delivered again: at-most-once, its
+   * handler still threw after every in-process retry (`retries`); at-least-once, its last delivery
+   * (`maxAttempts`) failed and it went to the dead letters. A method name of the same provider, or a function.
    */
   onFailed?: string | ((error: unknown, messages: unknown[], ctx: BatchContext) => unknown);
   /**

@@ -13,7 +13,11 @@ export interface FixedQueueOptions {
   maxWaitMs?: number;
   /** Messages older than this are discarded (counted as expired), never delivered. Default: no limit. */
   maxAgeMs?: number;
-  /** A group nobody pushes to for this long is deleted by Redis. Default: `QUEUE_DEFAULTS.fixedQueue.ttlMs`. */
+  /**
+   * A group nobody pushes to for this long is deleted, its messages counted as expired, by the processes
+   * holding the queue: within min(`ttlMs`, 60 s) more, and never while its batch is out. Default:
+   * `QUEUE_DEFAULTS.fixedQueue.ttlMs`.
+   */
   ttlMs?: number;
   /** Independent sub-queues (and Cluster hash slots) the groups are spread over. Default: `QUEUE_DEFAULTS.fixedQueue.shards`. */
   shards?: number;
@@ -38,7 +42,11 @@ export interface FixedQueueOptions {
    * Default: `QUEUE_DEFAULTS.fixedQueue.delivery`.
    */
   delivery?: FixedQueueDelivery;
-  /** How long a batch's group stays held without a heartbeat (a consumer that died). Default: `QUEUE_DEFAULTS.fixedQueue.leaseMs`. */
+  /**
+   * Ordered queues: how long a claimed group stays held without a heartbeat (its consumer died or
+   * stalled); then another consumer gets it, at-least-once with the same batch again (attempt + 1).
+   * Running handlers extend it every third of it. Default: `QUEUE_DEFAULTS.fixedQueue.leaseMs`.
+   */
   leaseMs?: number;
   /** At-least-once: deliveries of a batch before it is dead-lettered. Default: `QUEUE_DEFAULTS.fixedQueue.maxAttempts`. */
   maxAttempts?: number;
@@ -63,7 +71,7 @@ export interface ResolvedFixedQueueOptions
 }
 
 export interface DeadLetterOptions {
-  /** Dead letters kept (per shard for a DelayQueue); the oldest are deleted beyond it. */
+  /** Dead tasks or dead batches kept, per shard; the oldest are deleted beyond it. */
   capacity?: number;
   /**
    * Keep the error's stack as `lastError` rather than its name and message. Off by default: a stack

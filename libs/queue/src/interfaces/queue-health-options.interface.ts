@@ -23,7 +23,7 @@ export interface QueueHealthOptions extends QueueHealthLimits {
   timeoutMs?: number;
   /**
    * A `@Recurring` schedule this process declares is down when its pending tick is late by more than
-   * two of its periods plus this. Default: `HEALTH_DEFAULTS.recurringGraceMs`.
+   * two of its periods plus this. Default: `QUEUE_DEFAULTS.health.recurringGraceMs`.
    */
   recurringGraceMs?: number;
 }

@@ -16,7 +16,11 @@ export interface QueueModuleOptions {
   connection: QueueConnection;
   /** Leads every key (`<prefix>:{<queue>:<shard>}:...`), so an ACL pattern `~<prefix>:*` covers them. Default: `QUEUE_DEFAULTS.module.prefix`. */
   prefix?: string;
-  /** Run `@BatchConsumer` / `@DelayConsumer` handlers in this process. `false` for producer-only deployments. Default: `QUEUE_DEFAULTS.module.consumers`. */
+  /**
+   * Run `@BatchConsumer`, `@DelayConsumer` and `@Recurring` methods in this process. `false` for
+   * producer-only deployments: their options are still checked and `@Recurring` schedules declared, but
+   * nothing is claimed here. Default: `QUEUE_DEFAULTS.module.consumers`.
+   */
   consumers?: boolean;
   /** How long `app.close()` waits for running handlers before giving up on them. Default: `QUEUE_DEFAULTS.module.shutdownTimeoutMs`. */
   shutdownTimeoutMs?: number;

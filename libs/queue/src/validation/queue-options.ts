@@ -43,7 +43,7 @@ import type {
 const QUEUE_NAME = /^[A-Za-z0-9._-]{1,100}$/;
 const QUEUE_NAME_RULE = { message: '$property must be 1-100 characters of letters, digits, ".", "_" or "-"' };
 const DAY_MS = 86_400_000;
-/** Deliveries of a batch or a task, of a `@Recurring` tick too. */
+/** Most deliveries of a batch or a task, and runs of a `@Recurring` tick. */
 export const MAX_ATTEMPTS = 1000;
 
 /** Every key of any member of a union (`keyof` a union is only the keys all its members share). */
@@ -58,7 +58,7 @@ export type SameKeys<Options, Rules> = { [K in Exclude<AnyKeyOf<Options>, keyof 
   never
 >;
 
-/** `connection` is checked apart: RedisConnection makes a client of it, and it is no rule's business. */
+/** `connection` is checked apart (assertConnectionShape): it becomes a client, not a setting. */
 type ModuleOptions = Omit<QueueModuleOptions, 'connection'>;
 
 export class ModuleOptionsRules implements Required<ModuleOptions>, SameKeys<ModuleOptions, ModuleOptionsRules> {
