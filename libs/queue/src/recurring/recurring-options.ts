@@ -1,10 +1,10 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsString, Max, Min, MinLength, ValidateNested } from 'class-validator';
-import { QueueConfigError } from '../errors';
 import { EVERY_MS_MAX, MISSED } from '../delay-queue/repeat-schedule';
 import type { BackoffOptions, MissedTicks, RecurringOptions, RepeatEvery } from '../interfaces';
 import { cronProblem } from '../validation/cron';
 import { Given, IsName } from '../validation/option-rules';
+import { injectWithoutFactory } from './recurring.messages';
 import { describeValue } from '../validation/option-violations';
 import {
   BackoffRules,
@@ -99,9 +99,7 @@ export type MakeOptions = (raw: unknown, where: string) => Promise<unknown>;
 export async function resolveRecurring(raw: unknown, label: string, make: MakeOptions): Promise<RecurringPlan> {
   const where = `@Recurring on ${label}`;
   if (raw !== null && typeof raw === 'object' && 'inject' in raw && !('useFactory' in raw))
-    throw new QueueConfigError(
-      `${where}: inject is given without useFactory: add useFactory: (...injected) => ({ cron } or { everyMs })`,
-    );
+    throw injectWithoutFactory(where);
   const {
     name = label,
     cron,

@@ -16,3 +16,8 @@ export const noTickAfterNow = (name: string, schedule: string) =>
 
 export const refusedAsInput = (where: string, cause: Error) =>
   new QueueConfigError(`${where}: ${cause.message}`, { cause });
+
+export const injectWithoutFactory = (where: string) =>
+  new QueueConfigError(
+    `${where}: inject is given without useFactory: add useFactory: (...injected) => ({ cron } or { everyMs })`,
+  );
