@@ -1,5 +1,5 @@
 import { Allow, IsInt, IsString, Max, Min } from 'class-validator';
-import { QueueInputError } from '../errors';
+
 import type { DelayQueue } from '../delay-queue/delay-queue';
 import type {
   MissedTicks,
@@ -15,6 +15,7 @@ import type {
 import { describeValue, optionKeys } from './option-violations';
 import { Given, IsAnyNumber, IsName, IsTime, IsTrueOrFalse } from './option-rules';
 import { applyRules, type Checks, type SameKeys } from './queue-options';
+import { badCallOptions } from './validation.messages';
 
 // The options of every public method that takes an options object, checked like module options are, and
 // for the same reason: a misspelt key (`{ delay: 5000 }`) would otherwise leave the default in force,
@@ -180,5 +181,5 @@ function callOptionProblems<T extends object>({ rules, checks }: CallOptionRules
 export function assertCallOptions<T extends object>(call: string, options: unknown, rules: CallOptionRules<T>): void {
   if (options === undefined) return;
   const problems = callOptionProblems(rules, options);
-  if (problems.length > 0) throw new QueueInputError(`${call}: ${problems.join('; ')}`);
+  if (problems.length > 0) throw badCallOptions(call, problems);
 }

@@ -1,6 +1,7 @@
 import IORedis, { Cluster } from 'ioredis';
-import { QueueConfigError } from '../errors';
+
 import { describeValue } from './option-violations';
+import { badConnection } from './validation.messages';
 
 const ACCEPTED =
   'a Redis URL string (redis://host:port), ioredis options ({ host, port, … }), ' +
@@ -12,7 +13,7 @@ const ACCEPTED =
  */
 export function assertConnectionShape(connection: unknown): void {
   const problem = shapeProblem(connection);
-  if (problem) throw new QueueConfigError(`Invalid options for QueueModule.forRoot: connection${problem}`);
+  if (problem) throw badConnection(problem);
 }
 
 function shapeProblem(connection: unknown): string | undefined {

@@ -1,9 +1,17 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { MAX_NAME_BYTES } from '../queue.constants';
-import { QueueInputError, QueueSchemaError } from '../errors';
+
 import { describeViolations } from './violations';
 import type { SchemaClass } from '../interfaces';
+import {
+  badArgument,
+  badLimit,
+  notAnObjectPayload,
+  notSerialisable,
+  payloadTooLarge,
+  schemaViolated,
+} from './validation.messages';
 
 /** UTF-8 length without allocating when the string is obviously short (a char is at most 3 bytes). */
 function utf8Length(text: string, limit: number): number {
@@ -27,7 +35,7 @@ export function nameProblem(value: unknown): string | undefined {
 /** Checks a group name or task id: a non-empty string of at most 512 UTF-8 bytes. */
 export function assertName(value: unknown, what: string): asserts value is string {
   const problem = nameProblem(value);
-  if (problem !== undefined) throw new QueueInputError(`${what} ${problem}`);
+  if (problem !== undefined) throw badArgument(what, problem);
 }
 
 /**
@@ -46,45 +54,34 @@ export class PayloadCodec {
     try {
       json = JSON.stringify(value);
     } catch (error) {
-      throw new QueueInputError(
-        `Payload for queue "${this.queue}" is not JSON-serialisable: ${(error as Error).message}`,
-      );
+      throw notSerialisable(this.queue, (error as Error).message);
     }
     if (json === undefined) {
-      throw new QueueInputError(
-        `Payload for queue "${this.queue}" is not JSON-serialisable: ${typeof value} has no JSON form`,
-      );
+      throw notSerialisable(this.queue, `${typeof value} has no JSON form`);
     }
     // JSON.stringify turns a Map or Set into {} and NaN or ±Infinity into null, silently: only a text
     // holding one of those can hide one, so the common payload pays for one scan, not a replacer.
     if (json.includes('{}') || json.includes('null')) {
       const lost = lostInJson(value);
-      if (lost) throw new QueueInputError(`Payload for queue "${this.queue}" is not JSON-serialisable: ${lost}`);
+      if (lost) throw notSerialisable(this.queue, lost);
     }
     // Serialised first: a cyclic or BigInt payload gets its own error before the schema walks it.
     if (this.schema) this.validate(value, this.schema);
     const bytes = utf8Length(json, this.maxBytes);
     if (bytes > this.maxBytes) {
-      throw new QueueInputError(
-        `Payload for queue "${this.queue}" is ${Buffer.byteLength(json)} bytes serialised; the limit (maxPayloadBytes) is ${this.maxBytes}`,
-      );
+      throw payloadTooLarge(this.queue, Buffer.byteLength(json), this.maxBytes);
     }
     return json;
   }
 
   private validate(value: unknown, schema: SchemaClass): void {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new QueueSchemaError(`Payload for queue "${this.queue}" must be an object matching ${schema.name}`, [
-        `expected an object, got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`,
-      ]);
+      throw notAnObjectPayload(this.queue, schema.name, value);
     }
     const instance = value instanceof schema ? value : plainToInstance(schema, value);
     const violations = describeViolations(validateSync(instance, { forbidUnknownValues: false }));
     if (violations.length > 0) {
-      throw new QueueSchemaError(
-        `Payload for queue "${this.queue}" does not match ${schema.name}: ${violations.join('; ')}`,
-        violations,
-      );
+      throw schemaViolated(this.queue, schema.name, violations);
     }
   }
 }
@@ -107,8 +104,6 @@ function lostInJson(value: unknown): string | undefined {
 /** Checks a `limit` argument of a listing method: an integer from 1 to `max`. */
 export function assertLimit(value: unknown, max: number): asserts value is number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new QueueInputError(
-      `limit must be an integer from 1 to ${max}, got ${typeof value === 'number' ? value : typeof value}`,
-    );
+    throw badLimit(max, value);
   }
 }

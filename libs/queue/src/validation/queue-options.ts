@@ -21,10 +21,11 @@ import {
   FIXED_QUEUE_DEFAULTS,
   MODULE_DEFAULTS,
 } from '../queue.defaults';
-import { QueueConfigError } from '../errors';
+
 import { describeOptionViolations, optionKeys, unknownOption } from './option-violations';
 import { directRules } from './direct-rules';
 import { Given } from './option-rules';
+import { badOptions, notAnOptionsObject } from './validation.messages';
 import type {
   BackoffOptions,
   BatchConsumerOptions,
@@ -411,12 +412,10 @@ export function resolveOptions<T extends object>(
   checks?: Checks<T>,
 ): T {
   if (raw === null || typeof raw !== 'object') {
-    throw new QueueConfigError(
-      `Invalid options for ${label}: expected an object, got ${raw === null ? 'null' : typeof raw}`,
-    );
+    throw notAnOptionsObject(label, raw);
   }
   const { options, problems } = applyRules(rules, raw, checks);
-  if (problems.length > 0) throw new QueueConfigError(`Invalid options for ${label}: ${problems.join('; ')}`);
+  if (problems.length > 0) throw badOptions(label, problems);
   return options;
 }
 

@@ -1,5 +1,5 @@
-import { QueueInputError } from '../errors';
 import type { TaskTime } from '../interfaces';
+import { badTime } from './validation.messages';
 
 /** Absolute epoch ms, or ms from Redis' now. */
 export type ResolvedTime = ['at' | 'in', number];
@@ -8,10 +8,9 @@ export type ResolvedTime = ['at' | 'in', number];
 const MAX_TIME_MS = 8.64e15;
 
 function wholeMs(value: number, what: string): number {
-  if (!Number.isFinite(value))
-    throw new QueueInputError(`${what} must be a finite number of milliseconds, got ${value}`);
-  if (!Number.isInteger(value)) throw new QueueInputError(`${what} must be whole milliseconds, got ${value}`);
-  if (Math.abs(value) > MAX_TIME_MS) throw new QueueInputError(`${what} is out of range (|${value}| > ${MAX_TIME_MS})`);
+  if (!Number.isFinite(value)) throw badTime(`${what} must be a finite number of milliseconds, got ${value}`);
+  if (!Number.isInteger(value)) throw badTime(`${what} must be whole milliseconds, got ${value}`);
+  if (Math.abs(value) > MAX_TIME_MS) throw badTime(`${what} is out of range (|${value}| > ${MAX_TIME_MS})`);
   return value;
 }
 
@@ -19,17 +18,16 @@ function wholeMs(value: number, what: string): number {
 export function toEpochMs(runAt: unknown, what = 'runAt'): number {
   if (runAt instanceof Date) {
     const ms = runAt.getTime();
-    if (Number.isNaN(ms)) throw new QueueInputError(`${what} is an invalid Date`);
+    if (Number.isNaN(ms)) throw badTime(`${what} is an invalid Date`);
     return wholeMs(ms, what);
   }
   if (typeof runAt === 'number') return wholeMs(runAt, what);
   if (typeof runAt === 'string') {
     const ms = Date.parse(runAt);
-    if (Number.isNaN(ms))
-      throw new QueueInputError(`${what} "${runAt}" is not a date that can be parsed (use ISO 8601)`);
+    if (Number.isNaN(ms)) throw badTime(`${what} "${runAt}" is not a date that can be parsed (use ISO 8601)`);
     return wholeMs(ms, what);
   }
-  throw new QueueInputError(
+  throw badTime(
     `${what} must be a Date, epoch milliseconds or an ISO 8601 string, got ${runAt === null ? 'null' : typeof runAt}`,
   );
 }
@@ -40,10 +38,10 @@ export function toEpochMs(runAt: unknown, what = 'runAt'): number {
  */
 export function resolveTime(time: TaskTime | undefined): ResolvedTime {
   const { delayMs, runAt } = time ?? {};
-  if (delayMs !== undefined && runAt !== undefined) throw new QueueInputError('Give either delayMs or runAt, not both');
+  if (delayMs !== undefined && runAt !== undefined) throw badTime('Give either delayMs or runAt, not both');
   if (runAt !== undefined) return ['at', Math.max(0, toEpochMs(runAt))];
   if (delayMs !== undefined) {
-    if (typeof delayMs !== 'number') throw new QueueInputError(`delayMs must be a number, got ${typeof delayMs}`);
+    if (typeof delayMs !== 'number') throw badTime(`delayMs must be a number, got ${typeof delayMs}`);
     return ['in', wholeMs(delayMs, 'delayMs')];
   }
   return ['in', 0];
@@ -56,7 +54,7 @@ export function resolveTime(time: TaskTime | undefined): ResolvedTime {
 export function resolveNewTime(time: unknown): ResolvedTime {
   const given = typeof time === 'object' && time !== null ? (time as TaskTime) : undefined;
   if (given?.delayMs === undefined && given?.runAt === undefined)
-    throw new QueueInputError(
+    throw badTime(
       `reschedule(id, time) needs the new time as { runAt } or { delayMs }, got ${describeTime(time)}; ` +
         'to make the task due now, pass { delayMs: 0 }',
     );
@@ -72,6 +70,6 @@ function describeTime(time: unknown): string {
 
 /** A relative shift, e.g. `-2 * 3600_000`. */
 export function resolveDelta(deltaMs: unknown): number {
-  if (typeof deltaMs !== 'number') throw new QueueInputError(`deltaMs must be a number, got ${typeof deltaMs}`);
+  if (typeof deltaMs !== 'number') throw badTime(`deltaMs must be a number, got ${typeof deltaMs}`);
   return wholeMs(deltaMs, 'deltaMs');
 }
