@@ -7,6 +7,7 @@ import type { ConsumerSchedule } from './consumer-schedule';
 import { shutdownRanOut } from './consumer.messages';
 import { ABANDONED, Deliveries, overdue } from './deliveries';
 import type { OutcomeReporter } from './outcome-reporter';
+import type { RetryPolicy } from './retry-policy';
 import { ShardPoller } from './shard-poller';
 
 /** What a consumer runtime is built from, whatever its queue's kind. */
@@ -233,50 +234,61 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
       return undefined;
     }
     reporter.started(delivery);
-    let durationMs = 0;
-    let result: HandlerResult;
+    const policy = this.adapter.localRetries;
+    /** In-process retries: the time the handler ran, waits not counted. */
+    let spentMs: number | undefined;
+    const started = performance.now();
+    let result: HandlerResult = RESOLVED;
     try {
-      durationMs = await this.deliveries.run(delivery, () => this.attempts(delivery), free);
-      result = RESOLVED;
-    } catch (failure) {
+      await this.deliveries.run(
+        delivery,
+        policy ? () => this.attempts(delivery, policy, (ms) => (spentMs = ms)) : () => this.call(delivery),
+        free,
+      );
+    } catch (error) {
       // Shutdown gave the delivery back already.
-      if (failure === ABANDONED) {
+      if (error === ABANDONED) {
         void reporter.settled(delivery, RESOLVED, { outcome: { type: 'given-back' } }, 0);
         return undefined;
       }
-      const { error, spentMs } = failure as AttemptsFailed;
-      durationMs = spentMs;
       result = { ok: false, error };
     }
+    const durationMs = spentMs ?? performance.now() - started;
     const next = this.settle(delivery, result, more && !overdue(delivery) && this.claiming, durationMs);
     // A failure is logged by `record`; the lease returns what the slot would have had.
     return next?.catch(() => undefined);
   }
 
+  /** Calls a delivery's handler, in its span's context when traced. */
+  private call(delivery: D): unknown {
+    return delivery.span ? delivery.span.run(() => delivery.call()) : delivery.call();
+  }
+
   /**
-   * Runs a delivery's handler, then, while the adapter allows in-process retries and its deadline has
-   * not passed, again after each failure. Resolves with the time the handler ran (waits not counted);
-   * rejects with an `AttemptsFailed`.
+   * Runs a delivery's handler, then again after each failure while `policy` allows and its deadline has
+   * not passed. `spent` is told the time the handler ran (waits not counted).
    */
-  private async attempts(delivery: D): Promise<number> {
-    const policy = this.adapter.localRetries;
+  private async attempts(delivery: D, policy: RetryPolicy, spent: (ms: number) => void): Promise<void> {
     let spentMs = 0;
     for (;;) {
       const started = performance.now();
+      let failure: { error: unknown } | undefined;
       try {
-        await (delivery.span ? delivery.span.run(() => delivery.call()) : delivery.call());
-        return spentMs + performance.now() - started;
+        await this.call(delivery);
       } catch (error) {
-        spentMs += performance.now() - started;
-        if (!policy || policy.exhausted(delivery.attempt) || delivery.aborter.aborted)
-          throw attemptsFailed(error, spentMs);
-        this.reporter.retrying(delivery, error);
-        // Aborted meanwhile (lease lost, timed out): the handler's error stands.
-        await delay(policy.delayAfter(delivery.attempt), undefined, { signal: delivery.aborter.signal }).catch(() => {
-          throw attemptsFailed(error, spentMs);
-        });
-        delivery.attempt++;
+        failure = { error };
       }
+      spentMs += performance.now() - started;
+      spent(spentMs);
+      if (!failure) return;
+      const { error } = failure;
+      if (policy.exhausted(delivery.attempt) || delivery.aborter.aborted) throw error;
+      this.reporter.retrying(delivery, error);
+      // Aborted meanwhile (lease lost, timed out): the handler's error stands.
+      await delay(policy.delayAfter(delivery.attempt), undefined, { signal: delivery.aborter.signal }).catch(() => {
+        throw error;
+      });
+      delivery.attempt++;
     }
   }
 
@@ -347,14 +359,4 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
   private stalledReason(): string {
     return `${this.deliveries.overdueCount} handlers past handlerTimeoutMs (${this.options.handlerTimeoutMs} ms) are still running, more than its concurrency (${this.maxOverdue})`;
   }
-}
-
-/** How a handler's last attempt failed, and how long its attempts ran. */
-interface AttemptsFailed {
-  error: unknown;
-  spentMs: number;
-}
-
-function attemptsFailed(error: unknown, spentMs: number): AttemptsFailed {
-  return { error, spentMs };
 }

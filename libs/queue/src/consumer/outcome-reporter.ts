@@ -80,7 +80,7 @@ export class OutcomeReporter<D extends OpenedDelivery> {
    * What became of a delivery, once its adapter recorded it. Resolves once its `onFailed` hook (if
    * any) has run.
    */
-  async settled(delivery: D, result: HandlerResult, { outcome, expired }: Settled, durationMs: number): Promise<void> {
+  settled(delivery: D, result: HandlerResult, { outcome, expired }: Settled, durationMs: number): void | Promise<void> {
     const { span, attempt } = delivery;
     if (expired && 'group' in delivery.subject) this.expired(delivery.subject.group, expired);
     const error = result.ok ? undefined : result.error;

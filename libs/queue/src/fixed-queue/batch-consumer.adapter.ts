@@ -1,4 +1,11 @@
-import type { ConsumerAdapter, HandlerResult, OpenedDelivery, Settled, Settlement } from '../consumer/consumer-adapter';
+import type {
+  ConsumerAdapter,
+  DeliveryOutcome,
+  HandlerResult,
+  OpenedDelivery,
+  Settled,
+  Settlement,
+} from '../consumer/consumer-adapter';
 import { LazyAbort, leaseLost } from '../consumer/deliveries';
 import type { FailedHook } from '../consumer/outcome-reporter';
 import { RetryPolicy } from '../consumer/retry-policy';
@@ -22,6 +29,10 @@ export type BatchFailureHandler = (error: unknown, messages: unknown[], ctx: Bat
  * against 41 CPU ms per 100k messages (BENCHMARKS.md, "Before and after (issue #21 and #22's changes)").
  */
 const HANDOVER_MAX_BATCH = 16;
+
+const ACKNOWLEDGED: DeliveryOutcome = Object.freeze({ type: 'acknowledged' });
+const LEASE_LOST: DeliveryOutcome = Object.freeze({ type: 'lease-lost' });
+const FAILED: DeliveryOutcome = Object.freeze({ type: 'failed' });
 
 export interface BatchConsumerAdapterOptions {
   /** The queue's own store, options and name. */
@@ -213,12 +224,12 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
   settle(running: BatchDelivery, result: HandlerResult, next: boolean): Settlement<ClaimedBatch> {
     if (this.atLeastOnce) {
       // The lease was lost: the batch is another consumer's to finish.
-      if (leaseLost(running)) return { outcome: Promise.resolve({ outcome: { type: 'lease-lost' } }) };
+      if (leaseLost(running)) return { outcome: Promise.resolve({ outcome: LEASE_LOST }) };
       if (!result.ok) return { outcome: this.fail(running, result.error) };
-      return this.acknowledge(running, next, (acked) => (acked ? { type: 'acknowledged' } : { type: 'lease-lost' }));
+      return this.acknowledge(running, next, (acked) => (acked ? ACKNOWLEDGED : LEASE_LOST));
     }
     // At-most-once: the messages left Redis with the claim, whatever happens to the group's lease.
-    const settled: Settled = { outcome: result.ok ? { type: 'acknowledged' } : { type: 'failed' } };
+    const settled: Settled = { outcome: result.ok ? ACKNOWLEDGED : FAILED };
     if (!running.delivery) return { outcome: Promise.resolve(settled) };
     return this.acknowledge(running, next, () => settled.outcome);
   }
@@ -262,11 +273,9 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
           const candidates = this.candidates[shard];
           if (!candidates.includes(delivery!.group)) candidates.push(delivery!.group);
         }
-        return {
-          outcome: outcome(dueAt !== null),
-          expired,
-          ...(dueAt !== null && dueAt >= 0 && { due: { at: dueAt, serverNow } }),
-        };
+        const settled: Settled = { outcome: outcome(dueAt !== null), expired };
+        if (dueAt !== null && dueAt >= 0) settled.due = { at: dueAt, serverNow };
+        return settled;
       }),
       ...(handover && {
         next: acked.then((result) => result.next && { item: result.next, claimedAt: result.serverNow }),
@@ -282,7 +291,7 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
       failureText(error, this.keepStack),
     );
     if (outcome === 'retry' || outcome === 'dead') return { outcome: { type: outcome, at }, due: { at } };
-    return { outcome: { type: 'lease-lost' } };
+    return { outcome: LEASE_LOST };
   }
 }
 
