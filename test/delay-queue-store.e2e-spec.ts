@@ -15,25 +15,25 @@ describe('DelayQueueStore reply decoding (real redis-server)', () => {
     return new DelayQueueStore(new Scripts(harness.redis), keys, rules as DelayQueueOptionsRules);
   }
 
-  it('reads one result per scheduled task, and the state of a task that `replace: false` kept', async () => {
+  it("reads one result per scheduled task, and the state of a task that `onExists: 'keep'` kept", async () => {
     const tasks = store();
     const first = await tasks.schedule(0, [
-      { id: 'a', json: '{"n":1}', time: ['in', 60_000], replace: true },
-      { id: 'b', json: '{"n":2}', time: ['in', 0], replace: true },
+      { id: 'a', json: '{"n":1}', time: ['in', 60_000], onExists: 'replace' },
+      { id: 'b', json: '{"n":2}', time: ['in', 0], onExists: 'replace' },
     ]);
     expect(first.results).toEqual([
-      { created: true, runAt: first.serverNow + 60_000 },
-      { created: true, runAt: first.serverNow },
+      { changed: true, runAt: first.serverNow + 60_000 },
+      { changed: true, runAt: first.serverNow },
     ]);
-    const kept = await tasks.schedule(0, [{ id: 'a', json: '{"n":3}', time: ['in', 0], replace: false }]);
-    expect(kept.results).toEqual([{ created: false, runAt: first.serverNow + 60_000, state: 'scheduled' }]);
+    const kept = await tasks.schedule(0, [{ id: 'a', json: '{"n":3}', time: ['in', 0], onExists: 'keep' }]);
+    expect(kept.results).toEqual([{ changed: false, runAt: first.serverNow + 60_000, state: 'scheduled' }]);
   });
 
   it('reads claimed tasks with their attempt, token, time and payload, and an empty shard as due at Infinity', async () => {
     const tasks = store();
     const { serverNow } = await tasks.schedule(0, [
-      { id: 'now', json: '{"pet":"rex"}', time: ['in', 0], replace: true },
-      { id: 'later', json: '"x"', time: ['in', 60_000], replace: true },
+      { id: 'now', json: '{"pet":"rex"}', time: ['in', 0], onExists: 'replace' },
+      { id: 'later', json: '"x"', time: ['in', 60_000], onExists: 'replace' },
     ]);
     const claimed = await tasks.claim(0, 10);
     expect(claimed.tasks).toEqual([
@@ -51,7 +51,9 @@ describe('DelayQueueStore reply decoding (real redis-server)', () => {
 
   it("reads a dead task's attempts, last run time and error", async () => {
     const tasks = store();
-    const { serverNow } = await tasks.schedule(0, [{ id: 'doomed', json: '[1]', time: ['in', 0], replace: true }]);
+    const { serverNow } = await tasks.schedule(0, [
+      { id: 'doomed', json: '[1]', time: ['in', 0], onExists: 'replace' },
+    ]);
     const [task] = (await tasks.claim(0, 10)).tasks;
     expect(await tasks.fail(0, 'doomed', task.token, 0, 'Error: bowl is empty')).toMatchObject({ outcome: 'dead' });
     const [dead] = await tasks.dead(0, 10);

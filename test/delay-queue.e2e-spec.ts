@@ -1,5 +1,11 @@
 import { IsString } from 'class-validator';
-import { type DelayQueueOptions, QueueInputError, QueueSchemaError, TaskStateError } from 'nestjs-redis-queues';
+import {
+  type DelayQueueOptions,
+  QueueInputError,
+  QueueSchemaError,
+  type ScheduleOptions,
+  TaskStateError,
+} from 'nestjs-redis-queues';
 import { recordTasks, useQueueApps } from './support/fixtures';
 import { expectErrors, expectedErrors } from './support/logs';
 import { deferred, flushScripts, keysMatching, pollUntil, uniquePrefix } from './support/testing';
@@ -85,7 +91,7 @@ describe('DelayQueue (real redis-server)', () => {
     const { queue } = await start(uniquePrefix(), {}, { consumer: false });
     const first = await queue.schedule({ petId: 'one' }, { id: 'x', delayMs: 60_000 });
     const kept = await queue.schedule({ petId: 'two' }, { id: 'x', delayMs: 5_000, replace: false });
-    expect(kept).toEqual(first);
+    expect(kept).toEqual({ ...first, changed: false });
     expect((await queue.get('x'))!.payload).toEqual({ petId: 'one' });
     const replaced = await queue.schedule({ petId: 'three' }, { id: 'x', delayMs: 5_000 });
     expect(replaced.runAt).toBeLessThan(first.runAt);
@@ -93,6 +99,140 @@ describe('DelayQueue (real redis-server)', () => {
     expect((await queue.stats()).scheduled).toBe(1);
     const generated = await queue.schedule({ petId: 'anon' });
     expect(generated.id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('keeps a task whose id exists, or whichever time is earlier or later (onExists), in the order of the calls', async () => {
+    const { queue } = await start(uniquePrefix(), {}, { consumer: false });
+    const at = Date.now() + 3_600_000;
+    expect(await queue.schedule({ petId: 'one' }, { id: 'x', runAt: at })).toEqual({
+      id: 'x',
+      runAt: at,
+      changed: true,
+    });
+    const unchanged = { id: 'x', runAt: at, changed: false };
+    expect(await queue.schedule({ petId: 'two' }, { id: 'x', runAt: at - 1000, onExists: 'keep' })).toEqual(unchanged);
+    expect(await queue.schedule({ petId: 'two' }, { id: 'x', runAt: at + 1000, onExists: 'earlier' })).toEqual(
+      unchanged,
+    );
+    // A tie moves nothing.
+    expect(await queue.schedule({ petId: 'two' }, { id: 'x', runAt: at, onExists: 'earlier' })).toEqual(unchanged);
+    expect(await queue.schedule({ petId: 'two' }, { id: 'x', runAt: at - 1000, onExists: 'later' })).toEqual(unchanged);
+    expect(await queue.get('x')).toMatchObject({ runAt: at, payload: { petId: 'one' } });
+
+    expect(await queue.schedule({ petId: 'three' }, { id: 'x', runAt: at - 1000, onExists: 'earlier' })).toEqual({
+      id: 'x',
+      runAt: at - 1000,
+      changed: true,
+    });
+    expect(await queue.get('x')).toMatchObject({ runAt: at - 1000, payload: { petId: 'three' } });
+    expect(await queue.schedule({ petId: 'four' }, { id: 'x', runAt: at + 5000, onExists: 'later' })).toEqual({
+      id: 'x',
+      runAt: at + 5000,
+      changed: true,
+    });
+    expect(await queue.get('x')).toMatchObject({ runAt: at + 5000, payload: { petId: 'four' } });
+
+    // One event-loop turn is one script call: its schedules of an id are decided in the order they were made.
+    const turn = await Promise.all(
+      [3, 1, 2].map((hours) =>
+        queue.schedule({ petId: `in ${hours} h` }, { id: 'y', runAt: at + hours * 3_600_000, onExists: 'earlier' }),
+      ),
+    );
+    expect(turn.map(({ changed }) => changed)).toEqual([true, true, false]);
+    expect(await queue.get('y')).toMatchObject({ runAt: at + 3_600_000, payload: { petId: 'in 1 h' } });
+    for (const onExists of ['keep', 'earlier', 'later'] as const)
+      expect(await queue.schedule({ petId: 'new' }, { id: `new-${onExists}`, runAt: at, onExists })).toEqual({
+        id: `new-${onExists}`,
+        runAt: at,
+        changed: true,
+      });
+    expect(await queue.stats()).toMatchObject({ scheduled: 5 });
+  });
+
+  it('decides for a running or dead task by the time get reports: a time that loses leaves it, one that wins starts it anew', async () => {
+    const { queue } = await start(uniquePrefix(), { maxAttempts: 1, leaseMs: 60_000 }, { consumer: false });
+    await queue.schedule({ petId: 'a' }, { id: 'busy' });
+    const [running] = (await queue.store.claim(queue.shard('busy'), 10)).tasks;
+    expect(running.id).toBe('busy');
+    for (const onExists of ['keep', 'earlier'] as const)
+      expect(await queue.schedule({ petId: 'b' }, { id: 'busy', delayMs: 60_000, onExists })).toEqual({
+        id: 'busy',
+        runAt: running.runAt,
+        changed: false,
+      });
+    expect(await queue.get('busy')).toMatchObject({ state: 'active', attempts: 1, payload: { petId: 'a' } });
+    const later = await queue.schedule({ petId: 'c' }, { id: 'busy', delayMs: 60_000, onExists: 'later' });
+    expect(later.changed).toBe(true);
+    expect(await queue.get('busy')).toEqual({
+      id: 'busy',
+      state: 'scheduled',
+      runAt: later.runAt,
+      attempts: 0,
+      payload: { petId: 'c' },
+    });
+    // As a replacement does, it detached the running delivery: that one's ack leaves the new task be.
+    expect(await queue.store.ack(queue.shard('busy'), [{ id: 'busy', token: running.token }])).toEqual([false]);
+
+    await queue.schedule({ petId: 'a' }, { id: 'doomed' });
+    const [doomed] = (await queue.store.claim(queue.shard('doomed'), 10)).tasks;
+    expect(doomed.id).toBe('doomed');
+    await queue.store.fail(queue.shard('doomed'), 'doomed', doomed.token, 0, 'Error: bowl is empty');
+    expect(await queue.schedule({ petId: 'b' }, { id: 'doomed', delayMs: 60_000, onExists: 'earlier' })).toEqual({
+      id: 'doomed',
+      runAt: doomed.runAt,
+      changed: false,
+    });
+    expect(await queue.get('doomed')).toMatchObject({ state: 'dead', payload: { petId: 'a' } });
+    const revived = await queue.schedule({ petId: 'c' }, { id: 'doomed', delayMs: 60_000, onExists: 'later' });
+    expect(await queue.get('doomed')).toEqual({
+      id: 'doomed',
+      state: 'scheduled',
+      runAt: revived.runAt,
+      attempts: 0,
+      payload: { petId: 'c' },
+    });
+    expect(await queue.stats()).toMatchObject({ scheduled: 2, active: 0, dead: 0 });
+  });
+
+  it("wakes a sleeping poller when onExists moves a task before its shard's earliest", async () => {
+    const { queue } = await start(uniquePrefix(), { shards: 1, leaseMs: 60_000 }, { idlePollMs: 30_000 });
+    await queue.schedule({ petId: 'late' }, { id: 'meal', delayMs: 3_600_000 });
+    await queue.schedule({ petId: 'now' }, { id: 'first' });
+    // Once the first task is done, the poller sleeps towards idlePollMs: nothing else is due for an hour.
+    await pollUntil(async () => (await queue.stats()).completed === 1, 'the first task');
+    const moved = await queue.schedule({ petId: 'soon' }, { id: 'meal', delayMs: 50, onExists: 'earlier' });
+    expect(moved.changed).toBe(true);
+    await feeder.untilTasks(2, 10_000);
+    expect(feeder.tasks[1]).toMatchObject({ id: 'meal', payload: { petId: 'soon' } });
+  });
+
+  it('refuses onExists that is misspelt, wrong or contradicts replace, writing nothing', async () => {
+    const prefix = uniquePrefix();
+    const { queue } = await start(prefix, {}, { consumer: false });
+    const existing = await queue.schedule({ petId: 'a' }, { id: 'x', delayMs: 60_000 });
+    const keys = await keysMatching(harness.redis, `${prefix}:*`);
+    const refused: [ScheduleOptions, RegExp][] = [
+      [
+        { id: 'x', onExists: 'newer' as never },
+        /onExists must be 'replace', 'keep', 'earlier' or 'later' \(got "newer"/,
+      ],
+      [{ id: 'x', onExist: 'keep' } as never, /onExist is not an option \(did you mean onExists\?\)/],
+      [
+        { id: 'x', replace: false, onExists: 'later' },
+        /replace: false is onExists: 'keep' .* contradicts onExists: 'later'/,
+      ],
+      [
+        { id: 'x', replace: true, onExists: 'keep' },
+        /replace: true is onExists: 'replace' .* contradicts onExists: 'keep'/,
+      ],
+    ];
+    for (const [options, text] of refused) {
+      const scheduling = queue.schedule({ petId: 'b' }, options);
+      await expect(scheduling).rejects.toThrow(QueueInputError);
+      await expect(scheduling).rejects.toThrow(text);
+    }
+    expect(await keysMatching(harness.redis, `${prefix}:*`)).toEqual(keys);
+    expect(await queue.get('x')).toMatchObject({ runAt: existing.runAt, payload: { petId: 'a' } });
   });
 
   it('reports a shift of a running task', async () => {

@@ -121,7 +121,7 @@ describe('scripts with the largest batches the library sends', () => {
         scripts,
         delaySchedule,
         delay,
-        ids.map((id) => ({ id, json: '{}', time: ['in', 0] as ['in', number], replace: true })),
+        ids.map((id) => ({ id, json: '{}', time: ['in', 0] as ['in', number], onExists: 'replace' })),
       );
       const claimed = await invoke(scripts, delayClaim, delay, {
         limit: 3000,

@@ -29,6 +29,7 @@ import type {
   ScheduledRepeat,
   ScheduledTask,
   ScheduleOptions,
+  ScheduleResult,
   TaskInfo,
   TaskTime,
   UpcomingTask,
@@ -45,7 +46,7 @@ import {
   DelayQueueStore,
   type Placement,
   type ScheduleItem,
-  type ScheduleResult,
+  type ScheduleItemResult,
   type StoredTask,
 } from './delay-queue.store';
 import { RepeatOccurrences } from './repeat-occurrences';
@@ -81,7 +82,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   /** Tracing on: schedules and moves are spans, and each task carries the context of its latest. */
   private readonly tracer: QueueTracer | undefined;
   /** Schedules of one event-loop turn share one script call per shard (as pushes do). */
-  private readonly scheduler: ShardBatcher<ScheduleItem, ScheduleResult>;
+  private readonly scheduler: ShardBatcher<ScheduleItem, ScheduleItemResult>;
   private readonly occurrences: RepeatOccurrences;
   private readonly logger: Logger;
 
@@ -122,21 +123,22 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
 
   /**
    * Schedules a task at `runAt` or after `delayMs` (Redis time); neither means now. An existing task with
-   * the same id is replaced (new payload, new time) unless `replace: false`, which keeps and returns it.
+   * the same id is replaced (new payload, new time), or kept, or either by whichever time is earlier or
+   * later (`onExists`). The result says the task's time now, and whether this call changed it.
    */
-  async schedule(payload: T, options: ScheduleOptions = {}): Promise<ScheduledTask> {
+  async schedule(payload: T, options: ScheduleOptions = {}): Promise<ScheduleResult> {
     assertCallOptions('schedule(payload, options)', options, CALL_OPTIONS.schedule);
     const id = options.id ?? randomUUID();
     const time = resolveTime(options);
+    const onExists = options.onExists ?? (options.replace === false ? 'keep' : 'replace');
     const json = this.codec.encode(payload);
-    const add = (stored: string) =>
-      this.scheduler.add(this.shard(id), { id, json: stored, time, replace: options.replace !== false });
+    const add = (stored: string) => this.scheduler.add(this.shard(id), { id, json: stored, time, onExists });
     const result = this.tracer
       ? await this.tracer.send('schedule', { 'messaging.message.id': id }, (carrier) =>
           add(carrier === undefined ? json : withCarrier(carrier, json)),
         )
       : await add(json);
-    return { id, runAt: result.runAt };
+    return { id, runAt: result.runAt, changed: result.changed };
   }
 
   /**
@@ -444,7 +446,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   }
 
   /** A turn's schedules for one shard, in calls of at most MAX_SCHEDULE_BYTES of payloads each, in order. */
-  private async scheduleBatch(shard: number, items: ScheduleItem[]): Promise<ScheduleResult[]> {
+  private async scheduleBatch(shard: number, items: ScheduleItem[]): Promise<ScheduleItemResult[]> {
     const calls: ScheduleItem[][] = [];
     let call: ScheduleItem[] = [];
     let bytes = 0;
@@ -463,16 +465,16 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     return (await Promise.all(calls.map((each) => this.scheduleCall(shard, each)))).flat();
   }
 
-  private async scheduleCall(shard: number, items: ScheduleItem[]): Promise<ScheduleResult[]> {
+  private async scheduleCall(shard: number, items: ScheduleItem[]): Promise<ScheduleItemResult[]> {
     const sentAt = Date.now();
     const { serverNow, head, results } = await this.store.schedule(shard, items);
     this.connection.clock.observe(serverNow, sentAt);
-    if (results.some((result) => result.created && result.runAt === head))
+    if (results.some((result) => result.changed && result.runAt === head))
       this.hint(shard, { runAt: head, serverNow, isHead: true });
     if (this.events.has('tasks.scheduled')) {
       this.events.emit('tasks.scheduled', {
         queue: this.name,
-        count: results.filter((result) => result.created).length,
+        count: results.filter((result) => result.changed).length,
       });
     }
     return results;

@@ -67,10 +67,19 @@ export interface TaskTime {
   runAt?: Date | number | string;
 }
 
+/**
+ * What a schedule does when a task of its id exists (in any state): `replace` it (new payload, new time,
+ * attempts reset), `keep` it as it is, or keep whichever time is `earlier` or `later`, the existing one
+ * compared by its `runAt` as `get` reports it (the task replaced when the new time wins, else kept).
+ */
+export type OnExists = 'replace' | 'keep' | 'earlier' | 'later';
+
 export interface ScheduleOptions extends TaskTime {
   /** Business id making the task addressable; generated when absent. */
   id?: string;
-  /** `false` keeps an existing task of the same id (and returns it) instead of replacing it. Default `true`. */
+  /** When a task of this id exists. Default `'replace'`. */
+  onExists?: OnExists;
+  /** `false` is `onExists: 'keep'`, `true` is `'replace'` (the older spelling); given with onExists, they must agree. */
   replace?: boolean;
 }
 
@@ -78,6 +87,16 @@ export interface ScheduledTask {
   id: string;
   /** When the task is due, in epoch milliseconds (Redis server time). */
   runAt: number;
+}
+
+/** What `schedule` did: the task's time now, and whether this call wrote it. */
+export interface ScheduleResult extends ScheduledTask {
+  /**
+   * True when this call created the task or replaced it (payload and time); false when it left an existing
+   * one as it was (`onExists: 'keep'`, or an `'earlier'` / `'later'` whose time did not win), in which case
+   * `runAt` is that task's time as `get` reports it.
+   */
+  changed: boolean;
 }
 
 export type TaskState = 'scheduled' | 'active' | 'dead';

@@ -1,9 +1,10 @@
-import { Allow, IsInt, IsString, Max, Min } from 'class-validator';
+import { Allow, IsIn, IsInt, IsString, Max, Min } from 'class-validator';
 
 import type { DelayQueue } from '../delay-queue/delay-queue';
 import type {
   MissedTicks,
   ObliterateOptions,
+  OnExists,
   PageOptions,
   QueueHealthLimits,
   QueueHealthOptions,
@@ -41,9 +42,24 @@ class ScheduleOptionsRules
   id?: string;
 
   @Given()
+  @IsIn(['replace', 'keep', 'earlier', 'later'], {
+    message: "$property must be 'replace', 'keep', 'earlier' or 'later'",
+  })
+  onExists?: OnExists;
+
+  /** `onExists` in its older spelling: `true` is `'replace'`, `false` is `'keep'`. */
+  @Given()
   @IsTrueOrFalse()
   replace?: boolean;
 }
+
+const scheduleChecks: Checks<ScheduleOptionsRules> = ({ onExists, replace }) =>
+  onExists !== undefined && replace !== undefined && onExists !== (replace ? 'replace' : 'keep')
+    ? [
+        `replace: ${replace} is onExists: '${replace ? 'replace' : 'keep'}' in its older spelling, ` +
+          `which contradicts onExists: '${onExists}'; give onExists alone`,
+      ]
+    : [];
 
 class PageOptionsRules implements PageOptions, SameKeys<PageOptions, PageOptionsRules> {
   @Given()
@@ -152,7 +168,7 @@ interface CallOptionRules<T extends object> {
 
 /** The rules of each public method's options, by the kind of options it takes. */
 export const CALL_OPTIONS = {
-  schedule: { rules: ScheduleOptionsRules },
+  schedule: { rules: ScheduleOptionsRules, checks: scheduleChecks },
   taskTime: { rules: TaskTimeRules },
   page: { rules: PageOptionsRules },
   obliterate: { rules: ObliterateOptionsRules },

@@ -4,7 +4,7 @@ import { shardKeys } from '../../redis/script-protocol';
 import { delayClaim } from './delay-claim';
 import { delayDead } from './delay-dead';
 import { delayMove } from './delay-move';
-import { delaySchedule } from './delay-schedule';
+import { delaySchedule, type ScheduleItem } from './delay-schedule';
 
 const shard = shardKeys(new QueueKeys('p', 'd', 4), 3);
 
@@ -34,17 +34,23 @@ describe('delay-claim protocol', () => {
 
 describe('delay-schedule protocol', () => {
   it('sends five arguments per task and reads one result each, with the state of a kept task', () => {
-    const tasks = [
-      { id: 'a', json: '1', time: ['in', 10] as ['in', number], replace: true },
-      { id: 'b', json: '2', time: ['at', 7] as ['at', number], replace: false },
+    const tasks: ScheduleItem[] = [
+      { id: 'a', json: '1', time: ['in', 10], onExists: 'replace' },
+      { id: 'b', json: '2', time: ['at', 7], onExists: 'keep' },
+      { id: 'c', json: '3', time: ['in', 5], onExists: 'later' },
     ];
-    expect(delaySchedule.args(tasks, shard)).toEqual(['a', '1', 'in', 10, '1', 'b', '2', 'at', 7, '0']);
-    expect(delaySchedule.decode([100, 7, 1, 110, '', 0, 50, 'active'], tasks, [])).toEqual({
+    expect(delaySchedule.args(tasks, shard)).toEqual([
+      ...['a', '1', 'in', 10, 'replace'],
+      ...['b', '2', 'at', 7, 'keep'],
+      ...['c', '3', 'in', 5, 'later'],
+    ]);
+    expect(delaySchedule.decode([100, 7, 1, 110, '', 0, 50, 'active', 1, 105, ''], tasks, [])).toEqual({
       serverNow: 100,
       head: 7,
       results: [
-        { created: true, runAt: 110 },
-        { created: false, runAt: 50, state: 'active' },
+        { changed: true, runAt: 110 },
+        { changed: false, runAt: 50, state: 'active' },
+        { changed: true, runAt: 105 },
       ],
     });
   });

@@ -1,46 +1,44 @@
--- Schedules (or replaces) tasks by id, in the order given.
+-- Schedules tasks by id, in the order given; each says what to do when a task of its id exists.
 -- Input:
 --   KEYS[1] due zset (id -> run at)  KEYS[2] active zset (id -> lease end)  KEYS[3] data hash (id -> json)
 --   KEYS[4] dead zset  KEYS[5] stats hash  KEYS[6] errors hash
 --   KEYS[7] runs hash (id -> '<attempts>:<fencing token>:<run at of the latest delivery>', once delivered)
---   ARGV    per task: id, payload json, 'at' | 'in', ms, replace '1' | '0'
--- Output: {now, earliest run time of the shard, then per task: created 1 | kept 0, runAt, state of a kept task or ''}
+--   ARGV    per task: id, payload json, 'at' | 'in', ms, when the id exists 'replace' | 'keep' | 'earlier' | 'later'
+-- Output: {now, earliest run time of the shard, then per task: written 1 | kept 0, runAt, state of a kept task or ''}
 local dueKey, activeKey, dataKey, deadKey, statsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local errorsKey, runsKey = KEYS[6], KEYS[7]
 --- @include "now"
 local now = serverNow()
 local out = {now, 0}
-local created = 0
+local written = 0
 for a = 1, #ARGV, 5 do
-  local id = ARGV[a]
+  local id, onExists = ARGV[a], ARGV[a + 4]
   local runAt = tonumber(ARGV[a + 3])
   if ARGV[a + 2] == 'in' then runAt = now + runAt end
-  local kept, replaced = false, false
-  if redis.call('HEXISTS', dataKey, id) == 1 then
-    if ARGV[a + 4] == '0' then
-      kept = true
-      local due = redis.call('ZSCORE', dueKey, id)
-      if due then
-        out[#out + 1] = 0
-        out[#out + 1] = tonumber(due)
-        out[#out + 1] = 'scheduled'
-      else
-        local last = string.match(redis.call('HGET', runsKey, id) or '0:0:0', ':(%d+)$')
-        local state = 'dead'
-        if redis.call('ZSCORE', activeKey, id) then state = 'active' end
-        out[#out + 1] = 0
-        out[#out + 1] = tonumber(last)
-        out[#out + 1] = state
-      end
+  local exists = redis.call('HEXISTS', dataKey, id) == 1
+  local write = true
+  if exists and onExists ~= 'replace' then
+    -- The existing task's time as get() reports it: its due time, else that of its latest delivery.
+    local current, state = redis.call('ZSCORE', dueKey, id), 'scheduled'
+    if current then
+      current = tonumber(current)
     else
-      replaced = true
+      current = tonumber(string.match(redis.call('HGET', runsKey, id) or '0:0:0', ':(%d+)$'))
+      state = 'dead'
+      if redis.call('ZSCORE', activeKey, id) then state = 'active' end
+    end
+    write = (onExists == 'earlier' and runAt < current) or (onExists == 'later' and runAt > current)
+    if not write then
+      out[#out + 1] = 0
+      out[#out + 1] = current
+      out[#out + 1] = state
     end
   end
-  if not kept then
+  if write then
     -- ZADD first: a full Redis refuses a schedule, a replacing one too, before anything is written
     -- (a script whose first write cannot grow memory would be let through).
     redis.call('ZADD', dueKey, runAt, id)
-    if replaced then
+    if exists then
       -- Replacing a running task detaches it: its token goes with its runs entry, so its ack cannot
       -- delete this one; the new task starts with no attempts.
       redis.call('ZREM', activeKey, id)
@@ -49,13 +47,13 @@ for a = 1, #ARGV, 5 do
       redis.call('HDEL', runsKey, id)
     end
     redis.call('HSET', dataKey, id, ARGV[a + 1])
-    created = created + 1
+    written = written + 1
     out[#out + 1] = 1
     out[#out + 1] = runAt
     out[#out + 1] = ''
   end
 end
-if created > 0 then redis.call('HINCRBY', statsKey, 'scheduled', created) end
+if written > 0 then redis.call('HINCRBY', statsKey, 'scheduled', written) end
 local head = redis.call('ZRANGE', dueKey, 0, 0, 'WITHSCORES')
 if #head > 0 then out[2] = tonumber(head[2]) else out[2] = -1 end
 return out

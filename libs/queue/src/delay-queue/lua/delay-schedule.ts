@@ -1,4 +1,4 @@
-import type { TaskState } from '../../interfaces';
+import type { OnExists, TaskState } from '../../interfaces';
 import type { ResolvedTime } from '../../validation/time';
 import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
 
@@ -6,13 +6,14 @@ export interface ScheduleItem {
   id: string;
   json: string;
   time: ResolvedTime;
-  replace: boolean;
+  onExists: OnExists;
 }
 
-export interface ScheduleResult {
-  created: boolean;
+export interface ScheduleItemResult {
+  /** The call wrote the task (created or replaced it); false when it kept the existing one. */
+  changed: boolean;
   runAt: number;
-  /** State of the existing task a `replace: false` schedule kept. */
+  /** State of an existing task the call kept. */
   state?: TaskState;
 }
 
@@ -20,20 +21,20 @@ export interface ScheduleOutcome {
   serverNow: number;
   /** The shard's earliest run time, or -1. */
   head: number;
-  results: ScheduleResult[];
+  results: ScheduleItemResult[];
 }
 
 /** Schedules (or replaces) tasks of one shard, in order (see delay-schedule.lua). */
 export const delaySchedule: ScriptProtocol<'delay-schedule', ScheduleItem[], ScheduleOutcome> = {
   script: 'delay-schedule',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs']),
-  args: (tasks) => tasks.flatMap(({ id, json, time, replace }) => [id, json, time[0], time[1], replace ? '1' : '0']),
+  args: (tasks) => tasks.flatMap(({ id, json, time, onExists }) => [id, json, time[0], time[1], onExists]),
   decode: (reply) => {
     const values = reply as (number | string)[];
-    const results: ScheduleResult[] = [];
+    const results: ScheduleItemResult[] = [];
     for (let i = 2; i < values.length; i += 3) {
       results.push({
-        created: values[i] === 1,
+        changed: values[i] === 1,
         runAt: values[i + 1] as number,
         ...(values[i + 2] ? { state: values[i + 2] as TaskState } : {}),
       });
