@@ -68,4 +68,48 @@ describe('DelayQueueStore reply decoding (real redis-server)', () => {
     });
     expect(dead.diedAt).toBeGreaterThanOrEqual(serverNow);
   });
+
+  it("keeps a debounced task's window through a traced move, and its claim hands out the payload without it", async () => {
+    const tasks = store();
+    const carrier = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const debounced = { onExists: 'replace' as const, maxWaitMs: 1_800_000 };
+    const { results } = await tasks.schedule(0, [
+      { id: 'd', json: `0,"${carrier}",{"n":1}`, time: ['in', 600_000], ...debounced },
+    ]);
+    const opened = results[0].runAt - 600_000;
+    await tasks.move(0, 'd', 'at', opened + 7_200_000, carrier.replace('-01', '-00'));
+    const capped = await tasks.schedule(0, [
+      { id: 'd', json: '{"n":2}', time: ['at', opened + 3_600_000], ...debounced },
+    ]);
+    expect(capped.results).toEqual([{ changed: true, runAt: opened + 1_800_000 }]);
+    await tasks.move(0, 'd', 'at', 0, carrier);
+    expect(await tasks.get(0, 'd')).toMatchObject({ state: 'scheduled', json: `1,${opened},0,"${carrier}",{"n":2}` });
+    const [claimed] = (await tasks.claim(0, 10)).tasks;
+    expect(claimed.json).toBe(`0,"${carrier}",{"n":2}`);
+    expect(await tasks.get(0, 'd')).toMatchObject({ state: 'active', json: claimed.json });
+  });
+
+  it('stores the window of a debounced task in its payload, about 16 bytes a task', async () => {
+    const count = 1000;
+    const bytesPerTask = async (maxWaitMs?: number) => {
+      const tasks = store();
+      const items = Array.from({ length: count }, (_, i) => ({
+        id: `task-${i}`,
+        json: JSON.stringify({ pet: `pet-${i}`, meal: 'kibble', due: 1_764_000_000_000 + i }),
+        time: ['in', 3_600_000] as ['in', number],
+        onExists: 'replace' as const,
+        maxWaitMs,
+      }));
+      await tasks.schedule(0, items);
+      let bytes = 0;
+      for (const kind of ['due', 'data'] as const)
+        bytes += Number(await harness.redis.call('MEMORY', 'USAGE', tasks.keys.key(0, kind), 'SAMPLES', '0'));
+      return bytes / count;
+    };
+    const plain = await bytesPerTask();
+    const debounced = await bytesPerTask(1_800_000);
+    // '1,<13 digits>,' in front of the payload: 16 bytes (a hash of its own would cost about 64 a task).
+    expect(debounced - plain).toBeGreaterThan(0);
+    expect(debounced - plain).toBeLessThanOrEqual(24);
+  });
 });

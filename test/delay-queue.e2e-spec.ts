@@ -194,6 +194,60 @@ describe('DelayQueue (real redis-server)', () => {
     expect(await queue.stats()).toMatchObject({ scheduled: 2, active: 0, dead: 0 });
   });
 
+  it('debounces: each schedule of the id moves the task, never past maxWaitMs after the schedule that created it', async () => {
+    const { queue } = await start(uniquePrefix(), {}, { consumer: false });
+    const debounce = { maxWaitMs: 1_800_000 };
+    const first = await queue.schedule({ petId: 'a' }, { id: 'd', delayMs: 600_000, debounce });
+    expect(first.changed).toBe(true);
+    // Redis' time when the window opened: the first delay was within it.
+    const opened = first.runAt - 600_000;
+    const moved = (petId: string, runAt: number) => queue.schedule({ petId }, { id: 'd', runAt, debounce });
+    expect(await moved('b', opened + 1_500_000)).toEqual({ id: 'd', runAt: opened + 1_500_000, changed: true });
+    expect(await moved('c', opened + 3_600_000)).toEqual({ id: 'd', runAt: opened + 1_800_000, changed: true });
+    expect(await queue.get('d')).toMatchObject({
+      state: 'scheduled',
+      runAt: opened + 1_800_000,
+      payload: { petId: 'c' },
+    });
+    expect(await moved('d', opened + 60_000)).toEqual({ id: 'd', runAt: opened + 60_000, changed: true });
+    // A move keeps the window: it is the task's, from the schedule that created it.
+    await queue.reschedule('d', { runAt: opened + 7_200_000 });
+    expect(await moved('e', opened + 3_600_000)).toEqual({ id: 'd', runAt: opened + 1_800_000, changed: true });
+    expect(await queue.get('d')).toMatchObject({ runAt: opened + 1_800_000, payload: { petId: 'e' } });
+
+    // The schedule that creates a task is held to its window too.
+    const capped = await queue.schedule(
+      { petId: 'f' },
+      { id: 'c', delayMs: 3_600_000, debounce: { maxWaitMs: 60_000 } },
+    );
+    expect(capped.runAt).toBeLessThan(Date.now() + 600_000);
+  });
+
+  it('opens a new debounce window once the task was claimed or cancelled', async () => {
+    const { queue } = await start(uniquePrefix(), { leaseMs: 60_000 }, { consumer: false });
+    const debounce = { maxWaitMs: 1_800_000 };
+    const redisNow = async () => {
+      const [seconds, micros] = await harness.redis.time();
+      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    };
+    for (const end of ['claim', 'cancel'] as const) {
+      const id = `after-${end}`;
+      const first = await queue.schedule({ petId: 'a' }, { id, debounce });
+      if (end === 'claim') expect((await queue.store.claim(queue.shard(id), 10)).tasks.map((t) => t.id)).toEqual([id]);
+      else expect(await queue.cancel(id)).toBe(true);
+      // The next window must open later than the first did, to be told apart from it.
+      await pollUntil(async () => (await redisNow()) > first.runAt, "Redis' clock past the first window's start");
+      const second = await queue.schedule({ petId: 'b' }, { id, delayMs: 600_000, debounce });
+      const opened = second.runAt - 600_000;
+      expect(opened).toBeGreaterThan(first.runAt);
+      expect(await queue.schedule({ petId: 'c' }, { id, runAt: opened + 3_600_000, debounce })).toEqual({
+        id,
+        runAt: opened + 1_800_000,
+        changed: true,
+      });
+    }
+  });
+
   it("wakes a sleeping poller when onExists moves a task before its shard's earliest", async () => {
     const { queue } = await start(uniquePrefix(), { shards: 1, leaseMs: 60_000 }, { idlePollMs: 30_000 });
     await queue.schedule({ petId: 'late' }, { id: 'meal', delayMs: 3_600_000 });
@@ -206,7 +260,7 @@ describe('DelayQueue (real redis-server)', () => {
     expect(feeder.tasks[1]).toMatchObject({ id: 'meal', payload: { petId: 'soon' } });
   });
 
-  it('refuses onExists that is misspelt, wrong or contradicts replace, writing nothing', async () => {
+  it('refuses onExists and debounce that are misspelt, wrong or contradict each other, writing nothing', async () => {
     const prefix = uniquePrefix();
     const { queue } = await start(prefix, {}, { consumer: false });
     const existing = await queue.schedule({ petId: 'a' }, { id: 'x', delayMs: 60_000 });
@@ -225,6 +279,18 @@ describe('DelayQueue (real redis-server)', () => {
         { id: 'x', replace: true, onExists: 'keep' },
         /replace: true is onExists: 'replace' .* contradicts onExists: 'keep'/,
       ],
+      [{ debounce: { maxWaitMs: 1000 } }, /debounce needs an id/],
+      [{ id: 'x', onExists: 'keep', debounce: { maxWaitMs: 1000 } }, /cannot be combined with onExists: 'keep'/],
+      [{ id: 'x', replace: false, debounce: { maxWaitMs: 1000 } }, /cannot be combined with replace: false/],
+      [{ id: 'x', debounce: {} as never }, /debounce.maxWaitMs must be an integer ≥ 0 \(got undefined\)/],
+      [
+        { id: 'x', debounce: { maxWait: 1000 } as never },
+        /debounce.maxWait is not an option \(did you mean debounce.maxWaitMs\?\)/,
+      ],
+      [{ id: 'x', debounce: 1000 as never }, /debounce: expected an options object \{ maxWaitMs\? \}, got 1000/],
+      [{ id: 'x', debounce: { maxWaitMs: '1000' as never } }, /debounce.maxWaitMs must be an integer ≥ 0 \(got "1000"/],
+      [{ id: 'x', debounce: { maxWaitMs: -1 } }, /debounce.maxWaitMs must be an integer ≥ 0 \(got -1\)/],
+      [{ id: 'x', debounce: { maxWaitMs: 1.5 } }, /debounce.maxWaitMs must be an integer ≥ 0 \(got 1.5\)/],
     ];
     for (const [options, text] of refused) {
       const scheduling = queue.schedule({ petId: 'b' }, options);

@@ -124,7 +124,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   /**
    * Schedules a task at `runAt` or after `delayMs` (Redis time); neither means now. An existing task with
    * the same id is replaced (new payload, new time), or kept, or either by whichever time is earlier or
-   * later (`onExists`). The result says the task's time now, and whether this call changed it.
+   * later (`onExists`); `debounce` pushes it back on each schedule, never past `maxWaitMs` after the one
+   * that created it. The result says the task's time now, and whether this call changed it.
    */
   async schedule(payload: T, options: ScheduleOptions = {}): Promise<ScheduleResult> {
     assertCallOptions('schedule(payload, options)', options, CALL_OPTIONS.schedule);
@@ -132,7 +133,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     const time = resolveTime(options);
     const onExists = options.onExists ?? (options.replace === false ? 'keep' : 'replace');
     const json = this.codec.encode(payload);
-    const add = (stored: string) => this.scheduler.add(this.shard(id), { id, json: stored, time, onExists });
+    const maxWaitMs = options.debounce?.maxWaitMs;
+    const add = (stored: string) => this.scheduler.add(this.shard(id), { id, json: stored, time, onExists, maxWaitMs });
     const result = this.tracer
       ? await this.tracer.send('schedule', { 'messaging.message.id': id }, (carrier) =>
           add(carrier === undefined ? json : withCarrier(carrier, json)),

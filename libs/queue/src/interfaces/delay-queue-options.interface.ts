@@ -74,6 +74,15 @@ export interface TaskTime {
  */
 export type OnExists = 'replace' | 'keep' | 'earlier' | 'later';
 
+/** A debounced schedule's bound (see `ScheduleOptions.debounce`). */
+export interface DebounceOptions {
+  /**
+   * How long, at most, after the schedule that created the task it falls due: each later schedule of the
+   * id moves the task to its new time, but never past this. Its delivery (or a cancel) ends the window.
+   */
+  maxWaitMs: number;
+}
+
 export interface ScheduleOptions extends TaskTime {
   /** Business id making the task addressable; generated when absent. */
   id?: string;
@@ -81,6 +90,8 @@ export interface ScheduleOptions extends TaskTime {
   onExists?: OnExists;
   /** `false` is `onExists: 'keep'`, `true` is `'replace'` (the older spelling); given with onExists, they must agree. */
   replace?: boolean;
+  /** Each schedule of the id pushes the task back, never past `maxWaitMs` after the one that created it; needs an id. */
+  debounce?: DebounceOptions;
 }
 
 export interface ScheduledTask {

@@ -22,8 +22,12 @@ export function carrierAt(text: string, from: number): string | undefined {
   return text.slice(from + 3, text.indexOf('"', from + 3));
 }
 
-/** The JSON of a stored task payload (a DelayQueue data hash value). */
+/**
+ * The JSON of a stored task payload (a DelayQueue data hash value), which a debounced task not yet
+ * claimed leads with `1,<ms its window opened>,` (see includes/debounce-window.lua).
+ */
 export function storedJson(text: string): string {
-  const from = jsonFrom(text, 0);
+  const windowed = text.charCodeAt(0) === 49 && text.charCodeAt(1) === 44;
+  const from = jsonFrom(text, windowed ? text.indexOf(',', 2) + 1 : 0);
   return from === 0 ? text : text.slice(from);
 }

@@ -2,6 +2,7 @@ import { Allow, IsIn, IsInt, IsString, Max, Min } from 'class-validator';
 
 import type { DelayQueue } from '../delay-queue/delay-queue';
 import type {
+  DebounceOptions,
   MissedTicks,
   ObliterateOptions,
   OnExists,
@@ -51,15 +52,36 @@ class ScheduleOptionsRules
   @Given()
   @IsTrueOrFalse()
   replace?: boolean;
+
+  /** Checked by `scheduleChecks`, as DebounceOptionsRules say. */
+  @Given()
+  @Allow()
+  debounce?: DebounceOptions;
 }
 
-const scheduleChecks: Checks<ScheduleOptionsRules> = ({ onExists, replace }) =>
-  onExists !== undefined && replace !== undefined && onExists !== (replace ? 'replace' : 'keep')
-    ? [
-        `replace: ${replace} is onExists: '${replace ? 'replace' : 'keep'}' in its older spelling, ` +
-          `which contradicts onExists: '${onExists}'; give onExists alone`,
-      ]
-    : [];
+class DebounceOptionsRules implements DebounceOptions, SameKeys<DebounceOptions, DebounceOptionsRules> {
+  @IsInt()
+  @Min(0)
+  maxWaitMs!: number;
+}
+
+const scheduleChecks: Checks<ScheduleOptionsRules> = ({ id, onExists, replace, debounce }) => {
+  const problems: string[] = [];
+  if (onExists !== undefined && replace !== undefined && onExists !== (replace ? 'replace' : 'keep'))
+    problems.push(
+      `replace: ${replace} is onExists: '${replace ? 'replace' : 'keep'}' in its older spelling, ` +
+        `which contradicts onExists: '${onExists}'; give onExists alone`,
+    );
+  if (debounce === undefined) return problems;
+  if (id === undefined)
+    problems.push('debounce needs an id, the task each schedule of it pushes back (a generated id never comes twice)');
+  if (onExists !== undefined && onExists !== 'replace')
+    problems.push(`debounce replaces the task of its id, so it cannot be combined with onExists: '${onExists}'`);
+  else if (replace === false)
+    problems.push('debounce replaces the task of its id, so it cannot be combined with replace: false');
+  problems.push(...callOptionProblems({ rules: DebounceOptionsRules }, debounce, 'debounce'));
+  return problems;
+};
 
 class PageOptionsRules implements PageOptions, SameKeys<PageOptions, PageOptionsRules> {
   @Given()

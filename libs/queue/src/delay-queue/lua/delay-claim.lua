@@ -15,6 +15,7 @@ local errorsKey, runsKey, repeatsKey = KEYS[6], KEYS[7], KEYS[8]
 local now = serverNow()
 --- @include "sliced"
 --- @include "trim-dead-letters"
+--- @include "debounce-window"
 -- Dead letters forgotten per call beyond capacity.
 local DEAD_TRIM_STEP = 500
 local limit, lease = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -73,13 +74,20 @@ if limit > 0 and #dueHead > 0 and tonumber(dueHead[2]) <= now then
   for i = 1, #due, 2 do ids[#ids + 1] = due[i] end
   sliced('ZREM', dueKey, ids)
   local jsons = sliced('HMGET', dataKey, ids)
-  -- Attempts and tokens live apart from the payload, so a claim never copies or rewrites the payload.
+  -- Attempts and tokens live apart from the payload, so a claim never rewrites the payload, but for a
+  -- debounced task's first: its window ends here.
   local runs = sliced('HMGET', runsKey, ids)
   local repeats = sliced('HMGET', repeatsKey, ids)
-  local started, leased = {}, {}
+  local started, leased, unwindowed = {}, {}, {}
   for i, id in ipairs(ids) do
     local json = jsons[i]
     if json then
+      local opened, stored = debounceWindow(json)
+      if opened then
+        json = stored
+        unwindowed[#unwindowed + 1] = id
+        unwindowed[#unwindowed + 1] = stored
+      end
       local runAt = due[2 * i]
       local attempt = 1
       if runs[i] then attempt = tonumber(string.match(runs[i], '^(%d+):')) + 1 end
@@ -97,6 +105,7 @@ if limit > 0 and #dueHead > 0 and tonumber(dueHead[2]) <= now then
     end
   end
   if claimed > 0 then
+    if #unwindowed > 0 then sliced('HSET', dataKey, unwindowed) end
     sliced('HSET', runsKey, started)
     sliced('ZADD', activeKey, leased)
     redis.call('HINCRBY', statsKey, 'fired', claimed)

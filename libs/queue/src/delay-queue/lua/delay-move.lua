@@ -6,6 +6,7 @@
 -- Output: {1, runAt, now, is the shard's earliest task} | {0, 'missing' | 'active' | 'dead'}
 local dueKey, activeKey, dataKey = KEYS[1], KEYS[2], KEYS[3]
 --- @include "now"
+--- @include "debounce-window"
 local now = serverNow()
 local id = ARGV[1]
 local current = redis.call('ZSCORE', dueKey, id)
@@ -21,10 +22,13 @@ if runAt < 0 then runAt = 0 end
 redis.call('ZADD', dueKey, 'XX', runAt, id)
 if ARGV[4] ~= '' then
   -- A traced payload is '0,"<carrier>",<json>' (see traced-json.ts): one HGET and HSET of one payload.
-  local data = redis.call('HGET', dataKey, id)
+  -- A debounced task keeps its window.
+  local opened, data = debounceWindow(redis.call('HGET', dataKey, id))
   local from = 1
   if string.sub(data, 1, 3) == '0,"' then from = string.find(data, '"', 4, true) + 2 end
-  redis.call('HSET', dataKey, id, '0,"' .. ARGV[4] .. '",' .. string.sub(data, from))
+  local stored = '0,"' .. ARGV[4] .. '",' .. string.sub(data, from)
+  if opened then stored = '1,' .. opened .. ',' .. stored end
+  redis.call('HSET', dataKey, id, stored)
 end
 local head = redis.call('ZRANGE', dueKey, 0, 0)
 local isHead = 0

@@ -1,18 +1,21 @@
 -- Schedules tasks by id, in the order given; each says what to do when a task of its id exists.
 -- Input:
---   KEYS[1] due zset (id -> run at)  KEYS[2] active zset (id -> lease end)  KEYS[3] data hash (id -> json)
+--   KEYS[1] due zset (id -> run at)  KEYS[2] active zset (id -> lease end)
+--   KEYS[3] data hash (id -> payload, a debounced one's with its window: see debounce-window)
 --   KEYS[4] dead zset  KEYS[5] stats hash  KEYS[6] errors hash
 --   KEYS[7] runs hash (id -> '<attempts>:<fencing token>:<run at of the latest delivery>', once delivered)
---   ARGV    per task: id, payload json, 'at' | 'in', ms, when the id exists 'replace' | 'keep' | 'earlier' | 'later'
+--   ARGV    per task: id, payload json, 'at' | 'in', ms, when the id exists 'replace' | 'keep' | 'earlier' | 'later',
+--           debounce's max wait ms or '' (a debounced schedule replaces)
 -- Output: {now, earliest run time of the shard, then per task: written 1 | kept 0, runAt, state of a kept task or ''}
 local dueKey, activeKey, dataKey, deadKey, statsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local errorsKey, runsKey = KEYS[6], KEYS[7]
 --- @include "now"
+--- @include "debounce-window"
 local now = serverNow()
 local out = {now, 0}
 local written = 0
-for a = 1, #ARGV, 5 do
-  local id, onExists = ARGV[a], ARGV[a + 4]
+for a = 1, #ARGV, 6 do
+  local id, json, onExists, maxWait = ARGV[a], ARGV[a + 1], ARGV[a + 4], ARGV[a + 5]
   local runAt = tonumber(ARGV[a + 3])
   if ARGV[a + 2] == 'in' then runAt = now + runAt end
   local exists = redis.call('HEXISTS', dataKey, id) == 1
@@ -35,6 +38,14 @@ for a = 1, #ARGV, 5 do
     end
   end
   if write then
+    if maxWait ~= '' then
+      -- A window stays open until the task's first claim (or its cancel, or a schedule that is not
+      -- debounced): a schedule that finds none opens one.
+      local opened = now
+      if exists then opened = debounceWindow(redis.call('HGET', dataKey, id)) or now end
+      runAt = math.min(runAt, opened + tonumber(maxWait))
+      json = '1,' .. opened .. ',' .. json
+    end
     -- ZADD first: a full Redis refuses a schedule, a replacing one too, before anything is written
     -- (a script whose first write cannot grow memory would be let through).
     redis.call('ZADD', dueKey, runAt, id)
@@ -46,7 +57,7 @@ for a = 1, #ARGV, 5 do
       redis.call('HDEL', errorsKey, id)
       redis.call('HDEL', runsKey, id)
     end
-    redis.call('HSET', dataKey, id, ARGV[a + 1])
+    redis.call('HSET', dataKey, id, json)
     written = written + 1
     out[#out + 1] = 1
     out[#out + 1] = runAt

@@ -7,6 +7,8 @@ export interface ScheduleItem {
   json: string;
   time: ResolvedTime;
   onExists: OnExists;
+  /** Debounced: the most it may wait after the schedule that opened its window (which replaces). */
+  maxWaitMs?: number;
 }
 
 export interface ScheduleItemResult {
@@ -28,7 +30,15 @@ export interface ScheduleOutcome {
 export const delaySchedule: ScriptProtocol<'delay-schedule', ScheduleItem[], ScheduleOutcome> = {
   script: 'delay-schedule',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs']),
-  args: (tasks) => tasks.flatMap(({ id, json, time, onExists }) => [id, json, time[0], time[1], onExists]),
+  args: (tasks) =>
+    tasks.flatMap(({ id, json, time, onExists, maxWaitMs }) => [
+      id,
+      json,
+      time[0],
+      time[1],
+      onExists,
+      maxWaitMs === undefined ? '' : maxWaitMs,
+    ]),
   decode: (reply) => {
     const values = reply as (number | string)[];
     const results: ScheduleItemResult[] = [];
