@@ -63,7 +63,7 @@ export const tracingScenario: Scenario = {
       { messages, groups: GROUPS, inFlight: IN_FLIGHT, perGroup, total, batch: BATCH, concurrency: CONCURRENCY },
     )
       .contender(PUSH_OFF, 'FixedQueue.push, tracing off')
-      .contender(PUSH_ON, 'FixedQueue.push, tracing on: a PRODUCER span per push, its context stored')
+      .contender(PUSH_ON, 'FixedQueue.push, tracing on: a send span per script call, its context stored')
       .contender(PUSH_SAMPLED, `FixedQueue.push, tracing on, the SDK sampling ${SAMPLED_RATIO * 100} % of traces`)
       .contender(CONSUME_OFF, '@BatchConsumer, tracing off')
       .contender(CONSUME_ON, '@BatchConsumer, tracing on: a process span per batch, a link per message')

@@ -90,9 +90,10 @@ export class FixedQueueStore {
     return invoke(this.scripts, protocol, this.shards[shard], input, sending);
   }
 
-  async push(shard: number, groups: GroupPush[]): Promise<PushOutcome> {
+  /** `carrier`: a traced call's trace context, for the messages that carry none of their own. */
+  async push(shard: number, groups: GroupPush[], carrier = ''): Promise<PushOutcome> {
     const { capacity, batchSize, maxWaitMs, waitForReplicas } = this.options;
-    const input = { capacity, batchSize, maxWaitMs, mode: this.mode, groups };
+    const input = { capacity, batchSize, maxWaitMs, mode: this.mode, carrier, groups };
     return this.call(fixedPush, shard, input, waitForReplicas ? { replicas: waitForReplicas } : 'now');
   }
 

@@ -1,24 +1,22 @@
-import type { FixedQueueStore, GroupPush, PushOutcome } from './fixed-queue.store';
+import type { GroupPush, PushOutcome } from './fixed-queue.store';
 import { MAX_BYTES_PER_CALL, MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
 
 /** Groups named `<shard>/<name>` live on that shard. */
 const shardOf = (group: string) => Number(group.split('/')[0]);
 
 /**
- * A coalescer over a store that records each call and answers with `evicted(groups)` per group;
+ * A coalescer whose calls are recorded and answers with `evicted(groups)` per group;
  * `refuse` makes the calls of a shard fail.
  */
 function coalescer(evicted: (groups: GroupPush[]) => number[] = (groups) => groups.map(() => 0), refuse?: number) {
   const calls: { shard: number; groups: GroupPush[] }[] = [];
   const pushed: { shard: number; groups: GroupPush[]; outcome: PushOutcome }[] = [];
-  const store = {
-    async push(shard: number, groups: GroupPush[]): Promise<PushOutcome> {
-      calls.push({ shard, groups: groups.map(({ group, messages }) => ({ group, messages: [...messages] })) });
-      if (shard === refuse) throw new Error(`shard ${shard} refused`);
-      return { serverNow: 1000, wakeAt: -1, evicted: evicted(groups) };
-    },
-  } as unknown as FixedQueueStore;
-  const pushes = new PushCoalescer(store, shardOf, (shard, outcome, _sentAt, groups) =>
+  const write = async (shard: number, groups: GroupPush[]): Promise<PushOutcome> => {
+    calls.push({ shard, groups: groups.map(({ group, messages }) => ({ group, messages: [...messages] })) });
+    if (shard === refuse) throw new Error(`shard ${shard} refused`);
+    return { serverNow: 1000, wakeAt: -1, evicted: evicted(groups) };
+  };
+  const pushes = new PushCoalescer(write, shardOf, (shard, outcome, _sentAt, groups) =>
     pushed.push({ shard, groups: groups.map(({ group, messages }) => ({ group, messages })), outcome }),
   );
   return { pushes, calls, pushed };
@@ -144,14 +142,12 @@ describe('PushCoalescer: one flush, script calls each Redis runs quickly', () =>
   it("holds a shard's pushes while its call is out and sends them as one call when it answers", async () => {
     const answers: (() => void)[] = [];
     const calls: string[][] = [];
-    const store = {
-      push: (_shard: number, groups: GroupPush[]) =>
-        new Promise<PushOutcome>((resolve) => {
-          calls.push(groups.flatMap((g) => g.messages));
-          answers.push(() => resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) }));
-        }),
-    } as unknown as FixedQueueStore;
-    const pushes = new PushCoalescer(store, shardOf, () => undefined);
+    const write = (_shard: number, groups: GroupPush[]) =>
+      new Promise<PushOutcome>((resolve) => {
+        calls.push(groups.flatMap((g) => g.messages));
+        answers.push(() => resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) }));
+      });
+    const pushes = new PushCoalescer(write, shardOf, () => undefined);
     const first = pushes.add('0/a', 'a1', 2);
     await new Promise(setImmediate);
     const later = [pushes.add('0/a', 'a2', 2)];
@@ -170,15 +166,13 @@ describe('PushCoalescer: one flush, script calls each Redis runs quickly', () =>
 
   it('sends held pushes anyway once the call before them is out for 20 ms', async () => {
     const calls: string[][] = [];
-    const store = {
-      push: (_shard: number, groups: GroupPush[]) => {
-        calls.push(groups.flatMap((g) => g.messages));
-        return calls.length === 1
-          ? new Promise<PushOutcome>(() => undefined)
-          : Promise.resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) });
-      },
-    } as unknown as FixedQueueStore;
-    const pushes = new PushCoalescer(store, shardOf, () => undefined);
+    const write = (_shard: number, groups: GroupPush[]) => {
+      calls.push(groups.flatMap((g) => g.messages));
+      return calls.length === 1
+        ? new Promise<PushOutcome>(() => undefined)
+        : Promise.resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) });
+    };
+    const pushes = new PushCoalescer(write, shardOf, () => undefined);
     void pushes.add('0/a', 'a1', 2);
     await new Promise(setImmediate);
     const sentAt = Date.now();
@@ -189,26 +183,24 @@ describe('PushCoalescer: one flush, script calls each Redis runs quickly', () =>
 });
 
 describe('PushCoalescer at shutdown', () => {
-  /** A store whose calls wait until `answer()`; every call's messages are recorded. */
-  function slowStore() {
+  /** Calls that wait until `answer()`; every call's messages are recorded. */
+  function slowWrites() {
     const calls: string[][] = [];
     const answers: (() => void)[] = [];
-    const store = {
-      push: (_shard: number, groups: GroupPush[]) =>
-        new Promise<PushOutcome>((resolve) => {
-          calls.push(groups.flatMap((g) => g.messages));
-          answers.push(() => resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) }));
-        }),
-    } as unknown as FixedQueueStore;
+    const write = (_shard: number, groups: GroupPush[]) =>
+      new Promise<PushOutcome>((resolve) => {
+        calls.push(groups.flatMap((g) => g.messages));
+        answers.push(() => resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) }));
+      });
     const answer = async () => {
       while (answers.length > 0) answers.shift()!();
       await new Promise(setImmediate);
     };
-    return { pushes: new PushCoalescer(store, shardOf, () => undefined), calls, answer };
+    return { pushes: new PushCoalescer(write, shardOf, () => undefined), calls, answer };
   }
 
   it('drains what it holds, pushes made meanwhile included, and resolves once every call answered', async () => {
-    const { pushes, calls, answer } = slowStore();
+    const { pushes, calls, answer } = slowWrites();
     const first = pushes.add('0/a', 'a1', 2);
     await new Promise(setImmediate);
     // Held back behind the call on its way.
@@ -229,7 +221,7 @@ describe('PushCoalescer at shutdown', () => {
   });
 
   it('once closed, rejects what it still holds and every later push as not sent, and sends nothing more', async () => {
-    const { pushes, calls } = slowStore();
+    const { pushes, calls } = slowWrites();
     void pushes.add('0/a', 'a1', 2);
     await new Promise(setImmediate);
     const held = pushes.add('0/a', 'a2', 2);

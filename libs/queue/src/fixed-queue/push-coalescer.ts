@@ -1,6 +1,6 @@
 import type { PushResult } from '../interfaces';
 import { notSentAtShutdown, type HeldWrites } from '../redis/redis-connection';
-import type { FixedQueueStore, GroupPush, PushOutcome } from './fixed-queue.store';
+import type { GroupPush, PushOutcome } from './fixed-queue.store';
 
 /** Shared result of the common case, so a push that evicts nothing allocates no result. */
 const NOTHING_DROPPED: PushResult = Object.freeze({ dropped: 0 });
@@ -60,7 +60,8 @@ export class PushCoalescer implements HeldWrites {
   private holdTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly store: FixedQueueStore,
+    /** Writes one script call (the store's `push`, in a send span when the queue traces). */
+    private readonly writeCall: (shard: number, groups: GroupPush[]) => Promise<PushOutcome>,
     private readonly shardOf: (group: string) => number,
     private readonly onPushed: (shard: number, outcome: PushOutcome, sentAt: number, groups: GroupPush[]) => void,
   ) {}
@@ -208,7 +209,7 @@ export class PushCoalescer implements HeldWrites {
     if (sent) sent.push(sentAt);
     else this.inFlight.set(shard, [sentAt]);
     try {
-      outcome = await this.store.push(shard, groups);
+      outcome = await this.writeCall(shard, groups);
     } catch (error) {
       for (const [buffer, first, end] of call)
         for (let r = first; r < end; r++) buffer.resolvers[r](Promise.reject(error));

@@ -11,6 +11,8 @@ export interface FixedPushInput {
   maxWaitMs: number;
   /** '0' unordered, '1' ordered at-most-once, '2' ordered at-least-once. */
   mode: string;
+  /** A trace carrier stored with every message that carries none (traced queues), or ''. */
+  carrier: string;
   groups: GroupPush[];
 }
 
@@ -29,13 +31,14 @@ export const fixedPush: ScriptProtocol<'fixed-push', FixedPushInput, PushOutcome
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held']),
     ...groups.map(({ group }) => shard.group(group)),
   ],
-  args: ({ capacity, batchSize, maxWaitMs, mode, groups }, shard) => [
+  args: ({ capacity, batchSize, maxWaitMs, mode, carrier, groups }, shard) => [
     capacity,
     batchSize,
     maxWaitMs,
     mode,
     // Where a list key's group name starts: the script cuts it out only when the indexes need it.
     shard.group('').length,
+    carrier,
     ...groups.map(({ messages }) => (messages.length === 1 ? messages[0] : '\n' + messages.join('\n'))),
   ],
   decode: (reply, { groups }) => {
