@@ -68,6 +68,18 @@ describe('PushCoalescer', () => {
     expect(results).toEqual([{ dropped: 0 }, { dropped: 1 }, { dropped: 1 }, { dropped: 3 }]);
   });
 
+  it('counts a pushMany that follows single pushes to its group as one request of all its messages', async () => {
+    const { pushes, calls } = coalescer(() => [3]);
+    const results = await Promise.all([
+      pushes.add('0/g', '1', 1),
+      pushes.add('0/g', '2', 1),
+      pushes.add('0/g', ['3', '4'], 2),
+      pushes.add('0/g', '5', 1),
+    ]);
+    expect(calls.map(({ groups }) => groups)).toEqual([[{ group: '0/g', messages: ['1', '2', '3', '4', '5'] }]]);
+    expect(results).toEqual([{ dropped: 0 }, { dropped: 0 }, { dropped: 2 }, { dropped: 1 }]);
+  });
+
   it('reports each call it wrote with its shard, groups and outcome', async () => {
     const { pushes, pushed } = coalescer((groups) => groups.map((_, i) => i));
     await Promise.all([pushes.add('2/a', 'm', 1), pushes.add('2/b', 'n', 1), pushes.add('3/c', 'o', 1)]);
