@@ -32,7 +32,7 @@ import type { Scripts } from '../redis/scripts';
 import { zscore, type Scored } from '../redis/score-pages';
 import type { FixedQueueStats, GroupListing, GroupSummary, ResolvedFixedQueueOptions } from '../interfaces';
 
-export type { GroupPush, PushOutcome } from './lua/fixed-push';
+export { messageCount, type GroupPush, type PushOutcome } from './lua/fixed-push';
 export type { ClaimedBatch, TakeOutcome } from './lua/claim-reply';
 export type { Acknowledged, AckOutcome, Delivery } from './lua/fixed-ack';
 export type { FailOutcome } from './lua/fixed-fail';

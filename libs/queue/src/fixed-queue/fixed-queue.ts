@@ -28,7 +28,7 @@ import { byShard } from '../utils/by-shard';
 import { newestOfShards } from '../redis/newest-first';
 import { PauseFlag } from '../redis/pause-flag';
 import { WakeHints } from '../redis/wake-hints';
-import { FixedQueueStore, type DeadRecord, type GroupPush, type PushOutcome } from './fixed-queue.store';
+import { FixedQueueStore, messageCount, type DeadRecord, type GroupPush, type PushOutcome } from './fixed-queue.store';
 import { GroupExpiry } from './group-expiry';
 import { MAX_BYTES_PER_CALL, MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
 import { queueLogContext } from '../utils/log-line';
@@ -351,7 +351,10 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   /** One script call of a traced queue: its send span, linked to the creation contexts of its messages. */
   private sendTraced(tracer: QueueTracer, shard: number, groups: GroupPush[]): Promise<PushOutcome> {
     const origins = new CreationContexts();
-    for (const { messages } of groups) for (const message of messages) origins.add(message);
+    for (const { messages } of groups) {
+      if (typeof messages === 'string') origins.add(messages);
+      else for (const message of messages) origins.add(message);
+    }
     return tracer.send('send', origins, { [MESSAGE_COUNT]: origins.count }, (carrier) =>
       this.store.push(shard, groups, carrier),
     );
@@ -363,7 +366,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     let count = 0;
     let dropped = 0;
     for (let i = 0; i < groups.length; i++) {
-      count += groups[i].messages.length;
+      count += messageCount(groups[i].messages);
       const evicted = outcome.evicted[i];
       if (evicted === 0) continue;
       dropped += evicted;

@@ -9,18 +9,25 @@ const shardOf = (group: string) => Number(group.split('/')[0]);
  * `refuse` makes the calls of a shard fail.
  */
 function coalescer(evicted: (groups: GroupPush[]) => number[] = (groups) => groups.map(() => 0), refuse?: number) {
-  const calls: { shard: number; groups: GroupPush[] }[] = [];
-  const pushed: { shard: number; groups: GroupPush[]; outcome: PushOutcome }[] = [];
+  const calls: { shard: number; groups: Written[] }[] = [];
+  const pushed: { shard: number; groups: Written[]; outcome: PushOutcome }[] = [];
   const write = async (shard: number, groups: GroupPush[]): Promise<PushOutcome> => {
-    calls.push({ shard, groups: groups.map(({ group, messages }) => ({ group, messages: [...messages] })) });
+    calls.push({ shard, groups: groups.map(written) });
     if (shard === refuse) throw new Error(`shard ${shard} refused`);
     return { serverNow: 1000, wakeAt: -1, evicted: evicted(groups) };
   };
   const pushes = new PushCoalescer(write, shardOf, (shard, outcome, _sentAt, groups) =>
-    pushed.push({ shard, groups: groups.map(({ group, messages }) => ({ group, messages })), outcome }),
+    pushed.push({ shard, groups: groups.map(written), outcome }),
   );
   return { pushes, calls, pushed };
 }
+
+/** A group's share of a call as written, a lone message included, copied when the call is made. */
+interface Written {
+  group: string;
+  messages: string[];
+}
+const written = ({ group, messages }: GroupPush): Written => ({ group, messages: [messages].flat() });
 
 describe('PushCoalescer', () => {
   it('writes the pushes of one turn with one call per shard, groups and messages in push order', async () => {

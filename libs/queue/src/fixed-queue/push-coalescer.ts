@@ -1,6 +1,6 @@
 import type { PushResult } from '../interfaces';
 import { notSentAtShutdown, type HeldWrites } from '../redis/redis-connection';
-import type { GroupPush, PushOutcome } from './fixed-queue.store';
+import { messageCount, type GroupPush, type PushOutcome } from './fixed-queue.store';
 
 /** Shared result of the common case, so a push that evicts nothing allocates no result. */
 const NOTHING_DROPPED: PushResult = Object.freeze({ dropped: 0 });
@@ -14,12 +14,14 @@ type Settle = (result: PushResult | Promise<never>) => void;
 /** Pushes buffered for one group: parallel arrays, so a push costs no object of its own. */
 interface GroupBuffer {
   group: string;
-  messages: string[];
+  /** The lone message itself while there is one (most groups of a call have one), or all of them. */
+  messages: string | string[];
   /** UTF-8 bytes of the messages: what Redis receives. */
   bytes: number;
   /** Per request, how many messages it brought; undefined while each brought one, as most groups' do. */
   counts: number[] | undefined;
-  resolvers: Settle[];
+  /** How to settle each request: the function alone while there is one request, as most groups have. */
+  resolvers: Settle | Settle[];
 }
 
 /**
@@ -91,26 +93,28 @@ export class PushCoalescer implements HeldWrites {
     if (groups === undefined) this.buffers.set(shard, (groups = new Map()));
     const buffer = groups.get(group);
     if (buffer === undefined) {
-      // Literals, not pushes into empty arrays: a group's first request (most are its only one)
-      // then allocates one-slot arrays instead of growing four to 17 slots (about 500 bytes less garbage a
+      // A group's first request (most are its only one) is kept as it came: arrays come with a second,
+      // and a pushMany's is copied to size (growing arrays from empty made about 500 bytes more garbage a
       // push: BENCHMARKS.md, "Earlier runs", push before and after issue #16).
       groups.set(group, {
         group,
-        messages: typeof messages === 'string' ? [messages] : [...messages],
+        messages: typeof messages === 'string' ? messages : [...messages],
         bytes,
         counts: typeof messages === 'string' ? undefined : [messages.length],
-        resolvers: [resolve],
+        resolvers: resolve,
       });
     } else {
+      const held = typeof buffer.messages === 'string' ? (buffer.messages = [buffer.messages]) : buffer.messages;
       if (typeof messages === 'string') {
-        buffer.messages.push(messages);
+        held.push(messages);
         buffer.counts?.push(1);
       } else {
-        for (const message of messages) buffer.messages.push(message);
-        (buffer.counts ??= buffer.resolvers.map(() => 1)).push(messages.length);
+        for (const message of messages) held.push(message);
+        (buffer.counts ??= new Array<number>(requests(buffer)).fill(1)).push(messages.length);
       }
       buffer.bytes += bytes;
-      buffer.resolvers.push(resolve);
+      if (typeof buffer.resolvers === 'function') buffer.resolvers = [buffer.resolvers, resolve];
+      else buffer.resolvers.push(resolve);
     }
     // setImmediate, not nextTick: pushes arriving from several I/O callbacks of one loop turn share a call.
     // Flushing early instead (at a message count) was measured slower: Redis' cost is mostly per group
@@ -143,14 +147,11 @@ export class PushCoalescer implements HeldWrites {
           count = 0;
           bytes = 0;
         }
-        const whole = buffer.messages.length <= MAX_MESSAGES_PER_CALL && buffer.bytes <= MAX_BYTES_PER_CALL;
-        if (
-          whole &&
-          count + buffer.messages.length <= MAX_MESSAGES_PER_CALL &&
-          bytes + buffer.bytes <= MAX_BYTES_PER_CALL
-        ) {
+        const held = messageCount(buffer.messages);
+        const whole = held <= MAX_MESSAGES_PER_CALL && buffer.bytes <= MAX_BYTES_PER_CALL;
+        if (whole && count + held <= MAX_MESSAGES_PER_CALL && bytes + buffer.bytes <= MAX_BYTES_PER_CALL) {
           call.push(buffer);
-          count += buffer.messages.length;
+          count += held;
           bytes += buffer.bytes;
           continue;
         }
@@ -159,10 +160,11 @@ export class PushCoalescer implements HeldWrites {
         // small ones grow past the bound.
         let first = 0;
         let message = 0;
-        for (let r = 0; r < buffer.resolvers.length; r++) {
+        const messages = listOf(buffer.messages);
+        for (let r = 0; r < requests(buffer); r++) {
           const n = countOf(buffer, r);
           let size = 0;
-          for (const end = message + n; message < end; message++) size += Buffer.byteLength(buffer.messages[message]);
+          for (const end = message + n; message < end; message++) size += Buffer.byteLength(messages[message]);
           if (count > 0 && (count + n > MAX_MESSAGES_PER_CALL || bytes + size > MAX_BYTES_PER_CALL)) {
             if (r > first) call.push([buffer, first, r]);
             this.send(shard, call);
@@ -174,7 +176,7 @@ export class PushCoalescer implements HeldWrites {
           count += n;
           bytes += size;
         }
-        call.push(first === 0 ? buffer : [buffer, first, buffer.resolvers.length]);
+        call.push(first === 0 ? buffer : [buffer, first, requests(buffer)]);
       }
       if (call.length > 0) this.send(shard, call);
     }
@@ -207,7 +209,7 @@ export class PushCoalescer implements HeldWrites {
     this.holdTimer = undefined;
     for (const groups of this.buffers.values())
       for (const buffer of groups.values())
-        for (const settle of buffer.resolvers) settle(Promise.reject(notSentAtShutdown('push')));
+        for (let r = 0; r < requests(buffer); r++) settle(buffer, r, Promise.reject(notSentAtShutdown('push')));
     this.buffers.clear();
   }
 
@@ -223,7 +225,7 @@ export class PushCoalescer implements HeldWrites {
           Array.isArray(part)
             ? {
                 group: part[0].group,
-                messages: part[0].messages.slice(offset(part[0], part[1]), offset(part[0], part[2])),
+                messages: listOf(part[0].messages).slice(offset(part[0], part[1]), offset(part[0], part[2])),
               }
             : part,
         )
@@ -237,7 +239,7 @@ export class PushCoalescer implements HeldWrites {
       outcome = await this.writeCall(shard, groups);
     } catch (error) {
       eachPart(call, (buffer, first, end) => {
-        for (let r = first; r < end; r++) buffer.resolvers[r](Promise.reject(error));
+        for (let r = first; r < end; r++) settle(buffer, r, Promise.reject(error));
       });
       return;
     } finally {
@@ -252,7 +254,7 @@ export class PushCoalescer implements HeldWrites {
       for (let r = end - 1; r >= first; r--) {
         const dropped = Math.min(evicted, countOf(buffer, r));
         evicted -= dropped;
-        buffer.resolvers[r](dropped === 0 ? NOTHING_DROPPED : { dropped });
+        settle(buffer, r, dropped === 0 ? NOTHING_DROPPED : { dropped });
       }
     });
     this.onPushed(shard, outcome, sentAt, groups);
@@ -272,8 +274,24 @@ function eachPart(call: Part[], visit: (buffer: GroupBuffer, first: number, end:
   for (let i = 0; i < call.length; i++) {
     const part = call[i];
     if (Array.isArray(part)) visit(part[0], part[1], part[2], i);
-    else visit(part, 0, part.resolvers.length, i);
+    else visit(part, 0, requests(part), i);
   }
+}
+
+/** A buffer's messages as a list, for the rare flush cut between its requests. */
+function listOf(messages: string | string[]): string[] {
+  return typeof messages === 'string' ? [messages] : messages;
+}
+
+/** Requests buffered for the group. */
+function requests(buffer: GroupBuffer): number {
+  return typeof buffer.resolvers === 'function' ? 1 : buffer.resolvers.length;
+}
+
+/** Settles request `r` of the group's buffer. */
+function settle(buffer: GroupBuffer, r: number, result: PushResult | Promise<never>): void {
+  if (typeof buffer.resolvers === 'function') buffer.resolvers(result);
+  else buffer.resolvers[r](result);
 }
 
 /** Messages request `r` of the group's buffer brought. */

@@ -2,7 +2,13 @@ import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
 
 export interface GroupPush {
   group: string;
-  messages: string[];
+  /** Its messages in order: a lone one as itself (most visits bring one: no array to hold), or several. */
+  messages: string | string[];
+}
+
+/** How many messages a group's visit brings. */
+export function messageCount(messages: string | string[]): number {
+  return typeof messages === 'string' ? 1 : messages.length;
 }
 
 export interface FixedPushInput {
@@ -39,7 +45,9 @@ export const fixedPush: ScriptProtocol<'fixed-push', FixedPushInput, PushOutcome
     // Where a list key's group name starts: the script cuts it out only when the indexes need it.
     shard.group('').length,
     carrier,
-    ...groups.map(({ messages }) => (messages.length === 1 ? messages[0] : '\n' + messages.join('\n'))),
+    ...groups.map(({ messages }) =>
+      typeof messages === 'string' ? messages : messages.length === 1 ? messages[0] : '\n' + messages.join('\n'),
+    ),
   ],
   decode: (reply, { groups }) => {
     const [serverNow, wakeAt, ...lost] = reply as number[];
