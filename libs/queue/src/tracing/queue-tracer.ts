@@ -162,8 +162,8 @@ export class QueueTracer {
 
   private carrierOf(context: Otel.SpanContext): string | undefined {
     if (!this.api.isSpanContextValid(context)) return undefined;
-    const flags = context.traceFlags & 0xff;
-    const parent = `00-${context.traceId}-${context.spanId}-${flags < 16 ? '0' : ''}${flags.toString(16)}`;
+    // Of the flags, "sampled" alone is read back (see contextOf): written as such, no number formatted per push.
+    const parent = '00-' + context.traceId + '-' + context.spanId + ((context.traceFlags & 1) === 1 ? '-01' : '-00');
     const state = context.traceState?.serialize();
     // The carrier ends at a quote, and is stored inside one (see traced-json.ts).
     return state && !/["\\]/.test(state) ? parent + state : parent;
