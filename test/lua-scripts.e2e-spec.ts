@@ -31,6 +31,7 @@ describe('fixed-claim-unordered through its protocol (the reads and the script i
       batchSize: 2,
       maxWaitMs: 0,
       mode: '0',
+      carrier: '',
       groups: [{ group: 'a', messages }],
     });
   const taking = (maxAgeMs: number): FixedClaimUnorderedInput => ({
@@ -109,6 +110,7 @@ describe('scripts with the largest batches the library sends', () => {
         batchSize: 128,
         maxWaitMs: 1000,
         mode: '0',
+        carrier: '',
         groups,
       });
       expect(pushed.evicted.every((evicted) => evicted === 0)).toBe(true);

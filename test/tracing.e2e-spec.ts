@@ -1,4 +1,4 @@
-import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type SpanContext } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
   BasicTracerProvider,
@@ -51,7 +51,7 @@ describe('tracing: OpenTelemetry spans with the real SDK', () => {
   });
   afterEach(() => exporter.reset());
 
-  it('a request pushes to three groups and schedules tasks: each batch links to its pushes, tasks continue or link the scheduling trace', async () => {
+  it("a request pushes and schedules: no span per message, a send span per script call in the request's trace, batches and tasks link to or continue the request", async () => {
     const { fixed, delay } = await harness.start({
       root: { tracing: true },
       fixed: [{ name: 'events', ...fast }],
@@ -80,33 +80,31 @@ describe('tracing: OpenTelemetry spans with the real SDK', () => {
     await pollUntil(() => spans('process reminders').length === 1 || undefined, 'task spans');
 
     const { traceId, spanId } = request.spanContext();
-    const pushes = [...spans('push events'), ...spans('pushMany events')];
-    expect(pushes).toHaveLength(4);
-    for (const push of pushes) {
-      expect(push.kind).toBe(SpanKind.PRODUCER);
-      expect(push.spanContext().traceId).toBe(traceId);
-      expect(parentOf(push)).toBe(spanId);
-      expect(push.attributes).toMatchObject({
+    expect(spans('push events')).toEqual([]);
+    expect(spans('pushMany events')).toEqual([]);
+    // The first turn's pushes share a call per shard (two shards), the later push has its own.
+    const sends = spans('send events');
+    expect(sends.length).toBeGreaterThanOrEqual(2);
+    expect(sends.length).toBeLessThanOrEqual(3);
+    expect(sends.reduce((sum, send) => sum + (send.attributes['messaging.batch.message_count'] as number), 0)).toBe(5);
+    for (const send of sends) {
+      expect(send.kind).toBe(SpanKind.PRODUCER);
+      // Every message of the call was created by the request: the call is its child, and links to it.
+      expect(send.spanContext().traceId).toBe(traceId);
+      expect(parentOf(send)).toBe(spanId);
+      expect(linked(send)).toEqual([spanId]);
+      expect(send.attributes).toMatchObject({
         'messaging.system': 'nestjs-redis-queues',
         'messaging.operation.type': 'send',
+        'messaging.operation.name': 'send',
         'messaging.destination.name': 'events',
       });
     }
-    const pushesOf = (group: string) =>
-      pushes
-        .filter((push) => push.attributes['messaging.nestjs_redis_queues.group'] === group)
-        .map((push) => push.spanContext().spanId)
-        .sort();
-    expect(spans('pushMany events')[0].attributes['messaging.batch.message_count']).toBe(2);
 
     const processed = spans('process events');
-    expect(processed.map((span) => span.attributes['messaging.batch.message_count'])).toEqual(
-      expect.arrayContaining([1]),
-    );
     for (const span of processed) {
-      const group = span.attributes['messaging.nestjs_redis_queues.group'] as string;
       expect(span.kind).toBe(SpanKind.CONSUMER);
-      // A new trace, linked to the creation context of every message in it.
+      // A new trace, linked to the creation context of its messages: the request that pushed them.
       expect(span.spanContext().traceId).not.toBe(traceId);
       expect(span.attributes).toMatchObject({
         'messaging.operation.type': 'process',
@@ -114,53 +112,77 @@ describe('tracing: OpenTelemetry spans with the real SDK', () => {
         'messaging.nestjs_redis_queues.attempt': 1,
         'messaging.nestjs_redis_queues.outcome': 'ack',
       });
-      expect(span.links.length).toBeGreaterThan(0);
-      for (const link of linked(span)) expect(pushesOf(group)).toContain(link);
-      for (const link of span.links) expect(link.context.traceId).toBe(traceId);
+      expect(linked(span)).toEqual([spanId]);
+      expect(span.links[0].context.traceId).toBe(traceId);
     }
-    // Every push is linked from the batch that carried its message.
-    expect(processed.flatMap(linked).sort()).toEqual(pushes.map((push) => push.spanContext().spanId).sort());
     // The handler's span is a child of its batch's process span.
     const reports = spans('write report');
     expect(reports).toHaveLength(processed.length);
     expect(reports.map(parentOf).sort()).toEqual(processed.map((span) => span.spanContext().spanId).sort());
 
-    const [scheduledFeed] = spans('schedule feeding');
-    expect(scheduledFeed.attributes['messaging.message.id']).toBe('feed:rex');
+    const [scheduledFeed] = spans('send feeding');
+    expect(spans('schedule feeding')).toEqual([]);
     expect(parentOf(scheduledFeed)).toBe(spanId);
-    // scheduleContext 'parent': the task's span continues the scheduling trace.
+    expect(scheduledFeed.attributes['messaging.batch.message_count']).toBe(1);
+    // scheduleContext 'parent': the task's span continues the request's trace, as a child of the request.
     const [feeding] = spans('process feeding');
     expect(feeding.spanContext().traceId).toBe(traceId);
-    expect(parentOf(feeding)).toBe(scheduledFeed.spanContext().spanId);
+    expect(parentOf(feeding)).toBe(spanId);
     expect(feeding.attributes).toMatchObject({
       'messaging.message.id': 'feed:rex',
       'messaging.nestjs_redis_queues.outcome': 'ack',
     });
-    // By default: a trace of its own, linked to the scheduling span.
+    // By default: a trace of its own, linked to the request.
     const [reminding] = spans('process reminders');
     expect(reminding.spanContext().traceId).not.toBe(traceId);
-    expect(linked(reminding)).toEqual([spans('schedule reminders')[0].spanContext().spanId]);
+    expect(linked(reminding)).toEqual([spanId]);
     // The payloads came back as they were, the stored context aside.
     expect(fed.tasks[0].payload).toEqual({ pet: 'rex' });
   });
 
-  it('batches handed over by an acknowledgement (batchSize 1) link to their own pushes too', async () => {
+  it("pushes outside any trace carry their call's send span: one span for a turn's pushes, linked to the one request among them", async () => {
+    const { fixed } = await harness.start({
+      root: { tracing: true },
+      fixed: [{ name: 'events', shards: 1, maxWaitMs: 60_000 }],
+    });
+    const request = tracer.startSpan('POST /games/g0/events');
+    // One turn: a request's push and 100 made outside any trace, all to the one shard.
+    await Promise.all([
+      context.with(trace.setSpan(ROOT_CONTEXT, request), () => fixed('events').push('g0', { n: -1 })),
+      ...Array.from({ length: 100 }, (_, n) => fixed('events').push(`g${n % 10}`, { n })),
+    ]);
+    request.end();
+    const [send, ...more] = spans('send events');
+    expect(more).toEqual([]);
+    expect(send.attributes['messaging.batch.message_count']).toBe(101);
+    // Messages of several contexts (and of none): a trace of its own, linked to the request.
+    expect(send.parentSpanContext).toBeUndefined();
+    expect(linked(send)).toEqual([request.spanContext().spanId]);
+    const traceparent = (span: { spanContext(): SpanContext }) =>
+      `00-${span.spanContext().traceId}-${span.spanContext().spanId}-01`;
+    const entries = await harness.redis.lrange(fixed('events').store.groupKey(0, 'g0'), 0, -1);
+    expect(entries).toHaveLength(11);
+    expect(entries[0]).toMatch(new RegExp(`^\\[\\d{13},0,"${traceparent(request)}",\\{"n":-1\\}\\]$`));
+    for (const entry of entries.slice(1))
+      expect(entry).toMatch(new RegExp(`^\\[\\d{13},0,"${traceparent(send)}",\\{"n":\\d+\\}\\]$`));
+  });
+
+  it('batches handed over by an acknowledgement (batchSize 1) link to their own requests too', async () => {
     const { fixed } = await harness.start({
       root: { tracing: true },
       fixed: [{ name: 'single', ...fast, batchSize: 1 }],
       providers: [single.consumer],
     });
     // Three pushes, each in a trace of its own, before the consumer's first claim.
-    for (let n = 1; n <= 3; n++) {
-      const request = tracer.startSpan(`request ${n}`);
+    const requests = [1, 2, 3].map((n) => tracer.startSpan(`request ${n}`));
+    for (const [n, request] of requests.entries()) {
       await context.with(trace.setSpan(context.active(), request), () => fixed('single').push('g', { n }));
       request.end();
     }
     await single.untilMessages(3);
     await pollUntil(() => spans('process single').length === 3 || undefined, 'batch spans');
-    const pushes = spans('push single');
     const processed = spans('process single');
-    expect(processed.map((span) => linked(span))).toEqual(pushes.map((push) => [push.spanContext().spanId]));
+    expect(processed.map((span) => linked(span))).toEqual(requests.map((request) => [request.spanContext().spanId]));
   });
 
   it('reschedule stores its own context with the task; get and the consumer see the payload only', async () => {
@@ -177,8 +199,12 @@ describe('tracing: OpenTelemetry spans with the real SDK', () => {
     await reminded.untilTasks(1);
     await pollUntil(() => spans('process reminders').length === 1 || undefined, 'the task span');
     expect(reminded.tasks[0].payload).toEqual({ pet: 'rex' });
+    expect(spans('send reminders')).toHaveLength(1);
     const [moved] = spans('reschedule reminders');
     expect(spans('shift reminders')).toHaveLength(1);
+    // Moved outside any trace: the task's creation context is the last move's span.
+    expect(moved.kind).toBe(SpanKind.PRODUCER);
+    expect(moved.attributes['messaging.message.id']).toBe('later');
     expect(linked(spans('process reminders')[0])).toEqual([moved.spanContext().spanId]);
   });
 
@@ -191,7 +217,7 @@ describe('tracing: OpenTelemetry spans with the real SDK', () => {
     await fixed('flaky').pushMany('g', [{ n: 1 }, { n: 2 }]);
     await flaky.untilMessages(4);
     await pollUntil(() => spans('process flaky').length === 2 || undefined, 'both deliveries');
-    const [push] = spans('pushMany flaky');
+    const [push] = spans('send flaky');
     const [failed, retried] = spans('process flaky').sort(
       (a, b) =>
         (a.attributes['messaging.nestjs_redis_queues.attempt'] as number) -
@@ -210,7 +236,7 @@ describe('tracing: OpenTelemetry spans with the real SDK', () => {
       'messaging.nestjs_redis_queues.attempt': 2,
       'messaging.nestjs_redis_queues.outcome': 'ack',
     });
-    // pushMany stored one context for both messages: one link.
+    // Both messages carry their call's send span: one link.
     for (const span of [failed, retried]) expect(linked(span)).toEqual([push.spanContext().spanId]);
   });
 
@@ -257,8 +283,9 @@ describe('tracing: OpenTelemetry spans with the real SDK', () => {
         new RegExp(`^\\[\\d{13},0,"00-[0-9a-f]{32}-[0-9a-f]{16}-01",${escape(JSON.stringify(messages[n]))}\\]$`),
       ),
     );
-    expect(spans('push plain')).toHaveLength(0);
-    expect(spans('push traced')).toHaveLength(50);
+    expect(spans('send plain')).toHaveLength(0);
+    const sent = spans('send traced').map((span) => span.attributes['messaging.batch.message_count'] as number);
+    expect(sent.reduce((sum, count) => sum + count, 0)).toBe(50);
     const usage = async (name: string) =>
       Number(await harness.redis.call('MEMORY', 'USAGE', listOf(name), 'SAMPLES', '0'));
     const [withTracing, without] = [await usage('traced'), await usage('plain')];

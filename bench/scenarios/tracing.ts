@@ -22,6 +22,11 @@ const DRAIN_TIMEOUT_MS = 120_000;
 const PUSH_OFF = 'push, tracing off';
 const PUSH_ON = 'push, tracing on';
 const PUSH_SAMPLED = 'push, tracing on, 1 in 10 sampled';
+/** Pushes made inside requests' spans, as an HTTP handler's are: each message then carries its request's context. */
+const PUSH_OFF_IN_REQUEST = 'push in a request, tracing off';
+const PUSH_ON_IN_REQUEST = 'push in a request, tracing on';
+/** Requests whose spans the pushes run in, one after another. */
+const REQUESTS = 1000;
 /** Production setups sample: what a push costs when most spans are not recorded. */
 const SAMPLED_RATIO = 0.1;
 const CONSUME_OFF = 'consume, tracing off';
@@ -63,12 +68,21 @@ export const tracingScenario: Scenario = {
       { messages, groups: GROUPS, inFlight: IN_FLIGHT, perGroup, total, batch: BATCH, concurrency: CONCURRENCY },
     )
       .contender(PUSH_OFF, 'FixedQueue.push, tracing off')
-      .contender(PUSH_ON, 'FixedQueue.push, tracing on: a PRODUCER span per push, its context stored')
+      .contender(PUSH_ON, 'FixedQueue.push, tracing on: a send span per script call, its context stored')
       .contender(PUSH_SAMPLED, `FixedQueue.push, tracing on, the SDK sampling ${SAMPLED_RATIO * 100} % of traces`)
+      .contender(
+        PUSH_OFF_IN_REQUEST,
+        `FixedQueue.push inside one of ${REQUESTS.toLocaleString('en')} request spans, tracing off`,
+      )
+      .contender(
+        PUSH_ON_IN_REQUEST,
+        `FixedQueue.push inside one of ${REQUESTS.toLocaleString('en')} request spans, tracing on`,
+      )
       .contender(CONSUME_OFF, '@BatchConsumer, tracing off')
       .contender(CONSUME_ON, '@BatchConsumer, tracing on: a process span per batch, a link per message')
       .ratio('push: tracing on / off', PUSHES, PUSH_ON, PUSH_OFF, { op: '>=', value: 0.7 })
       .ratio(`push: tracing on, ${SAMPLED_RATIO * 100} % sampled / off`, PUSHES, PUSH_SAMPLED, PUSH_OFF)
+      .ratio('push in a request: tracing on / off', PUSHES, PUSH_ON_IN_REQUEST, PUSH_OFF_IN_REQUEST)
       .ratio('consume: tracing on / off', DRAIN, CONSUME_ON, CONSUME_OFF, { op: '>=', value: 0.8 });
 
     const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(discard)] });
@@ -89,8 +103,13 @@ export const tracingScenario: Scenario = {
     // tracks async context through every promise), before any contender, whether its queue traces or not.
     context.with(context.active(), () => undefined);
 
+    const tracer = provider.getTracer('bench');
+    const requests = Array.from({ length: REQUESTS }, (_, n) =>
+      trace.setSpan(context.active(), tracer.startSpan(`GET /games/${n}`)),
+    );
     const push = async (contender: string, count: number, record: boolean) => {
-      const tracing = contender !== PUSH_OFF;
+      const tracing = contender !== PUSH_OFF && contender !== PUSH_OFF_IN_REQUEST;
+      const inRequest = contender === PUSH_OFF_IN_REQUEST || contender === PUSH_ON_IN_REQUEST;
       register(contender === PUSH_SAMPLED ? sampledProvider : provider);
       const server = await ctx.servers.open();
       try {
@@ -102,7 +121,11 @@ export const tracingScenario: Scenario = {
         const queue = fixedQueueOf<GameEvent>(app, 'events');
         const cpu = process.cpuUsage();
         const started = now();
-        await inParallel(count, IN_FLIGHT, (i) => queue.push(`game-${i % GROUPS}`, events[i % GROUPS]));
+        await inParallel(count, IN_FLIGHT, (i) =>
+          inRequest
+            ? context.with(requests[i % REQUESTS], () => queue.push(`game-${i % GROUPS}`, events[i % GROUPS]))
+            : queue.push(`game-${i % GROUPS}`, events[i % GROUPS]),
+        );
         const elapsed = now() - started;
         const nodeCpu = cpuMs(cpu);
         await app.close();
@@ -151,7 +174,7 @@ export const tracingScenario: Scenario = {
     try {
       const warmupGroups = Math.max(1, Math.round(GROUPS / 10));
       await interleave(ctx, [
-        ...[PUSH_OFF, PUSH_ON, PUSH_SAMPLED].map((key) => ({
+        ...[PUSH_OFF, PUSH_ON, PUSH_SAMPLED, PUSH_OFF_IN_REQUEST, PUSH_ON_IN_REQUEST].map((key) => ({
           key,
           round: (_: number, warmup: boolean) => push(key, warmup ? messages / 10 : messages, !warmup),
         })),
@@ -166,7 +189,9 @@ export const tracingScenario: Scenario = {
     }
     recorder.note(
       'The SDK (BasicTracerProvider, BatchSpanProcessor, an exporter that drops the spans, the async-hooks context manager) is registered for every contender; ' +
-        'the queue option `tracing` alone differs. The consume fill pushes every message on its own (not timed), so a traced batch links to 128 contexts, the most there are. ' +
+        'the queue option `tracing` alone differs. ' +
+        `Pushes "in a request" each run inside one of ${REQUESTS.toLocaleString('en')} open request spans (context.with, on and off alike), so each message carries its request's context; the others run outside any span, and their messages carry their send span's. ` +
+        'The consume fill pushes every message on its own (not timed), so a traced batch links to 128 contexts, the most there are. ' +
         'Bytes per message: MEMORY USAGE (SAMPLES 0) of every key of the queue after the fill, over the messages.',
     );
     return recorder.result();

@@ -36,7 +36,7 @@ import { RepeatSchedule } from './repeat-schedule';
 export type { ClaimedTask, ClaimOutcome } from './lua/delay-claim';
 export type { StoredTask } from './lua/delay-get';
 export type { Placement } from './lua/delay-move';
-export type { ScheduleItem, ScheduleItemResult } from './lua/delay-schedule';
+export type { ScheduleItem, ScheduleItemResult, ScheduleOutcome } from './lua/delay-schedule';
 
 /**
  * Bounds on one script call (Redis runs one script at a time: a long one freezes every client). Before

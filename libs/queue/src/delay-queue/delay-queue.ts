@@ -39,14 +39,16 @@ import { newestOfShards } from '../redis/newest-first';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { PauseFlag } from '../redis/pause-flag';
 import { WakeHints } from '../redis/wake-hints';
-import { storedJson, withCarrier } from '../redis/traced-json';
-import { QueueTracer } from '../tracing/queue-tracer';
+import { jsonFrom, storedJson, withCarrier } from '../redis/traced-json';
+import { CreationContexts } from '../tracing/creation-contexts';
+import { MESSAGE_COUNT, QueueTracer } from '../tracing/queue-tracer';
 import {
   DEAD_LETTERS_PER_CHUNK,
   DelayQueueStore,
   type Placement,
   type ScheduleItem,
   type ScheduleItemResult,
+  type ScheduleOutcome,
   type StoredTask,
 } from './delay-queue.store';
 import { RepeatOccurrences } from './repeat-occurrences';
@@ -79,7 +81,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   private readonly pauseFlag: PauseFlag;
   /** @internal Wake-up hints of this queue from this process, its consumers' included. */
   readonly hints: WakeHints;
-  /** Tracing on: schedules and moves are spans, and each task carries the context of its latest. */
+  /** Tracing on: each task carries its creation context (a move replaces it); each schedule call or move is a span. */
   private readonly tracer: QueueTracer | undefined;
   /** Schedules of one event-loop turn share one script call per shard (as pushes do). */
   private readonly scheduler: ShardBatcher<ScheduleItem, ScheduleItemResult>;
@@ -134,12 +136,9 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     const onExists = options.onExists ?? (options.replace === false ? 'keep' : 'replace');
     const json = this.codec.encode(payload);
     const maxWaitMs = options.debounce?.maxWaitMs;
-    const add = (stored: string) => this.scheduler.add(this.shard(id), { id, json: stored, time, onExists, maxWaitMs });
-    const result = this.tracer
-      ? await this.tracer.send('schedule', { 'messaging.message.id': id }, (carrier) =>
-          add(carrier === undefined ? json : withCarrier(carrier, json)),
-        )
-      : await add(json);
+    const carrier = this.tracer?.creation();
+    const stored = carrier === undefined ? json : withCarrier(carrier, json);
+    const result = await this.scheduler.add(this.shard(id), { id, json: stored, time, onExists, maxWaitMs });
     return { id, runAt: result.runAt, changed: result.changed };
   }
 
@@ -425,11 +424,11 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   ): Promise<ScheduledTask | null> {
     this.scheduler.flush();
     const shard = this.shard(id);
-    const placed = this.tracer
-      ? await this.tracer.send(operation, { 'messaging.message.id': id }, (carrier) =>
+    const placed = await (this.tracer === undefined
+      ? this.store.move(shard, id, mode, ms)
+      : this.tracer.sendOne(operation, { 'messaging.message.id': id }, (carrier) =>
           this.store.move(shard, id, mode, ms, carrier),
-        )
-      : await this.store.move(shard, id, mode, ms);
+        ));
     if (placed === 'missing') return null;
     if (typeof placed === 'string') throw new TaskStateError(id, placed);
     this.hint(shard, placed);
@@ -469,7 +468,9 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
 
   private async scheduleCall(shard: number, items: ScheduleItem[]): Promise<ScheduleItemResult[]> {
     const sentAt = Date.now();
-    const { serverNow, head, results } = await this.store.schedule(shard, items);
+    const { serverNow, head, results } = await (this.tracer === undefined
+      ? this.store.schedule(shard, items)
+      : this.sendTraced(this.tracer, shard, items));
     this.connection.clock.observe(serverNow, sentAt);
     if (results.some((result) => result.changed && result.runAt === head))
       this.hint(shard, { runAt: head, serverNow, isHead: true });
@@ -480,6 +481,18 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       });
     }
     return results;
+  }
+
+  /** One schedule call of a traced queue: its send span, linked to the creation contexts of its tasks. */
+  private sendTraced(tracer: QueueTracer, shard: number, items: ScheduleItem[]): Promise<ScheduleOutcome> {
+    const origins = new CreationContexts();
+    for (const item of items) origins.add(item.json);
+    return tracer.send('send', origins, { [MESSAGE_COUNT]: origins.count }, (carrier) => {
+      // Tasks scheduled outside any trace carry this span's context.
+      if (carrier !== undefined)
+        for (const item of items) if (jsonFrom(item.json, 0) === 0) item.json = withCarrier(carrier, item.json);
+      return this.store.schedule(shard, items);
+    });
   }
 
   /** Wakes sleeping pollers (in any process) when a task became its shard's earliest. */

@@ -32,7 +32,7 @@ import type { Scripts } from '../redis/scripts';
 import { zscore, type Scored } from '../redis/score-pages';
 import type { FixedQueueStats, GroupListing, GroupSummary, ResolvedFixedQueueOptions } from '../interfaces';
 
-export type { GroupPush, PushOutcome } from './lua/fixed-push';
+export { messageCount, type GroupPush, type PushOutcome } from './lua/fixed-push';
 export type { ClaimedBatch, TakeOutcome } from './lua/claim-reply';
 export type { Acknowledged, AckOutcome, Delivery } from './lua/fixed-ack';
 export type { FailOutcome } from './lua/fixed-fail';
@@ -90,9 +90,10 @@ export class FixedQueueStore {
     return invoke(this.scripts, protocol, this.shards[shard], input, sending);
   }
 
-  async push(shard: number, groups: GroupPush[]): Promise<PushOutcome> {
+  /** `carrier`: a traced call's trace context, for the messages that carry none of their own. */
+  async push(shard: number, groups: GroupPush[], carrier = ''): Promise<PushOutcome> {
     const { capacity, batchSize, maxWaitMs, waitForReplicas } = this.options;
-    const input = { capacity, batchSize, maxWaitMs, mode: this.mode, groups };
+    const input = { capacity, batchSize, maxWaitMs, mode: this.mode, carrier, groups };
     return this.call(fixedPush, shard, input, waitForReplicas ? { replicas: waitForReplicas } : 'now');
   }
 

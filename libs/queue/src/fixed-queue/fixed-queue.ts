@@ -28,12 +28,13 @@ import { byShard } from '../utils/by-shard';
 import { newestOfShards } from '../redis/newest-first';
 import { PauseFlag } from '../redis/pause-flag';
 import { WakeHints } from '../redis/wake-hints';
-import { FixedQueueStore, type DeadRecord, type GroupPush, type PushOutcome } from './fixed-queue.store';
+import { FixedQueueStore, messageCount, type DeadRecord, type GroupPush, type PushOutcome } from './fixed-queue.store';
 import { GroupExpiry } from './group-expiry';
 import { MAX_BYTES_PER_CALL, MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
 import { queueLogContext } from '../utils/log-line';
 import { withCarrier } from '../redis/traced-json';
-import { ATTRIBUTES, QueueTracer } from '../tracing/queue-tracer';
+import { MESSAGE_COUNT, QueueTracer } from '../tracing/queue-tracer';
+import { CreationContexts } from '../tracing/creation-contexts';
 
 /**
  * Many small bounded queues, one per group: pushes beyond `capacity` evict the group's oldest
@@ -53,7 +54,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   private readonly expiry: GroupExpiry;
   /** @internal Wake-up hints of this queue from this process, its consumers' included. */
   readonly hints: WakeHints;
-  /** Tracing on: pushes are spans, and each message carries the span's context. */
+  /** Tracing on: each message carries its creation context, and each script call is a send span. */
   private readonly tracer: QueueTracer | undefined;
 
   /** @internal Made by Nest (QueueModule), not by the application. */
@@ -78,8 +79,12 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     );
     this.hints = WakeHints.of(connection, this.store.keys.wakeChannel, this.options.shards, settings.idlePollMs);
     this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards, this.hints);
+    this.tracer = (this.options.tracing ?? settings.tracing) ? new QueueTracer(this.name, 'fixed') : undefined;
+    const tracer = this.tracer;
     this.coalescer = new PushCoalescer(
-      this.store,
+      tracer === undefined
+        ? (shard, groups) => this.store.push(shard, groups)
+        : (shard, groups) => this.sendTraced(tracer, shard, groups),
       (group) => shardOf(group, this.options.shards),
       (shard, outcome, sentAt, groups) => {
         connection.clock.observe(outcome.serverNow, sentAt);
@@ -89,7 +94,6 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
       },
     );
     connection.holdsWrites(this.coalescer);
-    this.tracer = (this.options.tracing ?? settings.tracing) ? new QueueTracer(this.name, 'fixed') : undefined;
     this.expiry = new GroupExpiry(
       this.store,
       this.options.shards,
@@ -123,11 +127,10 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    if (this.tracer === undefined) return this.coalescer.add(group, json, Buffer.byteLength(json));
-    return this.tracer.send('push', { [ATTRIBUTES.group]: group }, (carrier) => {
-      const stored = carrier === undefined ? json : withCarrier(carrier, json);
-      return this.coalescer.add(group, stored, Buffer.byteLength(stored));
-    });
+    const carrier = this.tracer?.creation();
+    if (carrier === undefined) return this.coalescer.add(group, json, Buffer.byteLength(json));
+    // The carrier is ASCII: its bytes are its length, and its marker's (`0,"` and `",`) five.
+    return this.coalescer.add(group, withCarrier(carrier, json), Buffer.byteLength(json) + carrier.length + 5);
   }
 
   /** Appends several messages to a group in one atomic write, in order. */
@@ -156,16 +159,11 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
       }
       return this.coalescer.add(group, stored, bytes);
     };
-    if (this.tracer === undefined) return write(encoded, bytes);
-    const attributes = { [ATTRIBUTES.group]: group, 'messaging.batch.message_count': encoded.length };
-    return this.tracer.send('pushMany', attributes, (carrier) =>
-      carrier === undefined
-        ? write(encoded, bytes)
-        : // The carrier is ASCII: its bytes are its length.
-          write(
-            encoded.map((json) => withCarrier(carrier, json)),
-            bytes + encoded.length * withCarrier(carrier, '').length,
-          ),
+    const carrier = this.tracer?.creation();
+    if (carrier === undefined) return write(encoded, bytes);
+    return write(
+      encoded.map((json) => withCarrier(carrier, json)),
+      bytes + encoded.length * (carrier.length + 5),
     );
   }
 
@@ -350,13 +348,25 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     return this.pauseFlag.read();
   }
 
+  /** One script call of a traced queue: its send span, linked to the creation contexts of its messages. */
+  private sendTraced(tracer: QueueTracer, shard: number, groups: GroupPush[]): Promise<PushOutcome> {
+    const origins = new CreationContexts();
+    for (const { messages } of groups) {
+      if (typeof messages === 'string') origins.add(messages);
+      else for (const message of messages) origins.add(message);
+    }
+    return tracer.send('send', origins, { [MESSAGE_COUNT]: origins.count }, (carrier) =>
+      this.store.push(shard, groups, carrier),
+    );
+  }
+
   /** Once per script call, not per push: what a write stored and evicted. */
   private report(outcome: PushOutcome, groups: GroupPush[]): void {
     const dropEvents = this.events.has('messages.dropped');
     let count = 0;
     let dropped = 0;
     for (let i = 0; i < groups.length; i++) {
-      count += groups[i].messages.length;
+      count += messageCount(groups[i].messages);
       const evicted = outcome.evicted[i];
       if (evicted === 0) continue;
       dropped += evicted;

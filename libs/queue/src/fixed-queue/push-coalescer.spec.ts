@@ -1,28 +1,33 @@
-import type { FixedQueueStore, GroupPush, PushOutcome } from './fixed-queue.store';
+import type { GroupPush, PushOutcome } from './fixed-queue.store';
 import { MAX_BYTES_PER_CALL, MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
 
 /** Groups named `<shard>/<name>` live on that shard. */
 const shardOf = (group: string) => Number(group.split('/')[0]);
 
 /**
- * A coalescer over a store that records each call and answers with `evicted(groups)` per group;
+ * A coalescer whose calls are recorded and answers with `evicted(groups)` per group;
  * `refuse` makes the calls of a shard fail.
  */
 function coalescer(evicted: (groups: GroupPush[]) => number[] = (groups) => groups.map(() => 0), refuse?: number) {
-  const calls: { shard: number; groups: GroupPush[] }[] = [];
-  const pushed: { shard: number; groups: GroupPush[]; outcome: PushOutcome }[] = [];
-  const store = {
-    async push(shard: number, groups: GroupPush[]): Promise<PushOutcome> {
-      calls.push({ shard, groups: groups.map(({ group, messages }) => ({ group, messages: [...messages] })) });
-      if (shard === refuse) throw new Error(`shard ${shard} refused`);
-      return { serverNow: 1000, wakeAt: -1, evicted: evicted(groups) };
-    },
-  } as unknown as FixedQueueStore;
-  const pushes = new PushCoalescer(store, shardOf, (shard, outcome, _sentAt, groups) =>
-    pushed.push({ shard, groups: groups.map(({ group, messages }) => ({ group, messages })), outcome }),
+  const calls: { shard: number; groups: Written[] }[] = [];
+  const pushed: { shard: number; groups: Written[]; outcome: PushOutcome }[] = [];
+  const write = async (shard: number, groups: GroupPush[]): Promise<PushOutcome> => {
+    calls.push({ shard, groups: groups.map(written) });
+    if (shard === refuse) throw new Error(`shard ${shard} refused`);
+    return { serverNow: 1000, wakeAt: -1, evicted: evicted(groups) };
+  };
+  const pushes = new PushCoalescer(write, shardOf, (shard, outcome, _sentAt, groups) =>
+    pushed.push({ shard, groups: groups.map(written), outcome }),
   );
   return { pushes, calls, pushed };
 }
+
+/** A group's share of a call as written, a lone message included, copied when the call is made. */
+interface Written {
+  group: string;
+  messages: string[];
+}
+const written = ({ group, messages }: GroupPush): Written => ({ group, messages: [messages].flat() });
 
 describe('PushCoalescer', () => {
   it('writes the pushes of one turn with one call per shard, groups and messages in push order', async () => {
@@ -68,6 +73,18 @@ describe('PushCoalescer', () => {
       pushes.add('0/g', ['4', '5', '6'], 3),
     ]);
     expect(results).toEqual([{ dropped: 0 }, { dropped: 1 }, { dropped: 1 }, { dropped: 3 }]);
+  });
+
+  it('counts a pushMany that follows single pushes to its group as one request of all its messages', async () => {
+    const { pushes, calls } = coalescer(() => [3]);
+    const results = await Promise.all([
+      pushes.add('0/g', '1', 1),
+      pushes.add('0/g', '2', 1),
+      pushes.add('0/g', ['3', '4'], 2),
+      pushes.add('0/g', '5', 1),
+    ]);
+    expect(calls.map(({ groups }) => groups)).toEqual([[{ group: '0/g', messages: ['1', '2', '3', '4', '5'] }]]);
+    expect(results).toEqual([{ dropped: 0 }, { dropped: 0 }, { dropped: 2 }, { dropped: 1 }]);
   });
 
   it('reports each call it wrote with its shard, groups and outcome', async () => {
@@ -144,14 +161,12 @@ describe('PushCoalescer: one flush, script calls each Redis runs quickly', () =>
   it("holds a shard's pushes while its call is out and sends them as one call when it answers", async () => {
     const answers: (() => void)[] = [];
     const calls: string[][] = [];
-    const store = {
-      push: (_shard: number, groups: GroupPush[]) =>
-        new Promise<PushOutcome>((resolve) => {
-          calls.push(groups.flatMap((g) => g.messages));
-          answers.push(() => resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) }));
-        }),
-    } as unknown as FixedQueueStore;
-    const pushes = new PushCoalescer(store, shardOf, () => undefined);
+    const write = (_shard: number, groups: GroupPush[]) =>
+      new Promise<PushOutcome>((resolve) => {
+        calls.push(groups.flatMap((g) => g.messages));
+        answers.push(() => resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) }));
+      });
+    const pushes = new PushCoalescer(write, shardOf, () => undefined);
     const first = pushes.add('0/a', 'a1', 2);
     await new Promise(setImmediate);
     const later = [pushes.add('0/a', 'a2', 2)];
@@ -170,15 +185,13 @@ describe('PushCoalescer: one flush, script calls each Redis runs quickly', () =>
 
   it('sends held pushes anyway once the call before them is out for 20 ms', async () => {
     const calls: string[][] = [];
-    const store = {
-      push: (_shard: number, groups: GroupPush[]) => {
-        calls.push(groups.flatMap((g) => g.messages));
-        return calls.length === 1
-          ? new Promise<PushOutcome>(() => undefined)
-          : Promise.resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) });
-      },
-    } as unknown as FixedQueueStore;
-    const pushes = new PushCoalescer(store, shardOf, () => undefined);
+    const write = (_shard: number, groups: GroupPush[]) => {
+      calls.push(groups.flatMap((g) => g.messages));
+      return calls.length === 1
+        ? new Promise<PushOutcome>(() => undefined)
+        : Promise.resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) });
+    };
+    const pushes = new PushCoalescer(write, shardOf, () => undefined);
     void pushes.add('0/a', 'a1', 2);
     await new Promise(setImmediate);
     const sentAt = Date.now();
@@ -189,26 +202,24 @@ describe('PushCoalescer: one flush, script calls each Redis runs quickly', () =>
 });
 
 describe('PushCoalescer at shutdown', () => {
-  /** A store whose calls wait until `answer()`; every call's messages are recorded. */
-  function slowStore() {
+  /** Calls that wait until `answer()`; every call's messages are recorded. */
+  function slowWrites() {
     const calls: string[][] = [];
     const answers: (() => void)[] = [];
-    const store = {
-      push: (_shard: number, groups: GroupPush[]) =>
-        new Promise<PushOutcome>((resolve) => {
-          calls.push(groups.flatMap((g) => g.messages));
-          answers.push(() => resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) }));
-        }),
-    } as unknown as FixedQueueStore;
+    const write = (_shard: number, groups: GroupPush[]) =>
+      new Promise<PushOutcome>((resolve) => {
+        calls.push(groups.flatMap((g) => g.messages));
+        answers.push(() => resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) }));
+      });
     const answer = async () => {
       while (answers.length > 0) answers.shift()!();
       await new Promise(setImmediate);
     };
-    return { pushes: new PushCoalescer(store, shardOf, () => undefined), calls, answer };
+    return { pushes: new PushCoalescer(write, shardOf, () => undefined), calls, answer };
   }
 
   it('drains what it holds, pushes made meanwhile included, and resolves once every call answered', async () => {
-    const { pushes, calls, answer } = slowStore();
+    const { pushes, calls, answer } = slowWrites();
     const first = pushes.add('0/a', 'a1', 2);
     await new Promise(setImmediate);
     // Held back behind the call on its way.
@@ -229,7 +240,7 @@ describe('PushCoalescer at shutdown', () => {
   });
 
   it('once closed, rejects what it still holds and every later push as not sent, and sends nothing more', async () => {
-    const { pushes, calls } = slowStore();
+    const { pushes, calls } = slowWrites();
     void pushes.add('0/a', 'a1', 2);
     await new Promise(setImmediate);
     const held = pushes.add('0/a', 'a2', 2);

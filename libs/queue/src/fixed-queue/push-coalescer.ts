@@ -1,26 +1,43 @@
 import type { PushResult } from '../interfaces';
 import { notSentAtShutdown, type HeldWrites } from '../redis/redis-connection';
-import type { FixedQueueStore, GroupPush, PushOutcome } from './fixed-queue.store';
+import { messageCount, type GroupPush, type PushOutcome } from './fixed-queue.store';
 
 /** Shared result of the common case, so a push that evicts nothing allocates no result. */
 const NOTHING_DROPPED: PushResult = Object.freeze({ dropped: 0 });
 
+/**
+ * How a request is settled. Only the resolver is kept (a failure resolves it with a rejected promise):
+ * one function less per push held until the reply.
+ */
+type Settle = (result: PushResult | Promise<never>) => void;
+
 /** Pushes buffered for one group: parallel arrays, so a push costs no object of its own. */
 interface GroupBuffer {
   group: string;
-  messages: string[];
+  /** The lone message itself while there is one (most groups of a call have one), or all of them. */
+  messages: string | string[];
   /** UTF-8 bytes of the messages: what Redis receives. */
   bytes: number;
-  /**
-   * Per request: how many messages it brought, and how to settle it. Only the resolver is kept (a
-   * failure resolves it with a rejected promise): one function less per push held until the reply.
-   */
-  counts: number[];
-  resolvers: ((result: PushResult | Promise<never>) => void)[];
+  /** Per request, how many messages it brought; undefined while each brought one, as most groups' do. */
+  counts: number[] | undefined;
+  /** How to settle each request: the function alone while there is one request, as most groups have. */
+  resolvers: Settle | Settle[];
 }
 
-/** A request is never split, so a call holds whole requests: [buffer, first request, end request]. */
-type Slice = [GroupBuffer, number, number];
+/**
+ * The resolver the promise being made handed to `capture`: one executor for every push rather than a
+ * closure (and its context) made per push.
+ */
+let captured: Settle | undefined;
+function capture(resolve: Settle): void {
+  captured = resolve;
+}
+
+/**
+ * A call's share of one group: its whole buffer (the common case: no object of its own, held until the
+ * reply), or, when a big flush is cut, whole requests of it: [buffer, first request, end request].
+ */
+type Part = GroupBuffer | [GroupBuffer, number, number];
 
 /**
  * Bounds on one script call. Redis runs one script at a time, so a long one freezes every client of
@@ -60,42 +77,50 @@ export class PushCoalescer implements HeldWrites {
   private holdTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly store: FixedQueueStore,
+    /** Writes one script call (the store's `push`, in a send span when the queue traces). */
+    private readonly writeCall: (shard: number, groups: GroupPush[]) => Promise<PushOutcome>,
     private readonly shardOf: (group: string) => number,
     private readonly onPushed: (shard: number, outcome: PushOutcome, sentAt: number, groups: GroupPush[]) => void,
   ) {}
 
   add(group: string, messages: string | string[], bytes: number): Promise<PushResult> {
     if (this.closed) return Promise.reject(notSentAtShutdown('push'));
-    return new Promise<PushResult>((resolve) => {
-      const shard = this.shardOf(group);
-      let groups = this.buffers.get(shard);
-      if (groups === undefined) this.buffers.set(shard, (groups = new Map()));
-      const buffer = groups.get(group);
-      const count = typeof messages === 'string' ? 1 : messages.length;
-      if (buffer === undefined) {
-        // Literals, not pushes into empty arrays: a group's first request (most are its only one)
-        // then allocates one-slot arrays instead of growing four to 17 slots (about 500 bytes less garbage a
-        // push: BENCHMARKS.md, "Earlier runs", push before and after issue #16).
-        groups.set(group, {
-          group,
-          messages: typeof messages === 'string' ? [messages] : [...messages],
-          bytes,
-          counts: [count],
-          resolvers: [resolve],
-        });
+    const promise = new Promise<PushResult>(capture);
+    const resolve = captured!;
+    captured = undefined;
+    const shard = this.shardOf(group);
+    let groups = this.buffers.get(shard);
+    if (groups === undefined) this.buffers.set(shard, (groups = new Map()));
+    const buffer = groups.get(group);
+    if (buffer === undefined) {
+      // A group's first request (most are its only one) is kept as it came: arrays come with a second,
+      // and a pushMany's is copied to size (growing arrays from empty made about 500 bytes more garbage a
+      // push: BENCHMARKS.md, "Earlier runs", push before and after issue #16).
+      groups.set(group, {
+        group,
+        messages: typeof messages === 'string' ? messages : [...messages],
+        bytes,
+        counts: typeof messages === 'string' ? undefined : [messages.length],
+        resolvers: resolve,
+      });
+    } else {
+      const held = typeof buffer.messages === 'string' ? (buffer.messages = [buffer.messages]) : buffer.messages;
+      if (typeof messages === 'string') {
+        held.push(messages);
+        buffer.counts?.push(1);
       } else {
-        if (typeof messages === 'string') buffer.messages.push(messages);
-        else for (const message of messages) buffer.messages.push(message);
-        buffer.counts.push(count);
-        buffer.bytes += bytes;
-        buffer.resolvers.push(resolve);
+        for (const message of messages) held.push(message);
+        (buffer.counts ??= new Array<number>(requests(buffer)).fill(1)).push(messages.length);
       }
-      // setImmediate, not nextTick: pushes arriving from several I/O callbacks of one loop turn share a call.
-      // Flushing early instead (at a message count) was measured slower: Redis' cost is mostly per group
-      // per call, so the fewer, larger calls the better.
-      if (!this.scheduled) this.schedule();
-    });
+      buffer.bytes += bytes;
+      if (typeof buffer.resolvers === 'function') buffer.resolvers = [buffer.resolvers, resolve];
+      else buffer.resolvers.push(resolve);
+    }
+    // setImmediate, not nextTick: pushes arriving from several I/O callbacks of one loop turn share a call.
+    // Flushing early instead (at a message count) was measured slower: Redis' cost is mostly per group
+    // per call, so the fewer, larger calls the better.
+    if (!this.scheduled) this.schedule();
+    return promise;
   }
 
   /**
@@ -112,7 +137,7 @@ export class PushCoalescer implements HeldWrites {
         continue;
       }
       this.buffers.delete(shard);
-      let call: Slice[] = [];
+      let call: Part[] = [];
       let count = 0;
       let bytes = 0;
       for (const buffer of groups.values()) {
@@ -122,14 +147,11 @@ export class PushCoalescer implements HeldWrites {
           count = 0;
           bytes = 0;
         }
-        const whole = buffer.messages.length <= MAX_MESSAGES_PER_CALL && buffer.bytes <= MAX_BYTES_PER_CALL;
-        if (
-          whole &&
-          count + buffer.messages.length <= MAX_MESSAGES_PER_CALL &&
-          bytes + buffer.bytes <= MAX_BYTES_PER_CALL
-        ) {
-          call.push([buffer, 0, buffer.counts.length]);
-          count += buffer.messages.length;
+        const held = messageCount(buffer.messages);
+        const whole = held <= MAX_MESSAGES_PER_CALL && buffer.bytes <= MAX_BYTES_PER_CALL;
+        if (whole && count + held <= MAX_MESSAGES_PER_CALL && bytes + buffer.bytes <= MAX_BYTES_PER_CALL) {
+          call.push(buffer);
+          count += held;
           bytes += buffer.bytes;
           continue;
         }
@@ -138,10 +160,11 @@ export class PushCoalescer implements HeldWrites {
         // small ones grow past the bound.
         let first = 0;
         let message = 0;
-        for (let r = 0; r < buffer.counts.length; r++) {
-          const n = buffer.counts[r];
+        const messages = listOf(buffer.messages);
+        for (let r = 0; r < requests(buffer); r++) {
+          const n = countOf(buffer, r);
           let size = 0;
-          for (const end = message + n; message < end; message++) size += Buffer.byteLength(buffer.messages[message]);
+          for (const end = message + n; message < end; message++) size += Buffer.byteLength(messages[message]);
           if (count > 0 && (count + n > MAX_MESSAGES_PER_CALL || bytes + size > MAX_BYTES_PER_CALL)) {
             if (r > first) call.push([buffer, first, r]);
             this.send(shard, call);
@@ -153,7 +176,7 @@ export class PushCoalescer implements HeldWrites {
           count += n;
           bytes += size;
         }
-        call.push([buffer, first, buffer.counts.length]);
+        call.push(first === 0 ? buffer : [buffer, first, requests(buffer)]);
       }
       if (call.length > 0) this.send(shard, call);
     }
@@ -186,32 +209,38 @@ export class PushCoalescer implements HeldWrites {
     this.holdTimer = undefined;
     for (const groups of this.buffers.values())
       for (const buffer of groups.values())
-        for (const settle of buffer.resolvers) settle(Promise.reject(notSentAtShutdown('push')));
+        for (let r = 0; r < requests(buffer); r++) settle(buffer, r, Promise.reject(notSentAtShutdown('push')));
     this.buffers.clear();
   }
 
-  private send(shard: number, call: Slice[]): void {
+  private send(shard: number, call: Part[]): void {
     const writing = this.write(shard, call).finally(() => this.writing.delete(writing));
     this.writing.add(writing);
   }
 
-  private async write(shard: number, call: Slice[]): Promise<void> {
+  private async write(shard: number, call: Part[]): Promise<void> {
     // A whole buffer is its own GroupPush: no object per group in the common case.
-    const groups = call.map(([buffer, first, end]): GroupPush =>
-      first === 0 && end === buffer.counts.length
-        ? buffer
-        : { group: buffer.group, messages: buffer.messages.slice(offset(buffer, first), offset(buffer, end)) },
-    );
+    const groups: GroupPush[] = call.some(Array.isArray)
+      ? call.map((part) =>
+          Array.isArray(part)
+            ? {
+                group: part[0].group,
+                messages: listOf(part[0].messages).slice(offset(part[0], part[1]), offset(part[0], part[2])),
+              }
+            : part,
+        )
+      : (call as GroupBuffer[]);
     let outcome: PushOutcome;
     const sentAt = Date.now();
     const sent = this.inFlight.get(shard);
     if (sent) sent.push(sentAt);
     else this.inFlight.set(shard, [sentAt]);
     try {
-      outcome = await this.store.push(shard, groups);
+      outcome = await this.writeCall(shard, groups);
     } catch (error) {
-      for (const [buffer, first, end] of call)
-        for (let r = first; r < end; r++) buffer.resolvers[r](Promise.reject(error));
+      eachPart(call, (buffer, first, end) => {
+        for (let r = first; r < end; r++) settle(buffer, r, Promise.reject(error));
+      });
       return;
     } finally {
       const sent = this.inFlight.get(shard)!;
@@ -219,13 +248,13 @@ export class PushCoalescer implements HeldWrites {
       if (sent.length === 0) this.inFlight.delete(shard);
       if (this.buffers.size > 0 && !this.scheduled) this.schedule();
     }
-    call.forEach(([buffer, first, end], i) => {
+    eachPart(call, (buffer, first, end, i) => {
       // Pushed one by one, each message arriving at a full group evicts one: the evictions belong to the last ones.
       let evicted = outcome.evicted[i];
       for (let r = end - 1; r >= first; r--) {
-        const dropped = Math.min(evicted, buffer.counts[r]);
+        const dropped = Math.min(evicted, countOf(buffer, r));
         evicted -= dropped;
-        buffer.resolvers[r](dropped === 0 ? NOTHING_DROPPED : { dropped });
+        settle(buffer, r, dropped === 0 ? NOTHING_DROPPED : { dropped });
       }
     });
     this.onPushed(shard, outcome, sentAt, groups);
@@ -240,8 +269,39 @@ export class PushCoalescer implements HeldWrites {
   }
 }
 
+/** Visits each part of a call as its buffer and range of requests. */
+function eachPart(call: Part[], visit: (buffer: GroupBuffer, first: number, end: number, index: number) => void): void {
+  for (let i = 0; i < call.length; i++) {
+    const part = call[i];
+    if (Array.isArray(part)) visit(part[0], part[1], part[2], i);
+    else visit(part, 0, requests(part), i);
+  }
+}
+
+/** A buffer's messages as a list, for the rare flush cut between its requests. */
+function listOf(messages: string | string[]): string[] {
+  return typeof messages === 'string' ? [messages] : messages;
+}
+
+/** Requests buffered for the group. */
+function requests(buffer: GroupBuffer): number {
+  return typeof buffer.resolvers === 'function' ? 1 : buffer.resolvers.length;
+}
+
+/** Settles request `r` of the group's buffer. */
+function settle(buffer: GroupBuffer, r: number, result: PushResult | Promise<never>): void {
+  if (typeof buffer.resolvers === 'function') buffer.resolvers(result);
+  else buffer.resolvers[r](result);
+}
+
+/** Messages request `r` of the group's buffer brought. */
+function countOf(buffer: GroupBuffer, r: number): number {
+  return buffer.counts === undefined ? 1 : buffer.counts[r];
+}
+
 /** Index of the first message of request `r` in the group's buffer. */
 function offset(buffer: GroupBuffer, r: number): number {
+  if (buffer.counts === undefined) return r;
   let index = 0;
   for (let i = 0; i < r; i++) index += buffer.counts[i];
   return index;

@@ -12,13 +12,15 @@ export interface ShardKeys {
 export function shardKeys(keys: QueueKeys, shard: number): ShardKeys {
   // A shard's own keys are named in every call: made once, so that every call writes the same flat string.
   const named = new Map<ShardKeyKind, string>();
+  // A push names a group's list per message: one concatenation, not the four of the whole name.
+  const groups = keys.member(shard, 'g', '');
   return {
     key: (kind) => {
       let key = named.get(kind);
       if (key === undefined) named.set(kind, (key = keys.key(shard, kind)));
       return key;
     },
-    group: (name) => keys.member(shard, 'g', name),
+    group: (name) => groups + name,
   };
 }
 

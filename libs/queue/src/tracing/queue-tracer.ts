@@ -1,6 +1,7 @@
 import type * as Otel from '@opentelemetry/api';
 import { loadOptional } from '../optional-dependency';
 import type { QueueKind } from '../interfaces';
+import { CreationContexts, MAX_LINKS } from './creation-contexts';
 
 /** `messaging.system` of every span, and the tracer's name. */
 export const MESSAGING_SYSTEM = 'nestjs-redis-queues';
@@ -11,13 +12,11 @@ export const ATTRIBUTES = Object.freeze({
   outcome: 'messaging.nestjs_redis_queues.outcome',
   expired: 'messaging.nestjs_redis_queues.expired_count',
 });
-/**
- * Most links of one process span: one per distinct creation context of its messages (a pushMany's
- * share one), the first ones of the batch. The SDK's default span limit is the same.
- */
-export const MAX_LINKS = 128;
+/** Messages a send span's script call wrote (a conventions' attribute). */
+export const MESSAGE_COUNT = 'messaging.batch.message_count';
 
-export type SendOperation = 'push' | 'pushMany' | 'schedule' | 'reschedule' | 'shift';
+/** A coalesced script call of pushes or schedules (`send`), or one move of a task. */
+export type SendOperation = 'send' | 'reschedule' | 'shift';
 /** How a span ended: acknowledged, to be delivered again, dead-lettered, or no longer this consumer's. */
 export type ProcessOutcome = 'ack' | 'retry' | 'dead' | 'failed' | 'lease_lost' | 'abandoned';
 
@@ -25,14 +24,21 @@ export type ProcessOutcome = 'ack' | 'retry' | 'dead' | 'failed' | 'lease_lost' 
  * The spans of one traced queue, per the OpenTelemetry messaging conventions. Built only for a queue
  * with tracing on: `@opentelemetry/api` is loaded then, never otherwise. Spans go to whatever tracer
  * provider the application registered (none: the API's no-op, and nothing is stored).
+ *
+ * A message is not a span of its own: it stores its creation context (the caller's active span, see
+ * `creation`), and each script call that writes messages is one `send` span linked to those contexts.
+ * A push then costs a context lookup, and spans are made per call, not per message.
  */
 export class QueueTracer {
   private readonly api: typeof Otel;
   private readonly tracer: Otel.Tracer;
   private readonly sendKind: Otel.SpanKind;
   private readonly base: Otel.Attributes;
-  /** Per operation, its span's name and fixed attributes: built once, not per push. */
+  /** Per operation, its span's name and fixed attributes: built once, not per call. */
   private readonly sends = new Map<SendOperation, { name: string; attributes: Otel.Attributes }>();
+  /** The span context `creation` saw last, and its carrier: a request's pushes mostly come in a row. */
+  private lastContext: Otel.SpanContext | undefined;
+  private lastCarrier: string | undefined;
 
   constructor(
     private readonly queue: string,
@@ -45,27 +51,53 @@ export class QueueTracer {
   }
 
   /**
-   * A PRODUCER span around one write, a child of the caller's active context: `write` gets the span's
-   * context as a carrier to store (undefined when no SDK records it), and the span ends when the write
-   * settles.
+   * The creation context of a message made now, as the carrier it stores: the caller's active span (a
+   * request's, a handler's). Undefined outside any trace, or when no SDK records one: the message then
+   * takes the context of the send span that writes it.
+   */
+  creation(): string | undefined {
+    const context = this.api.trace.getSpanContext(this.api.context.active());
+    if (context === undefined) return undefined;
+    if (context !== this.lastContext) {
+      this.lastContext = context;
+      this.lastCarrier = this.carrierOf(context);
+    }
+    return this.lastCarrier;
+  }
+
+  /**
+   * A PRODUCER span around one script call that writes messages (the conventions' "send"), linked to the
+   * creation context of each, and a child of it when every message carries that same one (a request
+   * that pushed alone); otherwise the root of a trace of its own. `write` gets the span's carrier for
+   * the messages that carry none (undefined when none does, or no SDK records it); the span ends when
+   * the write settles: it is what is held across the round trip, once per call.
    */
   send<R>(
     operation: SendOperation,
+    origins: CreationContexts,
     attributes: Otel.Attributes,
     write: (carrier: string | undefined) => Promise<R>,
   ): Promise<R> {
+    const { api } = this;
     let send = this.sends.get(operation);
     if (send === undefined) {
       const fixed = { ...this.base, 'messaging.operation.type': 'send', 'messaging.operation.name': operation };
       this.sends.set(operation, (send = { name: `${operation} ${this.queue}`, attributes: Object.freeze(fixed) }));
     }
-    const span = this.tracer.startSpan(send.name, { kind: this.sendKind, attributes: send.attributes });
+    const links: Otel.Link[] = [];
+    for (const carrier of origins.carriers) {
+      const context = this.contextOf(carrier, false);
+      if (context) links.push({ context });
+    }
+    const sole = origins.sole === undefined ? undefined : links[0]?.context;
+    const parent = sole === undefined ? api.ROOT_CONTEXT : api.trace.setSpanContext(api.ROOT_CONTEXT, sole);
+    const span = this.tracer.startSpan(send.name, { kind: this.sendKind, attributes: send.attributes, links }, parent);
     span.setAttributes(attributes);
     let written: Promise<R>;
     try {
-      written = write(this.carrierOf(span.spanContext()));
+      written = write(origins.bare > 0 ? this.carrierOf(span.spanContext()) : undefined);
     } catch (error) {
-      failed(span, error, this.api);
+      failed(span, error, api);
       span.end();
       return Promise.reject(error as Error);
     }
@@ -75,11 +107,26 @@ export class QueueTracer {
         return result;
       },
       (error: unknown) => {
-        failed(span, error, this.api);
+        failed(span, error, api);
         span.end();
         throw error;
       },
     );
+  }
+
+  /**
+   * `send` for one message made now (a task's move): it stores the caller's creation context, or the
+   * span's outside any trace.
+   */
+  sendOne<R>(
+    operation: SendOperation,
+    attributes: Otel.Attributes,
+    write: (carrier: string | undefined) => Promise<R>,
+  ): Promise<R> {
+    const origins = new CreationContexts();
+    const creation = this.creation();
+    origins.addCarrier(creation);
+    return this.send(operation, origins, attributes, (carrier) => write(creation ?? carrier));
   }
 
   /**
@@ -91,7 +138,7 @@ export class QueueTracer {
     const contexts: Otel.SpanContext[] = [];
     for (const carrier of carriers ?? []) {
       if (contexts.length === MAX_LINKS) break;
-      const context = this.contextOf(carrier);
+      const context = this.contextOf(carrier, true);
       if (context) contexts.push(context);
     }
     const parentContext =
@@ -115,8 +162,8 @@ export class QueueTracer {
 
   private carrierOf(context: Otel.SpanContext): string | undefined {
     if (!this.api.isSpanContextValid(context)) return undefined;
-    const flags = context.traceFlags & 0xff;
-    const parent = `00-${context.traceId}-${context.spanId}-${flags < 16 ? '0' : ''}${flags.toString(16)}`;
+    // Of the flags, "sampled" alone is read back (see contextOf): written as such, no number formatted per push.
+    const parent = '00-' + context.traceId + '-' + context.spanId + ((context.traceFlags & 1) === 1 ? '-01' : '-00');
     const state = context.traceState?.serialize();
     // The carrier ends at a quote, and is stored inside one (see traced-json.ts).
     return state && !/["\\]/.test(state) ? parent + state : parent;
@@ -125,15 +172,15 @@ export class QueueTracer {
   /**
    * Undefined for a carrier that is not a traceparent this library wrote. Only its shape is checked
    * (a link per message: the ids' own checks cost more than the rest of the link); of the flags, only
-   * "sampled" is kept.
+   * "sampled" is kept. `remote`: read back from Redis, rather than made in this process.
    */
-  private contextOf(carrier: string): Otel.SpanContext | undefined {
+  private contextOf(carrier: string, remote: boolean): Otel.SpanContext | undefined {
     if (carrier.length < 55 || carrier.charCodeAt(35) !== 45 || carrier.charCodeAt(52) !== 45) return undefined;
     const context: Otel.SpanContext = {
       traceId: carrier.slice(3, 35),
       spanId: carrier.slice(36, 52),
       traceFlags: carrier.charCodeAt(54) & 1,
-      isRemote: true,
+      isRemote: remote,
     };
     if (carrier.length > 55) context.traceState = this.api.createTraceState(carrier.slice(55));
     return context;

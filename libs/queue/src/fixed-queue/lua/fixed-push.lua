@@ -10,7 +10,8 @@
 --   ARGV[1] capacity  ARGV[2] batchSize  ARGV[3] maxWaitMs
 --   ARGV[4] mode: 0 unordered, 1 ordered at-most-once, 2 ordered at-least-once
 --   ARGV[5] length of a list key before its group's name
---   ARGV[5+i] the messages of group i: one message, or several, each after a '\n' (JSON text never
+--   ARGV[6] a trace carrier (traced queues, see traced-json.ts) for the messages that carry none, or ''
+--   ARGV[6+i] the messages of group i: one message, or several, each after a '\n' (JSON text never
 --   holds a raw newline): one argument per group rather than per message halves the producer's cost.
 -- Output: {now, earliest due time made earlier by this call or -1, then for each group that lost
 --   messages to capacity: its position i, how many}
@@ -23,17 +24,29 @@ local capacity, batch, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(
 local mode, nameFrom = ARGV[4], tonumber(ARGV[5]) + 1
 -- Each entry carries its server time, as a JSON pair, so a batch is one JSON array to the client.
 local stamp = '[' .. now .. ','
+-- A traced message that carries no creation context of its own (`0,"<carrier>",` in front of its
+-- JSON, which a JSON text never starts with) takes the call's: in the stamp, built once.
+local traced = ARGV[6] ~= ''
+local bare = stamp
+if traced then bare = stamp .. '0,"' .. ARGV[6] .. '",' end
+local function stampOf(text, from)
+  local first, second = string.byte(text, from, from + 1)
+  if first == 48 and second == 44 then return stamp end
+  return bare
+end
 local out = {now, -1}
 local pushed, dropped, pending = 0, 0, 0
 local wake = -1
 local fresh = {}
 for k = 5, #KEYS do
-  local key, payload = KEYS[k], ARGV[k + 1]
+  local key, payload = KEYS[k], ARGV[k + 2]
   local len, n
   if string.byte(payload, 1) ~= 10 then
     -- Most visits bring one message (pushes spread over many groups): no split, no table.
     n = 1
-    len = redis.call('RPUSH', key, stamp .. payload .. ']')
+    local head = stamp
+    if traced then head = stampOf(payload, 1) end
+    len = redis.call('RPUSH', key, head .. payload .. ']')
   else
     local entries = {}
     local from = 2
@@ -41,7 +54,9 @@ for k = 5, #KEYS do
     while from do
       local stop = string.find(payload, '\n', from, true)
       n = n + 1
-      entries[n] = stamp .. string.sub(payload, from, (stop or (#payload + 1)) - 1) .. ']'
+      local head = stamp
+      if traced then head = stampOf(payload, from) end
+      entries[n] = head .. string.sub(payload, from, (stop or (#payload + 1)) - 1) .. ']'
       from = stop and stop + 1
     end
     len = redis.call('RPUSH', key, unpack(entries))

@@ -2,7 +2,13 @@ import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
 
 export interface GroupPush {
   group: string;
-  messages: string[];
+  /** Its messages in order: a lone one as itself (most visits bring one: no array to hold), or several. */
+  messages: string | string[];
+}
+
+/** How many messages a group's visit brings. */
+export function messageCount(messages: string | string[]): number {
+  return typeof messages === 'string' ? 1 : messages.length;
 }
 
 export interface FixedPushInput {
@@ -11,6 +17,8 @@ export interface FixedPushInput {
   maxWaitMs: number;
   /** '0' unordered, '1' ordered at-most-once, '2' ordered at-least-once. */
   mode: string;
+  /** A trace carrier stored with every message that carries none (traced queues), or ''. */
+  carrier: string;
   groups: GroupPush[];
 }
 
@@ -29,14 +37,17 @@ export const fixedPush: ScriptProtocol<'fixed-push', FixedPushInput, PushOutcome
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held']),
     ...groups.map(({ group }) => shard.group(group)),
   ],
-  args: ({ capacity, batchSize, maxWaitMs, mode, groups }, shard) => [
+  args: ({ capacity, batchSize, maxWaitMs, mode, carrier, groups }, shard) => [
     capacity,
     batchSize,
     maxWaitMs,
     mode,
     // Where a list key's group name starts: the script cuts it out only when the indexes need it.
     shard.group('').length,
-    ...groups.map(({ messages }) => (messages.length === 1 ? messages[0] : '\n' + messages.join('\n'))),
+    carrier,
+    ...groups.map(({ messages }) =>
+      typeof messages === 'string' ? messages : messages.length === 1 ? messages[0] : '\n' + messages.join('\n'),
+    ),
   ],
   decode: (reply, { groups }) => {
     const [serverNow, wakeAt, ...lost] = reply as number[];
