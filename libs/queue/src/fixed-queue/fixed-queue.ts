@@ -23,6 +23,7 @@ import type {
   PushResult,
   ResolvedFixedQueueOptions,
 } from '../interfaces';
+import { ScanPages } from '../redis/scan-pages';
 import { ScorePages } from '../redis/score-pages';
 import { byShard } from '../utils/by-shard';
 import { newestOfShards } from '../redis/newest-first';
@@ -230,35 +231,9 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   async groups(page: PageOptions = {}): Promise<Page<GroupListing>> {
     assertCallOptions('groups(page)', page, CALL_OPTIONS.page);
     const { cursor, limit = 100 } = page;
-    let [shard, scan, skip] = decodeGroupCursor(cursor, this.options.shards);
-    const items: GroupListing[] = [];
-    // Bounds the calls of a page where the hashes are sparse (HSCAN may answer a step with nothing).
-    for (
-      let steps = 0;
-      shard < this.options.shards && items.length < limit && steps < 2 * this.options.shards + 8;
-      steps++
-    ) {
-      const [next, found] = await this.store.scanGroups(shard, scan, limit);
-      const fresh = found.slice(skip);
-      const room = limit - items.length;
-      if (fresh.length > room) {
-        // The rest of this step comes with the next page: the same step again, past what was listed.
-        items.push(...fresh.slice(0, room));
-        skip += room;
-        break;
-      }
-      items.push(...fresh);
-      skip = 0;
-      if (next === '0') {
-        shard++;
-        scan = '0';
-      } else scan = next;
-    }
-    return {
-      items,
-      cursor:
-        shard >= this.options.shards ? null : Buffer.from(JSON.stringify([shard, scan, skip])).toString('base64url'),
-    };
+    return new ScanPages(this.options.shards).page(cursor, limit, (shard, scan, count) =>
+      this.store.scanGroups(shard, scan, count),
+    );
   }
 
   private async deadLetterPage({ cursor, limit = 100 }: PageOptions): Promise<Page<DeadBatch<T>>> {
@@ -365,30 +340,4 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     }
     this.events.emit('messages.pushed', { queue: this.name, count, dropped });
   }
-}
-
-/** Where `groups` stands: [shard, HSCAN cursor, groups of that step already listed]. */
-function decodeGroupCursor(cursor: string | undefined, shards: number): [number, string, number] {
-  if (cursor === undefined) return [0, '0', 0];
-  let position: unknown;
-  try {
-    position = typeof cursor === 'string' ? JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) : undefined;
-  } catch {
-    position = undefined;
-  }
-  if (
-    Array.isArray(position) &&
-    position.length === 3 &&
-    Number.isInteger(position[0]) &&
-    position[0] >= 0 &&
-    position[0] < shards &&
-    typeof position[1] === 'string' &&
-    /^\d+$/.test(position[1]) &&
-    Number.isInteger(position[2]) &&
-    position[2] >= 0
-  )
-    return position as [number, string, number];
-  throw new QueueInputError(
-    `groups: cursor "${String(cursor).slice(0, 80)}" is not one this queue returned; start again without a cursor`,
-  );
 }
