@@ -19,6 +19,7 @@ import type {
   ObliterateOptions,
   Page,
   PageOptions,
+  PausedGroup,
   PeekedMessage,
   PushResult,
   ResolvedFixedQueueOptions,
@@ -318,6 +319,49 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   async resume(): Promise<void> {
     await this.pauseFlag.switch(false);
     if (this.events.has('queue.resumed')) this.events.emit('queue.resumed', { queue: this.name, kind: 'fixed' });
+  }
+
+  /**
+   * Stops every consumer, in every process, from claiming anything of `group`, and resolves once no claim
+   * does: its pushes still land (within `capacity`; `maxAgeMs` discards what grew too old before it
+   * resumes), a batch of it already being handled finishes (and its acknowledgement leaves the group
+   * paused). False when it was paused already. Costs O(log N), and nothing to other groups' claims: the
+   * group leaves its shard's ready index. The pause lives in Redis, with the group's name, until
+   * `resumeGroup`.
+   */
+  async pauseGroup(group: string): Promise<boolean> {
+    assertName(group, 'group');
+    const paused = await this.store.pauseGroup(shardOf(group, this.options.shards), group);
+    if (paused && this.events.has('group.paused'))
+      this.events.emit('group.paused', { queue: this.name, group, reason: 'manual' });
+    return paused;
+  }
+
+  /**
+   * Lets consumers claim a paused group again; what it holds is handed out by the usual rule (now when
+   * it holds a full batch or its oldest message waited `maxWaitMs`), consumers of every process woken.
+   * False when it was not paused.
+   */
+  async resumeGroup(group: string): Promise<boolean> {
+    assertName(group, 'group');
+    const shard = shardOf(group, this.options.shards);
+    const { resumed, dueAt, serverNow } = await this.store.resumeGroup(shard, group);
+    if (!resumed) return false;
+    if (dueAt >= 0) this.hints.publish(shard, dueAt, serverNow);
+    if (this.events.has('group.resumed')) this.events.emit('group.resumed', { queue: this.name, group });
+    return true;
+  }
+
+  /**
+   * One page of the paused groups, in no particular order; pass the returned cursor for the next page
+   * (null: no more). Each page costs a few bounded HSCAN steps over the shards' paused-groups hashes.
+   */
+  async pausedGroups(page: PageOptions = {}): Promise<Page<PausedGroup>> {
+    assertCallOptions('pausedGroups(page)', page, CALL_OPTIONS.page);
+    const { cursor, limit = 100 } = page;
+    return new ScanPages(this.options.shards).page(cursor, limit, (shard, scan, count) =>
+      this.store.scanPausedGroups(shard, scan, count),
+    );
   }
 
   /** Whether the queue is paused (any of its shards, should a pause() have failed half-way). */

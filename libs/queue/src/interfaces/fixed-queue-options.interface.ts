@@ -110,7 +110,7 @@ export interface PushResult {
 }
 
 export interface FixedQueueStats {
-  /** Groups holding messages that wait for a consumer, plus (ordered) groups being handled. */
+  /** Groups holding messages that wait for a consumer, plus (ordered) groups being handled; paused groups are counted in `pausedGroups`. */
   groups: number;
   /** Messages held in all groups. */
   pending: number;
@@ -129,6 +129,8 @@ export interface FixedQueueStats {
   requeued: number;
   /** Ordered queues: groups whose batch is being handled now. */
   active: number;
+  /** Groups paused now (`pauseGroup`); those not being handled are not counted in `groups`. */
+  pausedGroups: number;
   /** Earliest time a group holding messages is due (Redis time, epoch ms), or null when none holds any. */
   nextDueAt: number | null;
   /** How long the most overdue group has waited past its due time, by Redis' clock; 0 when none is overdue. */

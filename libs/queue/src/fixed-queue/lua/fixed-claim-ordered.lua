@@ -9,7 +9,8 @@
 -- and this script says which of those it claimed; keys are only those the caller declared.
 -- Input:
 --   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset  KEYS[4] held hash  KEYS[5] leases zset
---   KEYS[6] dead zset  KEYS[7] dead records hash  KEYS[8] errors hash  KEYS[8+i] list of candidate i
+--   KEYS[6] dead zset  KEYS[7] dead records hash  KEYS[8] errors hash  KEYS[9] paused-groups hash
+--   KEYS[9+i] list of candidate i
 --   ARGV[1] batchSize  ARGV[2] maxAgeMs (0: none)  ARGV[3] maxWaitMs  ARGV[4] limit  ARGV[5] mode (1 at-most-
 --   once, 2 at-least-once)  ARGV[6] leaseMs  ARGV[7] maxAttempts  ARGV[8] dead-letter capacity
 --   ARGV[9] token base (random per call), then per candidate: name, entries read
@@ -17,7 +18,7 @@
 -- Output (a paused queue: nothing claimed, nothing due): {now, next due or -1, groups listed, group..., then per candidate: offset, expired, claimed,
 --   attempt, token}: the read entries [offset, offset + claimed) are one batch, delivered under token.
 local readyKey, statsKey, lastPushKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local leasesKey, deadKey, recordsKey, errorsKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local leasesKey, deadKey, recordsKey, errorsKey, pausedKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 --- @include "now"
 local now = serverNow()
 local batch, maxAge, maxWait, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -28,7 +29,7 @@ local cutoff = now - maxAge
 
 -- An idle poll (no candidates, nothing due, no lease run out) costs two ZRANGEs, and not even the
 -- pause flag: a paused shard would answer the same.
-local first = 9
+local first = 10
 local leaseHead = redis.call('ZRANGE', leasesKey, 0, 0, 'WITHSCORES')
 if #KEYS < first and (#leaseHead == 0 or tonumber(leaseHead[2]) > now) then
   local head = redis.call('ZRANGE', readyKey, 0, 0, 'WITHSCORES')
@@ -47,7 +48,7 @@ local lists = readHere(first, 10)
 -- Paused, even lapsed leases wait: their groups become ready on the first claim after resume().
 if isPaused(statsKey) then
   local out = {now, -1, 0}
-  for _ = 9, #KEYS do out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = '' end
+  for _ = first, #KEYS do out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = '' end
   return readHereReply(out, lists)
 end
 
@@ -60,6 +61,7 @@ end
 local DEAD_TRIM_STEP = 100
 --- @include "claim-reply"
 --- @include "rescore"
+--- @include "paused-groups"
 
 -- Leases that ran out first (bounded per call; the rest on the next poll). Their lists are not
 -- declared here, so they only become ready: the claim below, with the list in hand, does the rest.
@@ -77,7 +79,8 @@ if #leaseHead > 0 and tonumber(leaseHead[2]) <= now then
     else
       redis.call('HDEL', heldKey, group)
     end
-    redis.call('ZADD', readyKey, now, group)
+    -- A paused group's batch waits for resumeGroup() instead.
+    if not isGroupPaused(pausedKey, group) then redis.call('ZADD', readyKey, now, group) end
   end
 end
 

@@ -27,7 +27,7 @@ export interface FixedClaimOrderedInput {
 export const fixedClaimOrdered: ScriptProtocol<'fixed-claim-ordered', FixedClaimOrderedInput, Claimed> = {
   script: 'fixed-claim-ordered',
   keys: (shard, { candidates }) => [
-    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors']),
+    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors', 'pausedGroups']),
     ...candidates.map((group) => shard.group(group)),
   ],
   args: (input) => [

@@ -3,13 +3,14 @@
 -- `maxAttempts` deliveries, move to the dead letters and the group goes on with its next batch.
 -- Input:
 --   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset  KEYS[4] held hash  KEYS[5] leases zset
---   KEYS[6] dead zset  KEYS[7] dead records hash  KEYS[8] errors hash  KEYS[9] the group's list
+--   KEYS[6] dead zset  KEYS[7] dead records hash  KEYS[8] errors hash  KEYS[9] paused-groups hash
+--   KEYS[10] the group's list
 --   ARGV[1] batchSize  ARGV[2] maxWaitMs  ARGV[3] group  ARGV[4] token  ARGV[5] retry delay ms
 --   ARGV[6] maxAttempts  ARGV[7] dead-letter capacity  ARGV[8] error text
 -- Output: {outcome, at}: 'retry' and when, 'dead' and when, 'gone' (pushes evicted every message of the
 --   delivery: nothing left to retry) or 'stale' (the token no longer holds the group).
 local readyKey, statsKey, lastPushKey, heldKey, leasesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local deadKey, recordsKey, errorsKey, key = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local deadKey, recordsKey, errorsKey, pausedKey, key = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 --- @include "now"
 local now = serverNow()
 local batch, maxWait, group, token = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
@@ -17,6 +18,7 @@ local delay, maxAttempts, deadCapacity = tonumber(ARGV[5]), tonumber(ARGV[6]), t
 
 --- @include "held"
 --- @include "settle"
+--- @include "paused-groups"
 --- @include "bury"
 --- @include "trim-dead-letters"
 -- Dead batches forgotten per call beyond capacity (each holds up to a batch of messages).
@@ -32,7 +34,7 @@ redis.call('HSET', errorsKey, group, ARGV[8])
 if count == 0 then
   redis.call('HDEL', heldKey, group)
   redis.call('HDEL', errorsKey, group)
-  settle(readyKey, lastPushKey, group, key, redis.call('LLEN', key), now, batch, maxWait)
+  settleUnlessPaused(pausedKey, readyKey, lastPushKey, group, key, redis.call('LLEN', key), now, batch, maxWait)
   return {'gone', now}
 end
 if attempts >= maxAttempts then
@@ -41,10 +43,11 @@ if attempts >= maxAttempts then
   local left = bury(shard, group, key, count, attempts, token, now)
   trimDeadLetters(deadKey, deadCapacity, { recordsKey }, DEAD_TRIM_STEP, forgetBuried(shard))
   redis.call('HINCRBY', statsKey, 'pending', left - len)
-  settle(readyKey, lastPushKey, group, key, left, now, batch, maxWait)
+  settleUnlessPaused(pausedKey, readyKey, lastPushKey, group, key, left, now, batch, maxWait)
   return {'dead', now}
 end
 local at = now + delay
 redis.call('HSET', heldKey, group, heldRecord('', count, attempts, at))
-redis.call('ZADD', readyKey, at, group)
+-- A paused group keeps its retry time in its held record: resumeGroup() makes it ready by then.
+if not isGroupPaused(pausedKey, group) then redis.call('ZADD', readyKey, at, group) end
 return {'retry', at}

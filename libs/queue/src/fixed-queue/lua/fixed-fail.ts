@@ -17,7 +17,7 @@ export type FailOutcome = { outcome: 'retry' | 'dead' | 'gone' | 'stale'; at: nu
 export const fixedFail: ScriptProtocol<'fixed-fail', FixedFailInput, FailOutcome> = {
   script: 'fixed-fail',
   keys: (shard, { delivery }) => [
-    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors']),
+    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors', 'pausedGroups']),
     shard.group(delivery.group),
   ],
   args: (input) => [

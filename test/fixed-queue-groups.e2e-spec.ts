@@ -1,0 +1,148 @@
+import {
+  type FixedQueueOptions,
+  type GroupPausedEvent,
+  type GroupResumedEvent,
+  QueueEvents,
+  QueueInputError,
+} from 'nestjs-redis-queues';
+import { shardOf } from '../libs/queue/src/redis/keys';
+import { recordBatches, useQueueApps } from './support/fixtures';
+import { deferred, pollUntil } from './support/testing';
+
+interface Message {
+  n: number;
+}
+
+const SHARDS = 2;
+const batches = recordBatches<Message>('events', { concurrency: 4 });
+const seqs = (group: string) =>
+  batches.batches.filter((batch) => batch.group === group).flatMap((batch) => batch.messages.map(({ n }) => n));
+
+/** Another group in the shard of `group`: a claim lists the due groups of a shard in due order. */
+function besides(group: string, label: string): string {
+  for (let i = 0; ; i++) if (shardOf(`${label}${i}`, SHARDS) === shardOf(group, SHARDS)) return `${label}${i}`;
+}
+
+const MODES: [string, Partial<FixedQueueOptions>][] = [
+  ['ordered at-most-once', {}],
+  ['ordered at-least-once', { delivery: 'at-least-once', retryDelayMs: 0 }],
+  ['unordered', { ordered: false }],
+];
+
+describe.each(MODES)('FixedQueue per-group pause (%s)', (_, mode) => {
+  const harness = useQueueApps();
+  const start = (consumers: boolean, prefix?: string, options: Partial<FixedQueueOptions> = {}) =>
+    harness.start({
+      prefix,
+      // Consumers sleep up to the default idlePollMs (60 s) when nothing is due: only a wake-up brings them sooner.
+      root: { consumers, shutdownTimeoutMs: 500 },
+      fixed: [{ name: 'events', shards: SHARDS, maxWaitMs: 0, capacity: 5, batchSize: 5, ...mode, ...options }],
+      providers: [batches.consumer],
+    });
+
+  it('holds one group back from the consumers of every process while it takes pushes; resumeGroup wakes them at once', async () => {
+    const producer = await start(false);
+    await start(true, producer.prefix);
+    await start(true, producer.prefix);
+    const queue = producer.fixed<Message>('events');
+    const seen: (GroupPausedEvent | GroupResumedEvent)[] = [];
+    producer.app.get(QueueEvents).on('group.paused', (event) => seen.push(event));
+    producer.app.get(QueueEvents).on('group.resumed', (event) => seen.push(event));
+
+    expect(await queue.pauseGroup('held')).toBe(true);
+    expect(await queue.pauseGroup('held')).toBe(false);
+    // Capacity applies: 8 pushed into 5 places.
+    expect(
+      await queue.pushMany(
+        'held',
+        [1, 2, 3, 4, 5, 6, 7, 8].map((n) => ({ n })),
+      ),
+    ).toEqual({ dropped: 3 });
+    const others = ['a', 'b', 'c', 'd'];
+    for (const [i, group] of others.entries()) await queue.push(group, { n: i });
+    // Due after 'held' in the same shard: claimed only once 'held' would have been.
+    const late = besides('held', 'late');
+    await queue.push(late, { n: 100 });
+    await batches.untilMessages(5);
+    expect(seqs('held')).toEqual([]);
+
+    expect(await queue.pausedGroups()).toEqual({
+      items: [{ group: 'held', pausedAt: expect.any(Number), reason: 'manual' }],
+      cursor: null,
+    });
+    const stats = await queue.stats();
+    expect(stats).toMatchObject({ pausedGroups: 1, pending: 5, dropped: 3, nextDueAt: null });
+    const ready = queue.store.keys.key(shardOf('held', SHARDS), 'ready');
+    expect(await harness.redis.zscore(ready, 'held')).toBeNull();
+
+    expect(await queue.resumeGroup('held')).toBe(true);
+    expect(await queue.resumeGroup('held')).toBe(false);
+    await batches.untilMessages(10);
+    expect(seqs('held')).toEqual([4, 5, 6, 7, 8]);
+    expect(await queue.pausedGroups()).toEqual({ items: [], cursor: null });
+    expect(seen).toEqual([
+      { queue: 'events', group: 'held', reason: 'manual' },
+      { queue: 'events', group: 'held' },
+    ]);
+  });
+
+  it('lists every paused group once, page by page', async () => {
+    const queue = (await start(false)).fixed<Message>('events');
+    const groups = Array.from({ length: 250 }, (_, i) => `g${i}`);
+    await Promise.all(groups.map((group) => queue.pauseGroup(group)));
+    const listed: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await queue.pausedGroups({ cursor, limit: 100 });
+      expect(page.items.length).toBeLessThanOrEqual(100);
+      listed.push(...page.items.map(({ group }) => group));
+      cursor = page.cursor ?? undefined;
+    } while (cursor !== undefined);
+    expect(listed.sort()).toEqual([...groups].sort());
+    expect((await queue.stats()).pausedGroups).toBe(250);
+    await expect(queue.pausedGroups({ limt: 5 } as never)).rejects.toThrow(/pausedGroups\(page\).*limit/);
+    await expect(queue.pausedGroups({ cursor: 'nonsense' })).rejects.toThrow(QueueInputError);
+    await expect(queue.pauseGroup('')).rejects.toThrow(QueueInputError);
+    await expect(queue.resumeGroup('x'.repeat(600))).rejects.toThrow(QueueInputError);
+  });
+});
+
+describe.each(MODES.slice(0, 2))('FixedQueue per-group pause of a group being handled (%s)', (_, mode) => {
+  const harness = useQueueApps();
+  const atLeastOnce = mode.delivery === 'at-least-once';
+
+  it('lets its batch finish, and its acknowledgement (or failure) leaves the group paused until resumeGroup', async () => {
+    const { fixed } = await harness.start({
+      // batchSize ≤ 16: acknowledgements offer the slot the group's next batch, which a pause must refuse.
+      fixed: [{ name: 'events', shards: SHARDS, maxWaitMs: 0, batchSize: 3, ...mode }],
+      providers: [batches.consumer],
+    });
+    const queue = fixed<Message>('events');
+    const running = deferred();
+    const release = deferred();
+    batches.behaviour = async (messages, ctx) => {
+      if (ctx.group !== 'g' || ctx.attempt > 1 || messages[0].n !== 0) return;
+      running.resolve();
+      await release.promise;
+      // At least once, the paused group's batch fails: its retry must wait for the resume too.
+      if (atLeastOnce) throw new Error('upstream down');
+    };
+    await queue.pushMany('g', [{ n: 0 }, { n: 1 }, { n: 2 }]);
+    await running.promise;
+    expect(await queue.pauseGroup('g')).toBe(true);
+    await queue.pushMany('g', [{ n: 3 }, { n: 4 }, { n: 5 }]);
+    release.resolve();
+    await pollUntil(async () => (await queue.stats()).active === 0, 'the batch to finish');
+    const late = besides('g', 'late');
+    await queue.push(late, { n: 100 });
+    await pollUntil(() => seqs(late).length === 1, 'a group due after it to be delivered');
+    expect(seqs('g')).toEqual([0, 1, 2]);
+    expect(await harness.redis.zscore(queue.store.keys.key(shardOf('g', SHARDS), 'ready'), 'g')).toBeNull();
+
+    expect(await queue.resumeGroup('g')).toBe(true);
+    await pollUntil(() => seqs('g').length === (atLeastOnce ? 9 : 6), "the group's batches after the resume");
+    expect(seqs('g')).toEqual(atLeastOnce ? [0, 1, 2, 0, 1, 2, 3, 4, 5] : [0, 1, 2, 3, 4, 5]);
+    if (atLeastOnce)
+      expect(batches.batches.find((batch) => batch.group === 'g' && batch.ctx.attempt === 2)).toBeDefined();
+  });
+});
