@@ -6,6 +6,7 @@ import {
   QueueInputError,
 } from 'nestjs-redis-queues';
 import { shardOf } from '../libs/queue/src/redis/keys';
+import { CapturedLogs } from './support/faults';
 import { recordBatches, useQueueApps } from './support/fixtures';
 import { deferred, pollUntil } from './support/testing';
 
@@ -144,5 +145,106 @@ describe.each(MODES.slice(0, 2))('FixedQueue per-group pause of a group being ha
     expect(seqs('g')).toEqual(atLeastOnce ? [0, 1, 2, 0, 1, 2, 3, 4, 5] : [0, 1, 2, 3, 4, 5]);
     if (atLeastOnce)
       expect(batches.batches.find((batch) => batch.group === 'g' && batch.ctx.attempt === 2)).toBeDefined();
+  });
+});
+
+describe("FixedQueue onExhausted: 'pause-group'", () => {
+  const harness = useQueueApps();
+  const queueOptions: Partial<FixedQueueOptions> = {
+    name: 'events',
+    shards: SHARDS,
+    maxWaitMs: 0,
+    delivery: 'at-least-once',
+    maxAttempts: 2,
+    retryDelayMs: 0,
+    onExhausted: 'pause-group',
+  };
+
+  it('holds a batch that failed its last attempt at its group head, pauses the group in every process, and resumeGroup delivers it from attempt 1', async () => {
+    const logs = [new CapturedLogs(), new CapturedLogs()];
+    const apps = [await harness.start({ fixed: [queueOptions], providers: [batches.consumer], logger: logs[0] })];
+    apps.push(
+      await harness.start({
+        prefix: apps[0].prefix,
+        fixed: [queueOptions],
+        providers: [batches.consumer],
+        logger: logs[1],
+      }),
+    );
+    const queue = apps[0].fixed<Message>('events');
+    const paused: GroupPausedEvent[] = [];
+    for (const { app } of apps) app.get(QueueEvents).on('group.paused', (event) => paused.push(event));
+    let upstreamDown = true;
+    batches.behaviour = (_, ctx) => {
+      if (ctx.group === 'down' && upstreamDown) throw new Error('upstream down');
+    };
+
+    await queue.pushMany('down', [{ n: 0 }, { n: 1 }, { n: 2 }]);
+    await queue.push('up', { n: 0 });
+    await pollUntil(() => paused.length === 1, 'the group to be paused');
+    expect(paused).toEqual([{ queue: 'events', group: 'down', reason: 'exhausted' }]);
+    const attempts = () => batches.batches.filter((batch) => batch.group === 'down').map((batch) => batch.ctx.attempt);
+    expect(attempts()).toEqual([1, 2]);
+    expect(await queue.pausedGroups()).toEqual({
+      items: [{ group: 'down', pausedAt: expect.any(Number), reason: 'exhausted' }],
+      cursor: null,
+    });
+    expect(await queue.deadLetters()).toEqual([]);
+    const warned = logs.flatMap((captured) => captured.find('warn', /its group is paused with it at its head/));
+    expect(warned).toEqual([expect.stringMatching(/group="down".*attempt=2.*upstream down/)]);
+
+    // Held: newer messages wait behind it, while a group due after it in its shard is delivered.
+    await queue.push('down', { n: 3 });
+    const late = besides('down', 'late');
+    await queue.push(late, { n: 100 });
+    await pollUntil(() => seqs(late).length === 1, 'a group due after it to be delivered');
+    expect(attempts()).toEqual([1, 2]);
+    expect(await queue.stats()).toMatchObject({ pausedGroups: 1, dead: 0, deadTotal: 0, pending: 4 });
+
+    upstreamDown = false;
+    expect(await apps[1].fixed<Message>('events').resumeGroup('down')).toBe(true);
+    await pollUntil(() => seqs('down').length === 10, "the group's batches after the resume");
+    expect(attempts()).toEqual([1, 2, 1, 1]);
+    expect(seqs('down')).toEqual([0, 1, 2, 0, 1, 2, 0, 1, 2, 3]);
+    expect(paused).toHaveLength(1);
+  });
+
+  it('pauses the group when the lease of its last attempt runs out (the consumer died)', async () => {
+    const { fixed } = await harness.start({
+      root: { consumers: false },
+      fixed: [{ ...queueOptions, maxAttempts: 1, leaseMs: 100 }],
+    });
+    const queue = fixed<Message>('events');
+    const shard = shardOf('g', SHARDS);
+    await queue.pushMany('g', [{ n: 0 }, { n: 1 }]);
+    // Claimed by a consumer that never acknowledges nor extends it.
+    let due = (await queue.store.take(shard, 10, [])).due;
+    const first = await queue.store.take(shard, 10, due);
+    expect(first.batches.map(({ group, attempt }) => [group, attempt])).toEqual([['g', 1]]);
+    await pollUntil(async () => {
+      due = (await queue.store.take(shard, 10, due)).due;
+      return (await queue.pausedGroups()).items.length === 1;
+    }, 'the lapsed last attempt to pause the group');
+    expect((await queue.pausedGroups()).items).toEqual([
+      { group: 'g', pausedAt: expect.any(Number), reason: 'exhausted' },
+    ]);
+    expect(await queue.deadLetters()).toEqual([]);
+
+    expect(await queue.resumeGroup('g')).toBe(true);
+    const again = await pollUntil(async () => {
+      const taken = await queue.store.take(shard, 10, due);
+      due = taken.due;
+      return taken.batches.length > 0 ? taken.batches : undefined;
+    }, 'the batch delivered again');
+    expect(again).toEqual([expect.objectContaining({ group: 'g', attempt: 1, messages: [{ n: 0 }, { n: 1 }] })]);
+  });
+
+  it('is refused beside at-most-once delivery, and takes only its two values', async () => {
+    await expect(harness.start({ fixed: [{ name: 'events', onExhausted: 'pause-group' }] })).rejects.toThrow(
+      /onExhausted 'pause-group' needs delivery 'at-least-once'.*got delivery=at-most-once by default/,
+    );
+    await expect(harness.start({ fixed: [{ ...queueOptions, onExhausted: 'pause' as never }] })).rejects.toThrow(
+      /onExhausted must be one of the following values: dead-letter, pause-group/,
+    );
   });
 });

@@ -42,6 +42,8 @@ export type DeliveryOutcome =
   | { type: 'retry'; at: number }
   /** Failed its last attempt and dead-lettered at `at`. */
   | { type: 'dead'; at: number }
+  /** Failed its last attempt, kept at the head of its group, which was paused at `at` (until resumed). */
+  | { type: 'paused'; at: number }
   /** Failed its last attempt, nothing kept (at-most-once; a repeat occurrence given up until `nextRunAt`). */
   | { type: 'failed'; nextRunAt?: number }
   /** No longer this consumer's: its lease ran out under the handler (or the task was cancelled). */

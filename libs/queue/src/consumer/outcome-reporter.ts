@@ -104,6 +104,19 @@ export class OutcomeReporter<D extends OpenedDelivery> {
         this.log('error', this.words.dead, delivery, {}, error);
         this.emit('dead', delivery, { durationMs, error, diedAt: outcome.at });
         return this.failedForGood(delivery, error);
+      case 'paused':
+        span?.event('group_paused');
+        span?.end('paused');
+        // Only batches have a group to pause.
+        this.log(
+          'warn',
+          'batch failed its last attempt; its group is paused with it at its head until resumeGroup',
+          delivery,
+          {},
+          error,
+        );
+        if ('group' in delivery.subject) this.groupPaused(delivery.subject.group);
+        return;
       case 'failed': {
         span?.end('failed', { [ATTRIBUTES.attempt]: attempt });
         const { nextRunAt } = outcome;
@@ -189,6 +202,12 @@ export class OutcomeReporter<D extends OpenedDelivery> {
   expired(group: string, count: number): void {
     const { events, queue } = this.options;
     if (events.has('messages.expired')) events.emit('messages.expired', { queue, group, count });
+  }
+
+  /** A group paused because its batch failed its last attempt (onExhausted: 'pause-group'). */
+  private groupPaused(group: string): void {
+    const { events, queue } = this.options;
+    if (events.has('group.paused')) events.emit('group.paused', { queue, group, reason: 'exhausted' });
   }
 
   gaveBack(count: number): void {

@@ -291,6 +291,8 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
       failureText(error, this.keepStack),
     );
     if (outcome === 'retry' || outcome === 'dead') return { outcome: { type: outcome, at }, due: { at } };
+    // Its group is out of the ready index until resumeGroup, which wakes the consumers itself.
+    if (outcome === 'paused') return { outcome: { type: outcome, at } };
     return { outcome: LEASE_LOST };
   }
 }

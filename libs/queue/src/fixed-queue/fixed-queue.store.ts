@@ -85,6 +85,11 @@ export class FixedQueueStore {
     return this.mode !== MODES.unordered;
   }
 
+  /** onExhausted 'pause-group': a batch out of attempts pauses its group instead of dying. */
+  private get pausesExhausted(): boolean {
+    return this.options.onExhausted === 'pause-group';
+  }
+
   groupKey(shard: number, group: string): string {
     return this.keys.member(shard, 'g', group);
   }
@@ -160,6 +165,7 @@ export class FixedQueueStore {
       leaseMs,
       maxAttempts,
       deadCapacity: deadLetter.capacity,
+      pauseExhausted: this.pausesExhausted,
       // The shard leads so that a dead batch's id (its last delivery's token) says where to find it.
       tokenBase: `${shard}.${fencingToken()}`,
       candidates,
@@ -219,6 +225,7 @@ export class FixedQueueStore {
       maxAttempts,
       deadCapacity: deadLetter.capacity,
       error,
+      pauseExhausted: this.pausesExhausted,
     });
   }
 

@@ -54,7 +54,17 @@ export interface FixedQueueOptions {
   retryDelayMs?: number;
   /** At-least-once: dead batches kept, and what is kept of their last error. Default: `QUEUE_DEFAULTS.fixedQueue.deadLetter`. */
   deadLetter?: DeadLetterOptions;
+  /**
+   * At-least-once: what becomes of a batch that failed its last attempt. `'dead-letter'`: it moves to
+   * the dead letters and its group goes on with its next batch. `'pause-group'`: it stays its group's
+   * head and the group is paused (reason `'exhausted'`), nothing of it delivered until `resumeGroup`,
+   * which delivers that batch again from attempt 1. Default: `QUEUE_DEFAULTS.fixedQueue.onExhausted`.
+   */
+  onExhausted?: FixedQueueExhausted;
 }
+
+/** What an at-least-once FixedQueue does with a batch that failed its last attempt (`onExhausted`). */
+export type FixedQueueExhausted = 'dead-letter' | 'pause-group';
 
 /**
  * A FixedQueue's options as it runs with them (`FixedQueue.options`): validated, every default applied.

@@ -32,12 +32,12 @@ export interface PausedGroup {
   group: string;
   /** When it was paused, Redis time in epoch ms. */
   pausedAt: number;
-  /** `'manual'`: by `pauseGroup`. */
+  /** `'manual'`: by `pauseGroup`; `'exhausted'`: its head batch failed its last attempt (`onExhausted: 'pause-group'`). */
   reason: GroupPauseReason;
 }
 
 /** Why a group is paused. */
-export type GroupPauseReason = 'manual';
+export type GroupPauseReason = 'manual' | 'exhausted';
 
 /** The states `DelayQueue.list` pages through: by run time, by lease end, newest death first. */
 export type TaskListState = 'scheduled' | 'active' | 'dead';

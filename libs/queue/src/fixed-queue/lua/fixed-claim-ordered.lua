@@ -3,8 +3,9 @@
 -- its acknowledgement (fixed-ack) makes it ready again. At-least-once deliveries leave the messages at
 -- the head of the list: the acknowledgement trims exactly what the delivery still owns, so nothing is
 -- copied and order comes for free. A group whose lease ran out is ready again at once: at-most-once
--- gives its next messages, at-least-once the same ones again (attempt + 1), or buries them once
--- `maxAttempts` deliveries were made.
+-- gives its next messages, at-least-once the same ones again (attempt + 1), or, once `maxAttempts`
+-- deliveries were made, buries them (onExhausted 'dead-letter') or pauses the group with them at its
+-- head (onExhausted 'pause-group').
 -- Like fixed-claim-unordered, the caller reads each candidate's first `read` entries (LRANGE in the same MULTI)
 -- and this script says which of those it claimed; keys are only those the caller declared.
 -- Input:
@@ -13,7 +14,8 @@
 --   KEYS[9+i] list of candidate i
 --   ARGV[1] batchSize  ARGV[2] maxAgeMs (0: none)  ARGV[3] maxWaitMs  ARGV[4] limit  ARGV[5] mode (1 at-most-
 --   once, 2 at-least-once)  ARGV[6] leaseMs  ARGV[7] maxAttempts  ARGV[8] dead-letter capacity
---   ARGV[9] token base (random per call), then per candidate: name, entries read
+--   ARGV[9] token base (random per call)  ARGV[10] onExhausted: '1' pause the group, '0' dead-letter
+--   then per candidate: name, entries read
 --   then, when Redis is full, one argument more: the script reads those entries itself (read-here)
 -- Output (a paused queue: nothing claimed, nothing due): {now, next due or -1, groups listed, group..., then per candidate: offset, expired, claimed,
 --   attempt, token}: the read entries [offset, offset + claimed) are one batch, delivered under token.
@@ -24,7 +26,7 @@ local now = serverNow()
 local batch, maxAge, maxWait, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local atLeastOnce = ARGV[5] == '2'
 local lease, maxAttempts, deadCapacity = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
-local base = ARGV[9]
+local base, pauseExhaustedGroups = ARGV[9], ARGV[10] == '1'
 local cutoff = now - maxAge
 
 -- An idle poll (no candidates, nothing due, no lease run out) costs two ZRANGEs, and not even the
@@ -42,7 +44,7 @@ if #KEYS < first and (#leaseHead == 0 or tonumber(leaseHead[2]) > now) then
 end
 
 --- @include "read-here"
-local lists = readHere(first, 10)
+local lists = readHere(first, 11)
 
 --- @include "paused"
 -- Paused, even lapsed leases wait: their groups become ready on the first claim after resume().
@@ -90,7 +92,7 @@ local delivered, expiredTotal, pending, redelivered = 0, 0, 0, 0
 local buried = false
 local shard = { stats = statsKey, held = heldKey, leases = leasesKey, dead = deadKey, records = recordsKey, errors = errorsKey }
 for k = first, #KEYS do
-  local key, group, read = KEYS[k], ARGV[2 * (k - first) + 10], tonumber(ARGV[2 * (k - first) + 11])
+  local key, group, read = KEYS[k], ARGV[2 * (k - first) + 11], tonumber(ARGV[2 * (k - first) + 12])
   local offset, expired, claimed, attempt, token = 0, 0, 0, 0, ''
   local due = redis.call('ZSCORE', readyKey, group)
   if taken < limit and due and tonumber(due) <= now then
@@ -110,7 +112,12 @@ for k = first, #KEYS do
       count = math.max(0, count - expired)
       if count == 0 then attempts = 0 end
       if offset > read then offset = read end
-      if atLeastOnce and count > 0 and attempts >= maxAttempts then
+      local exhausted = atLeastOnce and count > 0 and attempts >= maxAttempts
+      -- Its last delivery's lease ran out: the group is paused with the batch at its head.
+      local heldBack = exhausted and pauseExhaustedGroups
+      if heldBack then
+        pauseExhausted(pausedKey, readyKey, group, now)
+      elseif exhausted then
         -- Its last delivery's lease ran out: bury it; the group's next batch comes on the next poll.
         len = bury(shard, group, key, count, attempts, base .. '.' .. (k - first + 1), now)
         buried = true
@@ -154,7 +161,7 @@ for k = first, #KEYS do
         else
           redis.call('HSET', heldKey, group, heldRecord('', count, attempts, 0))
         end
-        settle(readyKey, lastPushKey, group, key, len, now, batch, maxWait)
+        if not heldBack then settle(readyKey, lastPushKey, group, key, len, now, batch, maxWait) end
       end
       expiredTotal = expiredTotal + expired
       pending = pending + len - before

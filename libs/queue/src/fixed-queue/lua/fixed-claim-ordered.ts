@@ -13,6 +13,8 @@ export interface FixedClaimOrderedInput {
   leaseMs: number;
   maxAttempts: number;
   deadCapacity: number;
+  /** onExhausted 'pause-group': a batch out of attempts pauses its group instead of dying. */
+  pauseExhausted: boolean;
   /** Each delivery's token is this, a dot and its place in the call. */
   tokenBase: string;
   candidates: string[];
@@ -40,6 +42,7 @@ export const fixedClaimOrdered: ScriptProtocol<'fixed-claim-ordered', FixedClaim
     input.maxAttempts,
     input.deadCapacity,
     input.tokenBase,
+    input.pauseExhausted ? '1' : '0',
     ...input.candidates.flatMap((group) => [group, input.read]),
   ],
   reads: (shard, { candidates, read }) => candidates.map((group) => ({ key: shard.group(group), count: read })),

@@ -1,14 +1,16 @@
 -- Records a failed at-least-once delivery, only if its token still holds the group: the same messages
 -- are delivered again after `retryDelayMs` (the group waits: nothing newer overtakes them), or, after
--- `maxAttempts` deliveries, move to the dead letters and the group goes on with its next batch.
+-- `maxAttempts` deliveries, move to the dead letters and the group goes on with its next batch
+-- (onExhausted 'dead-letter'), or stay its head with the group paused (onExhausted 'pause-group').
 -- Input:
 --   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset  KEYS[4] held hash  KEYS[5] leases zset
 --   KEYS[6] dead zset  KEYS[7] dead records hash  KEYS[8] errors hash  KEYS[9] paused-groups hash
 --   KEYS[10] the group's list
 --   ARGV[1] batchSize  ARGV[2] maxWaitMs  ARGV[3] group  ARGV[4] token  ARGV[5] retry delay ms
---   ARGV[6] maxAttempts  ARGV[7] dead-letter capacity  ARGV[8] error text
--- Output: {outcome, at}: 'retry' and when, 'dead' and when, 'gone' (pushes evicted every message of the
---   delivery: nothing left to retry) or 'stale' (the token no longer holds the group).
+--   ARGV[6] maxAttempts  ARGV[7] dead-letter capacity  ARGV[8] error text  ARGV[9] onExhausted: '1' pause
+--   the group, '0' dead-letter the batch
+-- Output: {outcome, at}: 'retry' and when, 'dead' and when, 'paused' and when, 'gone' (pushes evicted
+--   every message of the delivery: nothing left to retry) or 'stale' (the token no longer holds the group).
 local readyKey, statsKey, lastPushKey, heldKey, leasesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local deadKey, recordsKey, errorsKey, pausedKey, key = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 --- @include "now"
@@ -36,6 +38,11 @@ if count == 0 then
   redis.call('HDEL', errorsKey, group)
   settleUnlessPaused(pausedKey, readyKey, lastPushKey, group, key, redis.call('LLEN', key), now, batch, maxWait)
   return {'gone', now}
+end
+if attempts >= maxAttempts and ARGV[9] == '1' then
+  redis.call('HSET', heldKey, group, heldRecord('', count, attempts, 0))
+  pauseExhausted(pausedKey, readyKey, group, now)
+  return {'paused', now}
 end
 if attempts >= maxAttempts then
   local len = redis.call('LLEN', key)

@@ -9,11 +9,13 @@ export interface FixedFailInput {
   maxAttempts: number;
   deadCapacity: number;
   error: string;
+  /** onExhausted 'pause-group': a batch out of attempts pauses its group instead of dying. */
+  pauseExhausted: boolean;
 }
 
-export type FailOutcome = { outcome: 'retry' | 'dead' | 'gone' | 'stale'; at: number };
+export type FailOutcome = { outcome: 'retry' | 'dead' | 'paused' | 'gone' | 'stale'; at: number };
 
-/** Records a failed at-least-once delivery: a retry, or its burial (see fixed-fail.lua). */
+/** Records a failed at-least-once delivery: a retry, its burial or its group's pause (see fixed-fail.lua). */
 export const fixedFail: ScriptProtocol<'fixed-fail', FixedFailInput, FailOutcome> = {
   script: 'fixed-fail',
   keys: (shard, { delivery }) => [
@@ -29,6 +31,7 @@ export const fixedFail: ScriptProtocol<'fixed-fail', FixedFailInput, FailOutcome
     input.maxAttempts,
     input.deadCapacity,
     input.error,
+    input.pauseExhausted ? '1' : '0',
   ],
   decode: (reply) => {
     const [outcome, at] = reply as [FailOutcome['outcome'], number];

@@ -12,3 +12,11 @@ local function settleUnlessPaused(pausedKey, readyKey, lastPushKey, group, key, 
   if len > 0 and isGroupPaused(pausedKey, group) then return -1 end
   return settle(readyKey, lastPushKey, group, key, len, now, batch, maxWait)
 end
+
+-- onExhausted 'pause-group': a batch failed its last attempt and stays its group's head (the caller
+-- keeps its held record); the group leaves the ready index, paused with reason 'exhausted', so that
+-- resumeGroup() delivers that batch again from attempt 1.
+local function pauseExhausted(pausedKey, readyKey, group, now)
+  redis.call('ZREM', readyKey, group)
+  redis.call('HSET', pausedKey, group, now .. ':exhausted')
+end
