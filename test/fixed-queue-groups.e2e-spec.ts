@@ -1,8 +1,12 @@
+import { Injectable } from '@nestjs/common';
 import {
+  BatchConsumer,
+  type BatchContext,
   type FixedQueueOptions,
   type GroupPausedEvent,
   type GroupResumedEvent,
   QueueEvents,
+  PartialBatchError,
   QueueInputError,
 } from 'nestjs-redis-queues';
 import { shardOf } from '../libs/queue/src/redis/keys';
@@ -246,5 +250,119 @@ describe("FixedQueue onExhausted: 'pause-group'", () => {
     await expect(harness.start({ fixed: [{ ...queueOptions, onExhausted: 'pause' as never }] })).rejects.toThrow(
       /onExhausted must be one of the following values: dead-letter, pause-group/,
     );
+  });
+});
+
+/** A consumer whose handler answers as `answer` says, and which records what `onFailed` gets. */
+@Injectable()
+class PartialReporter {
+  static answer: (messages: Message[], ctx: BatchContext) => void = () => undefined;
+  static seen: { messages: number[]; attempt: number }[] = [];
+  static failed: { messages: number[]; error: unknown }[] = [];
+
+  @BatchConsumer('events', { onFailed: 'failed' })
+  report(messages: Message[], ctx: BatchContext) {
+    PartialReporter.seen.push({ messages: messages.map(({ n }) => n), attempt: ctx.attempt });
+    PartialReporter.answer(messages, ctx);
+  }
+
+  failed(error: unknown, messages: Message[]) {
+    PartialReporter.failed.push({ messages: messages.map(({ n }) => n), error });
+  }
+}
+
+describe('PartialBatchError', () => {
+  const harness = useQueueApps();
+  beforeEach(() => {
+    PartialReporter.answer = () => undefined;
+    PartialReporter.seen = [];
+    PartialReporter.failed = [];
+  });
+  const start = (options: Partial<FixedQueueOptions>, logger = new CapturedLogs()) =>
+    harness.start({
+      fixed: [{ name: 'events', shards: 1, maxWaitMs: 0, retryDelayMs: 0, maxAttempts: 3, ...options }],
+      providers: [PartialReporter],
+      logger,
+    });
+  const five = [0, 1, 2, 3, 4].map((n) => ({ n }));
+
+  it('acknowledges the first n messages at least once; the rest come back first, in order, as the next attempt', async () => {
+    const logs = new CapturedLogs();
+    const queue = (await start({ delivery: 'at-least-once' }, logs)).fixed<Message>('events');
+    PartialReporter.answer = (messages, ctx) => {
+      if (ctx.attempt === 1) throw new PartialBatchError(2, new Error('the upstream took 2'));
+    };
+    await queue.pushMany('g', five);
+    await pollUntil(async () => (await queue.stats()).delivered === 5, 'every message acknowledged');
+    expect(PartialReporter.seen).toEqual([
+      { messages: [0, 1, 2, 3, 4], attempt: 1 },
+      { messages: [2, 3, 4], attempt: 2 },
+    ]);
+    expect(await queue.stats()).toMatchObject({ pending: 0, redelivered: 3, dead: 0 });
+    expect(logs.find('warn', /will be delivered again/)).toEqual([
+      expect.stringMatching(
+        /acknowledged=2 .*the first 2 messages of the batch were handled, not the rest: the upstream took 2/,
+      ),
+    ]);
+  });
+
+  it('dead-letters only what is left after the last attempt, and hands onFailed just that', async () => {
+    const queue = (await start({ delivery: 'at-least-once', maxAttempts: 2 })).fixed<Message>('events');
+    PartialReporter.answer = () => {
+      throw new PartialBatchError(1);
+    };
+    await queue.pushMany('g', five);
+    await pollUntil(() => PartialReporter.failed.length === 1, 'the rest dead-lettered');
+    expect(PartialReporter.seen.map(({ messages }) => messages)).toEqual([
+      [0, 1, 2, 3, 4],
+      [1, 2, 3, 4],
+    ]);
+    expect(PartialReporter.failed[0].messages).toEqual([2, 3, 4]);
+    expect((await queue.deadLetters()).map(({ messages, attempts }) => [messages, attempts])).toEqual([
+      [[{ n: 2 }, { n: 3 }, { n: 4 }], 2],
+    ]);
+    expect(await queue.stats()).toMatchObject({ delivered: 2, dead: 3, pending: 0 });
+  });
+
+  it('logs an error for a count that names no part of the batch, and fails the whole batch', async () => {
+    const logs = new CapturedLogs();
+    const queue = (await start({ delivery: 'at-least-once', maxAttempts: 4 }, logs)).fixed<Message>('events');
+    const counts = [6, -1, 1.5];
+    PartialReporter.answer = (_, ctx) => {
+      if (ctx.attempt <= counts.length) throw new PartialBatchError(counts[ctx.attempt - 1]);
+    };
+    await queue.pushMany('g', five);
+    await pollUntil(async () => (await queue.stats()).delivered === 5, 'the batch acknowledged at last');
+    expect(PartialReporter.seen.map(({ messages }) => messages.length)).toEqual([5, 5, 5, 5]);
+    expect(logs.find('error', /names no part of a batch/)).toEqual(
+      counts.map((count) =>
+        expect.stringContaining(
+          `PartialBatchError(${count}) names no part of a batch of 5 messages (0 to 5): no message is acknowledged, the whole batch fails`,
+        ),
+      ),
+    );
+  });
+
+  it('acknowledges a batch whose every message was handled', async () => {
+    const queue = (await start({ delivery: 'at-least-once' })).fixed<Message>('events');
+    PartialReporter.answer = (messages) => {
+      throw new PartialBatchError(messages.length);
+    };
+    await queue.pushMany('g', five);
+    await pollUntil(async () => (await queue.stats()).delivered === 5, 'the batch acknowledged');
+    expect(PartialReporter.seen).toHaveLength(1);
+    expect(await queue.stats()).toMatchObject({ redelivered: 0, pending: 0 });
+  });
+
+  it('fails the whole batch at most once, as any error does', async () => {
+    const queue = (await start({ delivery: 'at-most-once' })).fixed<Message>('events');
+    PartialReporter.answer = () => {
+      throw new PartialBatchError(2);
+    };
+    await queue.pushMany('g', five);
+    await pollUntil(() => PartialReporter.failed.length === 1, 'onFailed');
+    expect(PartialReporter.failed[0].messages).toEqual([0, 1, 2, 3, 4]);
+    expect(PartialReporter.failed[0].error).toBeInstanceOf(PartialBatchError);
+    expect(PartialReporter.seen).toHaveLength(1);
   });
 });

@@ -103,7 +103,7 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
     const batches = adapter(queue);
     const delivery = await claimOne(batches);
     const paused = await batches.settle(delivery, { ok: false, error: new Error('no') }, false).outcome;
-    expect(paused).toEqual({ outcome: { type: 'paused', at: expect.any(Number) } });
+    expect(paused).toEqual({ outcome: { type: 'paused', at: expect.any(Number), acknowledged: 0 } });
     expect((await queue.pausedGroups()).items).toEqual([
       { group: 'g', pausedAt: expect.any(Number), reason: 'exhausted' },
     ]);

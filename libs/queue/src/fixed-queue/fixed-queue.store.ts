@@ -214,8 +214,17 @@ export class FixedQueueStore {
     return Math.max(1, Math.min(GROUPS_PER_POLL, Math.floor(ENTRIES_PER_POLL / this.options.batchSize)));
   }
 
-  /** At-least-once: a failed delivery is retried after `delayMs`, or dead-lettered after its last attempt. */
-  fail(shard: number, delivery: Delivery, delayMs: number, error: string): Promise<FailOutcome> {
+  /**
+   * At-least-once: a failed delivery is retried after `delayMs`, or dead-lettered (or its group paused)
+   * after its last attempt; the first `handled` of its `size` messages are acknowledged first.
+   */
+  fail(
+    shard: number,
+    delivery: Delivery,
+    delayMs: number,
+    error: string,
+    { handled, size }: { handled: number; size: number } = { handled: 0, size: 0 },
+  ): Promise<FailOutcome> {
     const { batchSize, maxWaitMs, maxAttempts, deadLetter } = this.options;
     return this.call(fixedFail, shard, {
       batchSize,
@@ -226,6 +235,8 @@ export class FixedQueueStore {
       deadCapacity: deadLetter.capacity,
       error,
       pauseExhausted: this.pausesExhausted,
+      handled,
+      size,
     });
   }
 
