@@ -10,6 +10,7 @@ const shared = {
 // The behaviour suites of both queues run on one redis-server, on a local Redis Cluster, and on Valkey.
 const ON_BOTH = [
   'fixed-queue',
+  'fixed-queue-groups',
   'fixed-delivery',
   'delay-queue',
   'obliterate',
@@ -19,7 +20,15 @@ const ON_BOTH = [
 ];
 const CLUSTER_ONLY = ['cluster'];
 // Valkey 8 (Debian's backports) runs the suites of both queues, delivery order and recurring tasks.
-const ON_VALKEY = ['server', 'fixed-queue', 'fixed-delivery', 'delay-queue', 'recurring', 'recurring-decorator'];
+const ON_VALKEY = [
+  'server',
+  'fixed-queue',
+  'fixed-queue-groups',
+  'fixed-delivery',
+  'delay-queue',
+  'recurring',
+  'recurring-decorator',
+];
 
 /** @type {import('jest').Config} */
 module.exports = {

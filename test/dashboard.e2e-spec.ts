@@ -259,6 +259,32 @@ describe('QueueDashboardModule', () => {
       expect([path, (await post(path)).status]).toEqual([path, 404]);
   });
 
+  it('lists paused groups, and resumes one only with the header the page sends', async () => {
+    const { base, events } = await serve({});
+    await events.pushMany('<b>tenant</b>', [1, 2]);
+    await events.pauseGroup('<b>tenant</b>');
+    const overview: any = await (await fetch(`${base}/queues/api`)).json();
+    const fixed = overview.queues.find((q: { name: string }) => q.name === 'events');
+    expect(fixed.stats.pausedGroups).toBe(1);
+    expect(fixed.pausedGroups).toEqual([{ group: '<b>tenant</b>', reason: 'manual', pausedAt: expect.any(Number) }]);
+    const html = await (await fetch(`${base}/queues`)).text();
+    expect(html).toContain('<b data-figure="paused-groups">1</b><span>groups paused</span>');
+    expect(html).toContain('<tr data-paused-group="&lt;b&gt;tenant&lt;/b&gt;"><td>&lt;b&gt;tenant&lt;/b&gt;</td>');
+
+    const post = (path: string, headers: Record<string, string> = { 'x-requested-with': 'nrq-dashboard' }) =>
+      fetch(`${base}/queues/api/fixed/${path}`, { method: 'POST', headers });
+    const url = `events/groups/${encodeURIComponent('<b>tenant</b>')}/resume`;
+    expect((await post(url, {})).status).toBe(403);
+    expect((await events.pausedGroups()).items).toHaveLength(1);
+    const resumed = await post(url);
+    expect([resumed.status, await resumed.json()]).toEqual([200, { resumed: true }]);
+    expect(await (await post(url)).json()).toEqual({ resumed: false });
+    expect((await events.pausedGroups()).items).toEqual([]);
+    for (const path of ['nope/groups/g/resume', `events/groups/${'x'.repeat(600)}/resume`])
+      expect([path.slice(0, 40), (await post(path)).status]).toEqual([path.slice(0, 40), 404]);
+    expect((await fetch(`${base}/queues/api/delay/tasks/groups/g/resume`, { method: 'POST' })).status).toBe(404);
+  });
+
   it("pages through dead letters after the overview's newest, and shows a group's oldest messages", async () => {
     const { base, events, tasks } = await serve({ deadLetters: 2 }, true);
     for (const id of ['a', 'b', 'c', 'd', 'e']) await tasks.schedule({}, { id });

@@ -129,6 +129,16 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
     expect((await indicator.isHealthy('q', { maxLagMs: 50, maxBacklog: 0 })).q.status).toBe('down');
   });
 
+  it('reports paused groups by their count, up all the same', async () => {
+    const { indicator, events } = await start({ consumers: false });
+    await events.pauseGroup('tenant-a');
+    await events.pauseGroup('tenant-b');
+    const checked = await indicator.isHealthy('q');
+    expect(checked.q.status).toBe('up');
+    expect(checked.q.queues!.events).toMatchObject({ pausedGroups: 2 });
+    expect(checked.q.queues!.idle.pausedGroups).toBeUndefined();
+  });
+
   it('judges a queue drained on a schedule against its period, not the global lag limit', async () => {
     const { indicator, digest } = await start();
     await digest.push('g', 1);

@@ -100,6 +100,7 @@ describe('QueueMetricsModule (prom-client)', () => {
     const registry = new Registry();
     const { idle, tasks } = await start(registry, []);
     await Promise.all([idle.pushMany('a', [{ n: 1 }, { n: 2 }]), idle.push('b', { n: 3 })]);
+    await Promise.all([idle.pauseGroup('held'), idle.pauseGroup('also-held')]);
     await Promise.all([tasks.schedule({}, { id: 'later', delayMs: 3_600_000 }), tasks.schedule({}, { id: 'now' })]);
 
     // No consumer: 'idle' is due after maxWaitMs (20 ms) and waits on; so does the due task.
@@ -113,6 +114,8 @@ describe('QueueMetricsModule (prom-client)', () => {
     expect(metrics.get('nrq_messages_pending{queue="idle"}')).toBe(3);
     expect(metrics.get('nrq_groups{queue="idle"}')).toBe(2);
     expect(metrics.get('nrq_messages_dead{queue="idle"}')).toBe(0);
+    expect(metrics.get('nrq_groups_paused{queue="idle"}')).toBe(2);
+    expect(metrics.get('nrq_groups_paused{queue="events"}')).toBe(0);
     expect(metrics.get('nrq_messages_pending{queue="events"}')).toBe(0);
     expect(metrics.get('nrq_tasks{queue="tasks",state="scheduled"}')).toBe(2);
     expect(metrics.get('nrq_tasks{queue="tasks",state="active"}')).toBe(0);

@@ -131,6 +131,9 @@ describe('a full Redis (maxmemory, noeviction)', () => {
     expect(await timers.get('refused')).toBeNull();
     expect(await timers.get('t0')).toEqual(replaced);
     expect(await timers.get('refused-repeat')).toBeNull();
+    // An operator can still hold a group back, and let it go.
+    expect(await fixed[0].pauseGroup('g1')).toBe(true);
+    expect(await fixed[0].resumeGroup('g1')).toBe(true);
 
     // Consumers start on the full Redis.
     const started = Date.now();

@@ -6,6 +6,12 @@ describe('loadDemoConfig', () => {
     expect(loadDemoConfig({ DEMO_FLAKY_GAME: 'none' }).flakyGame).toBe('none');
   });
 
+  it('resumes a held game after DEMO_RESUME_HELD_S seconds, 10 when unset', () => {
+    expect(loadDemoConfig({}).resumeHeldAfterMs).toBe(10_000);
+    expect(loadDemoConfig({ DEMO_RESUME_HELD_S: '2.5' }).resumeHeldAfterMs).toBe(2500);
+    expect(loadDemoConfig({ DEMO_RESUME_HELD_S: '0' }).resumeHeldAfterMs).toBe(0);
+  });
+
   it('refuses a flaky game that is no game name, naming the variable', () => {
     expect(() => loadDemoConfig({ DEMO_FLAKY_GAME: 'no spaces!' })).toThrow(
       'Invalid demo configuration: DEMO_FLAKY_GAME="no spaces!": flakyGame must be a game name',

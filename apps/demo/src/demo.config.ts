@@ -87,6 +87,15 @@ export class DemoConfig {
   @Matches(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, { message: 'flakyGame must be a game name' })
   flakyGame = 'com.demo.game010';
 
+  /**
+   * The live queue holds a game whose batch the upstream refused on every attempt (onExhausted:
+   * 'pause-group'); the demo resumes it after this long, as an operator would once its upstream is back.
+   * 0: it stays held until resumed from the dashboard.
+   */
+  @Min(0)
+  @IsInt()
+  resumeHeldAfterMs = 10_000;
+
   /** Port of the stand-in upstream reporting service; 0 picks a free one. */
   @Min(0)
   @Max(65_535)
@@ -132,6 +141,7 @@ const ENV: Record<keyof DemoConfig, [name: string, parse: Parse]> = {
   petStory: ['DEMO_PET_STORY', flag],
   vetClosedMs: ['DEMO_VET_CLOSED_S', seconds],
   flakyGame: ['DEMO_FLAKY_GAME', text],
+  resumeHeldAfterMs: ['DEMO_RESUME_HELD_S', seconds],
   upstreamPort: ['DEMO_UPSTREAM_PORT', numeric],
   durationS: ['DEMO_DURATION_S', numeric],
 };

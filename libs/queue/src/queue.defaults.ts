@@ -33,6 +33,7 @@ export const FIXED_QUEUE_DEFAULTS = Object.freeze({
   maxAttempts: 5,
   retryDelayMs: SECOND,
   deadLetter: DEAD_LETTER,
+  onExhausted: 'dead-letter' as 'dead-letter' | 'pause-group',
 });
 
 /** `QueueModule.registerDelayQueue`. */

@@ -16,8 +16,8 @@ export const REPORTING = {
 /**
  * How both queues deliver: a game's batches one at a time, in push order (ordered), each kept in Redis
  * until the upstream took it (at-least-once). A refused batch is delivered again after half a second,
- * then a second; after its third refusal it is dead-lettered (the dashboard can re-queue it) and the
- * game moves on.
+ * then a second; after its third refusal the digest dead-letters it (the dashboard can re-queue it) and
+ * the game moves on, while the live queue holds the game (LIVE_EXHAUSTED).
  */
 export const DELIVERY = {
   ordered: true,
@@ -27,6 +27,13 @@ export const DELIVERY = {
   retryDelayMs: 500,
   deadLetter: { capacity: 1000 },
 } as const;
+
+/**
+ * A game whose live batch the upstream refused three times is paused with that batch at its head rather
+ * than dead-lettered: its endpoint is likely down, and its next batches would die one after another.
+ * HeldGames resumes it later; its events wait meanwhile, in order, within the capacity.
+ */
+export const LIVE_EXHAUSTED = { onExhausted: 'pause-group' } as const;
 
 /** One request may carry more events than a game holds: the newest `capacity` of them are kept. */
 export const MAX_EVENTS_PER_REQUEST = 2000;

@@ -6,8 +6,9 @@ import { GameEventsService } from './game-events.service';
 import { GameSequences } from './game-sequences';
 import { GameStats } from './game-stats';
 import { BacklogAuditJob } from './backlog-audit.job';
-import { DELIVERY, GAME_DIGEST, GAME_EVENTS, REPORTING } from './games.constants';
+import { DELIVERY, GAME_DIGEST, GAME_EVENTS, LIVE_EXHAUSTED, REPORTING } from './games.constants';
 import { GamesController } from './games.controller';
+import { HeldGames } from './held-games';
 import { digestReporter, LiveReporter } from './reporters';
 import { ReportingSummary } from './reporting-summary';
 import { TrafficSimulator } from './traffic-simulator';
@@ -28,6 +29,7 @@ export class GamesModule {
           name: GAME_EVENTS,
           ...REPORTING,
           ...DELIVERY,
+          ...LIVE_EXHAUSTED,
           maxWaitMs: 1000,
           ttlMs: IDLE_TTL_MS,
           schema: GameEvent,
@@ -54,6 +56,7 @@ export class GamesModule {
         TrafficSimulator,
         ReportingSummary,
         BacklogAuditJob,
+        HeldGames,
       ],
     };
   }

@@ -39,9 +39,11 @@ export type DeliveryOutcome =
   /** Acknowledged. */
   | { type: 'acknowledged' }
   /** Failed; delivered again at `at` (server ms). */
-  | { type: 'retry'; at: number }
+  | { type: 'retry'; at: number; acknowledged?: number }
   /** Failed its last attempt and dead-lettered at `at`. */
-  | { type: 'dead'; at: number }
+  | { type: 'dead'; at: number; acknowledged?: number }
+  /** Failed its last attempt, kept at the head of its group, which was paused at `at` (until resumed). */
+  | { type: 'paused'; at: number; acknowledged?: number }
   /** Failed its last attempt, nothing kept (at-most-once; a repeat occurrence given up until `nextRunAt`). */
   | { type: 'failed'; nextRunAt?: number }
   /** No longer this consumer's: its lease ran out under the handler (or the task was cancelled). */
@@ -63,11 +65,17 @@ export interface Handover<I> {
   claimedAt: number;
 }
 
-/** A delivery's outcome once recorded, what it made due again, and messages its group lost to age meanwhile. */
+/**
+ * A delivery's outcome once recorded, what it made due again, and messages its group lost to age
+ * meanwhile. `acknowledged` in a failure's outcome: messages of the delivery acknowledged all the same,
+ * its first (a batch handler's PartialBatchError); `refused`: what of the handler's answer the adapter
+ * could not take, and what it did instead, for a person to read.
+ */
 export interface Settled {
   outcome: DeliveryOutcome;
   due?: DueAgain;
   expired?: number;
+  refused?: string;
 }
 
 /** What `settle` sends to Redis: the outcome once recorded, and the next item for the slot if it asked. */

@@ -80,9 +80,18 @@ export class OutcomeReporter<D extends OpenedDelivery> {
    * What became of a delivery, once its adapter recorded it. Resolves once its `onFailed` hook (if
    * any) has run.
    */
-  settled(delivery: D, result: HandlerResult, { outcome, expired }: Settled, durationMs: number): void | Promise<void> {
+  settled(
+    delivery: D,
+    result: HandlerResult,
+    { outcome, expired, refused }: Settled,
+    durationMs: number,
+  ): void | Promise<void> {
     const { span, attempt } = delivery;
     if (expired && 'group' in delivery.subject) this.expired(delivery.subject.group, expired);
+    if (refused !== undefined) this.options.logger.error(logLine(this.options.label, refused, delivery.fields()));
+    // Part of a failed batch handled all the same (PartialBatchError): its lines say how much.
+    const part: Record<string, number> =
+      'acknowledged' in outcome && outcome.acknowledged ? { acknowledged: outcome.acknowledged } : {};
     const error = result.ok ? undefined : result.error;
     if (span && !result.ok && outcome.type !== 'lease-lost') span.failed(error);
     switch (outcome.type) {
@@ -94,16 +103,29 @@ export class OutcomeReporter<D extends OpenedDelivery> {
         const nextAt = new Date(outcome.at).toISOString();
         span?.event('retry', { 'messaging.nestjs_redis_queues.next_attempt_at': nextAt });
         span?.end('retry');
-        this.log('warn', this.words.retry, delivery, { [this.words.next]: nextAt }, error);
+        this.log('warn', this.words.retry, delivery, { ...part, [this.words.next]: nextAt }, error);
         this.emit('retry', delivery, { durationMs, error, nextRunAt: outcome.at });
         return;
       }
       case 'dead':
         span?.event('dead_letter');
         span?.end('dead');
-        this.log('error', this.words.dead, delivery, {}, error);
+        this.log('error', this.words.dead, delivery, part, error);
         this.emit('dead', delivery, { durationMs, error, diedAt: outcome.at });
         return this.failedForGood(delivery, error);
+      case 'paused':
+        span?.event('group_paused');
+        span?.end('paused');
+        // Only batches have a group to pause.
+        this.log(
+          'warn',
+          'batch failed its last attempt; its group is paused with it at its head until resumeGroup',
+          delivery,
+          part,
+          error,
+        );
+        if ('group' in delivery.subject) this.groupPaused(delivery.subject.group);
+        return;
       case 'failed': {
         span?.end('failed', { [ATTRIBUTES.attempt]: attempt });
         const { nextRunAt } = outcome;
@@ -189,6 +211,12 @@ export class OutcomeReporter<D extends OpenedDelivery> {
   expired(group: string, count: number): void {
     const { events, queue } = this.options;
     if (events.has('messages.expired')) events.emit('messages.expired', { queue, group, count });
+  }
+
+  /** A group paused because its batch failed its last attempt (onExhausted: 'pause-group'). */
+  private groupPaused(group: string): void {
+    const { events, queue } = this.options;
+    if (events.has('group.paused')) events.emit('group.paused', { queue, group, reason: 'exhausted' });
   }
 
   gaveBack(count: number): void {

@@ -227,7 +227,8 @@ export const DASHBOARD_JS = `(() => {
         figure('messages pushed', fmt.format(s.pushed), 'pushed'), figure('messages delivered', fmt.format(s.delivered), 'delivered'),
         figure('messages pushed / s', fmt.format(pushed.at(-1) || 0), 'pushed-rate'), figure('messages delivered / s', fmt.format(delivered.at(-1) || 0), 'delivered-rate'),
         figure('messages dropped', fmt.format(s.dropped), 'dropped'), figure('messages expired', fmt.format(s.expired), 'expired'),
-        figure('groups running', fmt.format(s.active), 'active'), figure('messages redelivered', fmt.format(s.redelivered), 'redelivered'),
+        figure('groups running', fmt.format(s.active), 'active'), figure('groups paused', fmt.format(s.pausedGroups), 'paused-groups'),
+        figure('messages redelivered', fmt.format(s.redelivered), 'redelivered'),
         figure('messages in dead batches', fmt.format(s.dead), 'dead'), figure('lag', duration(s.lagMs), 'lag')),
       el('h3', {}, 'throughput (messages / s)'),
       chart([{ label: 'pushed', color: 'var(--a)', values: pushed }, { label: 'delivered', color: 'var(--b)', values: delivered }]),
@@ -239,11 +240,35 @@ export const DASHBOARD_JS = `(() => {
         return row;
       }), 'no group holds messages'),
       ...groupHead(queue),
+      ...pausedTable(queue, time),
       ...overdueTable(queue),
       // At-most-once, a batch leaves Redis as it is claimed: there is never a dead one to show.
       ...(queue.delivery === 'at-least-once'
         ? [el('h3', {}, 'dead batches (a row per batch, with its count of messages)'), deadList('fixed', queue, (b) => deadBatch(queue, b, time), ['group', 'messages', 'attempts', 'last error', 'died', ''], 'no dead batch')]
         : []));
+  }
+
+  // Paused groups, each with its resume button: shown only while there are any.
+  function pausedTable(queue, time) {
+    if (queue.pausedGroups.length === 0) return [];
+    const row = (g) => {
+      const button = el('button', { type: 'button', 'data-action': 'resume-group' }, 'resume');
+      button.addEventListener('click', async () => {
+        button.disabled = true;
+        try {
+          await post('fixed/' + encodeURIComponent(queue.name) + '/groups/' + encodeURIComponent(g.group) + '/resume');
+          setStatus('resumed group ' + g.group);
+          await refresh();
+        } catch (error) {
+          button.disabled = false;
+          setStatus('could not resume group ' + g.group + ': ' + error.message, true);
+        }
+      });
+      return el('tr', { 'data-paused-group': g.group }, el('td', {}, g.group), el('td', { class: 'tight' }, g.reason),
+        el('td', { class: 'tight' }, ago(time - g.pausedAt)), el('td', { class: 'tight' }, button));
+    };
+    return [el('h3', { class: 'warning' }, 'paused groups (nothing of them is delivered until resumed)'),
+      table(['group', 'reason', 'paused', ''], queue.pausedGroups.map(row), '')];
   }
 
   // Handlers here past their deadline, each holding its group or task: shown only while there are any.

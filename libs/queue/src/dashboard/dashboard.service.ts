@@ -10,6 +10,7 @@ import type {
   FixedQueueStats,
   GroupSummary,
   OverdueHandlerDetails,
+  PausedGroup,
   QueueKind,
   UpcomingTask,
 } from '../interfaces';
@@ -18,6 +19,9 @@ import { QueueRegistry } from '../queue.registry';
 import { RedisConnection } from '../redis/redis-connection';
 import { RecurringSchedules } from '../recurring/recurring-schedules';
 import type { RecurringScheduleInfo } from '../interfaces';
+
+/** Paused groups listed on a card (its count of them is among its figures). */
+const PAUSED_GROUPS_SHOWN = 50;
 
 /** Messages of a dead batch shown, each cut to PREVIEW_CHARS: enough to recognise a batch, not a copy of its data. */
 const PREVIEW_MESSAGES = 3;
@@ -70,6 +74,8 @@ export type QueueOverview =
       dead: DeadBatchSummary[];
       /** The next page of dead batches (`deadPage`), null when these are all. */
       deadCursor: string | null;
+      /** Some of the paused groups (`stats.pausedGroups` counts them all), each with a resume button. */
+      pausedGroups: PausedGroup[];
       overdue: OverdueHandlerDetails[];
     }
   | {
@@ -170,12 +176,13 @@ export class DashboardService {
 
   private async fixedOverview(fixed: FixedQueue, limits: DashboardLimits): Promise<QueueOverview> {
     const { delivery, ordered } = fixed.options;
-    const [stats, hottest, dead, paused] = await Promise.all([
+    const [stats, hottest, dead, paused, pausedGroups] = await Promise.all([
       fixed.stats(),
       fixed.hottestGroups(limits.hottestGroups),
       // Nothing to read at-most-once, where a batch leaves Redis as it is claimed.
       delivery === 'at-least-once' ? fixed.deadLetters({ limit: limits.deadLetters }) : { items: [], cursor: null },
       fixed.isPaused(),
+      fixed.pausedGroups({ limit: PAUSED_GROUPS_SHOWN }),
     ]);
     const local = (serverTime: number) => this.connection.clock.toLocal(serverTime);
     return {
@@ -188,6 +195,7 @@ export class DashboardService {
       hottest: hottest.map((group) => ({ ...group, dueAt: local(group.dueAt) })),
       dead: dead.items.map((batch) => summariseBatch(batch, local)),
       deadCursor: dead.cursor,
+      pausedGroups: pausedGroups.items.map((group) => ({ ...group, pausedAt: local(group.pausedAt) })),
       overdue: this.overdue(fixed.name),
     };
   }
@@ -243,6 +251,12 @@ export class DashboardService {
     const queue = this.find<FixedQueue | DelayQueue>(kind, queueName);
     await (paused ? queue.pause() : queue.resume());
     return { paused };
+  }
+
+  /** Resumes a paused group of a FixedQueue, for every process (`resumeGroup`); false when it was not paused. */
+  async resumeGroup(queueName: string, group: string): Promise<{ resumed: boolean }> {
+    const fixed = this.find<FixedQueue>('fixed', queueName);
+    return { resumed: await badInputIs404(() => fixed.resumeGroup(group)) };
   }
 
   /** Re-queues a DelayQueue's dead task; an id that names none is a 404, as an unknown queue is. */

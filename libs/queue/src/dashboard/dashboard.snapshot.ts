@@ -77,6 +77,17 @@ function title(queue: QueueOverview, label: string, mode?: string): string {
   );
 }
 
+/** Paused groups, shown only while there are any (their resume buttons need the script). */
+function pausedTable(queue: FixedOverview, time: number): string[] {
+  if (queue.pausedGroups.length === 0) return [];
+  const row = (g: FixedOverview['pausedGroups'][number]) =>
+    `<tr data-paused-group="${escapeHtml(g.group)}">${cell(g.group)}${cell(g.reason, ' class="tight"')}${cell(ago(time - g.pausedAt), ' class="tight"')}</tr>`;
+  return [
+    '<h3 class="warning">paused groups (nothing of them is delivered until resumed)</h3>',
+    table(['group', 'reason', 'paused'], queue.pausedGroups.map(row), ''),
+  ];
+}
+
 /** Handlers here past their deadline, each holding its group or task: shown only while there are any. */
 function overdueTable(queue: QueueOverview): string[] {
   if (queue.overdue.length === 0) return [];
@@ -113,12 +124,14 @@ function fixedCard(queue: FixedOverview, time: number): string {
     figure('messages dropped', number(s.dropped), 'dropped'),
     figure('messages expired', number(s.expired), 'expired'),
     figure('groups running', number(s.active), 'active'),
+    figure('groups paused', number(s.pausedGroups), 'paused-groups'),
     figure('messages redelivered', number(s.redelivered), 'redelivered'),
     figure('messages in dead batches', number(s.dead), 'dead'),
     figure('lag', duration(s.lagMs), 'lag'),
     '</div>',
     '<h3>hottest groups</h3>',
     table(['group', 'messages', 'due'], hottest, 'no group holds messages'),
+    ...pausedTable(queue, time),
     ...overdueTable(queue),
     ...(queue.delivery === 'at-least-once'
       ? [

@@ -55,7 +55,7 @@ function isGuardClass(guard: DashboardGuard): guard is Type<CanActivate> {
 
 /**
  * An opt-in page showing every queue of the application live: throughput and backlog, the hottest
- * groups, upcoming tasks, dead tasks and dead batches with a re-queue button. Import it next to `QueueModule`:
+ * groups, paused groups with a resume button, upcoming tasks, dead tasks and dead batches with a re-queue button. Import it next to `QueueModule`:
  * `QueueDashboardModule.register({ path: 'queues', guard: AdminGuard })`.
  */
 @Module({})
@@ -154,6 +154,17 @@ export class QueueDashboardModule {
       @Header('Cache-Control', 'no-store')
       groupHead(@Param('queue') queue: string, @Param('group') group: string) {
         return this.dashboard.groupHead(queue, group);
+      }
+
+      @Post('api/fixed/:queue/groups/:group/resume')
+      @HttpCode(200)
+      resumeGroup(
+        @Param('queue') queue: string,
+        @Param('group') group: string,
+        @Headers('x-requested-with') requestedWith?: string,
+      ) {
+        assertFromPage(requestedWith, 'Resuming');
+        return this.dashboard.resumeGroup(queue, group);
       }
 
       @Post('api/fixed/:queue/requeue/:id')

@@ -1,1 +1,2 @@
 export * from './queue.error';
+export * from './partial-batch.error';

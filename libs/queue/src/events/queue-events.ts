@@ -28,6 +28,8 @@ const EVENT_KINDS = {
   'handler.timeout': 'both',
   'queue.paused': 'both',
   'queue.resumed': 'both',
+  'group.paused': 'fixed',
+  'group.resumed': 'fixed',
   'state.redeclared': 'both',
 } as const satisfies Record<QueueEventName, QueueKind | 'both'>;
 

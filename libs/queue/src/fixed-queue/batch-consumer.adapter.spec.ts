@@ -97,6 +97,19 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
     expect(await queue.stats()).toMatchObject({ dead: 2 });
   });
 
+  it("settles the last attempt as the group's pause under onExhausted 'pause-group', with nothing made due", async () => {
+    const queue = await queueOf({ ...atLeastOnce, maxAttempts: 1, onExhausted: 'pause-group' });
+    await queue.pushMany('g', [1, 2]);
+    const batches = adapter(queue);
+    const delivery = await claimOne(batches);
+    const paused = await batches.settle(delivery, { ok: false, error: new Error('no') }, false).outcome;
+    expect(paused).toEqual({ outcome: { type: 'paused', at: expect.any(Number), acknowledged: 0 } });
+    expect((await queue.pausedGroups()).items).toEqual([
+      { group: 'g', pausedAt: expect.any(Number), reason: 'exhausted' },
+    ]);
+    expect(await queue.stats()).toMatchObject({ dead: 0, pending: 2, pausedGroups: 1 });
+  });
+
   it('reports a lost lease without writing anything', async () => {
     const queue = await queueOf(atLeastOnce);
     await queue.pushMany('g', [1, 2]);

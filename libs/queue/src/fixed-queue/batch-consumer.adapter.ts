@@ -10,13 +10,14 @@ import { LazyAbort, leaseLost } from '../consumer/deliveries';
 import type { FailedHook } from '../consumer/outcome-reporter';
 import { RetryPolicy } from '../consumer/retry-policy';
 import type { Claimed } from '../consumer/shard-poller';
+import { PartialBatchError } from '../errors';
 import type { BatchContext, BatchEvent } from '../interfaces';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { ATTRIBUTES, type ProcessSpan } from '../tracing/queue-tracer';
 import { byShard } from '../utils/by-shard';
 import { failureText } from '../utils/errors';
 import type { BatchConsumerOptionsRules } from '../validation/queue-options';
-import { retriesOnAtLeastOnce } from './fixed-queue.messages';
+import { partialOutOfRange, retriesOnAtLeastOnce } from './fixed-queue.messages';
 import type { FixedQueue } from './fixed-queue';
 import type { Acknowledged, ClaimedBatch, Delivery, FixedQueueStore } from './fixed-queue.store';
 
@@ -63,6 +64,8 @@ export class BatchDelivery implements OpenedDelivery {
   attempt: number;
   /** Ordered queues: the delivery holding the group. */
   readonly delivery: Delivery | undefined;
+  /** Messages a PartialBatchError of its handler acknowledged, from the first: `onFailed` gets the rest. */
+  acknowledged = 0;
 
   constructor(
     readonly shard: number,
@@ -225,7 +228,12 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
     if (this.atLeastOnce) {
       // The lease was lost: the batch is another consumer's to finish.
       if (leaseLost(running)) return { outcome: Promise.resolve({ outcome: LEASE_LOST }) };
-      if (!result.ok) return { outcome: this.fail(running, result.error) };
+      if (!result.ok) {
+        const handled = this.handled(running, result.error);
+        // Every message handled: the delivery is done, whatever the handler threw.
+        if (handled.count < running.batch.messages.length)
+          return { outcome: this.fail(running, result.error, handled) };
+      }
       return this.acknowledge(running, next, (acked) => (acked ? ACKNOWLEDGED : LEASE_LOST));
     }
     // At-most-once: the messages left Redis with the claim, whatever happens to the group's lease.
@@ -283,19 +291,41 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
     };
   }
 
-  private async fail(running: BatchDelivery, error: unknown): Promise<Settled> {
-    const { outcome, at } = await this.store.fail(
+  /**
+   * How many of a failed delivery's messages its handler handled, from the first: what a
+   * PartialBatchError says, when it names part of the batch (otherwise none, and why not).
+   */
+  private handled(running: BatchDelivery, error: unknown): { count: number; refused?: string } {
+    if (!(error instanceof PartialBatchError)) return { count: 0 };
+    const { acknowledged } = error;
+    const size = running.batch.messages.length;
+    if (Number.isInteger(acknowledged) && acknowledged >= 0 && acknowledged <= size) return { count: acknowledged };
+    return { count: 0, refused: partialOutOfRange(acknowledged, size) };
+  }
+
+  private async fail(
+    running: BatchDelivery,
+    error: unknown,
+    handled: { count: number; refused?: string },
+  ): Promise<Settled> {
+    const { outcome, at, acknowledged } = await this.store.fail(
       running.shard,
       running.delivery!,
       this.retry.delayAfter(running.attempt),
       failureText(error, this.keepStack),
+      { handled: handled.count, size: running.batch.messages.length },
     );
-    if (outcome === 'retry' || outcome === 'dead') return { outcome: { type: outcome, at }, due: { at } };
-    return { outcome: LEASE_LOST };
+    running.acknowledged = acknowledged;
+    const refused = handled.refused === undefined ? {} : { refused: handled.refused };
+    if (outcome === 'retry' || outcome === 'dead')
+      return { outcome: { type: outcome, at, acknowledged }, due: { at }, ...refused };
+    // Its group is out of the ready index until resumeGroup, which wakes the consumers itself.
+    if (outcome === 'paused') return { outcome: { type: outcome, at, acknowledged }, ...refused };
+    return { outcome: LEASE_LOST, ...refused };
   }
 }
 
 /** A `@BatchConsumer`'s `onFailed` hook, given the batch's messages and its last attempt's context. */
 export function batchFailedHook(onFailed: BatchFailureHandler): FailedHook<BatchDelivery> {
-  return (error, delivery) => onFailed(error, delivery.batch.messages, delivery.context());
+  return (error, delivery) => onFailed(error, delivery.batch.messages.slice(delivery.acknowledged), delivery.context());
 }

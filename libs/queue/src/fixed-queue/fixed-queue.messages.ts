@@ -7,3 +7,8 @@ export const retriesOnAtLeastOnce = (label: string, queue: string) =>
     `@BatchConsumer on ${label}: retries applies to at-most-once queues; "${queue}" is at-least-once ` +
       'and retries through Redis (set maxAttempts and retryDelayMs on the queue instead)',
   );
+
+/** A log line's text: the handler's PartialBatchError counted messages its batch does not have. */
+export const partialOutOfRange = (acknowledged: number, size: number) =>
+  `PartialBatchError(${acknowledged}) names no part of a batch of ${size} messages (0 to ${size}): ` +
+  'no message is acknowledged, the whole batch fails';

@@ -12,9 +12,11 @@ import { fixedExtend } from './lua/fixed-extend';
 import { fixedFail, type FailOutcome } from './lua/fixed-fail';
 import { fixedIdle, type IdleGroups } from './lua/fixed-idle';
 import { fixedObliterate } from './lua/fixed-obliterate';
+import { fixedPauseGroup } from './lua/fixed-pause-group';
 import { fixedPush, type GroupPush, type PushOutcome } from './lua/fixed-push';
 import { fixedRelease } from './lua/fixed-release';
 import { fixedRequeue } from './lua/fixed-requeue';
+import { fixedResumeGroup, type GroupResumed } from './lua/fixed-resume-group';
 import { fixedStats } from './lua/fixed-stats';
 import { fixedUpgrade } from './lua/fixed-upgrade';
 import { readNewestFirst } from '../redis/newest-first';
@@ -30,7 +32,13 @@ import type { ScriptName } from '../redis/script-registry';
 import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } from '../redis/script-protocol';
 import type { Scripts } from '../redis/scripts';
 import { zscore, type Scored } from '../redis/score-pages';
-import type { FixedQueueStats, GroupListing, GroupSummary, ResolvedFixedQueueOptions } from '../interfaces';
+import type {
+  FixedQueueStats,
+  GroupListing,
+  GroupSummary,
+  PausedGroup,
+  ResolvedFixedQueueOptions,
+} from '../interfaces';
 
 export { messageCount, type GroupPush, type PushOutcome } from './lua/fixed-push';
 export type { ClaimedBatch, TakeOutcome } from './lua/claim-reply';
@@ -75,6 +83,11 @@ export class FixedQueueStore {
 
   get ordered(): boolean {
     return this.mode !== MODES.unordered;
+  }
+
+  /** onExhausted 'pause-group': a batch out of attempts pauses its group instead of dying. */
+  private get pausesExhausted(): boolean {
+    return this.options.onExhausted === 'pause-group';
   }
 
   groupKey(shard: number, group: string): string {
@@ -153,6 +166,7 @@ export class FixedQueueStore {
       leaseMs,
       maxAttempts,
       deadCapacity: deadLetter.capacity,
+      pauseExhausted: this.pausesExhausted,
       // The shard leads so that a dead batch's id (its last delivery's token) says where to find it.
       tokenBase: `${shard}.${fencingToken()}`,
       candidates,
@@ -201,8 +215,17 @@ export class FixedQueueStore {
     return Math.max(1, Math.min(GROUPS_PER_POLL, Math.floor(ENTRIES_PER_POLL / this.options.batchSize)));
   }
 
-  /** At-least-once: a failed delivery is retried after `delayMs`, or dead-lettered after its last attempt. */
-  fail(shard: number, delivery: Delivery, delayMs: number, error: string): Promise<FailOutcome> {
+  /**
+   * At-least-once: a failed delivery is retried after `delayMs`, or dead-lettered (or its group paused)
+   * after its last attempt; the first `handled` of its `size` messages are acknowledged first.
+   */
+  fail(
+    shard: number,
+    delivery: Delivery,
+    delayMs: number,
+    error: string,
+    { handled, size }: { handled: number; size: number } = { handled: 0, size: 0 },
+  ): Promise<FailOutcome> {
     const { batchSize, maxWaitMs, maxAttempts, deadLetter } = this.options;
     return this.call(fixedFail, shard, {
       batchSize,
@@ -212,6 +235,9 @@ export class FixedQueueStore {
       maxAttempts,
       deadCapacity: deadLetter.capacity,
       error,
+      pauseExhausted: this.pausesExhausted,
+      handled,
+      size,
     });
   }
 
@@ -247,6 +273,17 @@ export class FixedQueueStore {
   /** Deletes a group's messages (counted as dropped); returns how many. A delivery of it under way finishes harmlessly. */
   clear(shard: number, group: string): Promise<number> {
     return this.call(fixedClear, shard, group, 'now');
+  }
+
+  /** Takes a group out of the ready index until `resumeGroup`; false when it was paused already. */
+  pauseGroup(shard: number, group: string): Promise<boolean> {
+    return this.call(fixedPauseGroup, shard, group);
+  }
+
+  /** Puts a paused group back into the ready index (unless its batch is out): when it is due. */
+  resumeGroup(shard: number, group: string): Promise<GroupResumed> {
+    const { batchSize, maxWaitMs } = this.options;
+    return this.call(fixedResumeGroup, shard, { group, batchSize, maxWaitMs });
   }
 
   /**
@@ -286,6 +323,25 @@ export class FixedQueueStore {
       groups.map((group) => this.scripts.call((client) => client.llen(this.groupKey(shard, group)))),
     );
     return [next, groups.map((group, i) => ({ group, size: sizes[i] })).filter(({ size }) => size > 0)];
+  }
+
+  /** One HSCAN step over a shard's paused groups: the next scan cursor and the groups it found. */
+  async scanPausedGroups(shard: number, scan: string, count: number): Promise<[string, PausedGroup[]]> {
+    const [next, flat] = await this.scripts.call((client) =>
+      client.hscan(this.keys.key(shard, 'pausedGroups'), scan, 'COUNT', count),
+    );
+    const groups: PausedGroup[] = [];
+    for (let i = 0; i < flat.length; i += 2) {
+      // '<paused at>:<reason>' (see the paused-groups include).
+      const record = flat[i + 1];
+      const colon = record.indexOf(':');
+      groups.push({
+        group: flat[i],
+        pausedAt: Number(record.slice(0, colon)),
+        reason: record.slice(colon + 1) as PausedGroup['reason'],
+      });
+    }
+    return [next, groups];
   }
 
   /** Up to `count` groups of a shard that nobody may have pushed to for ttlMs: the candidates of `expire`. */
@@ -364,6 +420,7 @@ export class FixedQueueStore {
       redelivered: 0,
       requeued: 0,
       active: 0,
+      pausedGroups: 0,
       nextDueAt: null,
       lagMs: 0,
     };
@@ -377,6 +434,7 @@ export class FixedQueueStore {
       total.redelivered += shard.redelivered;
       total.requeued += shard.requeued;
       total.active += shard.active;
+      total.pausedGroups += shard.pausedGroups;
       total.pending += shard.pending;
       total.pushed += shard.pushed;
       total.dropped += shard.dropped;

@@ -19,10 +19,12 @@ import type {
   ObliterateOptions,
   Page,
   PageOptions,
+  PausedGroup,
   PeekedMessage,
   PushResult,
   ResolvedFixedQueueOptions,
 } from '../interfaces';
+import { ScanPages } from '../redis/scan-pages';
 import { ScorePages } from '../redis/score-pages';
 import { byShard } from '../utils/by-shard';
 import { newestOfShards } from '../redis/newest-first';
@@ -228,35 +230,9 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   async groups(page: PageOptions = {}): Promise<Page<GroupListing>> {
     assertCallOptions('groups(page)', page, CALL_OPTIONS.page);
     const { cursor, limit = 100 } = page;
-    let [shard, scan, skip] = decodeGroupCursor(cursor, this.options.shards);
-    const items: GroupListing[] = [];
-    // Bounds the calls of a page where the hashes are sparse (HSCAN may answer a step with nothing).
-    for (
-      let steps = 0;
-      shard < this.options.shards && items.length < limit && steps < 2 * this.options.shards + 8;
-      steps++
-    ) {
-      const [next, found] = await this.store.scanGroups(shard, scan, limit);
-      const fresh = found.slice(skip);
-      const room = limit - items.length;
-      if (fresh.length > room) {
-        // The rest of this step comes with the next page: the same step again, past what was listed.
-        items.push(...fresh.slice(0, room));
-        skip += room;
-        break;
-      }
-      items.push(...fresh);
-      skip = 0;
-      if (next === '0') {
-        shard++;
-        scan = '0';
-      } else scan = next;
-    }
-    return {
-      items,
-      cursor:
-        shard >= this.options.shards ? null : Buffer.from(JSON.stringify([shard, scan, skip])).toString('base64url'),
-    };
+    return new ScanPages(this.options.shards).page(cursor, limit, (shard, scan, count) =>
+      this.store.scanGroups(shard, scan, count),
+    );
   }
 
   private async deadLetterPage({ cursor, limit = 100 }: PageOptions): Promise<Page<DeadBatch<T>>> {
@@ -343,6 +319,49 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     if (this.events.has('queue.resumed')) this.events.emit('queue.resumed', { queue: this.name, kind: 'fixed' });
   }
 
+  /**
+   * Stops every consumer, in every process, from claiming anything of `group`, and resolves once no claim
+   * does: its pushes still land (within `capacity`; `maxAgeMs` discards what grew too old before it
+   * resumes), a batch of it already being handled finishes (and its acknowledgement leaves the group
+   * paused). False when it was paused already. Costs O(log N), and nothing to other groups' claims: the
+   * group leaves its shard's ready index. The pause lives in Redis, with the group's name, until
+   * `resumeGroup`.
+   */
+  async pauseGroup(group: string): Promise<boolean> {
+    assertName(group, 'group');
+    const paused = await this.store.pauseGroup(shardOf(group, this.options.shards), group);
+    if (paused && this.events.has('group.paused'))
+      this.events.emit('group.paused', { queue: this.name, group, reason: 'manual' });
+    return paused;
+  }
+
+  /**
+   * Lets consumers claim a paused group again; what it holds is handed out by the usual rule (now when
+   * it holds a full batch or its oldest message waited `maxWaitMs`), consumers of every process woken.
+   * False when it was not paused.
+   */
+  async resumeGroup(group: string): Promise<boolean> {
+    assertName(group, 'group');
+    const shard = shardOf(group, this.options.shards);
+    const { resumed, dueAt, serverNow } = await this.store.resumeGroup(shard, group);
+    if (!resumed) return false;
+    if (dueAt >= 0) this.hints.publish(shard, dueAt, serverNow);
+    if (this.events.has('group.resumed')) this.events.emit('group.resumed', { queue: this.name, group });
+    return true;
+  }
+
+  /**
+   * One page of the paused groups, in no particular order; pass the returned cursor for the next page
+   * (null: no more). Each page costs a few bounded HSCAN steps over the shards' paused-groups hashes.
+   */
+  async pausedGroups(page: PageOptions = {}): Promise<Page<PausedGroup>> {
+    assertCallOptions('pausedGroups(page)', page, CALL_OPTIONS.page);
+    const { cursor, limit = 100 } = page;
+    return new ScanPages(this.options.shards).page(cursor, limit, (shard, scan, count) =>
+      this.store.scanPausedGroups(shard, scan, count),
+    );
+  }
+
   /** Whether the queue is paused (any of its shards, should a pause() have failed half-way). */
   isPaused(): Promise<boolean> {
     return this.pauseFlag.read();
@@ -375,30 +394,4 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     }
     this.events.emit('messages.pushed', { queue: this.name, count, dropped });
   }
-}
-
-/** Where `groups` stands: [shard, HSCAN cursor, groups of that step already listed]. */
-function decodeGroupCursor(cursor: string | undefined, shards: number): [number, string, number] {
-  if (cursor === undefined) return [0, '0', 0];
-  let position: unknown;
-  try {
-    position = typeof cursor === 'string' ? JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) : undefined;
-  } catch {
-    position = undefined;
-  }
-  if (
-    Array.isArray(position) &&
-    position.length === 3 &&
-    Number.isInteger(position[0]) &&
-    position[0] >= 0 &&
-    position[0] < shards &&
-    typeof position[1] === 'string' &&
-    /^\d+$/.test(position[1]) &&
-    Number.isInteger(position[2]) &&
-    position[2] >= 0
-  )
-    return position as [number, string, number];
-  throw new QueueInputError(
-    `groups: cursor "${String(cursor).slice(0, 80)}" is not one this queue returned; start again without a cursor`,
-  );
 }

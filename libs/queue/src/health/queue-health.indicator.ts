@@ -122,6 +122,7 @@ export class QueueHealthIndicator {
       const overdueHandlers = own.flatMap(({ consumer, overdue }) =>
         overdue.map((handler) => ({ consumer, ...handler })),
       );
+      const pausedGroups = kind === 'fixed' ? (stats[i] as FixedQueueStats).pausedGroups : 0;
       details[name] = {
         kind,
         backlog,
@@ -131,6 +132,7 @@ export class QueueHealthIndicator {
         ...(timedOutHandlers > 0 && { timedOutHandlers }),
         ...(overdueHandlers.length > 0 && { overdueHandlers }),
         ...(paused[i] && { paused: true as const }),
+        ...(pausedGroups > 0 && { pausedGroups }),
       };
       if (paused[i]) return;
       const { maxBacklog, maxLagMs } = { ...options, ...limits[name] };

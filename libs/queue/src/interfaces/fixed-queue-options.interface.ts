@@ -54,7 +54,17 @@ export interface FixedQueueOptions {
   retryDelayMs?: number;
   /** At-least-once: dead batches kept, and what is kept of their last error. Default: `QUEUE_DEFAULTS.fixedQueue.deadLetter`. */
   deadLetter?: DeadLetterOptions;
+  /**
+   * At-least-once: what becomes of a batch that failed its last attempt. `'dead-letter'`: it moves to
+   * the dead letters and its group goes on with its next batch. `'pause-group'`: it stays its group's
+   * head and the group is paused (reason `'exhausted'`), nothing of it delivered until `resumeGroup`,
+   * which delivers that batch again from attempt 1. Default: `QUEUE_DEFAULTS.fixedQueue.onExhausted`.
+   */
+  onExhausted?: FixedQueueExhausted;
 }
+
+/** What an at-least-once FixedQueue does with a batch that failed its last attempt (`onExhausted`). */
+export type FixedQueueExhausted = 'dead-letter' | 'pause-group';
 
 /**
  * A FixedQueue's options as it runs with them (`FixedQueue.options`): validated, every default applied.
@@ -110,7 +120,7 @@ export interface PushResult {
 }
 
 export interface FixedQueueStats {
-  /** Groups holding messages that wait for a consumer, plus (ordered) groups being handled. */
+  /** Groups holding messages that wait for a consumer, plus (ordered) groups being handled; paused groups are counted in `pausedGroups`. */
   groups: number;
   /** Messages held in all groups. */
   pending: number;
@@ -129,6 +139,8 @@ export interface FixedQueueStats {
   requeued: number;
   /** Ordered queues: groups whose batch is being handled now. */
   active: number;
+  /** Groups paused now (`pauseGroup`); those not being handled are not counted in `groups`. */
+  pausedGroups: number;
   /** Earliest time a group holding messages is due (Redis time, epoch ms), or null when none holds any. */
   nextDueAt: number | null;
   /** How long the most overdue group has waited past its due time, by Redis' clock; 0 when none is overdue. */

@@ -27,6 +27,18 @@ export interface GroupListing {
   size: number;
 }
 
+/** A group paused by `FixedQueue.pauseGroup` (see `FixedQueue.pausedGroups`). */
+export interface PausedGroup {
+  group: string;
+  /** When it was paused, Redis time in epoch ms. */
+  pausedAt: number;
+  /** `'manual'`: by `pauseGroup`; `'exhausted'`: its head batch failed its last attempt (`onExhausted: 'pause-group'`). */
+  reason: GroupPauseReason;
+}
+
+/** Why a group is paused. */
+export type GroupPauseReason = 'manual' | 'exhausted';
+
 /** The states `DelayQueue.list` pages through: by run time, by lease end, newest death first. */
 export type TaskListState = 'scheduled' | 'active' | 'dead';
 

@@ -1,3 +1,4 @@
+import type { GroupPauseReason } from './inspection.interface';
 import type { QueueKind } from './queue-kind.interface';
 
 /** One write of pushes to one shard (pushes of one event-loop turn are written together). */
@@ -124,6 +125,19 @@ export interface QueuePauseEvent {
   kind: QueueKind;
 }
 
+/** A group of a FixedQueue was paused by a call of this process: nothing of it is claimed until `resumeGroup`. */
+export interface GroupPausedEvent {
+  queue: string;
+  group: string;
+  reason: GroupPauseReason;
+}
+
+/** A paused group of a FixedQueue was resumed by a call of this process: consumers of every process were woken. */
+export interface GroupResumedEvent {
+  queue: string;
+  group: string;
+}
+
 /**
  * This process found something it declares missing in Redis (its data was lost: FLUSHALL, a restart
  * without persistence, a failover to an empty replica) and declared it again.
@@ -151,6 +165,8 @@ export interface QueueEventMap {
   'handler.timeout': HandlerTimeoutEvent;
   'queue.paused': QueuePauseEvent;
   'queue.resumed': QueuePauseEvent;
+  'group.paused': GroupPausedEvent;
+  'group.resumed': GroupResumedEvent;
   'state.redeclared': StateRedeclaredEvent;
 }
 

@@ -51,6 +51,8 @@ export interface QueueHealthDetails {
   overdueHandlers?: OverdueHandlerDetails[];
   /** Paused (`pause()`): its backlog and lag grow by design, so their limits are not applied. */
   paused?: true;
+  /** FixedQueue: groups paused (`pauseGroup`), absent while none is. Their messages count in the backlog. */
+  pausedGroups?: number;
 }
 
 /** A `@Recurring` schedule in a health result. */

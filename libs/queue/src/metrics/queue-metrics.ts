@@ -187,6 +187,15 @@ export class QueueMetrics implements OnModuleDestroy {
     });
     this.gauge(
       prom,
+      'groups_paused',
+      'Groups paused (pauseGroup), whose messages wait for resumeGroup, in Redis.',
+      [],
+      (set, { kind, stats }) => {
+        if (kind === 'fixed') set((stats as FixedQueueStats).pausedGroups);
+      },
+    );
+    this.gauge(
+      prom,
       'messages_dead',
       'Messages in dead batches now (at-least-once FixedQueue), in Redis.',
       [],

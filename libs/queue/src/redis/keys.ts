@@ -22,6 +22,7 @@ export type ShardKeyKind =
   | 'lastPush'
   | 'lens'
   | 'held'
+  | 'pausedGroups'
   | 'leases'
   | 'deadData'
   | 'due'

@@ -18,7 +18,7 @@ export const MESSAGE_COUNT = 'messaging.batch.message_count';
 /** A coalesced script call of pushes or schedules (`send`), or one move of a task. */
 export type SendOperation = 'send' | 'reschedule' | 'shift';
 /** How a span ended: acknowledged, to be delivered again, dead-lettered, or no longer this consumer's. */
-export type ProcessOutcome = 'ack' | 'retry' | 'dead' | 'failed' | 'lease_lost' | 'abandoned';
+export type ProcessOutcome = 'ack' | 'retry' | 'dead' | 'paused' | 'failed' | 'lease_lost' | 'abandoned';
 
 /**
  * The spans of one traced queue, per the OpenTelemetry messaging conventions. Built only for a queue
@@ -220,7 +220,7 @@ export class ProcessSpan {
     this.end('lease_lost');
   }
 
-  /** Something that happened to the delivery (`retry`, `dead_letter`, `lease_lost`, `handler_timeout`). */
+  /** Something that happened to the delivery (`retry`, `dead_letter`, `group_paused`, `lease_lost`, `handler_timeout`). */
   event(name: string, attributes?: Otel.Attributes): void {
     this.span.addEvent(name, attributes);
   }

@@ -204,6 +204,9 @@ export class FixedQueueOptionsRules
   @ValidateNested()
   @Type(() => DeadLetterRules)
   deadLetter = new DeadLetterRules();
+
+  @IsIn(['dead-letter', 'pause-group'])
+  onExhausted = FIXED_QUEUE_DEFAULTS.onExhausted;
 }
 
 export class BackoffRules implements Required<BackoffOptions>, SameKeys<BackoffOptions, BackoffRules> {
@@ -435,6 +438,10 @@ export const fixedQueueChecks: Checks<FixedQueueOptionsRules> = (o, given) => {
   if (o.delivery === 'at-least-once' && !o.ordered)
     problems.push(
       "delivery 'at-least-once' needs ordered: true (an unacknowledged batch stays at the head of its group until acknowledged, so a group's batches are handed out one at a time)",
+    );
+  if (o.onExhausted === 'pause-group' && o.delivery !== 'at-least-once')
+    problems.push(
+      `onExhausted 'pause-group' needs delivery 'at-least-once' (at most once, a batch leaves Redis when it is claimed: there is nothing to hold) (got ${shown(o, given, 'delivery')})`,
     );
   // A dead batch is copied whole into the dead letters, and back on requeue, each in one script.
   if (o.delivery === 'at-least-once' && o.batchSize > MAX_AT_LEAST_ONCE_BATCH)

@@ -3,12 +3,12 @@
 -- an at-most-once one only lets go of the group. The group is then ready again for its next batch.
 -- An acknowledgement from a worker whose lease ran out (the group moved on) changes nothing.
 -- A delivery acknowledged with `next` set hands its slot straight to the group's next batch when one
--- is due now (and the queue is not paused): claimed here as fixed-claim-ordered would, and returned with its
+-- is due now (and neither the queue nor the group is paused): claimed here as fixed-claim-ordered would, and returned with its
 -- entries, which saves the consumer a claim call per batch. At most `maxEntries` entries and about
 -- `maxBytes` bytes are handed out per call.
 -- Input:
 --   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset  KEYS[4] held hash  KEYS[5] leases zset
---   KEYS[6] errors hash  KEYS[6+i] list of delivery i's group
+--   KEYS[6] errors hash  KEYS[7] paused-groups hash  KEYS[7+i] list of delivery i's group
 --   ARGV[1] batchSize  ARGV[2] maxWaitMs  ARGV[3] maxAgeMs (0: none)  ARGV[4] mode (1 at-most-once,
 --   2 at-least-once)  ARGV[5] leaseMs  ARGV[6] token base (random per call)  ARGV[7] maxEntries
 --   ARGV[8] maxBytes, then per delivery: group, token, next ('1': hand over the next batch)
@@ -16,6 +16,7 @@
 --   holds nothing more, -2 when the delivery was stale, -3 when its next batch follows), messages
 --   discarded for age, then for -3: the next batch's token, its entry count n, and its n entries}
 local readyKey, statsKey, lastPushKey, heldKey, leasesKey, errorsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local pausedKey = KEYS[7]
 --- @include "now"
 local now = serverNow()
 local batch, maxWait, maxAge = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -26,12 +27,13 @@ local lease, base, maxEntries, maxBytes = tonumber(ARGV[5]), ARGV[6], tonumber(A
 --- @include "entries"
 --- @include "settle"
 --- @include "paused"
+--- @include "paused-groups"
 
 local handing = not isPaused(statsKey)
 local handedEntries, handedBytes = 0, 0
 local out = {now, -1}
 local delivered, pending, expiredTotal = 0, 0, 0
-local first = 7
+local first = 8
 for k = first, #KEYS do
   local at = 3 * (k - first) + 9
   local key, group, token, next = KEYS[k], ARGV[at], ARGV[at + 1], ARGV[at + 2] == '1'
@@ -48,7 +50,8 @@ for k = first, #KEYS do
     redis.call('HDEL', errorsKey, group)
     local expired = 0
     local nextToken, entries
-    if next and handing and len > 0 and handedEntries < maxEntries and handedBytes < maxBytes then
+    if next and handing and len > 0 and handedEntries < maxEntries and handedBytes < maxBytes
+      and not isGroupPaused(pausedKey, group) then
       if maxAge > 0 then expired = trimOlderThan(key, len, now - maxAge) end
       len = len - expired
       if len > 0 and (len >= batch or stampOf(redis.call('LINDEX', key, 0)) + maxWait <= now) then
@@ -79,7 +82,8 @@ for k = first, #KEYS do
       for i = 1, #entries do out[#out + 1] = entries[i] end
     else
       redis.call('ZREM', leasesKey, group)
-      local due = settle(readyKey, lastPushKey, group, key, len, now, batch, maxWait)
+      -- A group paused while its batch was out is let go, and waits for resumeGroup().
+      local due = settleUnlessPaused(pausedKey, readyKey, lastPushKey, group, key, len, now, batch, maxWait)
       if due >= 0 and (out[2] < 0 or due < out[2]) then out[2] = due end
       out[#out + 1] = due
       out[#out + 1] = expired

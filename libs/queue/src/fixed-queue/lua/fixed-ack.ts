@@ -47,7 +47,7 @@ export interface AckOutcome {
 export const fixedAck: ScriptProtocol<'fixed-ack', FixedAckInput, AckOutcome> = {
   script: 'fixed-ack',
   keys: (shard, { deliveries }) => [
-    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'errors']),
+    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'errors', 'pausedGroups']),
     ...deliveries.map(({ group }) => shard.group(group)),
   ],
   args: (input) => [

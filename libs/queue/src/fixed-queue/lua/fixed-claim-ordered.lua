@@ -3,32 +3,35 @@
 -- its acknowledgement (fixed-ack) makes it ready again. At-least-once deliveries leave the messages at
 -- the head of the list: the acknowledgement trims exactly what the delivery still owns, so nothing is
 -- copied and order comes for free. A group whose lease ran out is ready again at once: at-most-once
--- gives its next messages, at-least-once the same ones again (attempt + 1), or buries them once
--- `maxAttempts` deliveries were made.
+-- gives its next messages, at-least-once the same ones again (attempt + 1), or, once `maxAttempts`
+-- deliveries were made, buries them (onExhausted 'dead-letter') or pauses the group with them at its
+-- head (onExhausted 'pause-group').
 -- Like fixed-claim-unordered, the caller reads each candidate's first `read` entries (LRANGE in the same MULTI)
 -- and this script says which of those it claimed; keys are only those the caller declared.
 -- Input:
 --   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset  KEYS[4] held hash  KEYS[5] leases zset
---   KEYS[6] dead zset  KEYS[7] dead records hash  KEYS[8] errors hash  KEYS[8+i] list of candidate i
+--   KEYS[6] dead zset  KEYS[7] dead records hash  KEYS[8] errors hash  KEYS[9] paused-groups hash
+--   KEYS[9+i] list of candidate i
 --   ARGV[1] batchSize  ARGV[2] maxAgeMs (0: none)  ARGV[3] maxWaitMs  ARGV[4] limit  ARGV[5] mode (1 at-most-
 --   once, 2 at-least-once)  ARGV[6] leaseMs  ARGV[7] maxAttempts  ARGV[8] dead-letter capacity
---   ARGV[9] token base (random per call), then per candidate: name, entries read
+--   ARGV[9] token base (random per call)  ARGV[10] onExhausted: '1' pause the group, '0' dead-letter
+--   then per candidate: name, entries read
 --   then, when Redis is full, one argument more: the script reads those entries itself (read-here)
 -- Output (a paused queue: nothing claimed, nothing due): {now, next due or -1, groups listed, group..., then per candidate: offset, expired, claimed,
 --   attempt, token}: the read entries [offset, offset + claimed) are one batch, delivered under token.
 local readyKey, statsKey, lastPushKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local leasesKey, deadKey, recordsKey, errorsKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local leasesKey, deadKey, recordsKey, errorsKey, pausedKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 --- @include "now"
 local now = serverNow()
 local batch, maxAge, maxWait, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local atLeastOnce = ARGV[5] == '2'
 local lease, maxAttempts, deadCapacity = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
-local base = ARGV[9]
+local base, pauseExhaustedGroups = ARGV[9], ARGV[10] == '1'
 local cutoff = now - maxAge
 
 -- An idle poll (no candidates, nothing due, no lease run out) costs two ZRANGEs, and not even the
 -- pause flag: a paused shard would answer the same.
-local first = 9
+local first = 10
 local leaseHead = redis.call('ZRANGE', leasesKey, 0, 0, 'WITHSCORES')
 if #KEYS < first and (#leaseHead == 0 or tonumber(leaseHead[2]) > now) then
   local head = redis.call('ZRANGE', readyKey, 0, 0, 'WITHSCORES')
@@ -41,13 +44,13 @@ if #KEYS < first and (#leaseHead == 0 or tonumber(leaseHead[2]) > now) then
 end
 
 --- @include "read-here"
-local lists = readHere(first, 10)
+local lists = readHere(first, 11)
 
 --- @include "paused"
 -- Paused, even lapsed leases wait: their groups become ready on the first claim after resume().
 if isPaused(statsKey) then
   local out = {now, -1, 0}
-  for _ = 9, #KEYS do out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = '' end
+  for _ = first, #KEYS do out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = '' end
   return readHereReply(out, lists)
 end
 
@@ -60,6 +63,7 @@ end
 local DEAD_TRIM_STEP = 100
 --- @include "claim-reply"
 --- @include "rescore"
+--- @include "paused-groups"
 
 -- Leases that ran out first (bounded per call; the rest on the next poll). Their lists are not
 -- declared here, so they only become ready: the claim below, with the list in hand, does the rest.
@@ -77,7 +81,8 @@ if #leaseHead > 0 and tonumber(leaseHead[2]) <= now then
     else
       redis.call('HDEL', heldKey, group)
     end
-    redis.call('ZADD', readyKey, now, group)
+    -- A paused group's batch waits for resumeGroup() instead.
+    if not isGroupPaused(pausedKey, group) then redis.call('ZADD', readyKey, now, group) end
   end
 end
 
@@ -87,7 +92,7 @@ local delivered, expiredTotal, pending, redelivered = 0, 0, 0, 0
 local buried = false
 local shard = { stats = statsKey, held = heldKey, leases = leasesKey, dead = deadKey, records = recordsKey, errors = errorsKey }
 for k = first, #KEYS do
-  local key, group, read = KEYS[k], ARGV[2 * (k - first) + 10], tonumber(ARGV[2 * (k - first) + 11])
+  local key, group, read = KEYS[k], ARGV[2 * (k - first) + 11], tonumber(ARGV[2 * (k - first) + 12])
   local offset, expired, claimed, attempt, token = 0, 0, 0, 0, ''
   local due = redis.call('ZSCORE', readyKey, group)
   if taken < limit and due and tonumber(due) <= now then
@@ -107,7 +112,12 @@ for k = first, #KEYS do
       count = math.max(0, count - expired)
       if count == 0 then attempts = 0 end
       if offset > read then offset = read end
-      if atLeastOnce and count > 0 and attempts >= maxAttempts then
+      local exhausted = atLeastOnce and count > 0 and attempts >= maxAttempts
+      -- Its last delivery's lease ran out: the group is paused with the batch at its head.
+      local heldBack = exhausted and pauseExhaustedGroups
+      if heldBack then
+        pauseExhausted(pausedKey, readyKey, group, now)
+      elseif exhausted then
         -- Its last delivery's lease ran out: bury it; the group's next batch comes on the next poll.
         len = bury(shard, group, key, count, attempts, base .. '.' .. (k - first + 1), now)
         buried = true
@@ -151,7 +161,7 @@ for k = first, #KEYS do
         else
           redis.call('HSET', heldKey, group, heldRecord('', count, attempts, 0))
         end
-        settle(readyKey, lastPushKey, group, key, len, now, batch, maxWait)
+        if not heldBack then settle(readyKey, lastPushKey, group, key, len, now, batch, maxWait) end
       end
       expiredTotal = expiredTotal + expired
       pending = pending + len - before

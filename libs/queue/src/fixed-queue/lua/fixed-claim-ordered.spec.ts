@@ -16,6 +16,7 @@ describe('fixed-claim-ordered protocol', () => {
         leaseMs: 1000,
         maxAttempts: 3,
         deadCapacity: 10,
+        pauseExhausted: false,
         tokenBase: '0.tok',
         candidates: reads.map(([group]) => group),
         read: 10,

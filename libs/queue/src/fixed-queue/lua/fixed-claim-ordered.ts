@@ -13,6 +13,8 @@ export interface FixedClaimOrderedInput {
   leaseMs: number;
   maxAttempts: number;
   deadCapacity: number;
+  /** onExhausted 'pause-group': a batch out of attempts pauses its group instead of dying. */
+  pauseExhausted: boolean;
   /** Each delivery's token is this, a dot and its place in the call. */
   tokenBase: string;
   candidates: string[];
@@ -27,7 +29,7 @@ export interface FixedClaimOrderedInput {
 export const fixedClaimOrdered: ScriptProtocol<'fixed-claim-ordered', FixedClaimOrderedInput, Claimed> = {
   script: 'fixed-claim-ordered',
   keys: (shard, { candidates }) => [
-    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors']),
+    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors', 'pausedGroups']),
     ...candidates.map((group) => shard.group(group)),
   ],
   args: (input) => [
@@ -40,6 +42,7 @@ export const fixedClaimOrdered: ScriptProtocol<'fixed-claim-ordered', FixedClaim
     input.maxAttempts,
     input.deadCapacity,
     input.tokenBase,
+    input.pauseExhausted ? '1' : '0',
     ...input.candidates.flatMap((group) => [group, input.read]),
   ],
   reads: (shard, { candidates, read }) => candidates.map((group) => ({ key: shard.group(group), count: read })),

@@ -9,15 +9,26 @@ export interface FixedFailInput {
   maxAttempts: number;
   deadCapacity: number;
   error: string;
+  /** onExhausted 'pause-group': a batch out of attempts pauses its group instead of dying. */
+  pauseExhausted: boolean;
+  /** Messages of the batch its handler handled, from the first (PartialBatchError): acknowledged. */
+  handled: number;
+  /** Messages in the batch as it was delivered. */
+  size: number;
 }
 
-export type FailOutcome = { outcome: 'retry' | 'dead' | 'gone' | 'stale'; at: number };
+export type FailOutcome = {
+  outcome: 'retry' | 'dead' | 'paused' | 'gone' | 'stale';
+  at: number;
+  /** Messages acknowledged first (fewer than `handled` where capacity evicted some meanwhile). */
+  acknowledged: number;
+};
 
-/** Records a failed at-least-once delivery: a retry, or its burial (see fixed-fail.lua). */
+/** Records a failed at-least-once delivery: a retry, its burial or its group's pause (see fixed-fail.lua). */
 export const fixedFail: ScriptProtocol<'fixed-fail', FixedFailInput, FailOutcome> = {
   script: 'fixed-fail',
   keys: (shard, { delivery }) => [
-    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors']),
+    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors', 'pausedGroups']),
     shard.group(delivery.group),
   ],
   args: (input) => [
@@ -29,9 +40,12 @@ export const fixedFail: ScriptProtocol<'fixed-fail', FixedFailInput, FailOutcome
     input.maxAttempts,
     input.deadCapacity,
     input.error,
+    input.pauseExhausted ? '1' : '0',
+    input.handled,
+    input.size,
   ],
   decode: (reply) => {
-    const [outcome, at] = reply as [FailOutcome['outcome'], number];
-    return { outcome, at };
+    const [outcome, at, acknowledged] = reply as [FailOutcome['outcome'], number, number];
+    return { outcome, at, acknowledged };
   },
 };

@@ -2,7 +2,17 @@ import type { ShardKeyKind } from '../../redis/keys';
 import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
 
 /** Every key of a shard but the groups' lists: `lastPush` first, as fixed-obliterate reads them. */
-const SHARD_KINDS: ShardKeyKind[] = ['lastPush', 'ready', 'stats', 'held', 'leases', 'dead', 'deadData', 'errors'];
+const SHARD_KINDS: ShardKeyKind[] = [
+  'lastPush',
+  'ready',
+  'stats',
+  'held',
+  'leases',
+  'dead',
+  'deadData',
+  'errors',
+  'pausedGroups',
+];
 
 export interface FixedObliterateInput {
   /** Most groups to name for the next call. */

@@ -6,7 +6,8 @@
 -- cut from its key when the ready index or the held hash need it.
 -- Input:
 --   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset (group -> a time it was pushed to)
---   KEYS[4] held hash (ordered queues: groups whose batch is out)  KEYS[4+i] list of group i
+--   KEYS[4] held hash (ordered queues: groups whose batch is out)  KEYS[5] paused-groups hash
+--   KEYS[5+i] list of group i
 --   ARGV[1] capacity  ARGV[2] batchSize  ARGV[3] maxWaitMs
 --   ARGV[4] mode: 0 unordered, 1 ordered at-most-once, 2 ordered at-least-once
 --   ARGV[5] length of a list key before its group's name
@@ -15,11 +16,12 @@
 --   holds a raw newline): one argument per group rather than per message halves the producer's cost.
 -- Output: {now, earliest due time made earlier by this call or -1, then for each group that lost
 --   messages to capacity: its position i, how many}
-local readyKey, statsKey, lastPushKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local readyKey, statsKey, lastPushKey, heldKey, pausedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 --- @include "now"
 local now = serverNow()
 --- @include "sliced"
 --- @include "held"
+--- @include "paused-groups"
 local capacity, batch, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local mode, nameFrom = ARGV[4], tonumber(ARGV[5]) + 1
 -- Each entry carries its server time, as a JSON pair, so a batch is one JSON array to the client.
@@ -38,8 +40,10 @@ local out = {now, -1}
 local pushed, dropped, pending = 0, 0, 0
 local wake = -1
 local fresh = {}
-for k = 5, #KEYS do
-  local key, payload = KEYS[k], ARGV[k + 2]
+-- Whether any group of the shard is paused: read once, when a group first needs the answer.
+local anyPaused
+for k = 6, #KEYS do
+  local key, payload = KEYS[k], ARGV[k + 1]
   local len, n
   if string.byte(payload, 1) ~= 10 then
     -- Most visits bring one message (pushes spread over many groups): no split, no table.
@@ -67,10 +71,10 @@ for k = 5, #KEYS do
     evicted = len - capacity
     redis.call('LTRIM', key, evicted, -1)
     len = capacity
-    out[#out + 1] = k - 4
+    out[#out + 1] = k - 5
     out[#out + 1] = evicted
   end
-  -- A non-empty list of a group not held always has its ready entry (a claim removes it only with the
+  -- A non-empty list of a group neither held nor paused always has its ready entry (a claim removes it only with the
   -- last message, or while it holds the group), so the index changes only when the group appears or
   -- fills up. An at-least-once delivery owns the oldest entries: what eviction took, it no longer owns.
   local fills = before < batch and len >= batch
@@ -90,7 +94,11 @@ for k = 5, #KEYS do
         if mode == '2' and evicted > 0 then held = evictHeld(heldKey, group, record, evicted) end
       end
     end
-    if not held and (before == 0 or fills) then
+    if not held and (before == 0 or fills) and anyPaused == nil then
+      anyPaused = redis.call('EXISTS', pausedKey) == 1
+    end
+    -- A paused group takes pushes but stays out of the ready index until resumeGroup().
+    if not held and (before == 0 or fills) and not (anyPaused and isGroupPaused(pausedKey, group)) then
       local due = now + maxWait
       if len >= batch then due = now end
       -- LT keeps an earlier due time.

@@ -34,7 +34,7 @@ export interface PushOutcome {
 export const fixedPush: ScriptProtocol<'fixed-push', FixedPushInput, PushOutcome> = {
   script: 'fixed-push',
   keys: (shard, { groups }) => [
-    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held']),
+    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'pausedGroups']),
     ...groups.map(({ group }) => shard.group(group)),
   ],
   args: ({ capacity, batchSize, maxWaitMs, mode, carrier, groups }, shard) => [

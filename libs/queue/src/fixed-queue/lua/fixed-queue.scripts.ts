@@ -9,9 +9,11 @@ import { fixedExtend } from './fixed-extend';
 import { fixedFail } from './fixed-fail';
 import { fixedIdle } from './fixed-idle';
 import { fixedObliterate } from './fixed-obliterate';
+import { fixedPauseGroup } from './fixed-pause-group';
 import { fixedPush } from './fixed-push';
 import { fixedRelease } from './fixed-release';
 import { fixedRequeue } from './fixed-requeue';
+import { fixedResumeGroup } from './fixed-resume-group';
 import { fixedStats } from './fixed-stats';
 import { fixedUpgrade } from './fixed-upgrade';
 
@@ -30,9 +32,11 @@ export const FIXED_QUEUE_SCRIPTS = {
     fixedFail,
     fixedIdle,
     fixedObliterate,
+    fixedPauseGroup,
     fixedPush,
     fixedRelease,
     fixedRequeue,
+    fixedResumeGroup,
     fixedStats,
     fixedUpgrade,
   ],

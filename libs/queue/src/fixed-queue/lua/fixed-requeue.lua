@@ -2,15 +2,15 @@
 -- so maxAgeMs counts from now; capacity evicts the oldest as a push does), with attempts starting over.
 -- Input:
 --   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset  KEYS[4] held hash  KEYS[5] dead zset
---   KEYS[6] dead records hash  KEYS[7] the group's list
+--   KEYS[6] dead records hash  KEYS[7] paused-groups hash  KEYS[8] the group's list
 --   ARGV[1] id  ARGV[2] group  ARGV[3] capacity  ARGV[4] batchSize  ARGV[5] maxWaitMs
 -- Output: {1, evicted, due time or -1} or {0} when no such dead batch (of that group) exists.
 local readyKey, statsKey, lastPushKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local deadKey, recordsKey, key = KEYS[5], KEYS[6], KEYS[7]
+local deadKey, recordsKey, pausedKey, key = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 --- @include "now"
 local now = serverNow()
 --- @include "held"
---- @include "settle"
+--- @include "paused-groups"
 local id, group, capacity = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local batch, maxWait = tonumber(ARGV[4]), tonumber(ARGV[5])
 
@@ -53,5 +53,7 @@ if evicted > 0 then redis.call('HINCRBY', statsKey, 'dropped', evicted) end
 redis.call('HINCRBY', statsKey, 'requeued', requeued)
 redis.call('HINCRBY', statsKey, 'deadNow', -requeued)
 local due = -1
-if redis.call('HEXISTS', heldKey, group) == 0 then due = settle(readyKey, lastPushKey, group, key, len, now, batch, maxWait) end
+if redis.call('HEXISTS', heldKey, group) == 0 then
+  due = settleUnlessPaused(pausedKey, readyKey, lastPushKey, group, key, len, now, batch, maxWait)
+end
 return {1, evicted, due}

@@ -16,7 +16,7 @@ export const fixedRequeue: ScriptProtocol<
 > = {
   script: 'fixed-requeue',
   keys: (shard, { group }) => [
-    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'dead', 'deadData']),
+    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'dead', 'deadData', 'pausedGroups']),
     shard.group(group),
   ],
   args: ({ id, group, capacity, batchSize, maxWaitMs }) => [id, group, capacity, batchSize, maxWaitMs],

@@ -16,6 +16,8 @@ export interface FixedShardStats {
   deadNow: number;
   /** Groups whose batch is being handled. */
   active: number;
+  /** Groups paused (pauseGroup, or onExhausted 'pause-group'). */
+  pausedGroups: number;
   /** Earliest due time, or -1. */
   nextDue: number;
   serverNow: number;
@@ -23,7 +25,7 @@ export interface FixedShardStats {
 
 export const fixedStats: ScriptProtocol<'fixed-stats', void, FixedShardStats> = {
   script: 'fixed-stats',
-  keys: (shard) => kindsOf(shard, ['ready', 'stats', 'leases']),
+  keys: (shard) => kindsOf(shard, ['ready', 'stats', 'leases', 'pausedGroups']),
   args: () => [],
   decode: (reply) => {
     const [
@@ -38,6 +40,7 @@ export const fixedStats: ScriptProtocol<'fixed-stats', void, FixedShardStats> = 
       requeued,
       deadNow,
       active,
+      pausedGroups,
       nextDue,
       serverNow,
     ] = reply as number[];
@@ -53,6 +56,7 @@ export const fixedStats: ScriptProtocol<'fixed-stats', void, FixedShardStats> = 
       requeued,
       deadNow,
       active,
+      pausedGroups,
       nextDue,
       serverNow,
     };
