@@ -43,6 +43,8 @@ const SCRIPT_COMMANDS = [
   'hgetall',
   'hmget',
   'hrandfield',
+  'hlen',
+  'exists',
   'unlink',
 ];
 
