@@ -35,6 +35,7 @@ describe('QueueDashboardModule', () => {
           delivery: 'at-least-once',
           maxAttempts: 2,
           retryDelayMs: 10,
+          groupRateLimit: { max: 100, durationMs: 60_000 },
         },
       ],
       delay: [{ name: 'tasks', shards: 2, maxAttempts: 1 }],
@@ -103,7 +104,12 @@ describe('QueueDashboardModule', () => {
       ['<img src=x onerror=alert(1)>', 3],
       ['quiet', 1],
     ]);
-    expect(atLeastOnce).toMatchObject({ ordered: true, delivery: 'at-least-once' });
+    expect(atLeastOnce).toMatchObject({
+      ordered: true,
+      delivery: 'at-least-once',
+      groupRateLimit: { max: 100, durationMs: 60_000 },
+    });
+    expect(fixed.groupRateLimit).toBeUndefined();
     expect(atLeastOnce.stats).toMatchObject({ pushed: 7, dead: 7, redelivered: 7, pending: 0 });
     // Newest first: the second batch died after the first, which held the group until then.
     const error = 'Error: the upstream is <i>down</i>';
@@ -159,6 +165,9 @@ describe('QueueDashboardModule', () => {
     expect(card('events')).toContain('<small class="mode">ordered · at-most-once</small>');
     expect(card('events')).toContain('<td>&lt;img src=x onerror=alert(1)&gt;</td>');
     expect(card('readings')).toContain('no dead batch');
+    expect(card('readings')).toContain(
+      '<small class="mode">ordered · at-least-once · 100 batches / 1 min per group</small>',
+    );
     expect(card('tasks')).toContain('<b data-figure="scheduled">1</b><span>tasks scheduled</span>');
     expect(card('tasks')).toContain('<small class="paused">paused</small>');
     expect(card('tasks')).toMatch(/<td>later<\/td><td>in (59\.\d min|60 min|1 h)<\/td>/);

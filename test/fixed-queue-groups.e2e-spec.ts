@@ -366,3 +366,72 @@ describe('PartialBatchError', () => {
     expect(PartialReporter.seen).toHaveLength(1);
   });
 });
+
+describe.each(MODES)('FixedQueue groupRateLimit (%s)', (_, mode) => {
+  const harness = useQueueApps();
+  const start = (consumers: boolean, prefix: string | undefined, groupRateLimit: FixedQueueOptions['groupRateLimit']) =>
+    harness.start({
+      prefix,
+      root: { consumers, idlePollMs: 200 },
+      fixed: [{ name: 'events', shards: SHARDS, maxWaitMs: 0, batchSize: 3, ...mode, groupRateLimit }],
+      providers: [batches.consumer],
+    });
+  const hot = () => batches.batches.filter((batch) => batch.group === 'hot');
+
+  it('starts at most max batches of a group per window across every process, its ready entry at the window end, other groups going on', async () => {
+    const rate = { max: 2, durationMs: 60_000 };
+    const producer = await start(false, undefined, rate);
+    await start(true, producer.prefix, rate);
+    await start(true, producer.prefix, rate);
+    const queue = producer.fixed<Message>('events');
+    await queue.pushMany('hot', [{ n: 0 }, { n: 1 }, { n: 2 }]);
+    await pollUntil(() => hot().length === 1, 'the first batch');
+    await queue.pushMany('hot', [{ n: 3 }, { n: 4 }, { n: 5 }]);
+    await pollUntil(() => hot().length === 2, 'the second batch');
+    await pollUntil(async () => (await queue.stats()).active === 0, 'both acknowledged');
+
+    await queue.pushMany('hot', [{ n: 6 }, { n: 7 }, { n: 8 }]);
+    const late = besides('hot', 'late');
+    await queue.push(late, { n: 100 });
+    await pollUntil(() => seqs(late).length === 1, 'a group due after it to be delivered');
+    const ready = queue.store.keys.key(shardOf('hot', SHARDS), 'ready');
+    const windowEnd = hot()[0].ctx.claimedAt + rate.durationMs;
+    await pollUntil(
+      async () => Number(await harness.redis.zscore(ready, 'hot')) === windowEnd,
+      "the group's ready entry at its window's end",
+    );
+    expect(hot().map((batch) => batch.messages.length)).toEqual([3, 3]);
+    expect(seqs('hot')).toEqual([0, 1, 2, 3, 4, 5]);
+    expect((await queue.stats()).pending).toBe(3);
+  });
+
+  it('lets the group grow into a bigger batch while it waits for its window', async () => {
+    const rate = { max: 1, durationMs: 2000 };
+    const first = await start(true, undefined, rate);
+    await start(true, first.prefix, rate);
+    const queue = first.fixed<Message>('events');
+    await queue.push('hot', { n: 0 });
+    await pollUntil(() => hot().length === 1, 'the first batch');
+    for (const n of [1, 2, 3]) await queue.push('hot', { n });
+    await pollUntil(() => hot().length === 2, 'the second batch', 15_000);
+    const [one, two] = hot();
+    expect(two.messages).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    expect(two.ctx.claimedAt - one.ctx.claimedAt).toBeGreaterThanOrEqual(rate.durationMs);
+  });
+});
+
+describe('FixedQueue groupRateLimit options', () => {
+  const harness = useQueueApps();
+
+  it('are checked like the other options', async () => {
+    const start = (groupRateLimit: unknown) =>
+      harness.start({
+        fixed: [{ name: 'events', groupRateLimit: groupRateLimit as FixedQueueOptions['groupRateLimit'] }],
+      });
+    await expect(start({ max: 0, durationMs: 1000 })).rejects.toThrow(
+      'groupRateLimit.max must be an integer between 1 and 1000 (got 0)',
+    );
+    await expect(start({ max: 2, durationMs: 1.5 })).rejects.toThrow(/groupRateLimit\.durationMs must be an integer/);
+    await expect(start({ max: 2, duration: 1000 })).rejects.toThrow(/groupRateLimit\.duration.*durationMs/);
+  });
+});

@@ -61,6 +61,7 @@ describe('obliterate', () => {
       }
     }
     expect(dead).toBe(10 * SHARDS);
+    await events.pauseGroup('game-5');
     expect((await events.deadLetters(1000)).length).toBe(dead);
     expect((await events.stats()).active).toBe(10 * SHARDS);
     expect((await keysOf(harness.redis, prefix, 'events')).length).toBeGreaterThan(GROUPS - dead);

@@ -219,7 +219,9 @@ export const DASHBOARD_JS = `(() => {
     const s = queue.stats;
     const [pushed, delivered] = rates(queue.name, s, time, ['pushed', 'delivered']);
     const backlog = (history.get(queue.name) || []).slice(1).map((p) => p.stats.pending);
-    const mode = (queue.ordered ? 'ordered' : 'unordered') + ' · ' + queue.delivery;
+    const rate = queue.groupRateLimit;
+    const mode = (queue.ordered ? 'ordered' : 'unordered') + ' · ' + queue.delivery +
+      (rate ? ' · ' + rate.max + ' batches / ' + duration(rate.durationMs) + ' per group' : '');
     return el('section', { 'data-queue': queue.name },
       title('fixed', queue, 'FixedQueue', [el('small', { class: 'mode' }, mode)]),
       el('div', { class: 'figures' },

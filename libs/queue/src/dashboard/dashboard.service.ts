@@ -8,6 +8,7 @@ import type {
   DelayQueueStats,
   FixedQueueDelivery,
   FixedQueueStats,
+  GroupRateLimitOptions,
   GroupSummary,
   OverdueHandlerDetails,
   PausedGroup,
@@ -67,6 +68,8 @@ export type QueueOverview =
       name: string;
       ordered: boolean;
       delivery: FixedQueueDelivery;
+      /** Its groupRateLimit, when it has one. */
+      groupRateLimit?: GroupRateLimitOptions;
       stats: FixedQueueStats;
       paused: boolean;
       hottest: GroupSummary[];
@@ -175,7 +178,7 @@ export class DashboardService {
   }
 
   private async fixedOverview(fixed: FixedQueue, limits: DashboardLimits): Promise<QueueOverview> {
-    const { delivery, ordered } = fixed.options;
+    const { delivery, ordered, groupRateLimit } = fixed.options;
     const [stats, hottest, dead, paused, pausedGroups] = await Promise.all([
       fixed.stats(),
       fixed.hottestGroups(limits.hottestGroups),
@@ -190,6 +193,7 @@ export class DashboardService {
       name: fixed.name,
       ordered,
       delivery,
+      ...(groupRateLimit && { groupRateLimit: { max: groupRateLimit.max, durationMs: groupRateLimit.durationMs } }),
       paused,
       stats,
       hottest: hottest.map((group) => ({ ...group, dueAt: local(group.dueAt) })),

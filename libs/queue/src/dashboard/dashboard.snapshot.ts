@@ -103,6 +103,13 @@ function overdueTable(queue: QueueOverview): string[] {
   ];
 }
 
+/** How a FixedQueue delivers, as its card's title says it. */
+function fixedMode(queue: FixedOverview): string {
+  const rate = queue.groupRateLimit;
+  const limit = rate ? ` · ${rate.max} batches / ${duration(rate.durationMs)} per group` : '';
+  return `${queue.ordered ? 'ordered' : 'unordered'} · ${queue.delivery}${limit}`;
+}
+
 function fixedCard(queue: FixedOverview, time: number): string {
   const s = queue.stats;
   const hottest = queue.hottest.map(
@@ -113,7 +120,7 @@ function fixedCard(queue: FixedOverview, time: number): string {
     `<tr data-dead-id="${escapeHtml(b.id)}">${cell(b.group)}${cell(number(b.size), ' class="num tight"')}${cell(b.attempts, ' class="num tight"')}${cell(firstLine(b.lastError))}${cell(ago(time - b.diedAt), ' class="tight"')}</tr>`;
   return [
     `<section data-queue="${escapeHtml(queue.name)}">`,
-    title(queue, 'FixedQueue', `${queue.ordered ? 'ordered' : 'unordered'} · ${queue.delivery}`),
+    title(queue, 'FixedQueue', fixedMode(queue)),
     '<div class="figures">',
     figure('pending messages', number(s.pending), 'pending'),
     figure('groups', number(s.groups), 'groups'),

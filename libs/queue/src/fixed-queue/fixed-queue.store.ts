@@ -138,10 +138,21 @@ export class FixedQueueStore {
     raw: boolean,
     traced: boolean,
   ): Promise<Claimed> {
-    const { batchSize, maxAgeMs, maxWaitMs } = this.options;
-    // With fewer candidates than room, each may give several batches.
-    const read = plan.perBatch * Math.max(1, Math.floor(plan.batches / Math.max(1, candidates.length)));
-    const input = { batchSize, maxAgeMs: maxAgeMs ?? 0, maxWaitMs, limit: plan.batches, candidates, read, raw, traced };
+    const { batchSize, maxAgeMs, maxWaitMs, groupRateLimit } = this.options;
+    // With fewer candidates than room, each may give several batches (one under groupRateLimit).
+    const many = groupRateLimit ? 1 : Math.max(1, Math.floor(plan.batches / Math.max(1, candidates.length)));
+    const read = plan.perBatch * many;
+    const input = {
+      batchSize,
+      maxAgeMs: maxAgeMs ?? 0,
+      maxWaitMs,
+      limit: plan.batches,
+      groupRateLimit,
+      candidates,
+      read,
+      raw,
+      traced,
+    };
     return this.call(fixedClaimUnordered, shard, input);
   }
 
@@ -156,7 +167,7 @@ export class FixedQueueStore {
     raw: boolean,
     traced: boolean,
   ): Promise<Claimed> {
-    const { batchSize, maxAgeMs, maxWaitMs, leaseMs, maxAttempts, deadLetter } = this.options;
+    const { batchSize, maxAgeMs, maxWaitMs, leaseMs, maxAttempts, deadLetter, groupRateLimit } = this.options;
     return this.call(fixedClaimOrdered, shard, {
       batchSize,
       maxAgeMs: maxAgeMs ?? 0,
@@ -167,6 +178,7 @@ export class FixedQueueStore {
       maxAttempts,
       deadCapacity: deadLetter.capacity,
       pauseExhausted: this.pausesExhausted,
+      groupRateLimit,
       // The shard leads so that a dead batch's id (its last delivery's token) says where to find it.
       tokenBase: `${shard}.${fencingToken()}`,
       candidates,
@@ -178,7 +190,7 @@ export class FixedQueueStore {
 
   /** Finishes deliveries of an ordered queue; a stale one (its token lost the group) changes nothing. */
   async ack(shard: number, deliveries: Acknowledged[], raw = false, traced = false): Promise<AckOutcome> {
-    const { batchSize, maxWaitMs, maxAgeMs, leaseMs } = this.options;
+    const { batchSize, maxWaitMs, maxAgeMs, leaseMs, groupRateLimit } = this.options;
     const outcomes = await inChunks(deliveries, this.acksPerCall(), async (chunk) => [
       await this.call(fixedAck, shard, {
         batchSize,
@@ -189,6 +201,7 @@ export class FixedQueueStore {
         tokenBase: `${shard}.${fencingToken()}`,
         maxEntries: ENTRIES_PER_POLL,
         maxBytes: BYTES_PER_POLL,
+        groupRateLimit,
         raw,
         traced,
         deliveries: chunk,
@@ -304,7 +317,8 @@ export class FixedQueueStore {
       Math.min(OBLITERATE_GROUPS_PER_CALL, Math.floor(OBLITERATE_ENTRIES_PER_CALL / this.options.capacity)),
     );
     let page: string[] = [];
-    do page = await this.call(fixedObliterate, shard, { pageSize, page });
+    const rated = this.options.groupRateLimit !== undefined;
+    do page = await this.call(fixedObliterate, shard, { pageSize, page, rated });
     while (page.length > 0);
   }
 

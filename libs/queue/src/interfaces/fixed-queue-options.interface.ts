@@ -61,6 +61,20 @@ export interface FixedQueueOptions {
    * which delivers that batch again from attempt 1. Default: `QUEUE_DEFAULTS.fixedQueue.onExhausted`.
    */
   onExhausted?: FixedQueueExhausted;
+  /**
+   * At most `max` batches of one group start per `durationMs`, across every process (retries count):
+   * a group that used its window waits, growing into a bigger batch, while other groups go on.
+   * Default: none.
+   */
+  groupRateLimit?: GroupRateLimitOptions;
+}
+
+/** A rate per group (`groupRateLimit`): at most `max` batch starts in any `durationMs`. */
+export interface GroupRateLimitOptions {
+  /** Batches of one group that may start within `durationMs`: 1 to 1,000. */
+  max: number;
+  /** The window, ms: 1 to a day. */
+  durationMs: number;
 }
 
 /** What an at-least-once FixedQueue does with a batch that failed its last attempt (`onExhausted`). */
@@ -69,16 +83,18 @@ export type FixedQueueExhausted = 'dead-letter' | 'pause-group';
 /**
  * A FixedQueue's options as it runs with them (`FixedQueue.options`): validated, every default applied.
  * Absent unless given: `maxAgeMs` (no age limit), `maxPayloadBytes` and `tracing` (the module's apply),
- * `schema`, `waitForReplicas`.
+ * `schema`, `waitForReplicas`, `groupRateLimit`.
  */
 export interface ResolvedFixedQueueOptions
   extends
-    Required<
-      Omit<FixedQueueOptions, 'deadLetter' | 'maxAgeMs' | 'maxPayloadBytes' | 'tracing' | 'schema' | 'waitForReplicas'>
-    >,
-    Pick<FixedQueueOptions, 'maxAgeMs' | 'maxPayloadBytes' | 'tracing' | 'schema' | 'waitForReplicas'> {
+    Required<Omit<FixedQueueOptions, 'deadLetter' | UnsetFixedQueueOptions>>,
+    Pick<FixedQueueOptions, UnsetFixedQueueOptions> {
   deadLetter: Required<DeadLetterOptions>;
 }
+
+/** Options of a FixedQueue left unset when not given: no default applies. */
+type UnsetFixedQueueOptions =
+  'maxAgeMs' | 'maxPayloadBytes' | 'tracing' | 'schema' | 'waitForReplicas' | 'groupRateLimit';
 
 export interface DeadLetterOptions {
   /** Dead tasks or dead batches kept, per shard; the oldest are deleted beyond it. */

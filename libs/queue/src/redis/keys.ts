@@ -34,8 +34,8 @@ export type ShardKeyKind =
   | 'repeats'
   | 'declarations';
 
-/** Keys of a shard that hold one entry per group (a FixedQueue's lists). */
-export type MemberKeyKind = 'g';
+/** Keys of a shard that hold one entry per group: a FixedQueue's lists, and its groups' rate windows. */
+export type MemberKeyKind = 'g' | 'rate';
 
 /**
  * Key names of one queue. Every key of a shard shares the hash tag `{<queue>:<shard>}`, so a script

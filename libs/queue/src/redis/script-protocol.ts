@@ -7,6 +7,8 @@ export interface ShardKeys {
   key(kind: ShardKeyKind): string;
   /** A FixedQueue group's list. */
   group(name: string): string;
+  /** A FixedQueue group's batch starts under groupRateLimit (see the rate-limit include). */
+  rate(name: string): string;
 }
 
 export function shardKeys(keys: QueueKeys, shard: number): ShardKeys {
@@ -21,6 +23,7 @@ export function shardKeys(keys: QueueKeys, shard: number): ShardKeys {
       return key;
     },
     group: (name) => groups + name,
+    rate: (name) => keys.member(shard, 'rate', name),
   };
 }
 

@@ -33,6 +33,7 @@ import type {
   DelayConsumerOptions,
   DelayQueueOptions,
   FixedQueueOptions,
+  GroupRateLimitOptions,
   QueueDashboardOptions,
   QueueModuleOptions,
   ReplicaWaitOptions,
@@ -110,6 +111,19 @@ class ReplicaWaitRules implements ReplicaWaitOptions, SameKeys<ReplicaWaitOption
   @Min(1)
   @Max(600_000)
   timeoutMs!: number;
+}
+
+class GroupRateLimitRules implements GroupRateLimitOptions, SameKeys<GroupRateLimitOptions, GroupRateLimitRules> {
+  // Each group keeps its latest `max` start times (see the rate-limit include).
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  max!: number;
+
+  @IsInt()
+  @Min(1)
+  @Max(DAY_MS)
+  durationMs!: number;
 }
 
 class QueueOptionsRules {
@@ -207,6 +221,11 @@ export class FixedQueueOptionsRules
 
   @IsIn(['dead-letter', 'pause-group'])
   onExhausted = FIXED_QUEUE_DEFAULTS.onExhausted;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => GroupRateLimitRules)
+  groupRateLimit?: GroupRateLimitRules;
 }
 
 export class BackoffRules implements Required<BackoffOptions>, SameKeys<BackoffOptions, BackoffRules> {

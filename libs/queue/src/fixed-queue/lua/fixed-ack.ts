@@ -1,6 +1,8 @@
 import { entryCarriers, entryMessages } from '../../redis/fixed-entry';
 import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import type { GroupRateLimitOptions } from '../../interfaces';
 import type { ClaimedBatch } from './claim-reply';
+import { rateArgs, rateKeys } from './group-rate';
 
 /** A delivery of an ordered queue, as acknowledgements and heartbeats name it. */
 export interface Delivery {
@@ -25,6 +27,7 @@ export interface FixedAckInput {
   /** Most entries (and about the most bytes) handed out as next batches by one call. */
   maxEntries: number;
   maxBytes: number;
+  groupRateLimit?: GroupRateLimitOptions;
   raw: boolean;
   /** The consumer traces: read the next batches' trace carriers too. */
   traced?: boolean;
@@ -46,9 +49,14 @@ export interface AckOutcome {
 /** Finishes deliveries of an ordered queue, handing over next batches (see fixed-ack.lua). */
 export const fixedAck: ScriptProtocol<'fixed-ack', FixedAckInput, AckOutcome> = {
   script: 'fixed-ack',
-  keys: (shard, { deliveries }) => [
+  keys: (shard, { deliveries, groupRateLimit }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'errors', 'pausedGroups']),
     ...deliveries.map(({ group }) => shard.group(group)),
+    ...rateKeys(
+      shard,
+      deliveries.map(({ group }) => group),
+      groupRateLimit,
+    ),
   ],
   args: (input) => [
     input.batchSize,
@@ -59,6 +67,7 @@ export const fixedAck: ScriptProtocol<'fixed-ack', FixedAckInput, AckOutcome> = 
     input.tokenBase,
     input.maxEntries,
     input.maxBytes,
+    ...rateArgs(input.groupRateLimit),
     ...input.deliveries.flatMap(({ group, token, next }) => [group, token, next ? '1' : '0']),
   ],
   decode: (reply, { deliveries, raw, traced }) => {

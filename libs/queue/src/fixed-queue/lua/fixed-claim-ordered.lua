@@ -5,17 +5,18 @@
 -- copied and order comes for free. A group whose lease ran out is ready again at once: at-most-once
 -- gives its next messages, at-least-once the same ones again (attempt + 1), or, once `maxAttempts`
 -- deliveries were made, buries them (onExhausted 'dead-letter') or pauses the group with them at its
--- head (onExhausted 'pause-group').
+-- head (onExhausted 'pause-group'). With groupRateLimit, a group whose window allows no batch yet is
+-- moved in the ready index to when it does (its messages meanwhile grow into a bigger batch).
 -- Like fixed-claim-unordered, the caller reads each candidate's first `read` entries (LRANGE in the same MULTI)
 -- and this script says which of those it claimed; keys are only those the caller declared.
 -- Input:
 --   KEYS[1] ready zset  KEYS[2] stats hash  KEYS[3] last-push zset  KEYS[4] held hash  KEYS[5] leases zset
 --   KEYS[6] dead zset  KEYS[7] dead records hash  KEYS[8] errors hash  KEYS[9] paused-groups hash
---   KEYS[9+i] list of candidate i
+--   KEYS[9+i] list of candidate i, then with groupRateLimit KEYS[9+n+i] its rate list (n candidates)
 --   ARGV[1] batchSize  ARGV[2] maxAgeMs (0: none)  ARGV[3] maxWaitMs  ARGV[4] limit  ARGV[5] mode (1 at-most-
 --   once, 2 at-least-once)  ARGV[6] leaseMs  ARGV[7] maxAttempts  ARGV[8] dead-letter capacity
 --   ARGV[9] token base (random per call)  ARGV[10] onExhausted: '1' pause the group, '0' dead-letter
---   then per candidate: name, entries read
+--   ARGV[11] groupRateLimit's max (0: none)  ARGV[12] its durationMs, then per candidate: name, entries read
 --   then, when Redis is full, one argument more: the script reads those entries itself (read-here)
 -- Output (a paused queue: nothing claimed, nothing due): {now, next due or -1, groups listed, group..., then per candidate: offset, expired, claimed,
 --   attempt, token}: the read entries [offset, offset + claimed) are one batch, delivered under token.
@@ -27,6 +28,8 @@ local batch, maxAge, maxWait, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonu
 local atLeastOnce = ARGV[5] == '2'
 local lease, maxAttempts, deadCapacity = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local base, pauseExhaustedGroups = ARGV[9], ARGV[10] == '1'
+local rateMax, rateWindow = tonumber(ARGV[11]), tonumber(ARGV[12])
+local rated = rateMax > 0
 local cutoff = now - maxAge
 
 -- An idle poll (no candidates, nothing due, no lease run out) costs two ZRANGEs, and not even the
@@ -43,14 +46,17 @@ if #KEYS < first and (#leaseHead == 0 or tonumber(leaseHead[2]) > now) then
   end
 end
 
+-- The candidates' lists, then (rated) as many rate lists.
+local last = #KEYS
+if rated then last = first + math.floor((#KEYS - first + 1) / 2) - 1 end
 --- @include "read-here"
-local lists = readHere(first, 11)
+local lists = readHere(first, last, 13)
 
 --- @include "paused"
 -- Paused, even lapsed leases wait: their groups become ready on the first claim after resume().
 if isPaused(statsKey) then
   local out = {now, -1, 0}
-  for _ = first, #KEYS do out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = '' end
+  for _ = first, last do out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = '' end
   return readHereReply(out, lists)
 end
 
@@ -64,6 +70,7 @@ local DEAD_TRIM_STEP = 100
 --- @include "claim-reply"
 --- @include "rescore"
 --- @include "paused-groups"
+--- @include "rate-limit"
 
 -- Leases that ran out first (bounded per call; the rest on the next poll). Their lists are not
 -- declared here, so they only become ready: the claim below, with the list in hand, does the rest.
@@ -91,18 +98,24 @@ local taken = 0
 local delivered, expiredTotal, pending, redelivered = 0, 0, 0, 0
 local buried = false
 local shard = { stats = statsKey, held = heldKey, leases = leasesKey, dead = deadKey, records = recordsKey, errors = errorsKey }
-for k = first, #KEYS do
-  local key, group, read = KEYS[k], ARGV[2 * (k - first) + 11], tonumber(ARGV[2 * (k - first) + 12])
+for k = first, last do
+  local key, group, read = KEYS[k], ARGV[2 * (k - first) + 13], tonumber(ARGV[2 * (k - first) + 14])
+  local rateKey = rated and KEYS[k + last - first + 1]
   local offset, expired, claimed, attempt, token = 0, 0, 0, 0, ''
   local due = redis.call('ZSCORE', readyKey, group)
   if taken < limit and due and tonumber(due) <= now then
     local holder, count, attempts, notBefore = parseHeld(redis.call('HGET', heldKey, group))
+    local allowedAt = now
+    if rated and holder == '' and notBefore <= now then allowedAt = rateAllowsAt(rateKey, now, rateMax, rateWindow) end
     if holder ~= '' then
       -- Held by a delivery under way: its acknowledgement makes the group ready again.
       redis.call('ZREM', readyKey, group)
     elseif notBefore > now then
       -- A retry waits for its backoff, whatever pushes did to the group's due time since.
       rescore(readyKey, notBefore, group)
+    elseif allowedAt > now then
+      -- Its rate window allows no batch yet (a push made it due sooner): due once it does.
+      rescore(readyKey, allowedAt, group)
     else
       local before
       before, read, expired = trimCandidate(key, read, maxAge, cutoff)
@@ -155,6 +168,7 @@ for k = first, #KEYS do
         redis.call('ZADD', leasesKey, now + lease, group)
         leasesChanged = true
         if len == 0 then redis.call('ZREM', lastPushKey, group) end
+        if rated then rateStart(rateKey, now, rateMax, rateWindow) end
       else
         if count == 0 then
           redis.call('HDEL', heldKey, group)

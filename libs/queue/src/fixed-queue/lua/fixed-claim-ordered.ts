@@ -1,6 +1,8 @@
 import { entryCarriers, entryMessages } from '../../redis/fixed-entry';
 import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import type { GroupRateLimitOptions } from '../../interfaces';
 import { decodeClaimHead, type Claimed } from './claim-reply';
+import { rateArgs, rateKeys } from './group-rate';
 
 export interface FixedClaimOrderedInput {
   batchSize: number;
@@ -15,6 +17,7 @@ export interface FixedClaimOrderedInput {
   deadCapacity: number;
   /** onExhausted 'pause-group': a batch out of attempts pauses its group instead of dying. */
   pauseExhausted: boolean;
+  groupRateLimit?: GroupRateLimitOptions;
   /** Each delivery's token is this, a dot and its place in the call. */
   tokenBase: string;
   candidates: string[];
@@ -28,9 +31,10 @@ export interface FixedClaimOrderedInput {
 /** Ordered claims (see fixed-claim-ordered.lua): per candidate offset, expired, claimed, attempt, token; one batch at most. */
 export const fixedClaimOrdered: ScriptProtocol<'fixed-claim-ordered', FixedClaimOrderedInput, Claimed> = {
   script: 'fixed-claim-ordered',
-  keys: (shard, { candidates }) => [
+  keys: (shard, { candidates, groupRateLimit }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors', 'pausedGroups']),
     ...candidates.map((group) => shard.group(group)),
+    ...rateKeys(shard, candidates, groupRateLimit),
   ],
   args: (input) => [
     input.batchSize,
@@ -43,6 +47,7 @@ export const fixedClaimOrdered: ScriptProtocol<'fixed-claim-ordered', FixedClaim
     input.deadCapacity,
     input.tokenBase,
     input.pauseExhausted ? '1' : '0',
+    ...rateArgs(input.groupRateLimit),
     ...input.candidates.flatMap((group) => [group, input.read]),
   ],
   reads: (shard, { candidates, read }) => candidates.map((group) => ({ key: shard.group(group), count: read })),

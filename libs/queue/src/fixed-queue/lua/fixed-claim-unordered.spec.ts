@@ -51,11 +51,24 @@ describe('fixed-claim-unordered protocol', () => {
       'p:{q:1}:g:a',
       'p:{q:1}:g:b',
     ]);
-    expect(fixedClaimUnordered.args(taking, shard)).toEqual([3, 0, 0, 10, 'a', 6, 'b', 6]);
+    expect(fixedClaimUnordered.args(taking, shard)).toEqual([3, 0, 0, 10, 0, 0, 'a', 6, 'b', 6]);
     expect(fixedClaimUnordered.reads!(shard, taking)).toEqual([
       { key: 'p:{q:1}:g:a', count: 6 },
       { key: 'p:{q:1}:g:b', count: 6 },
     ]);
+  });
+
+  it('declares each candidate rate list after the lists, and the rate in ARGV, under groupRateLimit', () => {
+    const shard = shardKeys(new QueueKeys('p', 'q', 2), 1);
+    const taking = { ...input(['a', 'b'], 3), read: 6, groupRateLimit: { max: 2, durationMs: 1000 } };
+    expect(fixedClaimUnordered.keys(shard, taking).slice(3)).toEqual([
+      'p:{q:1}:g:a',
+      'p:{q:1}:g:b',
+      'p:{q:1}:rate:a',
+      'p:{q:1}:rate:b',
+    ]);
+    expect(fixedClaimUnordered.args(taking, shard)).toEqual([3, 0, 0, 10, 2, 1000, 'a', 6, 'b', 6]);
+    expect(fixedClaimUnordered.reads!(shard, taking)).toHaveLength(2);
   });
 
   it('cuts what a read claimed into batches of batchSize, in stored order', () => {

@@ -1,6 +1,8 @@
 import { entryCarriers, entryMessages } from '../../redis/fixed-entry';
 import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import type { GroupRateLimitOptions } from '../../interfaces';
 import { decodeClaimHead, type Claimed } from './claim-reply';
+import { rateArgs, rateKeys } from './group-rate';
 
 export interface FixedClaimUnorderedInput {
   batchSize: number;
@@ -8,6 +10,7 @@ export interface FixedClaimUnorderedInput {
   maxWaitMs: number;
   /** Most batches to claim, and groups to list. */
   limit: number;
+  groupRateLimit?: GroupRateLimitOptions;
   candidates: string[];
   /** Entries read of each candidate. */
   read: number;
@@ -20,15 +23,17 @@ export interface FixedClaimUnorderedInput {
 /** Unordered claims (see fixed-claim-unordered.lua): per candidate offset, expired, claimed, cut into batches of batchSize. */
 export const fixedClaimUnordered: ScriptProtocol<'fixed-claim-unordered', FixedClaimUnorderedInput, Claimed> = {
   script: 'fixed-claim-unordered',
-  keys: (shard, { candidates }) => [
+  keys: (shard, { candidates, groupRateLimit }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush']),
     ...candidates.map((group) => shard.group(group)),
+    ...rateKeys(shard, candidates, groupRateLimit),
   ],
-  args: ({ batchSize, maxAgeMs, maxWaitMs, limit, candidates, read }) => [
+  args: ({ batchSize, maxAgeMs, maxWaitMs, limit, groupRateLimit, candidates, read }) => [
     batchSize,
     maxAgeMs,
     maxWaitMs,
     limit,
+    ...rateArgs(groupRateLimit),
     ...candidates.flatMap((group) => [group, read]),
   ],
   reads: (shard, { candidates, read }) => candidates.map((group) => ({ key: shard.group(group), count: read })),

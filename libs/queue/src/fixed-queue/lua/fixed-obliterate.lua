@@ -6,7 +6,9 @@
 -- UNLINK, not DEL: Redis frees a large value (a hash of dead batches, a long list) in a background
 -- thread, so a call's cost does not grow with the size of what it deletes.
 -- Input:
---   KEYS[1] last-push zset  KEYS[2..n] the shard's other keys (n = ARGV[1])  KEYS[n+i] list of group i
+--   KEYS[1] last-push zset  KEYS[2..n] the shard's other keys (n = ARGV[1])  KEYS[n+i] list of group i,
+--   then (groupRateLimit) their rate lists, which are deleted with them (those of groups without a list
+--   expire by themselves within the rate's window)
 --   ARGV[1] n  ARGV[2] most groups to name, then from ARGV[3] the group of each list, in the order of KEYS
 -- Output: {group...}: the next page, whose lists the next call deletes; empty once the shard is gone.
 local lastPushKey, n = KEYS[1], tonumber(ARGV[1])

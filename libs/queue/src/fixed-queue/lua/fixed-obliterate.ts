@@ -15,6 +15,8 @@ const SHARD_KINDS: ShardKeyKind[] = [
 ];
 
 export interface FixedObliterateInput {
+  /** The queue has a groupRateLimit: the page's groups' rate lists go with their lists. */
+  rated: boolean;
   /** Most groups to name for the next call. */
   pageSize: number;
   /** The groups the previous call named: their lists are deleted by this one. */
@@ -24,7 +26,11 @@ export interface FixedObliterateInput {
 /** Deletes a page of a shard's groups, and the shard once none is left (see fixed-obliterate.lua): the next page. */
 export const fixedObliterate: ScriptProtocol<'fixed-obliterate', FixedObliterateInput, string[]> = {
   script: 'fixed-obliterate',
-  keys: (shard, { page }) => [...kindsOf(shard, SHARD_KINDS), ...page.map((group) => shard.group(group))],
+  keys: (shard, { page, rated }) => [
+    ...kindsOf(shard, SHARD_KINDS),
+    ...page.map((group) => shard.group(group)),
+    ...(rated ? page.map((group) => shard.rate(group)) : []),
+  ],
   args: ({ pageSize, page }) => [SHARD_KINDS.length, pageSize, ...page],
   decode: (reply) => reply as string[],
 };
