@@ -45,6 +45,7 @@ const SCRIPT_COMMANDS = [
   'hrandfield',
   'hlen',
   'exists',
+  'pexpire',
   'unlink',
 ];
 
