@@ -19,6 +19,7 @@ const CLIENT_COMMANDS = [
   'quit',
   'unlink',
   'zscan',
+  'hscan',
 ];
 const SCRIPT_COMMANDS = [
   'time',
@@ -110,6 +111,9 @@ describe('a Redis ACL user restricted to its prefix', () => {
     await events.pushMany('g', ['a', 'b', 'c', 'd', 'e']);
     expect(await events.size('g')).toBeGreaterThanOrEqual(0);
     expect((await events.groups()).items.length).toBeLessThanOrEqual(1);
+    expect(await events.pauseGroup('held')).toBe(true);
+    expect((await events.pausedGroups()).items.map(({ group }) => group)).toEqual(['held']);
+    expect(await events.resumeGroup('held')).toBe(true);
     await tasks.schedule({}, { id: 'ok' });
     await tasks.schedule({ fail: true }, { id: 'doomed' });
     await tasks.schedule({}, { id: 'moved', delayMs: 60_000 });
