@@ -235,15 +235,6 @@ export class ProcessSpan {
   }
 }
 
-/** What a delivery calls once its handler is overdue: `free`, and a traced one marks its span then. */
-export function overdueHook(span: ProcessSpan | undefined, free: () => void): () => void {
-  if (!span) return free;
-  return () => {
-    span.event('handler_timeout');
-    free();
-  };
-}
-
 function failed(span: Otel.Span, error: unknown, api: typeof Otel): void {
   span.setAttribute('error.type', error instanceof Error ? error.name || error.constructor.name : typeof error);
   if (error instanceof Error) span.recordException(error);
