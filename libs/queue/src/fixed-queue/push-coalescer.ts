@@ -1,5 +1,6 @@
 import type { PushResult } from '../interfaces';
-import { notSentAtShutdown, type HeldWrites } from '../redis/redis-connection';
+import type { HeldWrites } from '../redis/redis-connection';
+import { notSentAtShutdown } from '../redis/redis.messages';
 import { messageCount, type GroupPush, type PushOutcome } from './fixed-queue.store';
 
 /** Shared result of the common case, so a push that evicts nothing allocates no result. */

@@ -14,7 +14,6 @@ import { describeError } from '../utils/errors';
 import {
   evictionRefused,
   notRedisUrl,
-  notSentAtShutdown,
   refusedAtStartup,
   scriptsRefused,
   subscribeRefused,
@@ -140,9 +139,6 @@ export interface HeldWrites {
   /** Refuses writes from now on and settles those still held, as not sent. */
   close(): void;
 }
-
-/** What a write refused or dropped by `HeldWrites.close` rejects with. */
-export { notSentAtShutdown };
 
 /**
  * The application's Redis: one command connection shared by every queue, plus a subscriber

@@ -16,6 +16,7 @@ export const notRedisUrl = (target: string, scheme: string) =>
       'Redis URLs start with redis:// (or rediss:// for TLS), e.g. redis://127.0.0.1:6379',
   );
 
+/** What a write refused or dropped by `HeldWrites.close` rejects with. */
 export const notSentAtShutdown = (what: string) =>
   new QueueConnectionError(
     `The application is shutting down and its Redis connection is closing: the ${what} was not sent, so nothing was applied`,

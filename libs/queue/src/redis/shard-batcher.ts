@@ -1,4 +1,5 @@
-import { notSentAtShutdown, type HeldWrites } from './redis-connection';
+import type { HeldWrites } from './redis-connection';
+import { notSentAtShutdown } from './redis.messages';
 
 /** Most operations one script call carries: keeps replies and Lua's stack small. */
 const MAX_ITEMS_PER_CALL = 1000;
