@@ -2,6 +2,7 @@ import { Injectable, type InjectionToken, Logger } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { ConsumerAdapter, OpenedDelivery } from './consumer/consumer-adapter';
 import { ConsumerRuntime } from './consumer/consumer-runtime';
+import type { Consumer } from './consumer/consumer.registry';
 import { ConsumerSchedule } from './consumer/consumer-schedule';
 import { OutcomeReporter, type FailedHook } from './consumer/outcome-reporter';
 import { DelayConsumerAdapter, type DelayHandler } from './delay-queue/delay-consumer.adapter';
@@ -37,9 +38,6 @@ import {
 
 type Method = (...args: unknown[]) => unknown;
 
-/** A consumer this factory built, of either kind. */
-export type BuiltConsumer = ConsumerRuntime<unknown, OpenedDelivery>;
-
 /**
  * Builds the consumer of a method the explorer found: its queue's kind's adapter (from the queue's own
  * store and options) composed with the consumer runtime and an outcome reporter, after its options
@@ -58,7 +56,7 @@ export class ConsumerFactory {
     private readonly moduleRef: ModuleRef,
   ) {}
 
-  async batchConsumer(found: FoundMethod<BatchConsumerMetadata>): Promise<BuiltConsumer | undefined> {
+  async batchConsumer(found: FoundMethod<BatchConsumerMetadata>): Promise<Consumer | undefined> {
     const { instance, label, metadata } = found;
     const where = `@BatchConsumer on ${label}`;
     const queue = this.consumedQueue('fixed', metadata.queue, label, FixedQueue<unknown>);
@@ -97,7 +95,7 @@ export class ConsumerFactory {
     return this.runtime(queue, label, options, adapter, tracer, onFailed && batchFailedHook(onFailed), schedule);
   }
 
-  async delayConsumer(found: FoundMethod<DelayConsumerMetadata>): Promise<BuiltConsumer | undefined> {
+  async delayConsumer(found: FoundMethod<DelayConsumerMetadata>): Promise<Consumer | undefined> {
     const { instance, label, metadata } = found;
     const where = `@DelayConsumer on ${label}`;
     const queue = this.consumedQueue('delay', metadata.queue, label, DelayQueue<unknown>);
@@ -110,7 +108,7 @@ export class ConsumerFactory {
   }
 
   /** The consumer of a DelayQueue, running `handler` for each task (a `@DelayConsumer`, or a `@Recurring`). */
-  delayQueueConsumer(queue: DelayQueue<unknown>, label: string, raw: unknown, handler: DelayHandler): BuiltConsumer {
+  delayQueueConsumer(queue: DelayQueue<unknown>, label: string, raw: unknown, handler: DelayHandler): Consumer {
     const options = resolveOptions(DelayConsumerOptionsRules, raw, `@DelayConsumer on ${label}`);
     const adapter = new DelayConsumerAdapter({ queue, clock: this.connection.clock, label, options, handler });
     return this.runtime(queue, label, options, adapter, this.tracer('delay', queue));
@@ -124,7 +122,7 @@ export class ConsumerFactory {
     tracer: QueueTracer | undefined,
     onFailed?: FailedHook<D>,
     schedule?: ConsumerSchedule,
-  ): BuiltConsumer {
+  ): Consumer {
     const reporter = new OutcomeReporter<D>({
       queue: queue.name,
       kind: adapter.kind,
@@ -134,7 +132,7 @@ export class ConsumerFactory {
       tracer,
       onFailed,
     });
-    const runtime = new ConsumerRuntime<I, D>({
+    return new ConsumerRuntime<I, D>({
       queue: queue.name,
       shards: queue.options.shards,
       label,
@@ -147,7 +145,6 @@ export class ConsumerFactory {
       idlePollMs: this.settings.idlePollMs,
       schedule,
     });
-    return runtime as unknown as BuiltConsumer;
   }
 
   /**

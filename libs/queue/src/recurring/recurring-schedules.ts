@@ -1,7 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { bound, ConsumerFactory, type BuiltConsumer } from '../consumer.factory';
+import { bound, ConsumerFactory } from '../consumer.factory';
+import type { Consumer } from '../consumer/consumer.registry';
 import type { DelayQueue } from '../delay-queue/delay-queue';
 import { DelayQueueStore } from '../delay-queue/delay-queue.store';
 import { QueueConnectionError, QueueInputError } from '../errors';
@@ -61,7 +62,7 @@ export class RecurringSchedules {
    * @internal Mounts a `@Recurring` method (QueueOrchestrator): its queue made through the registry, its
    * schedule declared, and the consumer that runs the method for each occurrence.
    */
-  async mount(found: FoundMethod<RecurringOptions>): Promise<BuiltConsumer> {
+  async mount(found: FoundMethod<RecurringOptions>): Promise<Consumer> {
     const { instance, method, label, metadata } = found;
     const where = `@Recurring on ${label}`;
     const plan = await resolveRecurring(metadata, label, (raw, at) => this.factory.decoratorOptions(raw, at));
