@@ -255,7 +255,7 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
     }
     const durationMs = spentMs ?? performance.now() - started;
     const next = this.settle(delivery, result, more && !overdue(delivery) && this.claiming, durationMs);
-    // A failure is logged by `record`; the lease returns what the slot would have had.
+    // A failed acknowledgement is reported by `settle`; the lease returns what the slot would have had.
     return next?.catch(() => undefined);
   }
 

@@ -5,7 +5,7 @@ import { ATTRIBUTES, type QueueTracer } from '../tracing/queue-tracer';
 import { describeError } from '../utils/errors';
 import { logLine } from '../utils/log-line';
 import { RepeatedFailure } from '../utils/repeated-failure';
-import type { HandlerResult, OpenedDelivery, Settled } from './consumer-adapter';
+import type { DeliveryOutcome, HandlerResult, OpenedDelivery, Settled } from './consumer-adapter';
 
 /** A consumer's failed deliveries, once no attempt is left: its `onFailed` hook, bound to its own arguments. */
 export type FailedHook<D> = (error: unknown, delivery: D) => unknown;
@@ -89,9 +89,6 @@ export class OutcomeReporter<D extends OpenedDelivery> {
     const { span, attempt } = delivery;
     if (expired && 'group' in delivery.subject) this.expired(delivery.subject.group, expired);
     if (refused !== undefined) this.options.logger.error(logLine(this.options.label, refused, delivery.fields()));
-    // Part of a failed batch handled all the same (PartialBatchError): its lines say how much.
-    const part: Record<string, number> =
-      'acknowledged' in outcome && outcome.acknowledged ? { acknowledged: outcome.acknowledged } : {};
     const error = result.ok ? undefined : result.error;
     if (span && !result.ok && outcome.type !== 'lease-lost') span.failed(error);
     switch (outcome.type) {
@@ -103,14 +100,14 @@ export class OutcomeReporter<D extends OpenedDelivery> {
         const nextAt = new Date(outcome.at).toISOString();
         span?.event('retry', { 'messaging.nestjs_redis_queues.next_attempt_at': nextAt });
         span?.end('retry');
-        this.log('warn', this.words.retry, delivery, { ...part, [this.words.next]: nextAt }, error);
+        this.log('warn', this.words.retry, delivery, { ...partOf(outcome), [this.words.next]: nextAt }, error);
         this.emit('retry', delivery, { durationMs, error, nextRunAt: outcome.at });
         return;
       }
       case 'dead':
         span?.event('dead_letter');
         span?.end('dead');
-        this.log('error', this.words.dead, delivery, part, error);
+        this.log('error', this.words.dead, delivery, partOf(outcome), error);
         this.emit('dead', delivery, { durationMs, error, diedAt: outcome.at });
         return this.failedForGood(delivery, error);
       case 'paused':
@@ -121,7 +118,7 @@ export class OutcomeReporter<D extends OpenedDelivery> {
           'warn',
           'batch failed its last attempt; its group is paused with it at its head until resumeGroup',
           delivery,
-          part,
+          partOf(outcome),
           error,
         );
         if ('group' in delivery.subject) this.groupPaused(delivery.subject.group);
@@ -292,4 +289,9 @@ export class OutcomeReporter<D extends OpenedDelivery> {
     const { events, queue, label } = this.options;
     if (events.has('consumer.error')) events.emit('consumer.error', { queue, consumer: label, operation, error });
   }
+}
+
+/** Part of a failed batch handled all the same (PartialBatchError): its lines say how much. */
+function partOf(outcome: DeliveryOutcome): Record<string, number> {
+  return 'acknowledged' in outcome && outcome.acknowledged ? { acknowledged: outcome.acknowledged } : {};
 }
