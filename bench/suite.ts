@@ -11,6 +11,7 @@ import { Servers } from './harness/servers';
 import { consumeScenario } from './scenarios/consume';
 import { delayScenario } from './scenarios/delay';
 import { fifoScenario } from './scenarios/fifo';
+import { groupsScenario } from './scenarios/groups';
 import { growthScenario } from './scenarios/growth';
 import { hotGroupScenario } from './scenarios/hot-group';
 import { idleScenario } from './scenarios/idle';
@@ -28,6 +29,7 @@ export const SCENARIOS: Scenario[] = [
   growthScenario,
   tracingScenario,
   recurringScenario,
+  groupsScenario,
 ];
 
 export interface BenchOptions {
