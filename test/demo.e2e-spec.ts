@@ -148,7 +148,7 @@ describe('demo app (real redis-server)', () => {
       // Refused reports come again (some had arrived: duplicates). A live batch refused three times holds its
       // game until the demo resumes it; a digest batch is dead-lettered instead, and re-queued here, arrives
       // late, which the upstream allows for dead letters only (the digest's deaths are too rare to wait for).
-      const resumed = () => held.some((event) => !('reason' in event));
+      const resumed = () => held.some((event) => event.group === FLAKY && !('reason' in event));
       const totals = await pollUntil(
         async () => {
           for (const queue of queues) {
@@ -161,8 +161,8 @@ describe('demo app (real redis-server)', () => {
         45_000,
         200,
       );
-      expect(held[0]).toEqual({ queue: GAME_EVENTS, group: FLAKY, reason: 'exhausted' });
-      expect(held.every((event) => event.group === FLAKY)).toBe(true);
+      // Another game may be held too where the machine is so slow that its reports time out three times.
+      expect(held).toContainEqual({ queue: GAME_EVENTS, group: FLAKY, reason: 'exhausted' });
       expect(await queues[0].deadLetters()).toEqual([]);
       expect(totals.refused).toBeGreaterThan(0);
       expect(totals.streams.received).toBeGreaterThan(1000);
