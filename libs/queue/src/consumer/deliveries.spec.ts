@@ -88,6 +88,47 @@ describe('Deliveries', () => {
     expect(jest.getTimerCount()).toBe(0);
   });
 
+  it('keeps every deadline with one timer: each delivery times out at its own, started apart', async () => {
+    const { deliveries, overdue: reported } = make();
+    const first = Array.from({ length: 50 }, () => delivery());
+    const runs = first.map((d) => deliveries.run(d, never).catch((e: unknown) => e));
+    jest.advanceTimersByTime(400);
+    const later = Array.from({ length: 50 }, () => delivery());
+    runs.push(...later.map((d) => deliveries.run(d, never).catch((e: unknown) => e)));
+    // A hundred deliveries under way, one deadline timer.
+    expect(jest.getTimerCount()).toBe(1);
+    jest.advanceTimersByTime(599);
+    expect(reported).toEqual([]);
+    jest.advanceTimersByTime(1);
+    expect(reported).toEqual(first);
+    jest.advanceTimersByTime(399);
+    expect(reported).toHaveLength(50);
+    jest.advanceTimersByTime(1);
+    expect(reported).toEqual([...first, ...later]);
+    expect(deliveries.abandon(new Error('stop'))).toHaveLength(100);
+    await Promise.all(runs);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('a delivery that settles in time leaves the deadline timer to the next one, or clears it when none runs', async () => {
+    const { deliveries, overdue: reported } = make();
+    let settle!: () => void;
+    const early = deliveries.run(delivery(), () => new Promise<void>((resolve) => (settle = resolve)));
+    jest.advanceTimersByTime(500);
+    const late = delivery();
+    const run = deliveries.run(late, never).catch((e: unknown) => e);
+    settle();
+    await early;
+    jest.advanceTimersByTime(500);
+    expect(reported).toEqual([]);
+    jest.advanceTimersByTime(500);
+    expect(reported).toEqual([late]);
+    deliveries.abandon(new Error('stop'));
+    await run;
+    await deliveries.run(delivery(), () => 'quick');
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
   it("does not take a handler's own HandlerTimeoutError for its deadline", async () => {
     const { deliveries } = make();
     const d = delivery();

@@ -75,21 +75,14 @@ interface Run {
   startedAt: number;
   overdueAt?: number;
   abandon(): void;
+  /** Gives up the slot it holds (past its deadline). */
+  free?: () => void;
 }
 
-/**
- * The deliveries a consumer is handling. Each runs under a deadline (`handlerTimeoutMs`): one that
- * does not settle in time has its signal aborted with a HandlerTimeoutError and gives up its slot, so
- * that the consumer's other work goes on, but it stays held: its lease is extended for as long as its
- * handler runs, so that its group, batch or task is never handed to anyone else beside it, and its
- * outcome counts when it settles. Only shutdown (`abandon`) or the death of the process lets go of it.
- * Leases are kept by one heartbeat for the consumer, not one per delivery, beating at a third of the
- * lease (two missed beats still leave it alive), one call per shard, and only while deliveries run. A
- * delivery whose lease was lost has its signal aborted; its handler may finish.
- */
 export class Deliveries<D extends RunningDelivery> {
   private readonly running = new Map<D, Run>();
   private timer?: NodeJS.Timeout;
+  private deadlines?: NodeJS.Timeout;
   private timeouts = 0;
   private late = 0;
 
@@ -130,27 +123,18 @@ export class Deliveries<D extends RunningDelivery> {
    */
   run<R>(delivery: D, handle: () => R | Promise<R>, free?: () => void): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      const run: Run = { startedAt: Date.now(), abandon: () => finish(() => reject(ABANDONED)) };
+      const run: Run = { startedAt: Date.now(), abandon: () => finish(() => reject(ABANDONED)), free };
       const finish = (settle: () => void) => {
         if (!this.running.delete(delivery)) return;
-        clearTimeout(deadline);
         if (run.overdueAt !== undefined) {
           this.late--;
           this.options.settledLate(delivery, Date.now() - run.overdueAt);
         }
-        if (this.running.size === 0) this.stopHeartbeat();
+        if (this.running.size === 0) this.stopTimers();
         settle();
       };
-      const deadline = setTimeout(() => {
-        const error = handlerTimedOut(this.options.handlerTimeoutMs, delivery.what);
-        this.timeouts++;
-        this.late++;
-        run.overdueAt = Date.now();
-        delivery.aborter.abort(error);
-        this.options.overdue(delivery);
-        free?.();
-      }, this.options.handlerTimeoutMs);
       this.running.set(delivery, run);
+      this.deadlines ??= this.armDeadlines();
       const { extend, leaseMs } = this.options;
       if (extend) this.timer ??= setInterval(() => this.beat(extend), Math.max(50, Math.floor(leaseMs / 3)));
       let work: Promise<R>;
@@ -180,9 +164,41 @@ export class Deliveries<D extends RunningDelivery> {
     return abandoned;
   }
 
-  private stopHeartbeat(): void {
+  private stopTimers(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+    clearTimeout(this.deadlines);
+    this.deadlines = undefined;
+  }
+
+  /** A timer for the earliest deadline of a delivery not yet overdue, if any runs. */
+  private armDeadlines(): NodeJS.Timeout | undefined {
+    for (const run of this.running.values()) {
+      if (run.overdueAt !== undefined) continue;
+      const wait = run.startedAt + this.options.handlerTimeoutMs - Date.now();
+      return setTimeout(() => this.sweep(), Math.max(0, wait));
+    }
+    return undefined;
+  }
+
+  /**
+   * Marks the deliveries past their deadline overdue: each signal aborts with a HandlerTimeoutError and
+   * each slot frees; the deliveries stay held.
+   */
+  private sweep(): void {
+    const now = Date.now();
+    const { handlerTimeoutMs } = this.options;
+    for (const [delivery, run] of this.running) {
+      if (run.overdueAt !== undefined) continue;
+      if (run.startedAt + handlerTimeoutMs > now) break;
+      this.timeouts++;
+      this.late++;
+      run.overdueAt = now;
+      delivery.aborter.abort(handlerTimedOut(handlerTimeoutMs, delivery.what));
+      this.options.overdue(delivery);
+      run.free?.();
+    }
+    this.deadlines = this.armDeadlines();
   }
 
   private beat(extend: (shard: number, deliveries: D[]) => Promise<boolean[]>): void {
