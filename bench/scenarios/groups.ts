@@ -85,8 +85,8 @@ async function pausedGroups(ctx: BenchContext) {
   )
     .contender(NONE, 'no group paused')
     .contender(SOME, `${paused.toLocaleString('en')} groups paused (pauseGroup) before the drain, left out of it`)
-    .ratio('paused / none', DRAIN, SOME, NONE)
-    .ratio('paused / none', REDIS_CPU, SOME, NONE);
+    .ratio('drain, paused / none', DRAIN, SOME, NONE)
+    .ratio('Redis CPU, paused / none', REDIS_CPU, SOME, NONE);
   const round = (some: boolean, scale: number): Round => {
     const fill = Math.max(paused + 1, Math.round(groups * scale));
     return {
@@ -129,9 +129,10 @@ async function rateLimit(ctx: BenchContext) {
   )
     .contender(UNSET, 'no groupRateLimit')
     .contender(SET, `groupRateLimit { max: ${limit.max}, durationMs: ${limit.durationMs} }`)
-    .ratio('set / unset', PUSH, SET, UNSET)
-    .ratio('set / unset', DRAIN, SET, UNSET)
-    .ratio('set / unset', REDIS_CPU, SET, UNSET);
+    .ratio('push, set / unset', PUSH, SET, UNSET)
+    .ratio('drain, set / unset', DRAIN, SET, UNSET)
+    .ratio('Redis CPU, set / unset', REDIS_CPU, SET, UNSET)
+    .ratio('Node CPU, set / unset', NODE_CPU, SET, UNSET);
   await interleave(
     ctx,
     [UNSET, SET].map((key) => ({
@@ -168,8 +169,8 @@ async function heldGroup(ctx: BenchContext) {
   )
     .contender(HEALTHY, 'every group handled')
     .contender(HELD, "one more group whose batches all fail, held by onExhausted 'pause-group'")
-    .ratio('held / none', DRAIN, HELD, HEALTHY)
-    .ratio('held / none', REDIS_CPU, HELD, HEALTHY);
+    .ratio('drain, held / none', DRAIN, HELD, HEALTHY)
+    .ratio('Redis CPU, held / none', REDIS_CPU, HELD, HEALTHY);
   const queue: Partial<FixedQueueOptions> = {
     delivery: 'at-least-once',
     maxAttempts: 1,
