@@ -48,6 +48,7 @@ describe('demo: /metrics and /health', () => {
     expect(Object.keys(body.details.queues.queues).sort()).toEqual([
       'game-digest',
       'game-events',
+      'pet-digests',
       'pet-feeding',
       'recurring.games.backlog-audit',
       'vet-checks',

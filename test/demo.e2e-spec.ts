@@ -21,9 +21,9 @@ import {
   ReportSink,
   type SinkTotals,
 } from '../apps/demo/src/games/upstream/report-sink';
-import type { MealTask, PetView } from '../apps/demo/src/pets/dto/pet.dto';
+import type { DigestTask, MealTask, PetView } from '../apps/demo/src/pets/dto/pet.dto';
 import { FeedingConsumer } from '../apps/demo/src/pets/feeding.consumer';
-import { PET_FEEDING } from '../apps/demo/src/pets/pets.constants';
+import { PET_DIGESTS, PET_FEEDING } from '../apps/demo/src/pets/pets.constants';
 import { TestLogger } from './support/logs';
 import { pollUntil, rawClient, redisUrl, uniquePrefix } from './support/testing';
 
@@ -32,6 +32,12 @@ const SCALE = 18_000;
 const HOUR = 3_600_000 / SCALE;
 const MEAL = 4 * HOUR;
 const THREE_MINUTES = 180_000;
+/**
+ * On the quiet app an owner's digest waits 6 pet hours of quiet (1.2 s), at most 15 after the first activity
+ * (3 s): long beside the requests of a burst, even on a loaded machine, so that a burst is never cut short.
+ */
+const DIGEST_QUIET_HOURS = 6;
+const DIGEST_MAX_WAIT_HOURS = 15;
 const FLAKY = 'com.demo.game02';
 
 interface Demo {
@@ -193,11 +199,16 @@ describe('demo app (real redis-server)', () => {
     const logs = new TestLogger(['error', 'warn']);
     let redis: IORedis;
     let feeding: DelayQueue<MealTask>;
+    let digests: DelayQueue<DigestTask>;
 
     beforeAll(async () => {
-      demo = await boot({ eventsPerSecond: 0 }, logs);
+      demo = await boot(
+        { eventsPerSecond: 0, petDigestQuietHours: DIGEST_QUIET_HOURS, petDigestMaxWaitHours: DIGEST_MAX_WAIT_HOURS },
+        logs,
+      );
       redis = rawClient();
       feeding = demo.app.get(getDelayQueueToken(PET_FEEDING));
+      digests = demo.app.get(getDelayQueueToken(PET_DIGESTS));
     });
     afterAll(async () => {
       await demo.app.close();
@@ -463,7 +474,8 @@ describe('demo app (real redis-server)', () => {
               signal: new AbortController().signal,
             },
           );
-        const stable = ({ mealEndsIn: _, ...view }: PetView) => view;
+        // The owner's digest goes out on its own timer, whenever it falls.
+        const stable = ({ mealEndsIn: _, digest: __, ...view }: PetView) => view;
         await post('/pets/oscar/feed');
         await post('/pets/oscar/cards/auto-feed');
         const second = await until('oscar', 'auto-fed', (view) => view.meal === 2);
@@ -483,8 +495,62 @@ describe('demo app (real redis-server)', () => {
         const hungry = await until('oscar', 'hungry', (view) => view.state === 'hungry');
         await deliver(2);
         await deliver(1);
-        expect(await pet('oscar')).toEqual(hungry);
+        expect(stable(await pet('oscar'))).toEqual(stable(hungry));
         expect(await feeding.get('hungry:oscar')).toBeNull();
+      });
+
+      it('sends the owner one digest for a burst of activity, once the pet has been quiet a while', async () => {
+        const quiet = DIGEST_QUIET_HOURS * HOUR;
+        const fed = await post('/pets/coco/feed');
+        const firstDue = ms(fed.body.digest.dueAt);
+        // Refused (coco is eating): no activity, nothing counted.
+        expect((await post('/pets/coco/feed')).status).toBe(409);
+        const accelerated = await post('/pets/coco/cards/accelerate');
+        expect(accelerated.status).toBe(200);
+        // Each activity pushes the digest back.
+        const due = ms(accelerated.body.digest.dueAt);
+        expect(due).toBeGreaterThan(firstDue);
+        expect(accelerated.body.digest).toMatchObject({ sent: 0, last: null });
+
+        const sent = await until('coco', 'sent a digest', (view) => view.digest.sent > 0);
+        const digest = sent.digest.last!;
+        expect(digest).toMatchObject({ fed: 1, accelerated: 1, autoFeedCards: 0, autoFed: 0 });
+        expect(ms(digest.dueAt)).toBe(due);
+        expect(ms(digest.dueAt) - ms(digest.lastAt)).toBeGreaterThanOrEqual(quiet);
+        expect(ms(digest.sentAt)).toBeGreaterThanOrEqual(due);
+        expect(ms(digest.firstAt)).toBeLessThan(ms(digest.lastAt));
+        // One digest for the burst: none is waiting, and none comes after it.
+        await pollUntil(async () => (await digests.get('digest:coco')) === null, 'the digest to be acknowledged');
+        expect((await pet('coco')).digest).toEqual({ dueAt: null, sent: 1, last: digest });
+      });
+
+      it('sends the digest of activity that never pauses no later than the maximum wait after its first', async () => {
+        const [quiet, maxWait] = [DIGEST_QUIET_HOURS * HOUR, DIGEST_MAX_WAIT_HOURS * HOUR];
+        const fed = await post('/pets/pip/feed');
+        // The first schedule opened the window: its task is due one quiet period after the window's start.
+        const windowStart = ms(fed.body.digest.dueAt) - quiet;
+        let activities = 1;
+        const busy = async () => {
+          if ((await post('/pets/pip/feed')).status === 201) return true;
+          return (await post('/pets/pip/cards/accelerate')).status === 200;
+        };
+        // An activity every 100 ms or so, until the digest goes out or long after it should have.
+        const deadline = windowStart + maxWait + 2 * quiet;
+        while ((await pet('pip')).digest.sent === 0 && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          if (await busy()) activities++;
+        }
+        // The burst goes on after the digest: the next activity opens a window of its own.
+        for (let more = 0; more < 3;) if (await busy()) more++;
+
+        const view = await until('pip', 'sent a digest', (pip) => pip.digest.sent > 0);
+        const digest = view.digest.last!;
+        expect(ms(digest.dueAt)).toBe(windowStart + maxWait);
+        expect(ms(digest.sentAt)).toBeGreaterThanOrEqual(windowStart + maxWait);
+        const counted = digest.fed + digest.accelerated;
+        expect(counted).toBeGreaterThan(2);
+        expect(counted).toBeLessThanOrEqual(activities);
+        expect(ms(view.digest.dueAt)).toBeGreaterThan(ms(digest.dueAt));
       });
 
       it('refuses invalid requests and stores nothing for them', async () => {
@@ -498,10 +564,10 @@ describe('demo app (real redis-server)', () => {
 
         await post('/pets/bella/feed');
         await until('bella', 'hungry', (view) => view.state === 'hungry');
-        const before = await pet('bella');
+        const { digest: _, ...before } = await pet('bella');
         expect((await post('/pets/bella/cards/accelerate')).status).toBe(409);
         expect((await post('/pets/bella/cards/auto-feed')).status).toBe(409);
-        expect(await pet('bella')).toEqual(before);
+        expect(await pet('bella')).toMatchObject(before);
 
         const pets = (await redis.keys(`${demo.prefix}:pet:*`)).map((key) => key.slice(`${demo.prefix}:pet:`.length));
         expect(pets).toContain('bella');

@@ -88,10 +88,18 @@ describe('the dashboard in a real browser, while the demo runs', () => {
     const cards = page.locator('section[data-queue]');
     expect(
       await cards.evaluateAll((sections) => sections.map((section) => section.getAttribute('data-queue'))),
-    ).toEqual(['game-digest', 'game-events', 'pet-feeding', 'recurring.games.backlog-audit', 'vet-checks']);
+    ).toEqual([
+      'game-digest',
+      'game-events',
+      'pet-digests',
+      'pet-feeding',
+      'recurring.games.backlog-audit',
+      'vet-checks',
+    ]);
     expect(await page.locator('section[data-queue] h2 small:first-of-type').allTextContents()).toEqual([
       'FixedQueue',
       'FixedQueue',
+      'DelayQueue',
       'DelayQueue',
       'DelayQueue',
       'DelayQueue',

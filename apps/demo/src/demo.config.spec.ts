@@ -12,6 +12,17 @@ describe('loadDemoConfig', () => {
     expect(loadDemoConfig({ DEMO_RESUME_HELD_S: '0' }).resumeHeldAfterMs).toBe(0);
   });
 
+  it("takes the pets' digest quiet and maximum wait in pet hours, 5 and 7 when unset", () => {
+    expect(loadDemoConfig({})).toMatchObject({ petDigestQuietHours: 5, petDigestMaxWaitHours: 7 });
+    expect(loadDemoConfig({ DEMO_PET_DIGEST_QUIET_H: '0.5', DEMO_PET_DIGEST_MAX_WAIT_H: '12' })).toMatchObject({
+      petDigestQuietHours: 0.5,
+      petDigestMaxWaitHours: 12,
+    });
+    expect(() => loadDemoConfig({ DEMO_PET_DIGEST_QUIET_H: '0' })).toThrow(
+      /DEMO_PET_DIGEST_QUIET_H="0": petDigestQuietHours must be a positive number/,
+    );
+  });
+
   it('refuses a flaky game that is no game name, naming the variable', () => {
     expect(() => loadDemoConfig({ DEMO_FLAKY_GAME: 'no spaces!' })).toThrow(
       'Invalid demo configuration: DEMO_FLAKY_GAME="no spaces!": flakyGame must be a game name',

@@ -73,6 +73,21 @@ export class DemoConfig {
   petStory = true;
 
   /**
+   * Pet hours of quiet after which an owner gets the digest of a pet's activity (feedings, cards): a burst
+   * of activity gives one digest...
+   */
+  @Max(10_000)
+  @IsPositive()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  petDigestQuietHours = 5;
+
+  /** ...sent no later than this many pet hours after the first activity it sums up, quiet or not. */
+  @Max(10_000)
+  @IsPositive()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  petDigestMaxWaitHours = 7;
+
+  /**
    * The vet is closed for this long (real time) after start-up: the story's check-ups fail until then
    * and end up dead-lettered, for the dashboard's re-queue button. 0: open from the start.
    */
@@ -139,6 +154,8 @@ const ENV: Record<keyof DemoConfig, [name: string, parse: Parse]> = {
   digestIntervalMs: ['DEMO_DIGEST_EVERY_S', seconds],
   summaryIntervalMs: ['DEMO_SUMMARY_EVERY_S', seconds],
   petStory: ['DEMO_PET_STORY', flag],
+  petDigestQuietHours: ['DEMO_PET_DIGEST_QUIET_H', numeric],
+  petDigestMaxWaitHours: ['DEMO_PET_DIGEST_MAX_WAIT_H', numeric],
   vetClosedMs: ['DEMO_VET_CLOSED_S', seconds],
   flakyGame: ['DEMO_FLAKY_GAME', text],
   resumeHeldAfterMs: ['DEMO_RESUME_HELD_S', seconds],

@@ -38,6 +38,7 @@ export class FeedingConsumer {
         this.logger.log(
           `${petId} was fed automatically (meal ${meal + 1}, auto-feed card used), for another ${this.clock.format(this.clock.real(MEAL_MS))}`,
         );
+        await this.pets.noteActivity(petId, 'autoFed');
         return;
       case 'auto-fed-before': {
         // An earlier delivery auto-fed the pet; it may have died before scheduling the next meal.

@@ -2,16 +2,26 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy }
 import { DelayQueue, InjectDelayQueue } from 'nestjs-redis-queues';
 import { DemoConfig } from '../demo.config';
 import { DemoClock } from './demo-clock';
-import type { MealTask } from './dto/pet.dto';
+import type { DigestTask, MealTask } from './dto/pet.dto';
 import { PetStore } from './pet.store';
-import { HOUR_MS, hungryTaskId, PET_FEEDING, VET_CHECKS, vetCheckId } from './pets.constants';
+import {
+  digestTaskId,
+  HOUR_MS,
+  hungryTaskId,
+  PET_DIGESTS,
+  PET_FEEDING,
+  VET_CHECKS,
+  vetCheckId,
+} from './pets.constants';
 import { PetsService } from './pets.service';
 import type { VetCheck } from './vet.consumer';
 
 /**
  * Plays a short story at start-up, so the demo shows every feeding rule without a single request:
  * rex eats a plain 4-hour meal, luna's meal gets an acceleration card an hour in, and milo holds an
- * auto-feed card, so he eats twice. rex and luna also have a check-up at the vet, who opens late.
+ * auto-feed card, so he eats twice. Their owners get a digest each (by default after 5 pet hours of quiet,
+ * at most 7 after the first activity): luna's card pushes hers back, milo's second meal comes so late that
+ * his is sent at the maximum wait. rex and luna also have a check-up at the vet, who opens late.
  */
 @Injectable()
 export class PetStory implements OnApplicationBootstrap, OnModuleDestroy {
@@ -24,6 +34,7 @@ export class PetStory implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly store: PetStore,
     private readonly clock: DemoClock,
     @InjectDelayQueue(PET_FEEDING) private readonly feeding: DelayQueue<MealTask>,
+    @InjectDelayQueue(PET_DIGESTS) private readonly digests: DelayQueue<DigestTask>,
     @InjectDelayQueue(VET_CHECKS) private readonly vet: DelayQueue<VetCheck>,
   ) {}
 
@@ -40,10 +51,18 @@ export class PetStory implements OnApplicationBootstrap, OnModuleDestroy {
     const cast = ['rex', 'luna', 'milo'];
     // A Redis that outlived an earlier run may still hold them: the story starts from scratch.
     await Promise.all(
-      cast.map(async (id) => Promise.all([this.store.remove(id), this.feeding.cancel(hungryTaskId(id))])),
+      cast.map(async (id) =>
+        Promise.all([
+          this.store.remove(id),
+          this.feeding.cancel(hungryTaskId(id)),
+          this.digests.cancel(digestTaskId(id)),
+        ]),
+      ),
     );
+    const { petDigestQuietHours: quiet, petDigestMaxWaitHours: maxWait } = this.config;
     this.logger.log(
-      `story: 1 pet hour = ${this.clock.real(HOUR_MS) / 1000} s; rex eats, luna gets an acceleration card, milo an auto-feed card`,
+      `story: 1 pet hour = ${this.clock.real(HOUR_MS) / 1000} s; rex eats, luna gets an acceleration card, milo an auto-feed card; ` +
+        `owners get a digest of it after ${quiet} h of quiet, at most ${maxWait} h after the first`,
     );
     for (const id of cast) await this.pets.feed(id);
     await this.pets.holdAutoFeed('milo');

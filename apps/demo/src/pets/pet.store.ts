@@ -13,7 +13,25 @@ export interface Pet {
   autoFeedCards: number;
   autoFed: number;
   accelerated: number;
+  /** Activity digests sent so far, and the last of them. */
+  digests: number;
+  lastDigest: Digest | null;
 }
+
+/** What an activity digest sums up (Redis times in ms). */
+export interface Digest {
+  fed: number;
+  accelerated: number;
+  autoFeedCards: number;
+  autoFed: number;
+  firstAt: number;
+  lastAt: number;
+  dueAt: number;
+  sentAt: number;
+}
+
+/** What the digest counts: an owner's feeding, a card played or taken, a feeding by the auto-feed card. */
+export type Activity = 'fed' | 'accelerated' | 'autoFeedCards' | 'autoFed';
 
 export type MealEnd =
   /** The meal that began at `startedAt` ended at `at`, and the pet is hungry. */
@@ -76,6 +94,34 @@ if tonumber(redis.call('HGET', KEYS[1], 'autoFeedCards') or '0') > 0 then return
 redis.call('HSET', KEYS[1], 'autoFeedCards', 1)
 return 'ok'`;
 
+const ACTIVITY_FIELDS = ['firstAt', 'lastAt', 'fed', 'accelerated', 'autoFeedCards', 'autoFed']
+  .map((field) => `'activity:${field}'`)
+  .join(', ');
+
+/** Counts activity ARGV[1] towards the next digest of a pet that exists. */
+const NOTE_ACTIVITY = `${NOW}
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HINCRBY', KEYS[1], 'activity:' .. ARGV[1], 1)
+redis.call('HSETNX', KEYS[1], 'activity:firstAt', now)
+redis.call('HSET', KEYS[1], 'activity:lastAt', now)
+return 1`;
+
+/**
+ * Turns the activity counted so far into the pet's last digest (due at ARGV[1]) and starts counting
+ * afresh; nil when there is none (a repeated delivery of a digest already sent).
+ */
+const TAKE_DIGEST = `${NOW}
+local a = redis.call('HMGET', KEYS[1], ${ACTIVITY_FIELDS})
+if not a[1] then return false end
+local digest = cjson.encode({
+  firstAt = tonumber(a[1]), lastAt = tonumber(a[2]), fed = tonumber(a[3] or '0'), accelerated = tonumber(a[4] or '0'),
+  autoFeedCards = tonumber(a[5] or '0'), autoFed = tonumber(a[6] or '0'), dueAt = tonumber(ARGV[1]), sentAt = now
+})
+redis.call('HDEL', KEYS[1], ${ACTIVITY_FIELDS})
+redis.call('HSET', KEYS[1], 'lastDigest', digest)
+redis.call('HINCRBY', KEYS[1], 'digests', 1)
+return digest`;
+
 /** Pets' state: one Redis hash per pet, under the demo's prefix, on a connection of its own. */
 @Injectable()
 export class PetStore implements OnApplicationShutdown {
@@ -104,6 +150,8 @@ export class PetStore implements OnApplicationShutdown {
       autoFeedCards: Number(hash.autoFeedCards ?? 0),
       autoFed: Number(hash.autoFed ?? 0),
       accelerated: Number(hash.accelerated ?? 0),
+      digests: Number(hash.digests ?? 0),
+      lastDigest: hash.lastDigest ? (JSON.parse(hash.lastDigest) as Digest) : null,
     };
   }
 
@@ -133,6 +181,16 @@ export class PetStore implements OnApplicationShutdown {
 
   async countAcceleration(id: string): Promise<void> {
     await this.redis.hincrby(this.key(id), 'accelerated', 1);
+  }
+
+  async noteActivity(id: string, activity: Activity): Promise<void> {
+    await this.redis.eval(NOTE_ACTIVITY, 1, this.key(id), activity);
+  }
+
+  /** The digest of the activity since the last one, now sent; null when there was none. */
+  async takeDigest(id: string, dueAt: number): Promise<Digest | null> {
+    const digest = (await this.redis.eval(TAKE_DIGEST, 1, this.key(id), dueAt)) as string | null;
+    return digest === null ? null : (JSON.parse(digest) as Digest);
   }
 
   async remove(id: string): Promise<void> {

@@ -13,3 +13,11 @@ export const VET_CHECKS = 'vet-checks';
 
 /** One check-up per pet. */
 export const vetCheckId = (petId: string): string => `vet:${petId}`;
+
+export const PET_DIGESTS = 'pet-digests';
+
+/**
+ * One digest per pet, addressable by the pet: each activity schedules it again (debounced), so a burst of
+ * activity gives one digest.
+ */
+export const digestTaskId = (petId: string): string => `digest:${petId}`;

@@ -1,23 +1,25 @@
 import { Module } from '@nestjs/common';
 import { QueueModule } from 'nestjs-redis-queues';
 import { DemoClock } from './demo-clock';
-import { MealTask } from './dto/pet.dto';
+import { DigestConsumer } from './digest.consumer';
+import { DigestTask, MealTask } from './dto/pet.dto';
 import { FeedingConsumer } from './feeding.consumer';
 import { PetStory } from './pet-story';
 import { PetStore } from './pet.store';
-import { PET_FEEDING, VET_CHECKS } from './pets.constants';
+import { PET_DIGESTS, PET_FEEDING, VET_CHECKS } from './pets.constants';
 import { PetsController } from './pets.controller';
 import { PetsService } from './pets.service';
 import { VetConsumer } from './vet.consumer';
 
-/** Pets: meals as delayed tasks that cards move. */
+/** Pets: meals as delayed tasks that cards move, and owners' activity digests as debounced ones. */
 @Module({
   imports: [
     QueueModule.registerDelayQueue({ name: PET_FEEDING, schema: MealTask }),
+    QueueModule.registerDelayQueue({ name: PET_DIGESTS, schema: DigestTask }),
     // Fails fast while the vet is closed, so the dashboard soon has dead letters to show.
     QueueModule.registerDelayQueue({ name: VET_CHECKS, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 500 } }),
   ],
   controllers: [PetsController],
-  providers: [DemoClock, PetStore, PetsService, FeedingConsumer, VetConsumer, PetStory],
+  providers: [DemoClock, PetStore, PetsService, FeedingConsumer, DigestConsumer, VetConsumer, PetStory],
 })
 export class PetsModule {}

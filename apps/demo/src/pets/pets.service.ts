@@ -1,9 +1,18 @@
 import { ConflictException, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import { DelayQueue, InjectDelayQueue, TaskStateError } from 'nestjs-redis-queues';
+import { DemoConfig } from '../demo.config';
 import { DemoClock } from './demo-clock';
-import type { MealTask, PetView } from './dto/pet.dto';
-import { PetStore, type Pet } from './pet.store';
-import { ACCELERATION_MS, hungryTaskId, MEAL_MS, PET_FEEDING } from './pets.constants';
+import type { DigestTask, DigestView, MealTask, PetView } from './dto/pet.dto';
+import { type Activity, type Digest, PetStore, type Pet } from './pet.store';
+import {
+  ACCELERATION_MS,
+  digestTaskId,
+  HOUR_MS,
+  hungryTaskId,
+  MEAL_MS,
+  PET_DIGESTS,
+  PET_FEEDING,
+} from './pets.constants';
 
 @Injectable()
 export class PetsService {
@@ -11,8 +20,10 @@ export class PetsService {
 
   constructor(
     @InjectDelayQueue(PET_FEEDING) private readonly feeding: DelayQueue<MealTask>,
+    @InjectDelayQueue(PET_DIGESTS) private readonly digests: DelayQueue<DigestTask>,
     private readonly store: PetStore,
     private readonly clock: DemoClock,
+    private readonly config: DemoConfig,
   ) {}
 
   /** Starts a meal; the pet gets hungry when it ends (see FeedingConsumer). */
@@ -26,7 +37,7 @@ export class PetsService {
       throw error;
     }
     this.logger.log(`${id} is eating (meal ${started.meal}), for ${this.clock.format(this.clock.real(MEAL_MS))}`);
-    return this.view(id);
+    return this.afterActivity(id, 'fed');
   }
 
   /** Plays an acceleration card: the current meal ends 2 hours sooner, at once if that is already past. */
@@ -43,7 +54,7 @@ export class PetsService {
     this.logger.log(
       `${id} used an acceleration card: meal ${pet.meals} now ends in ${this.clock.format(moved.runAt - Date.now())}`,
     );
-    return this.view(id);
+    return this.afterActivity(id, 'accelerated');
   }
 
   /** Gives the pet an auto-feed card: it is fed again, once, when the current meal ends. */
@@ -54,12 +65,15 @@ export class PetsService {
       throw new ConflictException(`${id} is not eating: an auto-feed card works at the end of a meal`);
     if (outcome === 'held') throw new ConflictException(`${id} already holds an auto-feed card`);
     this.logger.log(`${id} holds an auto-feed card: it will be fed again when its meal ends`);
-    return this.view(id);
+    return this.afterActivity(id, 'autoFeedCards');
   }
 
   async view(id: string): Promise<PetView> {
     const pet = await this.existing(id);
-    const task = pet.eating ? await this.feeding.get(hungryTaskId(id)) : null;
+    const [task, digest] = await Promise.all([
+      pet.eating ? this.feeding.get(hungryTaskId(id)) : null,
+      this.digests.get(digestTaskId(id)),
+    ]);
     return {
       id,
       state: pet.eating ? 'eating' : 'hungry',
@@ -71,7 +85,47 @@ export class PetsService {
       hungrySince: !pet.eating && pet.hungrySince !== null ? new Date(pet.hungrySince).toISOString() : null,
       cards: { autoFeed: pet.autoFeedCards },
       history: { meals: pet.meals, autoFed: pet.autoFed, accelerated: pet.accelerated },
+      digest: {
+        // Only while it waits: a digest being sent has nothing left to wait for.
+        dueAt: digest?.state === 'scheduled' ? iso(digest.runAt) : null,
+        sent: pet.digests,
+        last: pet.lastDigest && digestView(pet.lastDigest),
+      },
     };
+  }
+
+  /**
+   * Counts an activity towards the pet's next digest and pushes that digest back: it goes out once the
+   * pet has been quiet for petDigestQuietHours, and no later than petDigestMaxWaitHours after the first
+   * activity it sums up, however busy the pet stays (the debounce's maximum wait). The activity itself
+   * has happened: a digest that cannot be scheduled is logged, not answered as the request's failure.
+   */
+  async noteActivity(id: string, activity: Activity): Promise<number | null> {
+    try {
+      await this.store.noteActivity(id, activity);
+      const { runAt } = await this.digests.schedule(
+        { petId: id },
+        {
+          id: digestTaskId(id),
+          delayMs: this.clock.real(this.config.petDigestQuietHours * HOUR_MS),
+          debounce: { maxWaitMs: this.clock.real(this.config.petDigestMaxWaitHours * HOUR_MS) },
+        },
+      );
+      return runAt;
+    } catch (error) {
+      this.logger.warn(`${id}'s activity digest could not be scheduled: ${(error as Error).message}`);
+      return null;
+    }
+  }
+
+  /**
+   * The pet as an owner's action left it, with the time its digest now has. Viewed first: a card that
+   * moved the meal's end into the past has the meal end at once, and the answer should still show it.
+   */
+  private async afterActivity(id: string, activity: Activity): Promise<PetView> {
+    const view = await this.view(id);
+    const dueAt = await this.noteActivity(id, activity);
+    return dueAt === null ? view : { ...view, digest: { ...view.digest, dueAt: iso(dueAt) } };
   }
 
   /** The task that makes the pet hungry: due one meal after `startedAt` (Redis time). */
@@ -87,4 +141,20 @@ export class PetsService {
     if (!pet) throw new NotFoundException(`no pet ${id}: feed it first`);
     return pet;
   }
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function digestView(digest: Digest): DigestView {
+  const { fed, accelerated, autoFeedCards, autoFed } = digest;
+  return {
+    fed,
+    accelerated,
+    autoFeedCards,
+    autoFed,
+    firstAt: iso(digest.firstAt),
+    lastAt: iso(digest.lastAt),
+    dueAt: iso(digest.dueAt),
+    sentAt: iso(digest.sentAt),
+  };
 }

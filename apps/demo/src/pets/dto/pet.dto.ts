@@ -18,6 +18,26 @@ export class MealTask {
   meal!: number;
 }
 
+/** Payload of a `digest:<petId>` task: whose activity to sum up (the pet's hash holds it). */
+export class DigestTask {
+  @Matches(PET_ID, PET_ID_RULE)
+  petId!: string;
+}
+
+/** What a digest told the owner: the activity since the previous one, and when it was sent. */
+export interface DigestView {
+  fed: number;
+  accelerated: number;
+  autoFeedCards: number;
+  autoFed: number;
+  /** The first and the last activity it sums up. */
+  firstAt: string;
+  lastAt: string;
+  /** When its debounced task was due, and when it was sent. */
+  dueAt: string;
+  sentAt: string;
+}
+
 export interface PetView {
   id: string;
   state: 'eating' | 'hungry';
@@ -32,4 +52,6 @@ export interface PetView {
   hungrySince: string | null;
   cards: { autoFeed: number };
   history: { meals: number; autoFed: number; accelerated: number };
+  /** The owner's activity digest: when the next is due (null: no activity since the last), and the last sent. */
+  digest: { dueAt: string | null; sent: number; last: DigestView | null };
 }
