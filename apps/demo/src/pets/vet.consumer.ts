@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { DelayConsumer, type DelayContext } from 'nestjs-redis-queues';
 import { DemoConfig } from '../demo.config';
 import { VET_CHECKS } from './pets.constants';
@@ -13,17 +13,28 @@ export interface VetCheck {
  * button at /queues does it), it succeeds.
  */
 @Injectable()
-export class VetConsumer {
+export class VetConsumer implements OnApplicationBootstrap {
   private readonly logger = new Logger('Pets');
-  private readonly opensAt: number;
+  private opens: number;
 
-  constructor(config: DemoConfig) {
-    this.opensAt = Date.now() + config.vetClosedMs;
+  constructor(private readonly config: DemoConfig) {
+    this.opens = Date.now() + config.vetClosedMs;
+  }
+
+  /** When the vet opens (epoch ms). */
+  get opensAt(): number {
+    return this.opens;
+  }
+
+  // Counted again from the end of start-up, when the story schedules the check-ups and consumers run: from
+  // this provider's construction, a start-up slower than vetClosedMs opened the vet before any came.
+  onApplicationBootstrap(): void {
+    this.opens = Date.now() + this.config.vetClosedMs;
   }
 
   @DelayConsumer(VET_CHECKS, { concurrency: 4 })
   checkUp(task: VetCheck, ctx: DelayContext): void {
-    const closedFor = this.opensAt - Date.now();
+    const closedFor = this.opens - Date.now();
     if (closedFor > 0) throw new Error(`the vet is closed for another ${Math.ceil(closedFor / 1000)} s`);
     this.logger.log(`${task.petId} had a check-up at the vet: healthy (attempt ${ctx.attempt})`);
   }
