@@ -206,6 +206,8 @@ describe('the dashboard in a real browser, on dead batches of an at-least-once F
           delivery: 'at-least-once',
           maxAttempts: 2,
           retryDelayMs: 10,
+          // Never reached here: the card says it, as the script renders it.
+          groupRateLimit: { max: 100, durationMs: 60_000 },
         },
       ],
       imports: [QueueDashboardModule.register()],
@@ -226,7 +228,7 @@ describe('the dashboard in a real browser, on dead batches of an at-least-once F
     const dead = page.locator('section[data-queue="readings"] tbody[data-dead-id]');
     await pollUntil(async () => (await dead.count()) === 3, 'three dead batches on the page');
     expect(await page.locator('section[data-queue="readings"] h2 small.mode').textContent()).toBe(
-      'ordered · at-least-once',
+      'ordered · at-least-once · 100 batches / 1 min per group',
     );
     expect(await numberOf(page, 'readings', 'dead')).toBe(9);
     expect(await numberOf(page, 'readings', 'redelivered')).toBe(9);
@@ -301,6 +303,30 @@ describe('the dashboard in a real browser, on dead batches of an at-least-once F
     expect(await readings.isPaused()).toBe(false);
     await reporter.untilMessages(before + 2);
     expect(reporter.batches.at(-1)).toMatchObject({ group: 'sensor-9', messages: [{ celsius: 30 }, { celsius: 31 }] });
+    expect(problems).toEqual([]);
+  });
+
+  it('lists a paused group with its resume button, which delivers what it held', async () => {
+    const card = page.locator('section[data-queue="readings"]');
+    const before = reporter.messages().length;
+    await readings.pauseGroup('sensor-11');
+    await readings.pushMany('sensor-11', [{ celsius: 18 }, { celsius: 19 }]);
+    const row = card.locator('tr[data-paused-group="sensor-11"]');
+    await row.waitFor();
+    expect(await row.locator('td').allTextContents()).toEqual([
+      'sensor-11',
+      'manual',
+      expect.stringMatching(/ago$/),
+      'resume',
+    ]);
+    expect(await numberOf(page, 'readings', 'paused-groups')).toBe(1);
+
+    await row.getByRole('button', { name: 'resume' }).click();
+    await page.locator('#status', { hasText: 'resumed group sensor-11' }).waitFor();
+    await row.waitFor({ state: 'detached' });
+    expect((await readings.pausedGroups()).items).toEqual([]);
+    await reporter.untilMessages(before + 2);
+    expect(reporter.batches.at(-1)).toMatchObject({ group: 'sensor-11', messages: [{ celsius: 18 }, { celsius: 19 }] });
     expect(problems).toEqual([]);
   });
 });
