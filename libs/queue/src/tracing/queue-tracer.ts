@@ -135,14 +135,19 @@ export class QueueTracer {
    */
   process(attributes: Otel.Attributes, carriers: readonly string[] | undefined, parent = false): ProcessSpan {
     const { api } = this;
-    const contexts: Otel.SpanContext[] = [];
+    let parentContext = api.ROOT_CONTEXT;
+    const links: Otel.Link[] = [];
+    // Each link made as it is kept, no list of contexts first: a batch links to up to MAX_LINKS of them.
     for (const carrier of carriers ?? []) {
-      if (contexts.length === MAX_LINKS) break;
       const context = this.contextOf(carrier, true);
-      if (context) contexts.push(context);
+      if (!context) continue;
+      if (parent) {
+        parentContext = api.trace.setSpanContext(api.ROOT_CONTEXT, context);
+        break;
+      }
+      links.push({ context });
+      if (links.length === MAX_LINKS) break;
     }
-    const parentContext =
-      parent && contexts.length > 0 ? api.trace.setSpanContext(api.ROOT_CONTEXT, contexts[0]) : api.ROOT_CONTEXT;
     const span = this.tracer.startSpan(
       `process ${this.queue}`,
       {
@@ -153,7 +158,7 @@ export class QueueTracer {
           'messaging.operation.name': 'process',
           ...attributes,
         },
-        links: parent ? [] : contexts.map((context) => ({ context })),
+        links,
       },
       parentContext,
     );
