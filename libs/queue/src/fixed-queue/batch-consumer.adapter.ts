@@ -34,6 +34,8 @@ const HANDOVER_MAX_BATCH = 16;
 const ACKNOWLEDGED: DeliveryOutcome = Object.freeze({ type: 'acknowledged' });
 const LEASE_LOST: DeliveryOutcome = Object.freeze({ type: 'lease-lost' });
 const FAILED: DeliveryOutcome = Object.freeze({ type: 'failed' });
+/** At-least-once: a stale acknowledgement (its token lost the group) means the lease was lost. */
+const acknowledgedUnlessStale = (acked: boolean): DeliveryOutcome => (acked ? ACKNOWLEDGED : LEASE_LOST);
 
 export interface BatchConsumerAdapterOptions {
   /** The queue's own store, options and name. */
@@ -234,7 +236,7 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
         if (handled.count < running.batch.messages.length)
           return { outcome: this.fail(running, result.error, handled) };
       }
-      return this.acknowledge(running, next, (acked) => (acked ? ACKNOWLEDGED : LEASE_LOST));
+      return this.acknowledge(running, next, acknowledgedUnlessStale);
     }
     // At-most-once: the messages left Redis with the claim, whatever happens to the group's lease.
     const settled: Settled = { outcome: result.ok ? ACKNOWLEDGED : FAILED };
@@ -273,7 +275,8 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
   ): Settlement<ClaimedBatch> {
     const { shard, delivery } = running;
     const handover = next && this.batchSize <= HANDOVER_MAX_BATCH;
-    const acked = this.acks.add(shard, handover ? { ...delivery!, next: true } : delivery!);
+    const held = delivery!;
+    const acked = this.acks.add(shard, handover ? { group: held.group, token: held.token, next: true } : held);
     return {
       outcome: acked.then(({ dueAt, serverNow, expired }) => {
         if (dueAt !== null && dueAt >= 0 && dueAt <= serverNow) {

@@ -49,27 +49,36 @@ export interface AckOutcome {
 /** Finishes deliveries of an ordered queue, handing over next batches (see fixed-ack.lua). */
 export const fixedAck: ScriptProtocol<'fixed-ack', FixedAckInput, AckOutcome> = {
   script: 'fixed-ack',
-  keys: (shard, { deliveries, groupRateLimit }) => [
-    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'errors', 'pausedGroups']),
-    ...deliveries.map(({ group }) => shard.group(group)),
-    ...rateKeys(
-      shard,
-      deliveries.map(({ group }) => group),
-      groupRateLimit,
-    ),
-  ],
-  args: (input) => [
-    input.batchSize,
-    input.maxWaitMs,
-    input.maxAgeMs,
-    input.mode,
-    input.leaseMs,
-    input.tokenBase,
-    input.maxEntries,
-    input.maxBytes,
-    ...rateArgs(input.groupRateLimit),
-    ...input.deliveries.flatMap(({ group, token, next }) => [group, token, next ? '1' : '0']),
-  ],
+  // Built with plain loops, not spreads and maps: an acknowledgement call is made for every few
+  // deliveries (with batchSize 1, for every one of them).
+  keys: (shard, { deliveries, groupRateLimit }) => {
+    const keys = kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'errors', 'pausedGroups']);
+    for (const { group } of deliveries) keys.push(shard.group(group));
+    if (groupRateLimit)
+      keys.push(
+        ...rateKeys(
+          shard,
+          deliveries.map(({ group }) => group),
+          groupRateLimit,
+        ),
+      );
+    return keys;
+  },
+  args: (input) => {
+    const args: (string | number)[] = [
+      input.batchSize,
+      input.maxWaitMs,
+      input.maxAgeMs,
+      input.mode,
+      input.leaseMs,
+      input.tokenBase,
+      input.maxEntries,
+      input.maxBytes,
+      ...rateArgs(input.groupRateLimit),
+    ];
+    for (const { group, token, next } of input.deliveries) args.push(group, token, next ? '1' : '0');
+    return args;
+  },
   decode: (reply, { deliveries, raw, traced }) => {
     const values = reply as (string | number)[];
     const outcome: AckOutcome = {
