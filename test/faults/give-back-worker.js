@@ -8,8 +8,8 @@
 
 require('reflect-metadata');
 const { Injectable, Module } = require('@nestjs/common');
-const { NestFactory } = require('@nestjs/core');
 const IORedis = require('ioredis');
+const { startWorker } = require('./worker-start');
 const { BatchConsumer, DelayConsumer, QueueModule } = require(process.env.NRQ_LIB);
 
 const { REDIS_URL, PREFIX, LOG_KEY } = process.env;
@@ -52,17 +52,4 @@ Module({
   providers: [Handlers],
 })(WorkerModule);
 
-NestFactory.createApplicationContext(WorkerModule, { logger: ['error'] }).then(
-  (app) => {
-    app.enableShutdownHooks();
-    process.stdout.write('ready\n');
-  },
-  (error) => {
-    process.stderr.write(`worker failed to start: ${error.stack}\n`);
-    process.exit(1);
-  },
-);
-
-// Orphaned (the test process died): stop rather than consume on for nobody.
-process.stdin.on('end', () => process.exit(0));
-process.stdin.resume();
+startWorker(WorkerModule);

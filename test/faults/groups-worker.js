@@ -8,8 +8,8 @@
 
 require('reflect-metadata');
 const { Injectable, Module } = require('@nestjs/common');
-const { NestFactory } = require('@nestjs/core');
 const IORedis = require('ioredis');
+const { startWorker } = require('./worker-start');
 const { BatchConsumer, QueueModule } = require(process.env.NRQ_LIB);
 
 const { REDIS_URL, PREFIX, LOG_KEY, DOWN_KEY, OPTIONS } = process.env;
@@ -39,17 +39,4 @@ Module({
   providers: [Handler],
 })(WorkerModule);
 
-NestFactory.createApplicationContext(WorkerModule, { logger: ['error'] }).then(
-  (app) => {
-    app.enableShutdownHooks();
-    process.stdout.write('ready\n');
-  },
-  (error) => {
-    process.stderr.write(`worker failed to start: ${error.stack}\n`);
-    process.exit(1);
-  },
-);
-
-// Orphaned (the test process died): stop rather than consume on for nobody.
-process.stdin.on('end', () => process.exit(0));
-process.stdin.resume();
+startWorker(WorkerModule);

@@ -7,8 +7,8 @@
 
 require('reflect-metadata');
 const { Injectable, Module } = require('@nestjs/common');
-const { NestFactory } = require('@nestjs/core');
 const IORedis = require('ioredis');
+const { startWorker } = require('./worker-start');
 const { BatchConsumer, DelayConsumer, QueueModule } = require(process.env.NRQ_LIB);
 
 const { REDIS_URL, PREFIX, LOG_KEY, KIND } = process.env;
@@ -54,14 +54,4 @@ Module({
   providers: [Handler],
 })(WorkerModule);
 
-NestFactory.createApplicationContext(WorkerModule, { logger: ['error'] }).then(
-  () => process.stdout.write('ready\n'),
-  (error) => {
-    process.stderr.write(`worker failed to start: ${error.stack}\n`);
-    process.exit(1);
-  },
-);
-
-// Orphaned (the test process died): stop rather than consume on for nobody.
-process.stdin.on('end', () => process.exit(0));
-process.stdin.resume();
+startWorker(WorkerModule, { shutdownHooks: false });
