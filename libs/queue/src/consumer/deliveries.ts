@@ -79,6 +79,18 @@ interface Run {
   free?: () => void;
 }
 
+/**
+ * The deliveries a consumer is handling. Each runs under a deadline (`handlerTimeoutMs`): one that
+ * does not settle in time has its signal aborted with a HandlerTimeoutError and gives up its slot, so
+ * that the consumer's other work goes on, but it stays held: its lease is extended for as long as its
+ * handler runs, so that its group, batch or task is never handed to anyone else beside it, and its
+ * outcome counts when it settles. Only shutdown (`abandon`) or the death of the process lets go of it.
+ * Leases are kept by one heartbeat for the consumer, not one per delivery, beating at a third of the
+ * lease (two missed beats still leave it alive), one call per shard, and only while deliveries run. A
+ * delivery whose lease was lost has its signal aborted; its handler may finish. Deadlines are kept by
+ * one timer too, armed for the oldest delivery not yet overdue: the runs are kept in the order they
+ * started, which, all having the same timeout, is the order their deadlines fall in.
+ */
 export class Deliveries<D extends RunningDelivery> {
   private readonly running = new Map<D, Run>();
   private timer?: NodeJS.Timeout;
