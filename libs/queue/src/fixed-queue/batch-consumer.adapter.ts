@@ -273,16 +273,16 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
     next: boolean,
     outcome: (acknowledged: boolean) => Settled['outcome'],
   ): Settlement<ClaimedBatch> {
-    const { shard, delivery } = running;
+    const { shard } = running;
+    const held = running.delivery!;
     const handover = next && this.batchSize <= HANDOVER_MAX_BATCH;
-    const held = delivery!;
     const acked = this.acks.add(shard, handover ? { group: held.group, token: held.token, next: true } : held);
     return {
       outcome: acked.then(({ dueAt, serverNow, expired }) => {
         if (dueAt !== null && dueAt >= 0 && dueAt <= serverNow) {
           // Due now: the next poll claims it, rather than only listing it for the poll after.
           const candidates = this.candidates[shard];
-          if (!candidates.includes(delivery!.group)) candidates.push(delivery!.group);
+          if (!candidates.includes(held.group)) candidates.push(held.group);
         }
         const settled: Settled = { outcome: outcome(dueAt !== null), expired };
         if (dueAt !== null && dueAt >= 0) settled.due = { at: dueAt, serverNow };
