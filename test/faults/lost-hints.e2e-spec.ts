@@ -50,4 +50,40 @@ describe('wake-up hints lost while the subscriber reconnects', () => {
     await batches.untilMessages(1 + lost, 5_000);
     await tasks.untilTasks(lost, 5_000);
   });
+
+  it('a hint for a time one was sent for before the connection dropped still goes out: Redis may have lost that work', async () => {
+    const { delay, prefix } = await harness.start({
+      connection: server.url,
+      delay: [{ name: 'timers', shards: 1 }],
+      providers: [tasks.consumer],
+    });
+    const subscribed = async () => ((await admin.pubsub('NUMSUB', `${prefix}:timers:wake`)) as [string, number])[1];
+    const scriptsRun = async () =>
+      Number(/cmdstat_evalsha:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0);
+    await pollUntil(async () => (await subscribed()) > 0, 'the consumer to listen');
+    // A hint for its time goes out; then Redis loses the task (as a restart without persistence would)
+    // and the connection it went out on drops.
+    await delay('timers').schedule({ n: 1 }, { id: 'lost', delayMs: 4000 });
+    await admin.flushall();
+    expect(await admin.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes')).toBeGreaterThan(0);
+    await pollUntil(
+      () =>
+        delay('timers')
+          .get('lost')
+          .then(
+            () => true,
+            () => false,
+          ),
+      'the connection to be back',
+    );
+    // The subscriber reconnecting makes the consumer look at once: it finds nothing and sleeps a minute.
+    const before = await scriptsRun();
+    expect(await admin.client('KILL', 'TYPE', 'pubsub')).toBeGreaterThan(0);
+    await pollUntil(async () => (await subscribed()) > 0 && (await scriptsRun()) > before, 'the consumer to look');
+    // Scheduled while the first hint's time is still ahead: skipping this hint as covered by that one
+    // would leave the task to the consumer's next look, a minute away.
+    await delay('timers').schedule({ n: 2 }, { id: 'again', delayMs: 4000 });
+    await tasks.untilTasks(1, 8_000);
+    expect(tasks.ids()).toEqual(['again']);
+  });
 });

@@ -133,6 +133,8 @@ function describeTarget(connection: QueueConnection): string {
 }
 
 /** Writes a producer accepted and has not settled yet (buffered pushes), finished before the connections close. */
+const DROPPED_EVENTS = ['close', '-node'];
+
 export interface HeldWrites {
   /** Sends what is held and resolves once every call has settled, writes accepted meanwhile included. */
   drain(): Promise<void>;
@@ -172,6 +174,8 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
   /** Start-up checks Redis could not run yet (`startup: 'continue'`), run when it answers. */
   private readonly deferred: { what: string; check: () => Promise<void> }[] = [];
   private readonly heldWrites = new Set<HeldWrites>();
+  private readonly droppedListeners = new Set<() => void>();
+  private readonly dropped = () => this.droppedListeners.forEach((listener) => listener());
 
   constructor(
     @Inject(MODULE_OPTIONS_TOKEN) options: QueueModuleOptions,
@@ -184,6 +188,8 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     this.client = isClient(connection) ? connection : createClient(connection, settings);
     this.scripts = new Scripts(this.client, settings.commandTimeoutMs, () => this.lastError);
     if (this.owned) this.watch(this.client, 'Redis');
+    // A Cluster's own connection closes only when all of it does: a node's closing is '-node'.
+    for (const event of DROPPED_EVENTS) this.client.on(event, this.dropped);
   }
 
   /**
@@ -293,6 +299,14 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
   private explainRefusal(error: Error): Error {
     if (!error.message.startsWith('NOPERM')) return error;
     return scriptsRefused(error.message, this.settings.prefix, error);
+  }
+
+  /**
+   * Calls `listener` whenever the command connection (a Cluster: one of its nodes') closes: what was
+   * written before may not have been read by anyone, and a server that restarts may come back empty.
+   */
+  onDropped(listener: () => void): void {
+    this.droppedListeners.add(listener);
   }
 
   /** Registers writes to send before the connections close: a push accepted before `app.close()` is written. */
@@ -475,6 +489,7 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     const closeBy = Number.isFinite(this.closeBy) ? this.closeBy : Date.now() + this.settings.commandTimeoutMs;
     // Every other hook of the shutdown has run (handlers finished, and with them their pushes): what
     // producers still hold goes now, before QUIT, after which a write would not be run.
+    for (const event of DROPPED_EVENTS) this.client.off(event, this.dropped);
     const held = [...this.heldWrites];
     await waitOrTimeout(Promise.all(held.map((writes) => writes.drain())), Math.max(0, closeBy - Date.now()));
     for (const writes of held) writes.close();

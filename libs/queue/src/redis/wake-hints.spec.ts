@@ -46,4 +46,27 @@ describe('WakeHints', () => {
     await hints.drain();
     expect(await carried()).toEqual(['0:1500', '1:1800', '0:1200', '0:1900', '0:0']);
   });
+
+  it('sends the next hint of a shard after one that failed, or after forget()', async () => {
+    const offline = new IORedis(process.env.REDIS_URL!);
+    try {
+      await offline.ping();
+      offline.disconnect();
+      const failing = new WakeHints(offline, channel, 1, 60_000);
+      failing.publish(0, 1500, 1000); // refused: the connection is closed
+      await failing.drain();
+      await offline.connect();
+      failing.publish(0, 1500, 1100);
+      await failing.drain();
+      expect(await carried()).toEqual(['0:1500']);
+    } finally {
+      offline.disconnect();
+    }
+    const hints = new WakeHints(publisher, channel, 1, 60_000);
+    hints.publish(0, 1500, 1000);
+    hints.forget(); // the connection dropped: nobody may have read it
+    hints.publish(0, 1600, 1100);
+    await hints.drain();
+    expect(await carried()).toEqual(['0:1500', '0:1600']);
+  });
 });

@@ -14,7 +14,10 @@ export interface WakeHint {
  * `idlePollMs` at most, and a subscriber that reconnects makes its consumers look at once.
  * A hint is skipped when this process sent one for an earlier or equal time that is still ahead (a
  * consumer woken by it reads the shard's next due time from its poll, which covers this one too), and
- * when its work falls due after `idlePollMs` (every sleeping consumer looks by then). Hints on their
+ * when its work falls due after `idlePollMs` (every sleeping consumer looks by then). That rests on the
+ * earlier hint's poll finding this work, so it no longer holds once a hint failed or the connection
+ * closed: a consumer may have polled early (after an error, or its subscriber reconnecting), found
+ * nothing in a Redis that restarted empty, and gone back to sleep. Hints on their
  * way are sent before the connection closes (QUIT would overtake one queued behind other commands), so
  * that work given back at shutdown is announced.
  */
@@ -36,6 +39,7 @@ export class WakeHints implements HeldWrites {
   static of(connection: RedisConnection, channel: string, shards: number, idlePollMs: number): WakeHints {
     const hints = new WakeHints(connection.client, channel, shards, idlePollMs);
     connection.holdsWrites(hints);
+    connection.onDropped(() => hints.forget());
     return hints;
   }
 
@@ -65,6 +69,11 @@ export class WakeHints implements HeldWrites {
     this.send(shard, 0);
   }
 
+  /** Hints sent so far may not have woken anyone: the next one of each shard is sent, whatever its time. */
+  forget(): void {
+    this.sent.fill(-1);
+  }
+
   async drain(): Promise<void> {
     await Promise.all(this.sending);
   }
@@ -76,7 +85,8 @@ export class WakeHints implements HeldWrites {
   private send(shard: number, at: number): void {
     this.sent[shard] = at;
     const sending = this.client.publish(this.channel, WakeHints.format({ shard, at })).catch(() => {
-      // Only a latency hint: consumers still poll by themselves.
+      // Only a latency hint: consumers still poll by themselves. The next one is not skipped for it.
+      if (this.sent[shard] === at) this.sent[shard] = -1;
     });
     this.sending.add(sending);
     void sending.finally(() => this.sending.delete(sending));
