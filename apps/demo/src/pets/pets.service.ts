@@ -69,11 +69,13 @@ export class PetsService {
   }
 
   async view(id: string): Promise<PetView> {
-    const pet = await this.existing(id);
-    const [task, digest] = await Promise.all([
-      pet.eating ? this.feeding.get(hungryTaskId(id)) : null,
-      this.digests.get(digestTaskId(id)),
-    ]);
+    const [pet, digestDueAt] = await Promise.all([this.existing(id), this.digestDueAt(id)]);
+    return this.describe(pet, digestDueAt);
+  }
+
+  private async describe(pet: Pet, digestDueAt: number | null): Promise<PetView> {
+    const { id } = pet;
+    const task = pet.eating ? await this.feeding.get(hungryTaskId(id)) : null;
     return {
       id,
       state: pet.eating ? 'eating' : 'hungry',
@@ -86,12 +88,17 @@ export class PetsService {
       cards: { autoFeed: pet.autoFeedCards },
       history: { meals: pet.meals, autoFed: pet.autoFed, accelerated: pet.accelerated },
       digest: {
-        // Only while it waits: a digest being sent has nothing left to wait for.
-        dueAt: digest?.state === 'scheduled' ? iso(digest.runAt) : null,
+        dueAt: digestDueAt === null ? null : iso(digestDueAt),
         sent: pet.digests,
         last: pet.lastDigest && digestView(pet.lastDigest),
       },
     };
+  }
+
+  /** When the pet's digest goes out; null while none waits (a digest being sent has nothing left to wait for). */
+  private async digestDueAt(id: string): Promise<number | null> {
+    const digest = await this.digests.get(digestTaskId(id));
+    return digest?.state === 'scheduled' ? digest.runAt : null;
   }
 
   /**
@@ -119,13 +126,15 @@ export class PetsService {
   }
 
   /**
-   * The pet as an owner's action left it, with the time its digest now has. Viewed first: a card that
-   * moved the meal's end into the past has the meal end at once, and the answer should still show it.
+   * The pet as an owner's action left it, with the time its digest now has (read only when scheduling
+   * it failed). Described first: a card that moved the meal's end into the past has the meal end at
+   * once, and the answer should still show it.
    */
   private async afterActivity(id: string, activity: Activity): Promise<PetView> {
-    const view = await this.view(id);
-    const dueAt = await this.noteActivity(id, activity);
-    return dueAt === null ? view : { ...view, digest: { ...view.digest, dueAt: iso(dueAt) } };
+    const pet = await this.existing(id);
+    const meal = await this.describe(pet, null);
+    const dueAt = (await this.noteActivity(id, activity)) ?? (await this.digestDueAt(id));
+    return { ...meal, digest: { ...meal.digest, dueAt: dueAt === null ? null : iso(dueAt) } };
   }
 
   /** The task that makes the pet hungry: due one meal after `startedAt` (Redis time). */
