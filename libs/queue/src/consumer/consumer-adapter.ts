@@ -92,6 +92,12 @@ export interface ConsumerAdapter<I, D extends OpenedDelivery> {
   readonly kind: QueueKind;
   /** The lease a claim takes; its deliveries' leases are extended by the runtime's heartbeat. */
   readonly leaseMs: number;
+  /**
+   * Whether work whose lease ran out is delivered again (at-least-once). A delivery whose lease ran out
+   * before its handler could start (this process was paused or starved since the claim) is then not run
+   * here: whoever claimed it since runs it, and running it too would run it beside them.
+   */
+  readonly redeliversLapsed: boolean;
   /** In-process retries of a failed handler (at-most-once queues), under the same deadline. */
   readonly localRetries?: RetryPolicy;
   /** Claims at most `limit` items of a shard. */

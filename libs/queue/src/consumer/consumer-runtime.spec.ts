@@ -24,6 +24,8 @@ interface Item {
   failure?: DeliveryOutcome;
   /** Items the settlement hands over to the same slot, when it is asked for. */
   next?: Item;
+  /** How long before its hand-over this item was claimed (server ms): a paused process gets it late. */
+  claimedAgoMs?: number;
 }
 
 class FakeDelivery implements OpenedDelivery {
@@ -64,6 +66,7 @@ class FakeDelivery implements OpenedDelivery {
 class FakeAdapter implements ConsumerAdapter<Item, FakeDelivery> {
   readonly kind = 'delay';
   readonly leaseMs = 150;
+  redeliversLapsed = true;
   localRetries?: RetryPolicy;
   readonly waiting: Item[] = [];
   readonly settled: { id: string; result: HandlerResult; next: boolean; attempt: number }[] = [];
@@ -93,7 +96,10 @@ class FakeAdapter implements ConsumerAdapter<Item, FakeDelivery> {
     if (settled.outcome.type === 'retry') settled.due = { at: settled.outcome.at };
     return {
       outcome: Promise.resolve(settled),
-      ...(next && item.next && { next: Promise.resolve({ item: item.next, claimedAt: Date.now() }) }),
+      ...(next &&
+        item.next && {
+          next: Promise.resolve({ item: item.next, claimedAt: Date.now() - (item.next.claimedAgoMs ?? 0) }),
+        }),
     };
   }
 
@@ -124,9 +130,12 @@ describe('ConsumerRuntime (driven by a fake adapter, no Redis)', () => {
     await Promise.all(runtimes.splice(0).map((runtime) => runtime.stop(100)));
   });
 
+  let warnings: string[];
+
   function runtime(options: { concurrency?: number; handlerTimeoutMs?: number } = {}) {
     const logger = new Logger('test', { timestamp: false });
-    jest.spyOn(logger, 'warn').mockImplementation(() => undefined);
+    warnings = [];
+    jest.spyOn(logger, 'warn').mockImplementation((message: string) => void warnings.push(message));
     jest.spyOn(logger, 'log').mockImplementation(() => undefined);
     jest.spyOn(logger, 'error').mockImplementation(() => undefined);
     const reporter = new OutcomeReporter<FakeDelivery>({
@@ -239,6 +248,31 @@ describe('ConsumerRuntime (driven by a fake adapter, no Redis)', () => {
     // The sixteenth asks for nothing more: the group goes back to the queue.
     expect(adapter.settled[15].next).toBe(false);
     expect(adapter.settled.map(({ id }) => id)).toEqual(chain.slice(0, 16).map(({ id }) => id));
+  });
+
+  it('does not start an item whose lease ran out before it could, where the adapter delivers it again', async () => {
+    const ran: string[] = [];
+    const run = ({ item: { id } }: FakeDelivery) => void ran.push(id);
+    const late = item('late', run, { claimedAgoMs: 1000 });
+    const onTime = item('on-time', run, { claimedAgoMs: 100 });
+    adapter.waiting.push(item('first', run, { next: late }), item('second', run, { next: onTime }));
+    await runtime({ concurrency: 1 }).start();
+    await pollUntil(() => adapter.settled.length === 3, 'three settled');
+    expect(ran).toEqual(['first', 'second', 'on-time']);
+    expect(warnings).toEqual([
+      expect.stringMatching(/did not start the task "late": its lease had run out \d+ ms before/),
+    ]);
+  });
+
+  it('starts it all the same where nothing would deliver it again (at most once)', async () => {
+    adapter.redeliversLapsed = false;
+    const ran: string[] = [];
+    adapter.waiting.push(
+      item('first', () => undefined, { next: item('late', () => void ran.push('late'), { claimedAgoMs: 1000 }) }),
+    );
+    await runtime({ concurrency: 1 }).start();
+    await pollUntil(() => ran.length === 1, 'the late item run');
+    expect(warnings).toEqual([]);
   });
 
   it('past handlerTimeoutMs aborts the signal and frees the slot, but keeps the delivery held until it settles', async () => {

@@ -233,6 +233,11 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
       this.settle(delivery, RESOLVED, false, 0);
       return undefined;
     }
+    const lapsedMs = this.lapsedFor(claimedAt);
+    if (lapsedMs >= 0) {
+      reporter.lapsedBeforeStart(delivery, lapsedMs);
+      return undefined;
+    }
     reporter.started(delivery);
     const policy = this.adapter.localRetries;
     /** In-process retries: the time the handler ran, waits not counted. */
@@ -257,6 +262,17 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
     const next = this.settle(delivery, result, more && !overdue(delivery) && this.claiming, durationMs);
     // A failed acknowledgement is reported by `settle`; the lease returns what the slot would have had.
     return next?.catch(() => undefined);
+  }
+
+  /**
+   * How long ago the lease of an item claimed at `claimedAt` (server ms) ran out, by this process'
+   * estimate of Redis' clock, which errs early; -1 while it holds, or when the adapter runs late work.
+   */
+  private lapsedFor(claimedAt: number): number {
+    const { clock } = this.options.connection;
+    if (!this.adapter.redeliversLapsed || !clock.known) return -1;
+    const lapsedMs = clock.estimate() - claimedAt - this.adapter.leaseMs;
+    return lapsedMs >= 0 ? lapsedMs : -1;
   }
 
   /** Calls a delivery's handler, in its span's context when traced. */

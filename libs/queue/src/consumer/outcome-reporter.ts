@@ -188,6 +188,16 @@ export class OutcomeReporter<D extends OpenedDelivery> {
     );
   }
 
+  /** Its lease ran out `lapsedMs` ago, before its handler could start: it is not run here. */
+  lapsedBeforeStart(delivery: D, lapsedMs: number): void {
+    this.options.logger.warn(
+      logLine(
+        this.options.label,
+        `did not start the ${delivery.what}: its lease had run out ${Math.round(lapsedMs)} ms before (was this process paused or starved?); it is delivered again to whoever claims it now`,
+      ),
+    );
+  }
+
   extendFailed(error: unknown, count: number): void {
     this.options.logger.warn(
       logLine(this.options.label, 'could not extend leases', { count, error: describeError(error) }),

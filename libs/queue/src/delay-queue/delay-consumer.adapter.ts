@@ -134,6 +134,7 @@ export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDe
   readonly label: string;
   readonly handler: DelayHandler;
   readonly leaseMs: number;
+  readonly redeliversLapsed = true;
   /** A task's process span is a child of the context that scheduled it, not a new trace linked to it. */
   readonly continuesTrace: boolean;
   private readonly store: DelayQueueStore;

@@ -161,6 +161,7 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
   readonly handler: BatchHandler;
   readonly leaseMs: number;
   readonly atLeastOnce: boolean;
+  readonly redeliversLapsed: boolean;
   readonly localRetries?: RetryPolicy;
   readonly extend?: (shard: number, deliveries: BatchDelivery[]) => Promise<boolean[]>;
   /** At-least-once: the wait before a failed batch is delivered again. */
@@ -178,6 +179,8 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
   constructor({ queue, label, options, handler, traced }: BatchConsumerAdapterOptions) {
     const queueOptions = queue.options;
     this.atLeastOnce = queueOptions.delivery === 'at-least-once';
+    // At most once, the messages left Redis with the claim: late is better than never.
+    this.redeliversLapsed = this.atLeastOnce;
     if (this.atLeastOnce && options.retries > 0) throw retriesOnAtLeastOnce(label, queue.name);
     this.queue = queue.name;
     this.label = label;

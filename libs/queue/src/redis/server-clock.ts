@@ -13,18 +13,23 @@ const SIGNIFICANT_CHANGE_MS = 2;
  */
 export class ServerClock {
   private offset = 0;
-  private known = false;
+  private seen = false;
   private readonly listeners = new Set<() => void>();
 
   observe(serverNow: number, sentAt: number): void {
     const received = Date.now();
     const sample = serverNow - received;
-    if (this.known && sample <= this.offset && received - sentAt > TRUSTED_ROUND_TRIP_MS) return;
+    if (this.seen && sample <= this.offset && received - sentAt > TRUSTED_ROUND_TRIP_MS) return;
     const moved = Math.abs(sample - this.offset);
     this.offset = sample;
-    const first = !this.known;
-    this.known = true;
+    const first = !this.seen;
+    this.seen = true;
     if (!first && moved > SIGNIFICANT_CHANGE_MS) for (const listener of this.listeners) listener();
+  }
+
+  /** Whether a reply has been seen: until then `estimate` is this machine's clock. */
+  get known(): boolean {
+    return this.seen;
   }
 
   /** Local epoch ms at which the server's clock will read `serverTime`. */

@@ -1,0 +1,175 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { QueueConsumers } from 'nestjs-redis-queues';
+import { recordBatches, recordTasks, useQueueApps, type QueueApp } from '../support/fixtures';
+import { CapturedLogs } from '../support/faults';
+import { pollUntil, redisUrl } from '../support/testing';
+
+/** What ioredis writes to subscribe (RESP): how the proxy tells the subscriber from the command connection. */
+const SUBSCRIBE = /\r\nsubscribe\r\n/i;
+const LEASE_MS = 500;
+const GROUP = 'lapsed-group';
+
+/**
+ * A TCP proxy on loopback that can hold back Redis' replies on command connections (the subscriber's
+ * pass), then let them through in order: the replies of a process paused (a stop-the-world pause, a
+ * frozen container) between sending a claim and reading what it claimed.
+ */
+class ReplyHolder {
+  private server?: Server;
+  private readonly sockets = new Set<Socket>();
+  private held: (() => void)[] | undefined;
+  /** Replies are held from the first command that matches this. */
+  private armed?: RegExp;
+  /** When a command connection last carried anything, either way. */
+  private lastTraffic = Date.now();
+  port = 0;
+
+  async start(target: URL): Promise<void> {
+    this.server = createServer((client) => {
+      const upstream = connect(Number(target.port), target.hostname);
+      let subscriber = false;
+      this.sockets.add(client).add(upstream);
+      client.on('data', (chunk) => {
+        if (SUBSCRIBE.test(chunk.toString('latin1'))) subscriber = true;
+        if (!subscriber) this.lastTraffic = Date.now();
+        if (!subscriber && this.armed?.test(chunk.toString('latin1'))) {
+          this.armed = undefined;
+          this.held ??= [];
+        }
+        upstream.write(chunk);
+      });
+      upstream.on('data', (chunk) => {
+        if (subscriber) return void client.write(chunk);
+        this.lastTraffic = Date.now();
+        if (this.held) this.held.push(() => client.write(chunk));
+        else client.write(chunk);
+      });
+      const close = () => {
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on('close', close).on('error', close);
+      upstream.on('close', close).on('error', close);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server!.address() as { port: number }).port;
+  }
+
+  /** Whether no command connection carried anything for `ms`: nothing is on its way (when not holding). */
+  quietFor(ms: number): boolean {
+    return Date.now() - this.lastTraffic >= ms;
+  }
+
+  /** Holds replies from now on, or from the first command that matches `after`. */
+  hold(after?: RegExp): void {
+    if (after === undefined) this.held ??= [];
+    else this.armed = after;
+  }
+
+  /** Lets the held replies through, in the order they came. */
+  release(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    this.armed = undefined;
+    for (const write of held) write();
+  }
+
+  async stop(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+}
+
+const late = { batches: recordBatches<{ n: number }>('events'), tasks: recordTasks<{ n: number }>('timers') };
+const other = { batches: recordBatches<{ n: number }>('events'), tasks: recordTasks<{ n: number }>('timers') };
+
+/**
+ * A process that gets what it claimed only after the claim's lease ran out does not run it: another
+ * consumer took it over meanwhile, and running it too would run it beside (or after) that one, out of
+ * the order and the one-at-a-time an ordered at-least-once queue or a task promises.
+ */
+describe('a delivery whose lease ran out before its handler could start', () => {
+  const harness = useQueueApps();
+  const proxy = new ReplyHolder();
+
+  beforeAll(() => proxy.start(new URL(redisUrl())));
+  afterAll(() => proxy.stop());
+
+  /** A consumer app behind the proxy, and another on Redis directly, on one prefix; the other's consumers held. */
+  async function start(kind: 'fixed' | 'delay') {
+    const prefix = harness.prefix('lapse');
+    const queues =
+      kind === 'fixed'
+        ? { fixed: [{ name: 'events', delivery: 'at-least-once' as const, maxWaitMs: 0, leaseMs: LEASE_MS }] }
+        : { delay: [{ name: 'timers', leaseMs: LEASE_MS }] };
+    const logs = new CapturedLogs();
+    const behind: QueueApp = await harness.start({
+      connection: `redis://127.0.0.1:${proxy.port}`,
+      prefix,
+      ...queues,
+      providers: [kind === 'fixed' ? late.batches.consumer : late.tasks.consumer],
+      logger: logs,
+    });
+    // Nest's logger is one per process, the last application's: both log there.
+    const direct = await harness.start({
+      prefix,
+      ...queues,
+      providers: [kind === 'fixed' ? other.batches.consumer : other.tasks.consumer],
+      logger: logs,
+    });
+    const queue = kind === 'fixed' ? 'events' : 'timers';
+    for (const { app } of [behind, direct]) app.get(QueueConsumers).pauseConsumers(queue);
+    // Nothing of the app behind the proxy on its way (a poll whose reply would be held too).
+    await pollUntil(() => proxy.quietFor(300), 'the app behind the proxy to be quiet');
+    // An ordered FixedQueue's poll lists the due groups, and the next one claims them: held from that
+    // script call, the first to name the group. A DelayQueue's poll claims.
+    proxy.hold(kind === 'fixed' ? new RegExp(`\r\nevalsha\r\n[^]*\r\n${GROUP}\r\n`) : undefined);
+    return {
+      behind,
+      direct,
+      logs,
+      /** Lets the app behind the proxy claim, then, once it did, the other. */
+      resume: async (claimed: () => Promise<boolean>) => {
+        behind.app.get(QueueConsumers).resumeConsumers(queue);
+        await pollUntil(claimed, 'the claim of the app behind the proxy');
+        direct.app.get(QueueConsumers).resumeConsumers(queue);
+      },
+    };
+  }
+
+  afterEach(() => proxy.release());
+
+  it('FixedQueue, at least once: the batch is delivered once, by the consumer that took it over', async () => {
+    const { direct, logs, resume } = await start('fixed');
+    const events = direct.fixed<{ n: number }>('events');
+    await events.push(GROUP, { n: 1 });
+    // Claimed by the app behind the proxy, which does not see the reply; taken over once its lease ran out.
+    await resume(async () => (await events.stats()).active === 1);
+    await other.batches.untilMessages(1, 5_000);
+    proxy.release();
+    await pollUntil(
+      () =>
+        late.batches.batches.length > 0 ||
+        logs.find('warn', /did not start the batch of group "lapsed-group"/).length > 0,
+      'the late reply handled',
+    );
+    expect(late.batches.batches).toEqual([]);
+    await pollUntil(async () => (await events.stats()).delivered === 1, 'the batch acknowledged');
+    expect(other.batches.messages()).toEqual([{ n: 1 }]);
+  });
+
+  it('DelayQueue: the task runs once, by the consumer that took it over', async () => {
+    const { direct, logs, resume } = await start('delay');
+    const timers = direct.delay<{ n: number }>('timers');
+    await timers.schedule({ n: 1 }, { id: 't' });
+    await resume(async () => (await timers.stats()).active === 1);
+    await other.tasks.untilTasks(1, 5_000);
+    proxy.release();
+    await pollUntil(
+      () => late.tasks.tasks.length > 0 || logs.find('warn', /did not start the task "t"/).length > 0,
+      'the late reply handled',
+    );
+    expect(late.tasks.tasks).toEqual([]);
+    expect(other.tasks.ids()).toEqual(['t']);
+  });
+});
