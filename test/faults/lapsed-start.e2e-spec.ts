@@ -1,84 +1,11 @@
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { QueueConsumers } from 'nestjs-redis-queues';
 import { recordBatches, recordTasks, useQueueApps, type QueueApp } from '../support/fixtures';
 import { CapturedLogs } from '../support/faults';
+import { RedisProxy } from '../support/redis-proxy';
 import { pollUntil, redisUrl } from '../support/testing';
 
-/** What ioredis writes to subscribe (RESP): how the proxy tells the subscriber from the command connection. */
-const SUBSCRIBE = /\r\nsubscribe\r\n/i;
 const LEASE_MS = 500;
 const GROUP = 'lapsed-group';
-
-/**
- * A TCP proxy on loopback that can hold back Redis' replies on command connections (the subscriber's
- * pass), then let them through in order: the replies of a process paused (a stop-the-world pause, a
- * frozen container) between sending a claim and reading what it claimed.
- */
-class ReplyHolder {
-  private server?: Server;
-  private readonly sockets = new Set<Socket>();
-  private held: (() => void)[] | undefined;
-  /** Replies are held from the first command that matches this. */
-  private armed?: RegExp;
-  /** When a command connection last carried anything, either way. */
-  private lastTraffic = Date.now();
-  port = 0;
-
-  async start(target: URL): Promise<void> {
-    this.server = createServer((client) => {
-      const upstream = connect(Number(target.port), target.hostname);
-      let subscriber = false;
-      this.sockets.add(client).add(upstream);
-      client.on('data', (chunk) => {
-        if (SUBSCRIBE.test(chunk.toString('latin1'))) subscriber = true;
-        if (!subscriber) this.lastTraffic = Date.now();
-        if (!subscriber && this.armed?.test(chunk.toString('latin1'))) {
-          this.armed = undefined;
-          this.held ??= [];
-        }
-        upstream.write(chunk);
-      });
-      upstream.on('data', (chunk) => {
-        if (subscriber) return void client.write(chunk);
-        this.lastTraffic = Date.now();
-        if (this.held) this.held.push(() => client.write(chunk));
-        else client.write(chunk);
-      });
-      const close = () => {
-        client.destroy();
-        upstream.destroy();
-      };
-      client.on('close', close).on('error', close);
-      upstream.on('close', close).on('error', close);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server!.address() as { port: number }).port;
-  }
-
-  /** Whether no command connection carried anything for `ms`: nothing is on its way (when not holding). */
-  quietFor(ms: number): boolean {
-    return Date.now() - this.lastTraffic >= ms;
-  }
-
-  /** Holds replies from now on, or from the first command that matches `after`. */
-  hold(after?: RegExp): void {
-    if (after === undefined) this.held ??= [];
-    else this.armed = after;
-  }
-
-  /** Lets the held replies through, in the order they came. */
-  release(): void {
-    const held = this.held ?? [];
-    this.held = undefined;
-    this.armed = undefined;
-    for (const write of held) write();
-  }
-
-  async stop(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
-  }
-}
 
 const late = { batches: recordBatches<{ n: number }>('events'), tasks: recordTasks<{ n: number }>('timers') };
 const other = { batches: recordBatches<{ n: number }>('events'), tasks: recordTasks<{ n: number }>('timers') };
@@ -90,9 +17,9 @@ const other = { batches: recordBatches<{ n: number }>('events'), tasks: recordTa
  */
 describe('a delivery whose lease ran out before its handler could start', () => {
   const harness = useQueueApps();
-  const proxy = new ReplyHolder();
+  const proxy = new RedisProxy(Number(new URL(redisUrl()).port));
 
-  beforeAll(() => proxy.start(new URL(redisUrl())));
+  beforeAll(() => proxy.start());
   afterAll(() => proxy.stop());
 
   /** A consumer app behind the proxy, and another on Redis directly, on one prefix; the other's consumers held. */

@@ -1,68 +1,12 @@
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { Registry } from 'prom-client';
 import { QueueHealthIndicator, QueueMetricsModule, type SubscriberHealthDetails } from 'nestjs-redis-queues';
 import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
 import { CapturedLogs, startRedis, type RedisServer } from '../support/faults';
+import { RedisProxy } from '../support/redis-proxy';
 import { pollUntil } from '../support/testing';
 
 const batches = recordBatches<{ n: number }>('events');
 const tasks = recordTasks<{ n: number }>('timers');
-
-/** What ioredis writes to subscribe (RESP): how the proxy tells the subscriber from the command connection. */
-const SUBSCRIBE = /\r\nsubscribe\r\n/i;
-
-/**
- * A TCP proxy on loopback that can black-hole the subscriber: its sockets stay open and every byte
- * either way is read and thrown away, as a NAT or load balancer does when it forgets a flow. The
- * kernel still acknowledges everything, so TCP on the library's side sees nothing wrong.
- */
-class BlackHoleProxy {
-  private server?: Server;
-  private readonly pairs = new Set<{ client: Socket; upstream: Socket; subscriber: boolean }>();
-  /** While set, every connection that subscribes (now or later) is black-holed. */
-  private holing = false;
-  port = 0;
-
-  constructor(private readonly target: number) {}
-
-  async start(): Promise<void> {
-    this.server = createServer((client) => {
-      const upstream = connect(this.target, '127.0.0.1');
-      const pair = { client, upstream, subscriber: false };
-      this.pairs.add(pair);
-      const dead = () => this.holing && pair.subscriber;
-      client.on('data', (chunk) => {
-        if (SUBSCRIBE.test(chunk.toString('latin1'))) pair.subscriber = true;
-        if (!dead()) upstream.write(chunk);
-      });
-      upstream.on('data', (chunk) => {
-        if (!dead()) client.write(chunk);
-      });
-      const close = () => {
-        this.pairs.delete(pair);
-        client.destroy();
-        upstream.destroy();
-      };
-      client.on('close', close).on('error', close);
-      upstream.on('close', close).on('error', close);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server!.address() as { port: number }).port;
-  }
-
-  /** Black-holes the subscriber's connections from now on (or forwards again). */
-  blackHoleSubscribers(on: boolean): void {
-    this.holing = on;
-  }
-
-  async stop(): Promise<void> {
-    for (const { client, upstream } of this.pairs) {
-      client.destroy();
-      upstream.destroy();
-    }
-    await new Promise((resolve) => this.server?.close(resolve));
-  }
-}
 
 /**
  * Idle consumers sleep up to idlePollMs (60 s by default) and wake on hints. A subscriber connection
@@ -73,11 +17,11 @@ class BlackHoleProxy {
 describe('a black-holed subscriber connection', () => {
   const harness = useQueueApps();
   let server: RedisServer;
-  let proxy: BlackHoleProxy;
+  let proxy: RedisProxy;
 
   beforeAll(async () => {
     server = await startRedis();
-    proxy = new BlackHoleProxy(server.port);
+    proxy = new RedisProxy(server.port);
     await proxy.start();
   });
   afterAll(async () => {

@@ -1,0 +1,105 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+
+/** What ioredis writes to subscribe (RESP): how the proxy tells a subscriber from a command connection. */
+const SUBSCRIBE = /\r\nsubscribe\r\n/i;
+
+interface Pair {
+  client: Socket;
+  upstream: Socket;
+  subscriber: boolean;
+}
+
+/**
+ * A TCP proxy on loopback between the library and a Redis server, for faults a real network has and a
+ * test cannot otherwise make: a subscriber black-holed (its socket open, every byte either way read and
+ * thrown away, as a NAT or load balancer does when it forgets a flow, so TCP on the library's side sees
+ * nothing wrong), and replies on command connections held back, then let through in order (a process
+ * paused between sending a call and reading its reply).
+ */
+export class RedisProxy {
+  private server?: Server;
+  private readonly pairs = new Set<Pair>();
+  /** While set, every connection that subscribes (now or later) is black-holed. */
+  private holing = false;
+  /** Replies of command connections held back, in the order they came, while set. */
+  private held?: (() => void)[];
+  /** Replies are held from the first command that matches this. */
+  private armed?: RegExp;
+  /** When a command connection last carried anything, either way. */
+  private lastTraffic = Date.now();
+  port = 0;
+
+  constructor(private readonly target: number) {}
+
+  async start(): Promise<void> {
+    this.server = createServer((client) => {
+      const upstream = connect(this.target, '127.0.0.1');
+      const pair: Pair = { client, upstream, subscriber: false };
+      this.pairs.add(pair);
+      client.on('data', (chunk) => {
+        const text = chunk.toString('latin1');
+        if (SUBSCRIBE.test(text)) pair.subscriber = true;
+        if (pair.subscriber) {
+          if (!this.holing) upstream.write(chunk);
+          return;
+        }
+        this.lastTraffic = Date.now();
+        if (this.armed?.test(text)) {
+          this.armed = undefined;
+          this.held ??= [];
+        }
+        upstream.write(chunk);
+      });
+      upstream.on('data', (chunk) => {
+        if (pair.subscriber) {
+          if (!this.holing) client.write(chunk);
+          return;
+        }
+        this.lastTraffic = Date.now();
+        if (this.held) this.held.push(() => client.write(chunk));
+        else client.write(chunk);
+      });
+      const close = () => {
+        this.pairs.delete(pair);
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on('close', close).on('error', close);
+      upstream.on('close', close).on('error', close);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server!.address() as { port: number }).port;
+  }
+
+  /** Black-holes the subscriber's connections from now on (or forwards again). */
+  blackHoleSubscribers(on: boolean): void {
+    this.holing = on;
+  }
+
+  /** Whether no command connection carried anything for `ms`: nothing is on its way (when not holding). */
+  quietFor(ms: number): boolean {
+    return Date.now() - this.lastTraffic >= ms;
+  }
+
+  /** Holds command connections' replies from now on, or from the first command that matches `after`. */
+  hold(after?: RegExp): void {
+    if (after === undefined) this.held ??= [];
+    else this.armed = after;
+  }
+
+  /** Lets the held replies through, in the order they came, and holds nothing more. */
+  release(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    this.armed = undefined;
+    for (const write of held) write();
+  }
+
+  async stop(): Promise<void> {
+    for (const { client, upstream } of this.pairs) {
+      client.destroy();
+      upstream.destroy();
+    }
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+}
