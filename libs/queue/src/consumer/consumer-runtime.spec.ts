@@ -337,4 +337,24 @@ describe('ConsumerRuntime (driven by a fake adapter, no Redis)', () => {
     consumer.release();
     await pollUntil(() => adapter.settled.length === 1, 'the item after release()');
   });
+
+  it('claims nothing once held, even with a poll that was waiting for a free slot', async () => {
+    let finish!: () => void;
+    const busy = new Promise<void>((resolve) => (finish = resolve));
+    adapter.waiting.push(item('busy', () => busy));
+    const consumer = runtime({ concurrency: 1 });
+    await consumer.start();
+    await pollUntil(() => adapter.settled.length === 0 && adapter.waiting.length === 0, 'the slot taken');
+    // The next poll (at idlePollMs) waits for the slot; the consumer is held before it gets it.
+    adapter.waiting.push(item('later'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const claims = adapter.claims;
+    consumer.hold();
+    finish();
+    await pollUntil(() => adapter.settled.length === 1, 'the busy item settled');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(adapter.claims).toBe(claims);
+    consumer.release();
+    await pollUntil(() => adapter.settled.length === 2, 'the item after release()');
+  });
 });

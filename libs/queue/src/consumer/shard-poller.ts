@@ -127,9 +127,15 @@ export class ShardPoller<I> {
   }
 
   private async poll(shard: number): Promise<PollOutcome> {
-    while (this.held && !this.stopped) await this.held.until;
-    // Half the slots at most: two polls in flight let Redis work on one while this process decodes the other.
-    const reserved = await this.slots.acquire(Math.ceil(this.slots.size / 2));
+    let reserved: number;
+    for (;;) {
+      while (this.held && !this.stopped) await this.held.until;
+      // Half the slots at most: two polls in flight let Redis work on one while this process decodes the other.
+      reserved = await this.slots.acquire(Math.ceil(this.slots.size / 2));
+      // Held while it waited for them: a held consumer sends nothing to Redis.
+      if (!this.held || this.stopped) break;
+      this.slots.release(reserved);
+    }
     let handed = 0;
     try {
       if (reserved === 0 || this.stopped) return { serverNow: 0, nextDueAt: Infinity };
