@@ -1,8 +1,9 @@
+import IORedis from 'ioredis';
 import { QueueConsumers } from 'nestjs-redis-queues';
 import { recordBatches, recordTasks, useQueueApps, type QueueApp } from '../support/fixtures';
-import { CapturedLogs } from '../support/faults';
+import { CapturedLogs, startRedis, type RedisServer } from '../support/faults';
 import { RedisProxy } from '../support/redis-proxy';
-import { pollUntil, redisUrl } from '../support/testing';
+import { pollUntil, uniquePrefix } from '../support/testing';
 
 const LEASE_MS = 500;
 const GROUP = 'lapsed-group';
@@ -17,18 +18,38 @@ const other = { batches: recordBatches<{ n: number }>('events'), tasks: recordTa
  */
 describe('a delivery whose lease ran out before its handler could start', () => {
   const harness = useQueueApps();
-  const proxy = new RedisProxy(Number(new URL(redisUrl()).port));
+  // A server of its own: a long script of another suite on the shared one would hold a reply back past
+  // the moment the proxy starts holding them, and the app behind it would wait on it.
+  let server: RedisServer;
+  let proxy: RedisProxy;
+  let admin: IORedis;
+  const serverTime = async () => {
+    const [seconds, micros] = await admin.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  };
 
-  beforeAll(() => proxy.start());
-  afterAll(() => proxy.stop());
+  beforeAll(async () => {
+    server = await startRedis();
+    proxy = new RedisProxy(server.port);
+    await proxy.start();
+    admin = new IORedis(server.url);
+  });
+  afterAll(async () => {
+    admin.disconnect();
+    await proxy.stop();
+    await server.stop();
+  });
 
   /** A consumer app behind the proxy, and another on Redis directly, on one prefix; the other's consumers held. */
   async function start(kind: 'fixed' | 'delay') {
-    const prefix = harness.prefix('lapse');
+    const prefix = uniquePrefix('lapse');
+    // One shard: a poll of another shard, its reply held too, would keep the slot the claim needs.
     const queues =
       kind === 'fixed'
-        ? { fixed: [{ name: 'events', delivery: 'at-least-once' as const, maxWaitMs: 0, leaseMs: LEASE_MS }] }
-        : { delay: [{ name: 'timers', leaseMs: LEASE_MS }] };
+        ? {
+            fixed: [{ name: 'events', shards: 1, delivery: 'at-least-once' as const, maxWaitMs: 0, leaseMs: LEASE_MS }],
+          }
+        : { delay: [{ name: 'timers', shards: 1, leaseMs: LEASE_MS }] };
     const logs = new CapturedLogs();
     const behind: QueueApp = await harness.start({
       connection: `redis://127.0.0.1:${proxy.port}`,
@@ -39,6 +60,7 @@ describe('a delivery whose lease ran out before its handler could start', () => 
     });
     // Nest's logger is one per process, the last application's: both log there.
     const direct = await harness.start({
+      connection: server.url,
       prefix,
       ...queues,
       providers: [kind === 'fixed' ? other.batches.consumer : other.tasks.consumer],
@@ -55,11 +77,18 @@ describe('a delivery whose lease ran out before its handler could start', () => 
       behind,
       direct,
       logs,
-      /** Lets the app behind the proxy claim, then, once it did, the other. */
-      resume: async (claimed: () => Promise<boolean>) => {
+      /**
+       * Lets the app behind the proxy claim, then, once it did, the other; resolves once the held claim's
+       * lease ended a second ago by Redis' clock (the app behind the proxy estimates that clock from
+       * below, by up to a slow reply's delay: it must see the lease over for sure).
+       */
+      resume: async (claimed: () => Promise<boolean>, delivered: () => Promise<void>) => {
         behind.app.get(QueueConsumers).resumeConsumers(queue);
         await pollUntil(claimed, 'the claim of the app behind the proxy');
+        const claimedBy = await serverTime();
         direct.app.get(QueueConsumers).resumeConsumers(queue);
+        await delivered();
+        await pollUntil(async () => (await serverTime()) > claimedBy + LEASE_MS + 1000, 'the lease long over');
       },
     };
   }
@@ -71,8 +100,10 @@ describe('a delivery whose lease ran out before its handler could start', () => 
     const events = direct.fixed<{ n: number }>('events');
     await events.push(GROUP, { n: 1 });
     // Claimed by the app behind the proxy, which does not see the reply; taken over once its lease ran out.
-    await resume(async () => (await events.stats()).active === 1);
-    await other.batches.untilMessages(1, 5_000);
+    await resume(
+      async () => (await events.stats()).active === 1,
+      () => other.batches.untilMessages(1, 5_000),
+    );
     proxy.release();
     await pollUntil(
       () =>
@@ -89,8 +120,10 @@ describe('a delivery whose lease ran out before its handler could start', () => 
     const { direct, logs, resume } = await start('delay');
     const timers = direct.delay<{ n: number }>('timers');
     await timers.schedule({ n: 1 }, { id: 't' });
-    await resume(async () => (await timers.stats()).active === 1);
-    await other.tasks.untilTasks(1, 5_000);
+    await resume(
+      async () => (await timers.stats()).active === 1,
+      () => other.tasks.untilTasks(1, 5_000),
+    );
     proxy.release();
     await pollUntil(
       () => late.tasks.tasks.length > 0 || logs.find('warn', /did not start the task "t"/).length > 0,

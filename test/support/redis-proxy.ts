@@ -7,6 +7,8 @@ interface Pair {
   client: Socket;
   upstream: Socket;
   subscriber: boolean;
+  /** Whether the last bytes it carried were a call's (its reply still to come). */
+  calling: boolean;
 }
 
 /**
@@ -34,7 +36,7 @@ export class RedisProxy {
   async start(): Promise<void> {
     this.server = createServer((client) => {
       const upstream = connect(this.target, '127.0.0.1');
-      const pair: Pair = { client, upstream, subscriber: false };
+      const pair: Pair = { client, upstream, subscriber: false, calling: false };
       this.pairs.add(pair);
       client.on('data', (chunk) => {
         const text = chunk.toString('latin1');
@@ -44,6 +46,7 @@ export class RedisProxy {
           return;
         }
         this.lastTraffic = Date.now();
+        pair.calling = true;
         if (this.armed?.test(text)) {
           this.armed = undefined;
           this.held ??= [];
@@ -56,6 +59,7 @@ export class RedisProxy {
           return;
         }
         this.lastTraffic = Date.now();
+        pair.calling = false;
         if (this.held) this.held.push(() => client.write(chunk));
         else client.write(chunk);
       });
@@ -76,9 +80,13 @@ export class RedisProxy {
     this.holing = on;
   }
 
-  /** Whether no command connection carried anything for `ms`: nothing is on its way (when not holding). */
+  /**
+   * Whether no command connection carried anything for `ms`, the last thing each carried being a
+   * reply: no call is waiting for one (when not holding).
+   */
   quietFor(ms: number): boolean {
-    return Date.now() - this.lastTraffic >= ms;
+    const calling = [...this.pairs].some((pair) => !pair.subscriber && pair.calling);
+    return !calling && Date.now() - this.lastTraffic >= ms;
   }
 
   /** Holds command connections' replies from now on, or from the first command that matches `after`. */
