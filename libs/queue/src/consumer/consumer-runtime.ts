@@ -266,7 +266,8 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
 
   /**
    * How long ago the lease of an item claimed at `claimedAt` (server ms) ran out, by this process'
-   * estimate of Redis' clock, which errs early; -1 while it holds, or when the adapter runs late work.
+   * estimate of Redis' clock, which if anything runs behind (a lease is never taken for over while it
+   * holds); -1 while it holds, or when the adapter runs late work.
    */
   private lapsedFor(claimedAt: number): number {
     const { clock } = this.options.connection;

@@ -132,9 +132,10 @@ function describeTarget(connection: QueueConnection): string {
   return path ?? `${host}:${port}`;
 }
 
-/** Writes a producer accepted and has not settled yet (buffered pushes), finished before the connections close. */
+/** What a client emits when its connection (a Cluster: one of its nodes') closes. */
 const DROPPED_EVENTS = ['close', '-node'];
 
+/** Writes a producer accepted and has not settled yet (buffered pushes), finished before the connections close. */
 export interface HeldWrites {
   /** Sends what is held and resolves once every call has settled, writes accepted meanwhile included. */
   drain(): Promise<void>;
@@ -188,7 +189,7 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     this.client = isClient(connection) ? connection : createClient(connection, settings);
     this.scripts = new Scripts(this.client, settings.commandTimeoutMs, () => this.lastError);
     if (this.owned) this.watch(this.client, 'Redis');
-    // A Cluster's own connection closes only when all of it does: a node's closing is '-node'.
+    // A Cluster's own 'close' comes only when all of it closes: a node's closing is its '-node'.
     for (const event of DROPPED_EVENTS) this.client.on(event, this.dropped);
   }
 
