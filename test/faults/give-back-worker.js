@@ -7,9 +7,8 @@
 'use strict';
 
 require('reflect-metadata');
-const { Injectable, Module } = require('@nestjs/common');
 const IORedis = require('ioredis');
-const { startWorker } = require('./worker-start');
+const { provider, startWorker, workerModule } = require('./worker-start');
 const { BatchConsumer, DelayConsumer, QueueModule } = require(process.env.NRQ_LIB);
 
 const { REDIS_URL, PREFIX, LOG_KEY } = process.env;
@@ -32,24 +31,21 @@ class Handlers {
     return never();
   }
 }
-for (const [method, decorator] of [
-  ['batch', BatchConsumer('events')],
-  ['loose', BatchConsumer('loose')],
-  ['task', DelayConsumer('jobs')],
-])
-  decorator(Handlers.prototype, method, Object.getOwnPropertyDescriptor(Handlers.prototype, method));
-Injectable()(Handlers);
-
 const ordered = { shards: 2, maxWaitMs: 0, leaseMs: 30_000 };
-class WorkerModule {}
-Module({
-  imports: [
-    QueueModule.forRoot({ connection: REDIS_URL, prefix: PREFIX, shutdownTimeoutMs: 300 }),
-    QueueModule.registerFixedQueue({ name: 'events', ...ordered, delivery: 'at-least-once' }),
-    QueueModule.registerFixedQueue({ name: 'loose', ...ordered, batchSize: 1 }),
-    QueueModule.registerDelayQueue({ name: 'jobs', shards: 2, leaseMs: 30_000 }),
-  ],
-  providers: [Handlers],
-})(WorkerModule);
-
-startWorker(WorkerModule);
+startWorker(
+  workerModule(
+    [
+      QueueModule.forRoot({ connection: REDIS_URL, prefix: PREFIX, shutdownTimeoutMs: 300 }),
+      QueueModule.registerFixedQueue({ name: 'events', ...ordered, delivery: 'at-least-once' }),
+      QueueModule.registerFixedQueue({ name: 'loose', ...ordered, batchSize: 1 }),
+      QueueModule.registerDelayQueue({ name: 'jobs', shards: 2, leaseMs: 30_000 }),
+    ],
+    [
+      provider(Handlers, {
+        batch: BatchConsumer('events'),
+        loose: BatchConsumer('loose'),
+        task: DelayConsumer('jobs'),
+      }),
+    ],
+  ),
+);

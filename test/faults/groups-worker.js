@@ -7,9 +7,8 @@
 'use strict';
 
 require('reflect-metadata');
-const { Injectable, Module } = require('@nestjs/common');
 const IORedis = require('ioredis');
-const { startWorker } = require('./worker-start');
+const { provider, startWorker, workerModule } = require('./worker-start');
 const { BatchConsumer, QueueModule } = require(process.env.NRQ_LIB);
 
 const { REDIS_URL, PREFIX, LOG_KEY, DOWN_KEY, OPTIONS } = process.env;
@@ -23,20 +22,12 @@ class Handler {
     if (DOWN_KEY && (await log.sismember(DOWN_KEY, ctx.group))) throw new Error('upstream down');
   }
 }
-BatchConsumer('events', { concurrency: 4 })(
-  Handler.prototype,
-  'handle',
-  Object.getOwnPropertyDescriptor(Handler.prototype, 'handle'),
+startWorker(
+  workerModule(
+    [
+      QueueModule.forRoot({ connection: REDIS_URL, prefix: PREFIX, idlePollMs: IDLE_POLL_MS, shutdownTimeoutMs: 500 }),
+      QueueModule.registerFixedQueue({ name: 'events', ...JSON.parse(OPTIONS) }),
+    ],
+    [provider(Handler, { handle: BatchConsumer('events', { concurrency: 4 }) })],
+  ),
 );
-Injectable()(Handler);
-
-class WorkerModule {}
-Module({
-  imports: [
-    QueueModule.forRoot({ connection: REDIS_URL, prefix: PREFIX, idlePollMs: IDLE_POLL_MS, shutdownTimeoutMs: 500 }),
-    QueueModule.registerFixedQueue({ name: 'events', ...JSON.parse(OPTIONS) }),
-  ],
-  providers: [Handler],
-})(WorkerModule);
-
-startWorker(WorkerModule);

@@ -5,8 +5,8 @@
 'use strict';
 
 require('reflect-metadata');
-const { Injectable, Module } = require('@nestjs/common');
 const { NestFactory } = require('@nestjs/core');
+const { provider, workerModule } = require('./worker-start');
 const { ScheduleModule } = require('@nestjs/schedule');
 const { BatchConsumer, QueueModule, getFixedQueueToken } = require(process.env.NRQ_LIB);
 
@@ -20,22 +20,14 @@ class Digest {
     return new Promise(() => undefined);
   }
 }
-BatchConsumer('digest', { intervalMs: 50 })(
-  Digest.prototype,
-  'handle',
-  Object.getOwnPropertyDescriptor(Digest.prototype, 'handle'),
-);
-Injectable()(Digest);
-
-class AppModule {}
-Module({
-  imports: [
+const AppModule = workerModule(
+  [
     ScheduleModule.forRoot(),
     QueueModule.forRoot({ connection: REDIS_URL, prefix: PREFIX, shutdownTimeoutMs: 200, commandTimeoutMs: 1000 }),
     QueueModule.registerFixedQueue({ name: 'digest', shards: 2, maxWaitMs: 0, delivery: 'at-least-once' }),
   ],
-  providers: [Digest],
-})(AppModule);
+  [provider(Digest, { handle: BatchConsumer('digest', { intervalMs: 50 }) })],
+);
 
 (async () => {
   const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error'] });

@@ -7,9 +7,8 @@
 'use strict';
 
 require('reflect-metadata');
-const { Injectable, Module } = require('@nestjs/common');
 const IORedis = require('ioredis');
-const { startWorker } = require('./worker-start');
+const { provider, startWorker, workerModule } = require('./worker-start');
 const { QueueModule, Recurring } = require(process.env.NRQ_LIB);
 
 const { REDIS_URL, PREFIX, LOG_KEY, EVERY_MS, MISSED = 'latest', WORK_MS = '0', CONSUMERS = '1' } = process.env;
@@ -28,24 +27,16 @@ class Job {
     await log.rpush(LOG_KEY, `end|${ctx.occurrence}|${ctx.attempt}|${process.pid}|${Date.now()}`);
   }
 }
-Recurring({ everyMs: Number(EVERY_MS), missed: MISSED })(
-  Job.prototype,
-  'tick',
-  Object.getOwnPropertyDescriptor(Job.prototype, 'tick'),
+startWorker(
+  workerModule(
+    [
+      QueueModule.forRoot({
+        connection: REDIS_URL,
+        prefix: PREFIX,
+        idlePollMs: IDLE_POLL_MS,
+        consumers: CONSUMERS === '1',
+      }),
+    ],
+    [provider(Job, { tick: Recurring({ everyMs: Number(EVERY_MS), missed: MISSED }) })],
+  ),
 );
-Injectable()(Job);
-
-class WorkerModule {}
-Module({
-  imports: [
-    QueueModule.forRoot({
-      connection: REDIS_URL,
-      prefix: PREFIX,
-      idlePollMs: IDLE_POLL_MS,
-      consumers: CONSUMERS === '1',
-    }),
-  ],
-  providers: [Job],
-})(WorkerModule);
-
-startWorker(WorkerModule);

@@ -6,9 +6,8 @@
 'use strict';
 
 require('reflect-metadata');
-const { Injectable, Module } = require('@nestjs/common');
 const IORedis = require('ioredis');
-const { startWorker } = require('./worker-start');
+const { provider, startWorker, workerModule } = require('./worker-start');
 const { BatchConsumer, DelayConsumer, QueueModule } = require(process.env.NRQ_LIB);
 
 const { REDIS_URL, PREFIX, LOG_KEY, KIND } = process.env;
@@ -27,31 +26,26 @@ class Handler {
     await work();
   }
 }
-(batches ? BatchConsumer('events', { concurrency: 16 }) : DelayConsumer('jobs', { concurrency: 32 }))(
-  Handler.prototype,
-  'handle',
-  Object.getOwnPropertyDescriptor(Handler.prototype, 'handle'),
+const consumer = batches ? BatchConsumer('events', { concurrency: 16 }) : DelayConsumer('jobs', { concurrency: 32 });
+
+startWorker(
+  workerModule(
+    [
+      QueueModule.forRoot({ connection: REDIS_URL, prefix: PREFIX, idlePollMs: 200 }),
+      batches
+        ? QueueModule.registerFixedQueue({
+            name: 'events',
+            shards: 8,
+            delivery: 'at-least-once',
+            batchSize: 20,
+            maxWaitMs: 0,
+            capacity: 100_000,
+            leaseMs: 1000,
+            maxAttempts: 1000,
+          })
+        : QueueModule.registerDelayQueue({ name: 'jobs', shards: 8, leaseMs: 1000, maxAttempts: 1000 }),
+    ],
+    [provider(Handler, { handle: consumer })],
+  ),
+  { shutdownHooks: false },
 );
-Injectable()(Handler);
-
-class WorkerModule {}
-Module({
-  imports: [
-    QueueModule.forRoot({ connection: REDIS_URL, prefix: PREFIX, idlePollMs: 200 }),
-    batches
-      ? QueueModule.registerFixedQueue({
-          name: 'events',
-          shards: 8,
-          delivery: 'at-least-once',
-          batchSize: 20,
-          maxWaitMs: 0,
-          capacity: 100_000,
-          leaseMs: 1000,
-          maxAttempts: 1000,
-        })
-      : QueueModule.registerDelayQueue({ name: 'jobs', shards: 8, leaseMs: 1000, maxAttempts: 1000 }),
-  ],
-  providers: [Handler],
-})(WorkerModule);
-
-startWorker(WorkerModule, { shutdownHooks: false });
