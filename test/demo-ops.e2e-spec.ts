@@ -1,5 +1,6 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { startDemo } from '../apps/demo/src/demo.app';
+import { DEMO_QUEUES } from './support/demo';
 import { pollUntil, redisUrl, uniquePrefix } from './support/testing';
 
 describe('demo: /metrics and /health', () => {
@@ -45,14 +46,7 @@ describe('demo: /metrics and /health', () => {
     const body = (await response.json()) as any;
     expect(response.status).toBe(200);
     expect(body.details.queues).toMatchObject({ status: 'up', redis: 'up' });
-    expect(Object.keys(body.details.queues.queues).sort()).toEqual([
-      'game-digest',
-      'game-events',
-      'pet-digests',
-      'pet-feeding',
-      'recurring.games.backlog-audit',
-      'vet-checks',
-    ]);
+    expect(Object.keys(body.details.queues.queues).sort()).toEqual(DEMO_QUEUES);
     expect(body.details.queues.recurring).toEqual({
       'games.backlog-audit': expect.objectContaining({ handled: true }),
     });

@@ -6,6 +6,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { startDemo } from '../../apps/demo/src/demo.app';
 import { VET_CHECKS } from '../../apps/demo/src/pets/pets.constants';
 import { VetConsumer } from '../../apps/demo/src/pets/vet.consumer';
+import { DEMO_QUEUES } from '../support/demo';
 import { CapturedLogs } from '../support/faults';
 import { recordBatches, useQueueApps } from '../support/fixtures';
 import { pollUntil, redisUrl, uniquePrefix } from '../support/testing';
@@ -87,14 +88,7 @@ describe('the dashboard in a real browser, while the demo runs', () => {
     const cards = page.locator('section[data-queue]');
     expect(
       await cards.evaluateAll((sections) => sections.map((section) => section.getAttribute('data-queue'))),
-    ).toEqual([
-      'game-digest',
-      'game-events',
-      'pet-digests',
-      'pet-feeding',
-      'recurring.games.backlog-audit',
-      'vet-checks',
-    ]);
+    ).toEqual(DEMO_QUEUES);
     expect(await page.locator('section[data-queue] h2 small:first-of-type').allTextContents()).toEqual([
       'FixedQueue',
       'FixedQueue',
