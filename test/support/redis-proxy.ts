@@ -7,6 +7,8 @@ interface Pair {
   client: Socket;
   upstream: Socket;
   subscriber: boolean;
+  /** A command connection whose traffic is thrown away for good (a flow a NAT forgot stays forgotten). */
+  holed: boolean;
   /** Whether the last bytes it carried were a call's (its reply still to come). */
   calling: boolean;
 }
@@ -16,13 +18,16 @@ interface Pair {
  * test cannot otherwise make: a subscriber black-holed (its socket open, every byte either way read and
  * thrown away, as a NAT or load balancer does when it forgets a flow, so TCP on the library's side sees
  * nothing wrong), and replies on command connections held back, then let through in order (a process
- * paused between sending a call and reading its reply).
+ * paused between sending a call and reading its reply), or command connections black-holed the same
+ * way as subscribers, each for good, while new ones may be let through again (the path restored).
  */
 export class RedisProxy {
   private server?: Server;
   private readonly pairs = new Set<Pair>();
   /** While set, every connection that subscribes (now or later) is black-holed. */
   private holing = false;
+  /** While set, every command connection (open or opened later) is black-holed, and stays so. */
+  private holingCommands = false;
   /** Replies of command connections held back, in the order they came, while set. */
   private held?: (() => void)[];
   /** Replies are held from the first command that matches this. */
@@ -30,14 +35,17 @@ export class RedisProxy {
   /** When a command connection last carried anything, either way. */
   private lastTraffic = Date.now();
   port = 0;
+  /** Command connections accepted so far (a subscriber counts until its first SUBSCRIBE). */
+  commandConnections = 0;
 
   constructor(private readonly target: number) {}
 
   async start(): Promise<void> {
     this.server = createServer((client) => {
       const upstream = connect(this.target, '127.0.0.1');
-      const pair: Pair = { client, upstream, subscriber: false, calling: false };
+      const pair: Pair = { client, upstream, subscriber: false, holed: this.holingCommands, calling: false };
       this.pairs.add(pair);
+      this.commandConnections++;
       client.on('data', (chunk) => {
         const text = chunk.toString('latin1');
         if (SUBSCRIBE.test(text)) pair.subscriber = true;
@@ -45,6 +53,7 @@ export class RedisProxy {
           if (!this.holing) upstream.write(chunk);
           return;
         }
+        if (pair.holed) return;
         this.lastTraffic = Date.now();
         pair.calling = true;
         if (this.armed?.test(text)) {
@@ -58,6 +67,7 @@ export class RedisProxy {
           if (!this.holing) client.write(chunk);
           return;
         }
+        if (pair.holed) return;
         this.lastTraffic = Date.now();
         pair.calling = false;
         if (this.held) this.held.push(() => client.write(chunk));
@@ -78,6 +88,16 @@ export class RedisProxy {
   /** Black-holes the subscriber's connections from now on (or forwards again). */
   blackHoleSubscribers(on: boolean): void {
     this.holing = on;
+  }
+
+  /**
+   * Black-holes every command connection open now and each one opened from now on, for good; off lets
+   * the connections opened afterwards through (those already black-holed stay so).
+   */
+  blackHoleCommands(on: boolean): void {
+    this.holingCommands = on;
+    if (!on) return;
+    for (const pair of this.pairs) if (!pair.subscriber) pair.holed = true;
   }
 
   /**

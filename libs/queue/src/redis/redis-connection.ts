@@ -26,6 +26,7 @@ import { Scripts, type RedisClient } from './scripts';
 import { ServerClock } from './server-clock';
 import { describeConnectionFailure } from './connection-failure';
 import { SUBSCRIBER_PING_DEADLINE_MS, SubscriberHeartbeat } from './subscriber-heartbeat';
+import { CommandSupervisor } from './command-supervisor';
 
 function isClient(value: unknown): value is RedisClient {
   return value instanceof IORedis || value instanceof Cluster;
@@ -155,6 +156,8 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
   readonly clock = new ServerClock();
   private readonly owned: boolean;
   private readonly target: string;
+  /** Replaces a command connection of ours that stops answering (a client given as `connection` is its owner's). */
+  private readonly supervisor?: CommandSupervisor;
   private subscriber?: RedisClient;
   private heartbeat?: SubscriberHeartbeat;
   /** Times the subscriber was dropped for not answering its PING. */
@@ -187,8 +190,15 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     this.owned = !isClient(connection);
     this.target = describeTarget(connection);
     this.client = isClient(connection) ? connection : createClient(connection, settings);
-    this.scripts = new Scripts(this.client, settings.commandTimeoutMs, () => this.lastError);
+    if (this.owned) this.supervisor = new CommandSupervisor(this.client, this.logger);
+    this.scripts = new Scripts(
+      this.client,
+      settings.commandTimeoutMs,
+      () => this.lastError,
+      (ms) => this.supervisor?.allowSilence(ms),
+    );
     if (this.owned) this.watch(this.client, 'Redis');
+    this.supervisor?.start();
     // A Cluster's own 'close' comes only when all of it closes: a node's closing is its '-node'.
     for (const event of DROPPED_EVENTS) this.client.on(event, this.dropped);
   }
@@ -496,6 +506,7 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     for (const writes of held) writes.close();
     const budgetMs = Math.max(0, closeBy - Date.now());
     const closing: Promise<void>[] = [];
+    this.supervisor?.stop();
     this.heartbeat?.stop();
     if (this.subscriber) closing.push(close(this.subscriber, budgetMs));
     if (this.owned) closing.push(close(this.client, budgetMs));

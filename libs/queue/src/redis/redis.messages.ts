@@ -70,6 +70,12 @@ export const redisOutOfMemory = (reason: string, cause: unknown) =>
     { cause },
   );
 
+/** Why the calls waiting on a command connection that went silent fail (the cause of their QueueConnectionError). */
+export const silentConnection = (silentMs: number) =>
+  new Error(
+    `no reply on the connection for ${Math.round(silentMs / 100) / 10} s; it was dropped and is connecting again`,
+  );
+
 export const unreachable = (outcome: QueueCallOutcome, reason: string, cause: unknown) =>
   new QueueConnectionError(
     outcome === 'not-sent'

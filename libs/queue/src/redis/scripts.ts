@@ -105,6 +105,8 @@ export class Scripts {
     private readonly deadlineMs?: number,
     /** The connection's last error: why a call that was never sent had no connection. */
     private readonly connectionError: () => Error | undefined = () => undefined,
+    /** Told before a command that may keep its connection silent for up to `ms` (WAIT), not to take it for dead. */
+    private readonly expectSilence: (ms: number) => void = () => undefined,
   ) {
     for (const script of SCRIPT_NAMES) load(script);
     this.outcomes = CallOutcomes.of(client);
@@ -161,6 +163,7 @@ export class Scripts {
     wait: ReplicaWait,
   ): Promise<T> {
     const issued = this.outcomes.issue();
+    this.expectSilence(wait.timeoutMs);
     const [[error, result], [waitError, acknowledged]] = await this.runAmong(
       script,
       keys,

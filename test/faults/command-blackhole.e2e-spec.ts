@@ -1,0 +1,70 @@
+import { QueueConnectionError, QueueHealthIndicator } from 'nestjs-redis-queues';
+import { recordBatches, useQueueApps } from '../support/fixtures';
+import { CapturedLogs, startRedis, timed, type RedisServer } from '../support/faults';
+import { RedisProxy } from '../support/redis-proxy';
+import { pollUntil, resolves } from '../support/testing';
+
+const batches = recordBatches<{ n: number }>('events');
+
+/**
+ * A command connection whose traffic is dropped while its socket stays open (a NAT or proxy that
+ * forgot the flow) was never noticed: every call waited `commandTimeoutMs` and failed, consumers
+ * claimed nothing, and nothing reconnected until something reset the socket. Its silence is now
+ * noticed and the connection replaced; here `commandTimeoutMs` is 30 s, so a call that waited for it
+ * would fail every bound below.
+ */
+describe('a black-holed command connection', () => {
+  const harness = useQueueApps();
+  let server: RedisServer;
+  let proxy: RedisProxy;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    proxy = new RedisProxy(server.port);
+    await proxy.start();
+  });
+  afterAll(async () => {
+    await proxy.stop();
+    await server.stop();
+  });
+
+  it('is replaced within seconds: calls in flight fail as unknown, health is down, and work resumes once the path is back', async () => {
+    const logs = new CapturedLogs();
+    const { app, fixed } = await harness.start({
+      connection: `redis://127.0.0.1:${proxy.port}`,
+      root: { commandTimeoutMs: 30_000 },
+      fixed: [{ name: 'events', shards: 2, maxWaitMs: 0 }],
+      providers: [batches.consumer],
+      logger: logs,
+    });
+    const health = app.get(QueueHealthIndicator);
+    const status = async () => (await health.isHealthy('queues')).queues.status;
+    await fixed('events').push('warm', { n: 0 });
+    await batches.untilMessages(1);
+    const opened = proxy.commandConnections;
+
+    proxy.blackHoleCommands(true);
+    const push = await timed(fixed('events').push('lost', { n: 1 }));
+    expect(push.error).toBeInstanceOf(QueueConnectionError);
+    expect((push.error as QueueConnectionError).outcome).toBe('unknown');
+    // Noticed after 3 s of silence (a poll or health's PING may have been waiting already).
+    expect(push.ms).toBeLessThan(8_000);
+    expect(await status()).toBe('down');
+    // The silent socket was dropped and another one opened (black-holed too while the path is down).
+    await pollUntil(() => proxy.commandConnections > opened, 'a new command connection', 10_000);
+    await pollUntil(() => logs.find('warn', /^Redis: no reply for /).length > 0, 'the warning', 5_000);
+
+    proxy.blackHoleCommands(false);
+    const restored = Date.now();
+    await pollUntil(() => resolves(() => fixed('events').push('healed', { n: 2 })), 'a push to succeed', 10_000);
+    const pushedAfterMs = Date.now() - restored;
+    await pollUntil(() => batches.messages().some(({ n }) => n === 2), 'the pushed message to be claimed', 10_000);
+    const claimedAfterMs = Date.now() - restored;
+    await pollUntil(async () => (await status()) === 'up', 'health to be up again', 5_000);
+    expect(logs.find('warn', /^Redis: no reply for /)).toHaveLength(1);
+    expect(logs.find('log', /^Redis: answering again/)).toHaveLength(1);
+    // Before: never (the silent socket was kept until something reset it).
+    expect(pushedAfterMs).toBeLessThan(8_000);
+    expect(claimedAfterMs).toBeLessThan(10_000);
+  });
+});
