@@ -1,8 +1,9 @@
+import { Cluster } from 'ioredis';
 import { QueueConnectionError, QueueHealthIndicator } from 'nestjs-redis-queues';
 import { recordBatches, useQueueApps } from '../support/fixtures';
-import { CapturedLogs, startRedis, timed, type RedisServer } from '../support/faults';
+import { CapturedLogs, startCluster, startRedis, timed, type LocalCluster, type RedisServer } from '../support/faults';
 import { RedisProxy } from '../support/redis-proxy';
-import { pollUntil, resolves } from '../support/testing';
+import { pollUntil, resolves, uniquePrefix } from '../support/testing';
 
 const batches = recordBatches<{ n: number }>('events');
 
@@ -66,5 +67,77 @@ describe('a black-holed command connection', () => {
     // Before: never (the silent socket was kept until something reset it).
     expect(pushedAfterMs).toBeLessThan(8_000);
     expect(claimedAfterMs).toBeLessThan(10_000);
+  });
+});
+
+/**
+ * The same on a Redis Cluster, where every call goes out on the connection of the node that holds its
+ * slot: each master is reached through a proxy of its own (ioredis' natMap), and the one holding the
+ * queue's only shard is black-holed.
+ */
+describe('a black-holed connection to a Redis Cluster node', () => {
+  const harness = useQueueApps();
+  let cluster: LocalCluster;
+  const proxies = new Map<number, RedisProxy>();
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    for (const { port } of cluster.masters) {
+      const proxy = new RedisProxy(port);
+      await proxy.start();
+      proxies.set(port, proxy);
+    }
+  }, 60_000);
+  afterAll(async () => {
+    for (const proxy of proxies.values()) await proxy.stop();
+    await cluster?.stop();
+  });
+
+  it('is replaced within seconds: calls in flight fail as unknown, and work resumes once the path is back', async () => {
+    const prefix = uniquePrefix();
+    const admin = new Cluster(cluster.masters);
+    let owner: number;
+    try {
+      const slot = Number(await admin.cluster('KEYSLOT', `${prefix}:{events:0}:ready`));
+      owner = Number(admin.slots[slot][0].split(':')[1]);
+    } finally {
+      admin.disconnect();
+    }
+    const proxy = proxies.get(owner)!;
+    const natMap = Object.fromEntries(
+      [...proxies].map(([port, { port: proxied }]) => [`127.0.0.1:${port}`, { host: '127.0.0.1', port: proxied }]),
+    );
+    const logs = new CapturedLogs();
+    const { fixed } = await harness.start({
+      prefix,
+      connection: { cluster: cluster.masters, options: { natMap } },
+      root: { commandTimeoutMs: 30_000 },
+      fixed: [{ name: 'events', shards: 1, maxWaitMs: 0 }],
+      providers: [batches.consumer],
+      logger: logs,
+    });
+    await fixed('events').push('warm', { n: 0 });
+    await batches.untilMessages(1);
+    const opened = proxy.commandConnections;
+
+    proxy.blackHoleCommands(true);
+    const push = await timed(fixed('events').push('lost', { n: 1 }));
+    expect(push.error).toBeInstanceOf(QueueConnectionError);
+    expect((push.error as QueueConnectionError).outcome).toBe('unknown');
+    expect(push.ms).toBeLessThan(8_000);
+    await pollUntil(() => proxy.commandConnections > opened, 'a new connection to the node', 10_000);
+    const node = `127.0.0.1:${proxy.port}`;
+    expect(logs.find('warn', new RegExp(`^Redis node ${node}: no reply for `))).toHaveLength(1);
+
+    proxy.blackHoleCommands(false);
+    const restored = Date.now();
+    await pollUntil(() => resolves(() => fixed('events').push('healed', { n: 2 })), 'a push to succeed', 10_000);
+    await pollUntil(() => batches.messages().some(({ n }) => n === 2), 'the pushed message to be claimed', 10_000);
+    // Before: never (the silent connection was kept, and every call to the node's slots waited on it).
+    expect(Date.now() - restored).toBeLessThan(10_000);
+    await pollUntil(
+      () => logs.find('log', new RegExp(`^Redis node ${node}: answering again`)).length === 1,
+      'the recovery line',
+    );
   });
 });
