@@ -327,7 +327,7 @@ describe('PartialBatchError', () => {
   it('logs an error for a count that names no part of the batch, and fails the whole batch', async () => {
     const logs = new CapturedLogs();
     const queue = (await start({ delivery: 'at-least-once', maxAttempts: 4 }, logs)).fixed<Message>('events');
-    const counts = [6, -1, 1.5];
+    const counts = [6, 7, 99];
     PartialReporter.answer = (_, ctx) => {
       if (ctx.attempt <= counts.length) throw new PartialBatchError(counts[ctx.attempt - 1]);
     };
