@@ -112,6 +112,49 @@ describe.each(MODES)('FixedQueue per-group pause (%s)', (_, mode) => {
   });
 });
 
+describe.each(MODES)('FixedQueue per-group pause and ttlMs (%s)', (_, mode) => {
+  const harness = useQueueApps();
+  const start = (consumers: boolean, prefix?: string) =>
+    harness.start({
+      prefix,
+      root: { consumers },
+      fixed: [{ name: 'events', shards: 1, maxWaitMs: 0, batchSize: 5, ttlMs: 1000, ...mode }],
+      providers: [batches.consumer],
+    });
+
+  it('keeps a paused group past ttlMs, delivers its backlog after resumeGroup, and counts ttlMs again from the resume', async () => {
+    const producer = await start(false);
+    const queue = producer.fixed<Message>('events');
+    expect(await queue.pauseGroup('held')).toBe(true);
+    await queue.pushMany('held', [{ n: 0 }, { n: 1 }, { n: 2 }]);
+    // One shard: the look that expires the idle group looks at the paused one too.
+    await queue.push('idle', { n: 9 });
+    await pollUntil(async () => (await queue.size('idle')) === 0, 'the idle group to expire after ttlMs');
+    const pausedFor = await pollUntil(async () => {
+      const { items } = await queue.pausedGroups();
+      const redisMs = Number((await harness.redis.time())[0]) * 1000;
+      return redisMs - items[0].pausedAt > 2 * 1000 ? redisMs - items[0].pausedAt : undefined;
+    }, 'the pause to last twice ttlMs');
+    expect(pausedFor).toBeGreaterThan(2000);
+    expect(await queue.size('held')).toBe(3);
+    expect(await queue.stats()).toMatchObject({ expired: 1, pending: 3, pausedGroups: 1 });
+
+    expect(await queue.resumeGroup('held')).toBe(true);
+    // Nobody consumes here: idle for ttlMs from the resume, it goes as any group does.
+    await pollUntil(async () => (await queue.size('held')) === 0, 'the resumed group to expire after ttlMs');
+    expect(await queue.stats()).toMatchObject({ expired: 4, pending: 0 });
+
+    await queue.pauseGroup('kept');
+    await queue.pushMany('kept', [{ n: 0 }, { n: 1 }]);
+    await queue.push('idle', { n: 9 });
+    await pollUntil(async () => (await queue.size('idle')) === 0, 'the idle group to expire again');
+    await start(true, producer.prefix);
+    expect(await queue.resumeGroup('kept')).toBe(true);
+    await pollUntil(() => seqs('kept').length === 2, 'the backlog delivered after the resume');
+    expect(seqs('kept')).toEqual([0, 1]);
+  });
+});
+
 describe.each(MODES.slice(0, 2))('FixedQueue per-group pause of a group being handled (%s)', (_, mode) => {
   const harness = useQueueApps();
   const atLeastOnce = mode.delivery === 'at-least-once';
