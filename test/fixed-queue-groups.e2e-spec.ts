@@ -286,6 +286,36 @@ describe("FixedQueue onExhausted: 'pause-group'", () => {
     expect(again).toEqual([expect.objectContaining({ group: 'g', attempt: 1, messages: [{ n: 0 }, { n: 1 }] })]);
   });
 
+  it('announces a pause for a lapsed last attempt in the process whose claim makes it: a warning and group.paused', async () => {
+    const options = { ...queueOptions, maxAttempts: 1, leaseMs: 200 };
+    const dead = await harness.start({ root: { consumers: false }, fixed: [options] });
+    const queue = dead.fixed<Message>('events');
+    const shard = shardOf('g', SHARDS);
+    await queue.pushMany('g', [{ n: 0 }, { n: 1 }]);
+    // Claimed by a consumer that never acknowledges nor extends it, before any other consumer runs.
+    const due = (await queue.store.take(shard, 10, [])).due;
+    expect((await queue.store.take(shard, 10, due)).batches).toHaveLength(1);
+
+    const logs = new CapturedLogs();
+    const noticing = await harness.start({
+      prefix: dead.prefix,
+      fixed: [options],
+      providers: [batches.consumer],
+      logger: logs,
+    });
+    const paused: GroupPausedEvent[] = [];
+    noticing.app.get(QueueEvents).on('group.paused', (event) => paused.push(event));
+    await pollUntil(() => paused.length === 1, 'group.paused for the lapsed last attempt');
+    expect(paused).toEqual([{ queue: 'events', group: 'g', reason: 'exhausted' }]);
+    expect(logs.find('warn', /did not settle before its lease ran out; its group is paused/)).toEqual([
+      expect.stringContaining('group="g"'),
+    ]);
+    expect((await queue.pausedGroups()).items).toEqual([
+      { group: 'g', pausedAt: expect.any(Number), reason: 'exhausted' },
+    ]);
+    expect(seqs('g')).toEqual([]);
+  });
+
   it('is refused beside at-most-once delivery, and takes only its two values', async () => {
     await expect(harness.start({ fixed: [{ name: 'events', onExhausted: 'pause-group' }] })).rejects.toThrow(
       /onExhausted 'pause-group' needs delivery 'at-least-once'.*got delivery=at-most-once by default/,
