@@ -112,6 +112,49 @@ describe.each(MODES)('FixedQueue per-group pause (%s)', (_, mode) => {
   });
 });
 
+describe.each(MODES)('FixedQueue per-group pause and ttlMs (%s)', (_, mode) => {
+  const harness = useQueueApps();
+  const start = (consumers: boolean, prefix?: string) =>
+    harness.start({
+      prefix,
+      root: { consumers },
+      fixed: [{ name: 'events', shards: 1, maxWaitMs: 0, batchSize: 5, ttlMs: 1000, ...mode }],
+      providers: [batches.consumer],
+    });
+
+  it('keeps a paused group past ttlMs, delivers its backlog after resumeGroup, and counts ttlMs again from the resume', async () => {
+    const producer = await start(false);
+    const queue = producer.fixed<Message>('events');
+    expect(await queue.pauseGroup('held')).toBe(true);
+    await queue.pushMany('held', [{ n: 0 }, { n: 1 }, { n: 2 }]);
+    // One shard: the look that expires the idle group looks at the paused one too.
+    await queue.push('idle', { n: 9 });
+    await pollUntil(async () => (await queue.size('idle')) === 0, 'the idle group to expire after ttlMs');
+    const pausedFor = await pollUntil(async () => {
+      const { items } = await queue.pausedGroups();
+      const redisMs = Number((await harness.redis.time())[0]) * 1000;
+      return redisMs - items[0].pausedAt > 2 * 1000 ? redisMs - items[0].pausedAt : undefined;
+    }, 'the pause to last twice ttlMs');
+    expect(pausedFor).toBeGreaterThan(2000);
+    expect(await queue.size('held')).toBe(3);
+    expect(await queue.stats()).toMatchObject({ expired: 1, pending: 3, pausedGroups: 1 });
+
+    expect(await queue.resumeGroup('held')).toBe(true);
+    // Nobody consumes here: idle for ttlMs from the resume, it goes as any group does.
+    await pollUntil(async () => (await queue.size('held')) === 0, 'the resumed group to expire after ttlMs');
+    expect(await queue.stats()).toMatchObject({ expired: 4, pending: 0 });
+
+    await queue.pauseGroup('kept');
+    await queue.pushMany('kept', [{ n: 0 }, { n: 1 }]);
+    await queue.push('idle', { n: 9 });
+    await pollUntil(async () => (await queue.size('idle')) === 0, 'the idle group to expire again');
+    await start(true, producer.prefix);
+    expect(await queue.resumeGroup('kept')).toBe(true);
+    await pollUntil(() => seqs('kept').length === 2, 'the backlog delivered after the resume');
+    expect(seqs('kept')).toEqual([0, 1]);
+  });
+});
+
 describe.each(MODES.slice(0, 2))('FixedQueue per-group pause of a group being handled (%s)', (_, mode) => {
   const harness = useQueueApps();
   const atLeastOnce = mode.delivery === 'at-least-once';
@@ -243,6 +286,36 @@ describe("FixedQueue onExhausted: 'pause-group'", () => {
     expect(again).toEqual([expect.objectContaining({ group: 'g', attempt: 1, messages: [{ n: 0 }, { n: 1 }] })]);
   });
 
+  it('announces a pause for a lapsed last attempt in the process whose claim makes it: a warning and group.paused', async () => {
+    const options = { ...queueOptions, maxAttempts: 1, leaseMs: 200 };
+    const dead = await harness.start({ root: { consumers: false }, fixed: [options] });
+    const queue = dead.fixed<Message>('events');
+    const shard = shardOf('g', SHARDS);
+    await queue.pushMany('g', [{ n: 0 }, { n: 1 }]);
+    // Claimed by a consumer that never acknowledges nor extends it, before any other consumer runs.
+    const due = (await queue.store.take(shard, 10, [])).due;
+    expect((await queue.store.take(shard, 10, due)).batches).toHaveLength(1);
+
+    const logs = new CapturedLogs();
+    const noticing = await harness.start({
+      prefix: dead.prefix,
+      fixed: [options],
+      providers: [batches.consumer],
+      logger: logs,
+    });
+    const paused: GroupPausedEvent[] = [];
+    noticing.app.get(QueueEvents).on('group.paused', (event) => paused.push(event));
+    await pollUntil(() => paused.length === 1, 'group.paused for the lapsed last attempt');
+    expect(paused).toEqual([{ queue: 'events', group: 'g', reason: 'exhausted' }]);
+    expect(logs.find('warn', /did not settle before its lease ran out; its group is paused/)).toEqual([
+      expect.stringContaining('group="g"'),
+    ]);
+    expect((await queue.pausedGroups()).items).toEqual([
+      { group: 'g', pausedAt: expect.any(Number), reason: 'exhausted' },
+    ]);
+    expect(seqs('g')).toEqual([]);
+  });
+
   it('is refused beside at-most-once delivery, and takes only its two values', async () => {
     await expect(harness.start({ fixed: [{ name: 'events', onExhausted: 'pause-group' }] })).rejects.toThrow(
       /onExhausted 'pause-group' needs delivery 'at-least-once'.*got delivery=at-most-once by default/,
@@ -327,7 +400,7 @@ describe('PartialBatchError', () => {
   it('logs an error for a count that names no part of the batch, and fails the whole batch', async () => {
     const logs = new CapturedLogs();
     const queue = (await start({ delivery: 'at-least-once', maxAttempts: 4 }, logs)).fixed<Message>('events');
-    const counts = [6, -1, 1.5];
+    const counts = [6, 7, 99];
     PartialReporter.answer = (_, ctx) => {
       if (ctx.attempt <= counts.length) throw new PartialBatchError(counts[ctx.attempt - 1]);
     };

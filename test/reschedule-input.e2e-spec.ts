@@ -19,3 +19,20 @@ describe('DelayQueue.reschedule without a new time', () => {
     },
   );
 });
+
+describe('DelayQueue times far in the past', () => {
+  const harness = useQueueApps();
+
+  it('bounds delayMs as runAt: a time before 1970 is due now, at 0', async () => {
+    const started = await harness.start({ root: { consumers: false }, delay: [{ name: 'reminders', shards: 2 }] });
+    const reminders = started.delay('reminders');
+
+    expect(await reminders.schedule({ text: 'then' }, { id: 'r1', runAt: -1 })).toMatchObject({ runAt: 0 });
+    expect(await reminders.schedule({ text: 'then' }, { id: 'r2', delayMs: -1e15 })).toMatchObject({ runAt: 0 });
+    expect(await reminders.get('r2')).toMatchObject({ state: 'scheduled', runAt: 0 });
+    await expect(reminders.schedule({ text: 'never' }, { id: 'r3', delayMs: 8.64e15 - 1 })).rejects.toThrow(
+      QueueInputError,
+    );
+    expect(await reminders.get('r3')).toBeNull();
+  });
+});

@@ -109,6 +109,7 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
         reporter.claimSucceeded();
         this.claimed += claimed.items.length;
         for (const { group, count } of claimed.expired ?? []) reporter.expired(group, count);
+        for (const group of claimed.paused ?? []) reporter.lapsedGroupPaused(group);
         return claimed;
       },
       handle: (shard, item, serverNow, free) => this.handle(shard, item, serverNow, free),

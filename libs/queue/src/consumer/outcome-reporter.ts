@@ -220,6 +220,21 @@ export class OutcomeReporter<D extends OpenedDelivery> {
     if (events.has('messages.expired')) events.emit('messages.expired', { queue, group, count });
   }
 
+  /**
+   * A claim paused a group because the lease of its batch's last attempt ran out (its consumer stopped,
+   * stalled, or shut down with its handler past its deadline): said as a failed last attempt's pause is.
+   */
+  lapsedGroupPaused(group: string): void {
+    this.options.logger.warn(
+      logLine(
+        this.options.label,
+        "batch's last attempt did not settle before its lease ran out; its group is paused with it at its head until resumeGroup",
+        { group },
+      ),
+    );
+    this.groupPaused(group);
+  }
+
   /** A group paused because its batch failed its last attempt (onExhausted: 'pause-group'). */
   private groupPaused(group: string): void {
     const { events, queue } = this.options;

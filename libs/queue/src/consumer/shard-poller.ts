@@ -9,6 +9,8 @@ export interface Claimed<I> {
   items: I[];
   /** Messages of groups discarded for age on the way (FixedQueue). */
   expired?: { group: string; count: number }[];
+  /** Groups the claim paused because the lease of their last attempt ran out (FixedQueue, onExhausted 'pause-group'). */
+  paused?: string[];
 }
 
 /** Why a process stops claiming for a consumer: `pauseConsumers`, or too many handlers past their deadline. */

@@ -1,5 +1,5 @@
 import { describeError } from '../utils/errors';
-import { QueueError } from './queue.error';
+import { QueueError, QueueInputError } from './queue.error';
 
 /**
  * Thrown by the handler of an at-least-once FixedQueue when it handled the first `acknowledged`
@@ -19,10 +19,20 @@ export class PartialBatchError extends QueueError {
     readonly acknowledged: number,
     cause?: unknown,
   ) {
+    // Refused here, where the handler's author sees it, rather than logged later as a count that
+    // names no part of the batch ('2' would read as 2 in that line).
+    if (typeof acknowledged !== 'number' || !Number.isInteger(acknowledged) || acknowledged < 0)
+      throw new QueueInputError(
+        `PartialBatchError needs the number of messages handled, a whole number ≥ 0, got ${describeCount(acknowledged)}`,
+      );
     super(
       `the first ${acknowledged} messages of the batch were handled, not the rest` +
         (cause === undefined ? '' : `: ${describeError(cause)}`),
       cause === undefined ? undefined : { cause },
     );
   }
+}
+
+function describeCount(value: unknown): string {
+  return typeof value === 'string' ? `'${value}' (a string)` : String(value);
 }

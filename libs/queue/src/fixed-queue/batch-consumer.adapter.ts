@@ -222,6 +222,7 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
       expired: outcome.batches
         .filter((batch) => batch.expired > 0)
         .map(({ group, expired }) => ({ group, count: expired })),
+      paused: outcome.paused,
     };
   }
 

@@ -24,6 +24,7 @@ describe('resolveTime', () => {
     [{ runAt: new Date('nope') }, /invalid Date/],
     [{ runAt: 'next tuesday' }, /cannot be parsed|can be parsed/],
     [{ runAt: 1e300 }, /out of range/],
+    [{ delayMs: 8.64e15 - 1000 }, /delayMs is out of range: now \+ 8639999999999000 ms is past/],
     [{ runAt: null }, /must be a Date/],
     [{ runAt: 1, delayMs: 1 }, /either delayMs or runAt/],
   ])('refuses %p', (time, message) => {

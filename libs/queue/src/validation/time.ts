@@ -42,7 +42,11 @@ export function resolveTime(time: TaskTime | undefined): ResolvedTime {
   if (runAt !== undefined) return ['at', Math.max(0, toEpochMs(runAt))];
   if (delayMs !== undefined) {
     if (typeof delayMs !== 'number') throw badTime(`delayMs must be a number, got ${typeof delayMs}`);
-    return ['in', wholeMs(delayMs, 'delayMs')];
+    // The time it makes is kept within runAt's range: at least 0 (in Redis, which knows its now), and
+    // no later than the last representable date (by this process' clock: a range, not a due time).
+    if (wholeMs(delayMs, 'delayMs') > MAX_TIME_MS - Date.now())
+      throw badTime(`delayMs is out of range: now + ${delayMs} ms is past the last representable date`);
+    return ['in', delayMs];
   }
   return ['in', 0];
 }

@@ -9,7 +9,7 @@ local now = serverNow()
 local id = ARGV[1]
 if redis.call('ZREM', deadKey, id) == 0 then return {0} end
 local runAt = tonumber(ARGV[3])
-if ARGV[2] == 'in' then runAt = now + runAt end
+if ARGV[2] == 'in' then runAt = math.max(0, now + runAt) end
 redis.call('HDEL', errorsKey, id)
 redis.call('HDEL', runsKey, id)
 redis.call('ZADD', dueKey, runAt, id)

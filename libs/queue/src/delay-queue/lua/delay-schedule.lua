@@ -17,7 +17,8 @@ local written = 0
 for a = 1, #ARGV, 6 do
   local id, json, onExists, maxWait = ARGV[a], ARGV[a + 1], ARGV[a + 4], ARGV[a + 5]
   local runAt = tonumber(ARGV[a + 3])
-  if ARGV[a + 2] == 'in' then runAt = now + runAt end
+  -- A delay far in the past is due now like a runAt before 1970: from 0, not a negative time.
+  if ARGV[a + 2] == 'in' then runAt = math.max(0, now + runAt) end
   local exists = redis.call('HEXISTS', dataKey, id) == 1
   local write = true
   if exists and onExists ~= 'replace' then

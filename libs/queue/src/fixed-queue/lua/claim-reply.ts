@@ -18,6 +18,8 @@ export interface TakeOutcome {
   /** Groups due now: the candidates of the next call. */
   due: string[];
   batches: ClaimedBatch[];
+  /** Groups this claim paused (onExhausted 'pause-group'): the lease of their last attempt had run out. */
+  paused?: string[];
 }
 
 /** A claim's outcome, with the entries it read (their sizes plan the next poll). */

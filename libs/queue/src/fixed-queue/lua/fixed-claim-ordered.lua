@@ -19,7 +19,8 @@
 --   ARGV[11] groupRateLimit's max (0: none)  ARGV[12] its durationMs, then per candidate: name, entries read
 --   then, when Redis is full, one argument more: the script reads those entries itself (read-here)
 -- Output (a paused queue: nothing claimed, nothing due): {now, next due or -1, groups listed, group..., then per candidate: offset, expired, claimed,
---   attempt, token}: the read entries [offset, offset + claimed) are one batch, delivered under token.
+--   attempt, token}: the read entries [offset, offset + claimed) are one batch, delivered under token;
+--   attempt -1 (nothing claimed): this call paused the group, its last attempt's lease having run out.
 local readyKey, statsKey, lastPushKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local leasesKey, deadKey, recordsKey, errorsKey, pausedKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 --- @include "now"
@@ -130,6 +131,8 @@ for k = first, last do
       local heldBack = exhausted and pauseExhaustedGroups
       if heldBack then
         pauseExhausted(pausedKey, readyKey, group, now)
+        -- Told to the caller, which announces it as a failed last attempt's pause is.
+        attempt = -1
       elseif exhausted then
         -- Its last delivery's lease ran out: bury it; the group's next batch comes on the next poll.
         len = bury(shard, group, key, count, attempts, base .. '.' .. (k - first + 1), now)

@@ -72,6 +72,7 @@ export const fixedClaimOrdered: ScriptProtocol<'fixed-claim-ordered', FixedClaim
       } else if (expired > 0) {
         outcome.batches.push({ group, expired, messages: [], attempt: 0 });
       }
+      if (values[at + 3] === -1) (outcome.paused ??= []).push(group);
     }
     return { outcome, lists };
   },

@@ -8,7 +8,7 @@ export const fixedExpire: ScriptProtocol<
 > = {
   script: 'fixed-expire',
   keys: (shard, { groups }) => [
-    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held']),
+    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'pausedGroups']),
     ...groups.map((group) => shard.group(group)),
   ],
   args: ({ ttlMs, groups }) => [ttlMs, ...groups],

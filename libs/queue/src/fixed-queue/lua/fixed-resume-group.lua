@@ -19,6 +19,8 @@ if not record then return {0, -1, now} end
 -- The paused entry goes first: a full Redis (maxmemory, noeviction) lets a script through only once
 -- its first write frees memory.
 redis.call('HDEL', pausedKey, group)
+-- ttlMs counts from the resume: a pause kept the group however long nobody pushed to it.
+if redis.call('ZSCORE', lastPushKey, group) then redis.call('ZADD', lastPushKey, now, group) end
 local holder, count, _, notBefore = parseHeld(redis.call('HGET', heldKey, group))
 if holder ~= '' then return {1, -1, now} end
 if count == 0 then
