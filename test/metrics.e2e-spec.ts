@@ -90,6 +90,7 @@ describe('QueueMetricsModule (prom-client)', () => {
     expect(metrics.get('nrq_handler_duration_seconds_count{queue="events",outcome="completed"}')).toBe(2);
     // The wake-up subscriber answered its PINGs: never reconnected.
     expect(metrics.get('nrq_subscriber_restarts_total')).toBe(0);
+    expect(metrics.get('nrq_connection_restarts_total')).toBe(0);
     // Nothing of a queue that saw no such activity.
     expect([...metrics.keys()].filter((key) => key.startsWith('nrq_messages_pushed_total'))).toEqual([
       'nrq_messages_pushed_total{queue="events"}',

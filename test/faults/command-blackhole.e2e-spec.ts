@@ -1,5 +1,6 @@
 import { Cluster } from 'ioredis';
-import { QueueConnectionError, QueueHealthIndicator } from 'nestjs-redis-queues';
+import { Registry } from 'prom-client';
+import { QueueConnectionError, QueueHealthIndicator, QueueMetricsModule } from 'nestjs-redis-queues';
 import { recordBatches, useQueueApps } from '../support/fixtures';
 import { CapturedLogs, startCluster, startRedis, timed, type LocalCluster, type RedisServer } from '../support/faults';
 import { RedisProxy } from '../support/redis-proxy';
@@ -31,13 +32,17 @@ describe('a black-holed command connection', () => {
 
   it('is replaced within seconds: calls in flight fail as unknown, health is down, and work resumes once the path is back', async () => {
     const logs = new CapturedLogs();
+    const registry = new Registry();
     const { app, fixed } = await harness.start({
       connection: `redis://127.0.0.1:${proxy.port}`,
       root: { commandTimeoutMs: 30_000 },
       fixed: [{ name: 'events', shards: 2, maxWaitMs: 0 }],
       providers: [batches.consumer],
+      imports: [QueueMetricsModule.register({ registry })],
       logger: logs,
     });
+    const restarts = async () =>
+      (await registry.getSingleMetric('nrq_connection_restarts_total')!.get()).values[0].value;
     const health = app.get(QueueHealthIndicator);
     const status = async () => (await health.isHealthy('queues')).queues.status;
     await fixed('events').push('warm', { n: 0 });
@@ -54,6 +59,7 @@ describe('a black-holed command connection', () => {
     // The silent socket was dropped and another one opened (black-holed too while the path is down).
     await pollUntil(() => proxy.commandConnections > opened, 'a new command connection', 10_000);
     await pollUntil(() => logs.find('warn', /^Redis: no reply for /).length > 0, 'the warning', 5_000);
+    expect(await restarts()).toBeGreaterThanOrEqual(1);
 
     proxy.blackHoleCommands(false);
     const restored = Date.now();

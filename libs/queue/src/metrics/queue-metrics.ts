@@ -233,11 +233,11 @@ export class QueueMetrics implements OnModuleDestroy {
       (set, { stats }) => set(stats!.lagMs / 1000),
     );
     if (this.recurring) this.recurringGauges(prom, this.recurring);
-    if (this.connection) this.subscriberRestarts(prom, this.connection);
+    if (this.connection) this.connectionRestarts(prom, this.connection);
   }
 
-  /** How often this process' wake-up subscriber was found silent and connected again (a process-wide counter). */
-  private subscriberRestarts(prom: PromClient, connection: RedisConnection): void {
+  /** How often this process' connections were found silent and connected again (process-wide counters). */
+  private connectionRestarts(prom: PromClient, connection: RedisConnection): void {
     new prom.Counter({
       name: this.name('subscriber_restarts_total'),
       help: "Times this process' wake-up subscriber connection missed its PING deadline and was connected again.",
@@ -245,6 +245,15 @@ export class QueueMetrics implements OnModuleDestroy {
       collect() {
         this.reset();
         this.inc(connection.subscriberStatus()?.restarts ?? 0);
+      },
+    });
+    new prom.Counter({
+      name: this.name('connection_restarts_total'),
+      help: "Times one of this process' command connections (a Cluster node's) heard nothing while a reply was due and was replaced.",
+      registers: [this.registry() as never],
+      collect() {
+        this.reset();
+        this.inc(connection.commandRestarts());
       },
     });
   }

@@ -425,6 +425,11 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     );
   }
 
+  /** Times a command connection (a Cluster node's) was replaced for silence since start-up. */
+  commandRestarts(): number {
+    return this.supervisor?.restarts ?? 0;
+  }
+
   /** The wake-up channel's connection, for health: undefined until a consumer subscribes. */
   subscriberStatus(): SubscriberHealthDetails | undefined {
     const { subscriber, heartbeat } = this;
