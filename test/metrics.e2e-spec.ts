@@ -121,6 +121,7 @@ describe('QueueMetricsModule (prom-client)', () => {
     expect(metrics.get('nrq_tasks{queue="tasks",state="scheduled"}')).toBe(2);
     expect(metrics.get('nrq_tasks{queue="tasks",state="active"}')).toBe(0);
     expect(metrics.get('nrq_tasks_due{queue="tasks"}')).toBe(1);
+    expect(metrics.get('nrq_deliveries_given_back{queue="tasks"}')).toBe(0);
     expect(metrics.get('nrq_oldest_due_lag_seconds{queue="idle"}')).toBeLessThan(60);
     expect(metrics.get('nrq_oldest_due_lag_seconds{queue="events"}')).toBe(0);
     expect(await registry.getMetricsAsJSON()).toEqual(

@@ -110,6 +110,19 @@ export interface ConsumerAdapter<I, D extends OpenedDelivery> {
   settle(delivery: D, result: HandlerResult, next: boolean): Settlement<I>;
   /** Extends the leases of a shard's deliveries; absent when they hold none. */
   extend?(shard: number, deliveries: D[]): Promise<boolean[]>;
-  /** Hands back what shutdown abandoned; resolves with how many went back. */
-  giveBack(abandoned: D[]): Promise<number>;
+  /**
+   * Hands back what shutdown abandoned, each counted as an attempt where `counted` says so; resolves
+   * with how many went back.
+   */
+  giveBack(abandoned: Abandoned<D>[]): Promise<number>;
+}
+
+/**
+ * A delivery shutdown abandoned. `counted`: its handler ran past handlerTimeoutMs and had not settled,
+ * so the attempt counts (it ran, and its next delivery is attempt + 1; past the last one the kind's
+ * exhaustion rule applies). One interrupted within its time is not counted: shutdown cut it short.
+ */
+export interface Abandoned<D> {
+  delivery: D;
+  counted: boolean;
 }

@@ -4,6 +4,7 @@ import { QueueEvents } from '../events/queue-events';
 import { ServerClock } from '../redis/server-clock';
 import { pollUntil } from '../../../../test/support/testing';
 import type {
+  Abandoned,
   ConsumerAdapter,
   DeliveryOutcome,
   HandlerResult,
@@ -108,8 +109,8 @@ class FakeAdapter implements ConsumerAdapter<Item, FakeDelivery> {
     return deliveries.map(({ item }) => !this.lost.has(item.id));
   }
 
-  async giveBack(abandoned: FakeDelivery[]) {
-    this.givenBack.push(...abandoned.map(({ item }) => item.id));
+  async giveBack(abandoned: Abandoned<FakeDelivery>[]) {
+    this.givenBack.push(...abandoned.map(({ delivery, counted }) => delivery.item.id + (counted ? ' (counted)' : '')));
     return abandoned.length;
   }
 }
@@ -324,6 +325,18 @@ describe('ConsumerRuntime (driven by a fake adapter, no Redis)', () => {
     expect(adapter.givenBack).toEqual(['stuck']);
     expect(hints.now).toHaveBeenCalledWith(0);
     expect(consumer.status().running).toBe(false);
+  });
+
+  it('stop() counts the attempt of a delivery given back past handlerTimeoutMs, not of one within its time', async () => {
+    adapter.waiting.push(item('hung', () => new Promise(() => undefined)));
+    const consumer = runtime({ handlerTimeoutMs: 30 });
+    await consumer.start();
+    await pollUntil(() => consumer.status().overdue.length === 1, 'the hung handler past its deadline');
+    adapter.waiting.push(item('fresh', () => new Promise(() => undefined)));
+    await pollUntil(() => consumer.status().inFlight === 1, 'the fresh handler in the freed slot');
+    expect(await consumer.stop(5)).toBe(false);
+    expect(adapter.givenBack.sort()).toEqual(['fresh', 'hung (counted)']);
+    expect(warnings).toContainEqual(expect.stringMatching(/gave unfinished work back.*count=2 countedAsAttempts=1/));
   });
 
   it('claims nothing while held, and again once released', async () => {

@@ -147,7 +147,8 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
 
   /**
    * Stops claiming and waits (at most `timeoutMs`) for running handlers; those still running then are
-   * abandoned (their signals abort) and their work given back. Waits for outcomes on their way to
+   * abandoned (their signals abort) and their work given back, counted as an attempt where the handler
+   * was past handlerTimeoutMs. Waits for outcomes on their way to
    * Redis. False when handlers had to be abandoned.
    */
   async stop(timeoutMs: number): Promise<boolean> {
@@ -156,12 +157,15 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
     this.unsubscribe?.();
     const finished = await this.poller.stop(timeoutMs);
     if (!finished) {
-      const abandoned = this.deliveries.abandon(shutdownRanOut());
+      // Overdue handlers keep their HandlerTimeoutError as their signal's reason: their attempts count.
+      const abandoned = this.deliveries
+        .abandon(shutdownRanOut())
+        .map((delivery) => ({ delivery, counted: overdue(delivery) }));
       const given = await this.adapter.giveBack(abandoned).catch(() => 0);
       if (given > 0) {
         // Due again now: the consumers of other processes must not wait for the leases it had.
-        for (const shard of new Set(abandoned.map((delivery) => delivery.shard))) this.options.hints.now(shard);
-        this.reporter.gaveBack(given);
+        for (const shard of new Set(abandoned.map(({ delivery }) => delivery.shard))) this.options.hints.now(shard);
+        this.reporter.gaveBack(given, abandoned.filter(({ counted }) => counted).length);
       }
     }
     await Promise.allSettled(this.recording);

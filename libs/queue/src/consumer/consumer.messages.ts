@@ -9,3 +9,7 @@ export const shutdownRanOut = () => new QueueError('shutdown timeout ran out');
 export const leaseLostError = () => new QueueError('lease lost');
 
 export const handlerTimedOut = (timeoutMs: number, what: string) => new HandlerTimeoutError(timeoutMs, what);
+
+/** The last error recorded for a delivery given back at shutdown while its handler ran past its deadline. */
+export const givenBackOverdue = (label: string) =>
+  `handler past handlerTimeoutMs had not settled when its process shut down (${label}); the attempt counts`;

@@ -241,9 +241,13 @@ export class OutcomeReporter<D extends OpenedDelivery> {
     if (events.has('group.paused')) events.emit('group.paused', { queue, group, reason: 'exhausted' });
   }
 
-  gaveBack(count: number): void {
+  /** Shutdown gave `count` deliveries back, `counted` of them as attempts (handlers past their deadline). */
+  gaveBack(count: number, counted: number): void {
     this.options.logger.warn(
-      logLine(this.options.label, 'gave unfinished work back to the queue for another consumer', { count }),
+      logLine(this.options.label, 'gave unfinished work back to the queue for another consumer', {
+        count,
+        ...(counted > 0 && { countedAsAttempts: counted }),
+      }),
     );
   }
 

@@ -111,9 +111,28 @@ describe('DelayConsumerAdapter (on real Redis)', () => {
     await queue.schedule({ n: 1 }, { id: 'd' });
     const delivery = await claimed(tasks, 'd');
     expect(await tasks.extend(delivery.shard, [delivery])).toEqual([true]);
-    expect(await tasks.giveBack([delivery])).toBe(1);
+    expect(await tasks.giveBack([{ delivery, counted: false }])).toBe(1);
     expect(await queue.get('d')).toMatchObject({ state: 'scheduled', runAt: expect.any(Number) });
     expect((await claimed(tasks, 'd')).attempt).toBe(1);
+  });
+
+  it('counts the attempt of a delivery given back past its deadline; the claim after the last dead-letters it', async () => {
+    const tasks = adapter();
+    await queue.schedule({ n: 1 }, { id: 'e' });
+    let delivery = await claimed(tasks, 'e');
+    for (let attempt = 1; attempt < queue.options.maxAttempts; attempt++) {
+      expect(delivery.attempt).toBe(attempt);
+      expect(await tasks.giveBack([{ delivery, counted: true }])).toBe(1);
+      delivery = await claimed(tasks, 'e');
+    }
+    expect(await tasks.giveBack([{ delivery, counted: true }])).toBe(1);
+    await expect(claimed(tasks, 'e')).rejects.toThrow('task e was not claimed');
+    expect(await queue.get('e')).toMatchObject({
+      attempts: queue.options.maxAttempts,
+      lastError: expect.stringContaining('handler past handlerTimeoutMs had not settled when its process shut down'),
+    });
+    expect(await queue.get('e')).toMatchObject({ state: 'dead' });
+    expect(await queue.stats()).toMatchObject({ givenBack: queue.options.maxAttempts, deadTotal: 1 });
   });
 
   it('composed with the runtime: runs due tasks at most `concurrency` at a time and acknowledges each', async () => {

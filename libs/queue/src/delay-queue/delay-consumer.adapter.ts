@@ -1,4 +1,12 @@
-import type { ConsumerAdapter, HandlerResult, OpenedDelivery, Settled, Settlement } from '../consumer/consumer-adapter';
+import type {
+  Abandoned,
+  ConsumerAdapter,
+  HandlerResult,
+  OpenedDelivery,
+  Settled,
+  Settlement,
+} from '../consumer/consumer-adapter';
+import { givenBackOverdue } from '../consumer/consumer.messages';
 import { LazyAbort } from '../consumer/deliveries';
 import { RetryPolicy } from '../consumer/retry-policy';
 import type { Claimed } from '../consumer/shard-poller';
@@ -176,10 +184,16 @@ export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDe
     return this.store.extend(shard, deliveries);
   }
 
-  /** Tasks that shutdown abandoned are due again at once instead of waiting out their lease. */
-  async giveBack(abandoned: TaskDelivery[]): Promise<number> {
+  /**
+   * Tasks that shutdown abandoned are due again at once instead of waiting out their lease, counted as
+   * an attempt where the handler was past handlerTimeoutMs (see delay-release.lua).
+   */
+  async giveBack(abandoned: Abandoned<TaskDelivery>[]): Promise<number> {
+    const error = givenBackOverdue(this.label);
     const released = await Promise.all(
-      abandoned.map(({ shard, id, token }) => this.store.release(shard, id, token).catch(() => false)),
+      abandoned.map(({ delivery: { shard, id, token }, counted }) =>
+        this.store.release(shard, id, token, counted, error).catch(() => false),
+      ),
     );
     return released.filter(Boolean).length;
   }

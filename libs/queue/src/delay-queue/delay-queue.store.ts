@@ -195,8 +195,12 @@ export class DelayQueueStore {
     );
   }
 
-  release(shard: number, id: string, token: string): Promise<boolean> {
-    return this.call(delayRelease, shard, { id, token });
+  /**
+   * Shutdown: a running delivery is due again at once, counted as an attempt only when `counted` (its
+   * handler ran past handlerTimeoutMs; `error` is then recorded as its last).
+   */
+  release(shard: number, id: string, token: string, counted = false, error = ''): Promise<boolean> {
+    return this.call(delayRelease, shard, { id, token, counted, error });
   }
 
   requeue(shard: number, id: string, time: ResolvedTime): Promise<Placement | null> {
@@ -284,6 +288,7 @@ export class DelayQueueStore {
       completed: 0,
       retried: 0,
       deadTotal: 0,
+      givenBack: 0,
       due: 0,
       lagMs: 0,
     };
@@ -301,6 +306,7 @@ export class DelayQueueStore {
       total.completed += shard.completed;
       total.retried += shard.retried;
       total.deadTotal += shard.deadTotal;
+      total.givenBack += shard.givenBack;
       total.due += shard.due;
       if (nextDue >= 0) total.lagMs = Math.max(total.lagMs, serverNow - nextDue);
     }

@@ -1,4 +1,5 @@
 import type {
+  Abandoned,
   ConsumerAdapter,
   DeliveryOutcome,
   HandlerResult,
@@ -18,6 +19,7 @@ import { byShard } from '../utils/by-shard';
 import { failureText } from '../utils/errors';
 import type { BatchConsumerOptionsRules } from '../validation/queue-options';
 import { partialOutOfRange, retriesOnAtLeastOnce } from './fixed-queue.messages';
+import { givenBackOverdue } from '../consumer/consumer.messages';
 import type { FixedQueue } from './fixed-queue';
 import type { Acknowledged, ClaimedBatch, Delivery, FixedQueueStore } from './fixed-queue.store';
 
@@ -249,19 +251,23 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
   }
 
   /**
-   * Ordered deliveries that shutdown abandoned let go of their groups at once (at-least-once: due
-   * again, not counted as an attempt) instead of holding them until their leases run out.
+   * Ordered deliveries that shutdown abandoned let go of their groups at once instead of holding them
+   * until their leases run out. At least once, due again, counted as an attempt where the handler was
+   * past handlerTimeoutMs (see fixed-release.lua).
    */
-  async giveBack(abandoned: BatchDelivery[]): Promise<number> {
-    const held = abandoned.filter((running) => running.delivery);
+  async giveBack(abandoned: Abandoned<BatchDelivery>[]): Promise<number> {
+    const held = abandoned.filter(({ delivery }) => delivery.delivery);
     const given = await Promise.all(
-      [...byShard(held)].map(([shard, running]) => {
+      [...byShard(held.map(({ delivery }) => delivery))].map(([shard, running]) => {
         const deliveries = running.map(({ delivery }) => delivery!);
-        return (
-          this.atLeastOnce
-            ? this.store.release(shard, deliveries)
-            : this.store.ack(shard, deliveries).then(({ dueAt }) => dueAt.map((due) => due !== null))
-        ).catch(() => [] as boolean[]);
+        if (!this.atLeastOnce)
+          return this.store
+            .ack(shard, deliveries)
+            .then(({ dueAt }) => dueAt.map((due) => due !== null))
+            .catch(() => [] as boolean[]);
+        const counted = new Set(held.filter((given) => given.counted).map((given) => given.delivery));
+        const releases = running.map((delivery) => ({ ...delivery.delivery!, counted: counted.has(delivery) }));
+        return this.store.release(shard, releases, givenBackOverdue(this.label)).catch(() => [] as boolean[]);
       }),
     );
     return given.flat().filter(Boolean).length;

@@ -14,7 +14,7 @@ import { fixedIdle, type IdleGroups } from './lua/fixed-idle';
 import { fixedObliterate } from './lua/fixed-obliterate';
 import { fixedPauseGroup } from './lua/fixed-pause-group';
 import { fixedPush, type GroupPush, type PushOutcome } from './lua/fixed-push';
-import { fixedRelease } from './lua/fixed-release';
+import { fixedRelease, type GivenBackDelivery } from './lua/fixed-release';
 import { fixedRequeue } from './lua/fixed-requeue';
 import { fixedResumeGroup, type GroupResumed } from './lua/fixed-resume-group';
 import { fixedStats } from './lua/fixed-stats';
@@ -265,9 +265,14 @@ export class FixedQueueStore {
     });
   }
 
-  /** At-least-once, at shutdown: unfinished deliveries are due again at once, not counted as attempts. */
-  release(shard: number, deliveries: Delivery[]): Promise<boolean[]> {
-    return inChunks(deliveries, LEASES_PER_CALL, (chunk) => this.call(fixedRelease, shard, chunk));
+  /**
+   * At-least-once, at shutdown: unfinished deliveries are due again at once, counted as attempts only
+   * where their handlers ran past handlerTimeoutMs (`error` is then recorded as their last).
+   */
+  release(shard: number, deliveries: GivenBackDelivery[], error = ''): Promise<boolean[]> {
+    return inChunks(deliveries, LEASES_PER_CALL, (chunk) =>
+      this.call(fixedRelease, shard, { error, deliveries: chunk }),
+    );
   }
 
   /** Heartbeat: extends the leases of running deliveries; false where the lease was lost. */
@@ -444,6 +449,7 @@ export class FixedQueueStore {
       deadTotal: 0,
       redelivered: 0,
       requeued: 0,
+      givenBack: 0,
       active: 0,
       pausedGroups: 0,
       nextDueAt: null,
@@ -458,6 +464,7 @@ export class FixedQueueStore {
       total.deadTotal += shard.dead;
       total.redelivered += shard.redelivered;
       total.requeued += shard.requeued;
+      total.givenBack += shard.givenBack;
       total.active += shard.active;
       total.pausedGroups += shard.pausedGroups;
       total.pending += shard.pending;

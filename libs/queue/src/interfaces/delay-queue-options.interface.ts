@@ -140,6 +140,11 @@ export interface DelayQueueStats {
   completed: number;
   retried: number;
   deadTotal: number;
+  /**
+   * Deliveries given back unfinished at shutdown, ever (each counted as an attempt when its handler was
+   * past handlerTimeoutMs). Growing with every restart, it shows a task that never finishes.
+   */
+  givenBack: number;
   /** Scheduled tasks already due, waiting for a consumer. */
   due: number;
   /** How long the earliest scheduled task has been overdue, by Redis' clock; 0 when none is. */

@@ -153,6 +153,12 @@ export interface FixedQueueStats {
   redelivered: number;
   /** At-least-once: messages brought back from the dead letters. */
   requeued: number;
+  /**
+   * At-least-once: deliveries given back unfinished at shutdown, ever (each counted as an attempt when
+   * its handler was past handlerTimeoutMs). Growing with every restart, it shows a batch that never
+   * finishes.
+   */
+  givenBack: number;
   /** Ordered queues: groups whose batch is being handled now. */
   active: number;
   /** Groups paused now (`pauseGroup`); those not being handled are not counted in `groups`. */

@@ -218,6 +218,13 @@ export class QueueMetrics implements OnModuleDestroy {
     );
     this.gauge(
       prom,
+      'deliveries_given_back',
+      'Deliveries given back unfinished at shutdown, ever (stats().givenBack), in Redis: one growing with each restart never finishes.',
+      [],
+      (set, { stats }) => set((stats as FixedQueueStats | DelayQueueStats).givenBack),
+    );
+    this.gauge(
+      prom,
       'tasks_due',
       'Scheduled tasks already due, waiting for a consumer.',
       [],

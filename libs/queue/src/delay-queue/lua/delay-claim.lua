@@ -1,6 +1,9 @@
 -- Claims up to `limit` due tasks of one shard: first returns tasks whose lease ran out to the due set
 -- (or the dead-letter set when out of attempts), then moves due tasks to active with a lease and a
--- fencing token. Claim and move are one step, so a task is never held by nobody.
+-- fencing token. Claim and move are one step, so a task is never held by nobody. A due task already
+-- past its last attempt (given back at shutdown with its handler past handlerTimeoutMs, its attempt
+-- counted) is dead-lettered instead of delivered; a repeat's is delivered, and its worker gives the
+-- occurrence up.
 -- Input:
 --   KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash  KEYS[4] dead zset  KEYS[5] stats hash
 --   KEYS[6] errors hash  KEYS[7] runs hash (id -> '<attempts>:<fencing token>:<run at>' of its latest delivery)
@@ -79,9 +82,15 @@ if limit > 0 and #dueHead > 0 and tonumber(dueHead[2]) <= now then
   local runs = sliced('HMGET', runsKey, ids)
   local repeats = sliced('HMGET', repeatsKey, ids)
   local started, leased, unwindowed = {}, {}, {}
+  local spent = 0
   for i, id in ipairs(ids) do
     local json = jsons[i]
-    if json then
+    local attempt = 1
+    if runs[i] then attempt = tonumber(string.match(runs[i], '^(%d+):')) + 1 end
+    if json and attempt > maxAttempts and not repeats[i] then
+      redis.call('ZADD', deadKey, now, id)
+      spent = spent + 1
+    elseif json then
       local opened, stored = debounceWindow(json)
       if opened then
         json = stored
@@ -89,8 +98,6 @@ if limit > 0 and #dueHead > 0 and tonumber(dueHead[2]) <= now then
         unwindowed[#unwindowed + 1] = stored
       end
       local runAt = due[2 * i]
-      local attempt = 1
-      if runs[i] then attempt = tonumber(string.match(runs[i], '^(%d+):')) + 1 end
       started[#started + 1] = id
       started[#started + 1] = attempt .. ':' .. token .. ':' .. runAt
       leased[#leased + 1] = now + lease
@@ -109,6 +116,10 @@ if limit > 0 and #dueHead > 0 and tonumber(dueHead[2]) <= now then
     sliced('HSET', runsKey, started)
     sliced('ZADD', activeKey, leased)
     redis.call('HINCRBY', statsKey, 'fired', claimed)
+  end
+  if spent > 0 then
+    redis.call('HINCRBY', statsKey, 'dead', spent)
+    trimDeadLetters(deadKey, deadCapacity, { dataKey, errorsKey, runsKey }, DEAD_TRIM_STEP)
   end
   if claimed < limit then dueHead = redis.call('ZRANGE', dueKey, 0, 0, 'WITHSCORES') end
   leaseHead = redis.call('ZRANGE', activeKey, 0, 0, 'WITHSCORES')

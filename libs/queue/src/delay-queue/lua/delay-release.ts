@@ -1,10 +1,16 @@
 import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
 import type { TaskDelivery } from './delay-ack';
 
+/** A delivery shutdown gives back: whether its attempt counts, and the error recorded if it does. */
+export interface GivenBackTask extends TaskDelivery {
+  counted: boolean;
+  error: string;
+}
+
 /** Gives a running delivery back (see delay-release.lua): false when the token is stale. */
-export const delayRelease: ScriptProtocol<'delay-release', TaskDelivery, boolean> = {
+export const delayRelease: ScriptProtocol<'delay-release', GivenBackTask, boolean> = {
   script: 'delay-release',
-  keys: (shard) => kindsOf(shard, ['due', 'active', 'runs']),
-  args: ({ id, token }) => [id, token],
+  keys: (shard) => kindsOf(shard, ['due', 'active', 'runs', 'stats', 'errors']),
+  args: ({ id, token, counted, error }) => [id, token, counted ? '1' : '0', error],
   decode: (reply) => reply === 1,
 };

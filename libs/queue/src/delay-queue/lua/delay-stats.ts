@@ -15,6 +15,8 @@ export interface DelayShardStats {
   /** Tasks due now. */
   due: number;
   serverNow: number;
+  /** Deliveries given back at shutdown. */
+  givenBack: number;
 }
 
 export const delayStats: ScriptProtocol<'delay-stats', void, DelayShardStats> = {
@@ -22,8 +24,33 @@ export const delayStats: ScriptProtocol<'delay-stats', void, DelayShardStats> = 
   keys: (shard) => kindsOf(shard, ['due', 'active', 'dead', 'stats']),
   args: () => [],
   decode: (reply) => {
-    const [scheduled, active, dead, nextDue, scheduledTotal, fired, completed, retried, deadTotal, due, serverNow] =
-      reply as number[];
-    return { scheduled, active, dead, nextDue, scheduledTotal, fired, completed, retried, deadTotal, due, serverNow };
+    const [
+      scheduled,
+      active,
+      dead,
+      nextDue,
+      scheduledTotal,
+      fired,
+      completed,
+      retried,
+      deadTotal,
+      due,
+      serverNow,
+      givenBack,
+    ] = reply as number[];
+    return {
+      scheduled,
+      active,
+      dead,
+      nextDue,
+      scheduledTotal,
+      fired,
+      completed,
+      retried,
+      deadTotal,
+      due,
+      serverNow,
+      givenBack,
+    };
   },
 };

@@ -1,27 +1,40 @@
 -- Gives unfinished at-least-once deliveries back at shutdown, each only if its token still holds the
--- group: due again at once, and not counted as an attempt (the handler was interrupted, not failing).
+-- group: due again at once. A delivery whose handler was interrupted within its time is not counted as
+-- an attempt; one whose handler ran past handlerTimeoutMs is (it ran, and did not settle): its next
+-- delivery is attempt + 1, and one that was the last is dead-lettered or pauses its group on the next
+-- claim, as a lapsed lease is, so that restarting apps cannot loop a poison batch forever.
 -- Input:
 --   KEYS[1] ready zset  KEYS[2] held hash  KEYS[3] leases zset  KEYS[4] paused-groups hash
---   ARGV: per delivery: group, token
+--   KEYS[5] stats hash  KEYS[6] errors hash
+--   ARGV[1] error text recorded for a counted give-back, then per delivery: group, token, '1' when its
+--   attempt counts, else '0'
 -- Output: per delivery 1 when given back, 0 when stale
-local readyKey, heldKey, leasesKey, pausedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local readyKey, heldKey, leasesKey, pausedKey, statsKey, errorsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 --- @include "now"
 local now = serverNow()
 --- @include "held"
 --- @include "paused-groups"
 local out = {}
-for a = 1, #ARGV, 2 do
+local given = 0
+for a = 2, #ARGV, 3 do
   local group = ARGV[a]
   local holder, count, attempts = parseHeld(redis.call('HGET', heldKey, group))
   if holder ~= '' and holder == ARGV[a + 1] then
     -- The lease goes first: a full Redis (maxmemory, noeviction) refuses a script whose first write
     -- may grow memory, and a give-back must go through there (it only moves the group back).
     redis.call('ZREM', leasesKey, group)
-    redis.call('HSET', heldKey, group, heldRecord('', count, math.max(0, attempts - 1), 0))
+    if ARGV[a + 2] == '1' then
+      redis.call('HSET', errorsKey, group, ARGV[1])
+    else
+      attempts = math.max(0, attempts - 1)
+    end
+    redis.call('HSET', heldKey, group, heldRecord('', count, attempts, 0))
     if not isGroupPaused(pausedKey, group) then redis.call('ZADD', readyKey, now, group) end
+    given = given + 1
     out[#out + 1] = 1
   else
     out[#out + 1] = 0
   end
 end
+if given > 0 then redis.call('HINCRBY', statsKey, 'givenBack', given) end
 return out

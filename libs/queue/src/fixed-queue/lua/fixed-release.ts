@@ -1,10 +1,22 @@
 import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
 import type { Delivery } from './fixed-ack';
 
+/** A delivery shutdown gives back, and whether its attempt counts (its handler ran past handlerTimeoutMs). */
+export interface GivenBackDelivery extends Delivery {
+  counted?: boolean;
+}
+
 /** Gives unfinished deliveries back (see fixed-release.lua): true for each given back, false where stale. */
-export const fixedRelease: ScriptProtocol<'fixed-release', Delivery[], boolean[]> = {
+export const fixedRelease: ScriptProtocol<
+  'fixed-release',
+  { error: string; deliveries: GivenBackDelivery[] },
+  boolean[]
+> = {
   script: 'fixed-release',
-  keys: (shard) => kindsOf(shard, ['ready', 'held', 'leases', 'pausedGroups']),
-  args: (deliveries) => deliveries.flatMap(({ group, token }) => [group, token]),
+  keys: (shard) => kindsOf(shard, ['ready', 'held', 'leases', 'pausedGroups', 'stats', 'errors']),
+  args: ({ error, deliveries }) => [
+    error,
+    ...deliveries.flatMap(({ group, token, counted }) => [group, token, counted ? '1' : '0']),
+  ],
   decode: (reply) => (reply as number[]).map((done) => done === 1),
 };

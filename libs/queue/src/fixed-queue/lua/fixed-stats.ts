@@ -21,6 +21,8 @@ export interface FixedShardStats {
   /** Earliest due time, or -1. */
   nextDue: number;
   serverNow: number;
+  /** Deliveries given back at shutdown. */
+  givenBack: number;
 }
 
 export const fixedStats: ScriptProtocol<'fixed-stats', void, FixedShardStats> = {
@@ -43,6 +45,7 @@ export const fixedStats: ScriptProtocol<'fixed-stats', void, FixedShardStats> = 
       pausedGroups,
       nextDue,
       serverNow,
+      givenBack,
     ] = reply as number[];
     return {
       ready,
@@ -59,6 +62,7 @@ export const fixedStats: ScriptProtocol<'fixed-stats', void, FixedShardStats> = 
       pausedGroups,
       nextDue,
       serverNow,
+      givenBack,
     };
   },
 };
