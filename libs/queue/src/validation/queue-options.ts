@@ -241,6 +241,12 @@ export class BackoffRules implements Required<BackoffOptions>, SameKeys<BackoffO
   maxDelayMs: number = DELAY_QUEUE_DEFAULTS.backoff.maxDelayMs;
 }
 
+/**
+ * Longest `retryMs`: a caller waits that long at most for a call to be taken (one try under way when it
+ * runs out finishes within `commandTimeoutMs`).
+ */
+export const MAX_RETRY_MS = 10 * 60_000;
+
 export class DelayQueueOptionsRules
   extends QueueOptionsRules
   implements ResolvedDelayQueueOptions, SameKeys<DelayQueueOptions, DelayQueueOptionsRules>
@@ -269,6 +275,11 @@ export class DelayQueueOptionsRules
   @ValidateNested()
   @Type(() => DeadLetterRules)
   deadLetter = new DeadLetterRules();
+
+  @IsInt()
+  @Min(0)
+  @Max(MAX_RETRY_MS)
+  retryMs: number = DELAY_QUEUE_DEFAULTS.retryMs;
 }
 
 /** setTimeout's limit (2^31 - 1 ms, about 24.8 days): beyond it Node fires at once. */
