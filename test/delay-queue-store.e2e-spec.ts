@@ -37,7 +37,7 @@ describe('DelayQueueStore reply decoding (real redis-server)', () => {
     ]);
     const claimed = await tasks.claim(0, 10);
     expect(claimed.tasks).toEqual([
-      { id: 'now', attempt: 1, token: expect.any(String), runAt: serverNow, json: '{"pet":"rex"}' },
+      { id: 'now', attempt: 1, token: expect.any(String), runAt: serverNow, dueAt: serverNow, json: '{"pet":"rex"}' },
     ]);
     // Next due: the claimed task's lease ends (30 s) before 'later' is due (60 s).
     expect(claimed.nextDueAt).toBe(claimed.serverNow + 30_000);

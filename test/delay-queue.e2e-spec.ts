@@ -170,8 +170,12 @@ describe('DelayQueue (real redis-server)', () => {
       attempts: 0,
       payload: { petId: 'c' },
     });
-    // As a replacement does, it detached the running delivery: that one's ack leaves the new task be.
-    expect(await queue.store.ack(queue.shard('busy'), [{ id: 'busy', token: running.token }])).toEqual([false]);
+    // As a replacement does, it detached the running delivery: that one's ack leaves the new task be, and
+    // counts as completed (its work was done).
+    const before = await queue.stats();
+    expect(await queue.store.ack(queue.shard('busy'), [{ id: 'busy', token: running.token }])).toEqual([true]);
+    expect(await queue.get('busy')).toMatchObject({ state: 'scheduled', runAt: later.runAt, payload: { petId: 'c' } });
+    expect((await queue.stats()).completed).toBe(before.completed + 1);
 
     await queue.schedule({ petId: 'a' }, { id: 'doomed' });
     const [doomed] = (await queue.store.claim(queue.shard('doomed'), 10)).tasks;

@@ -469,6 +469,7 @@ describe('demo app (real redis-server)', () => {
               queue: PET_FEEDING,
               id: 'hungry:oscar',
               attempt: 2,
+              dueAt: 0,
               runAt: 0,
               firedAt: 0,
               signal: new AbortController().signal,

@@ -47,6 +47,7 @@ export const DELAY_QUEUE_DEFAULTS = Object.freeze({
     maxDelayMs: HOUR,
   }),
   deadLetter: DEAD_LETTER,
+  retryMs: 0,
 });
 
 /** `@BatchConsumer(queue, options)`. */

@@ -28,7 +28,7 @@ export class FeedingConsumer {
     switch (end.outcome) {
       case 'hungry':
         this.logger.log(
-          `${petId} is hungry: meal ${meal} lasted ${this.clock.format(end.at - end.startedAt)} (task fired ${ctx.firedAt - ctx.runAt} ms after its time)`,
+          `${petId} is hungry: meal ${meal} lasted ${this.clock.format(end.at - end.startedAt)} (task fired ${ctx.firedAt - ctx.dueAt} ms after its time)`,
         );
         return;
       case 'auto-fed':

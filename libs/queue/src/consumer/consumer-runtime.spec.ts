@@ -55,7 +55,15 @@ class FakeDelivery implements OpenedDelivery {
   }
 
   event() {
-    return { queue: 'fake', id: this.item.id, attempt: this.attempt, runAt: 0, firedAt: 0, consumer: 'Fake.handle' };
+    return {
+      queue: 'fake',
+      id: this.item.id,
+      attempt: this.attempt,
+      runAt: 0,
+      dueAt: 0,
+      firedAt: 0,
+      consumer: 'Fake.handle',
+    };
   }
 
   trace() {

@@ -75,6 +75,7 @@ export class TaskDelivery implements OpenedDelivery {
       this.adapter.queue,
       task.id,
       this.attempt,
+      task.dueAt,
       task.runAt,
       this.firedAt,
       this.aborter,
@@ -98,6 +99,7 @@ export class TaskDelivery implements OpenedDelivery {
       id: task.id,
       attempt: task.attempt,
       runAt: task.runAt,
+      dueAt: task.dueAt,
       firedAt: this.firedAt,
       consumer: this.adapter.label,
     };
@@ -119,6 +121,7 @@ class Context implements DelayContext {
     readonly queue: string,
     readonly id: string,
     readonly attempt: number,
+    readonly dueAt: number,
     readonly runAt: number,
     readonly firedAt: number,
     private readonly aborter: LazyAbort,

@@ -16,6 +16,7 @@ import { ScorePages } from '../redis/score-pages';
 import { QueueError, QueueInputError } from '../errors';
 import type {
   ListedTask,
+  NoRetry,
   Page,
   PageOptions,
   TaskListState,
@@ -29,6 +30,7 @@ import type {
   ResolvedDelayQueueOptions,
   RepeatInfo,
   RepeatOptions,
+  RescheduleOptions,
   ScheduledRepeat,
   ScheduledTask,
   ScheduleOptions,
@@ -36,12 +38,14 @@ import type {
   TaskInfo,
   TaskTime,
   UpcomingTask,
+  WriteRetry,
 } from '../interfaces';
 import { byShard } from '../utils/by-shard';
 import { newestOfShards } from '../redis/newest-first';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { PauseFlag } from '../redis/pause-flag';
 import { WakeHints } from '../redis/wake-hints';
+import { WriteRetries } from '../redis/write-retry';
 import { jsonFrom, storedJson, withCarrier } from '../redis/traced-json';
 import { CreationContexts } from '../tracing/creation-contexts';
 import { MESSAGE_COUNT, QueueTracer } from '../tracing/queue-tracer';
@@ -92,6 +96,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   /** Schedules of one event-loop turn share one script call per shard (as pushes do). */
   private readonly scheduler: ShardBatcher<ScheduleItem, ScheduleItemResult>;
   private readonly occurrences: RepeatOccurrences;
+  /** The calls safe to repeat, retried within their `retryMs`. */
+  private readonly retries = new WriteRetries();
   private readonly logger: Logger;
   /** @internal Runs its `@TaskSource`. */
   readonly reconciler: TaskReconciler;
@@ -148,6 +154,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
           this.hint(shard, { runAt: head, serverNow, isHead: true });
       },
     });
+    connection.holdsWrites(this.retries);
   }
 
   async onModuleInit(): Promise<void> {
@@ -158,10 +165,14 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
    * Schedules a task at `runAt` or after `delayMs` (Redis time); neither means now. An existing task with
    * the same id is replaced (new payload, new time), or kept, or either by whichever time is earlier or
    * later (`onExists`); `debounce` pushes it back on each schedule, never past `maxWaitMs` after the one
-   * that created it. The result says the task's time now, and whether this call changed it.
+   * that created it. The result says the task's time now, and whether this call changed it. With an id,
+   * `retryMs` (or the queue's) retries it when Redis did not take it (see `WriteRetry`); a relative time
+   * then counts from the try that Redis takes.
    */
   async schedule(payload: T, options: ScheduleOptions = {}): Promise<ScheduleResult> {
-    assertCallOptions('schedule(payload, options)', options, CALL_OPTIONS.schedule);
+    const call = 'schedule(payload, options)';
+    assertCallOptions(call, options, CALL_OPTIONS.schedule);
+    const retryMs = options.id === undefined ? 0 : this.retryMs(options);
     const id = options.id ?? randomUUID();
     const time = resolveTime(options);
     const onExists = options.onExists ?? (options.replace === false ? 'keep' : 'replace');
@@ -169,7 +180,10 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     const maxWaitMs = options.debounce?.maxWaitMs;
     const carrier = this.tracer?.creation();
     const stored = carrier === undefined ? json : withCarrier(carrier, json);
-    const result = await this.scheduler.add(this.shard(id), { id, json: stored, time, onExists, maxWaitMs });
+    const shard = this.shard(id);
+    const result = await this.retries.run(call, retryMs, () =>
+      this.scheduler.add(shard, { id, json: stored, time, onExists, maxWaitMs }),
+    );
     return { id, runAt: result.runAt, changed: result.changed };
   }
 
@@ -261,28 +275,40 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     return { items, cursor: `${shard}:${scan}` };
   }
 
-  /** Moves a scheduled task to a new time. Null when there is no such task; TaskStateError when it is running or dead. */
-  async reschedule(id: string, time: TaskTime): Promise<ScheduledTask | null> {
-    assertCallOptions('reschedule(id, time)', time, CALL_OPTIONS.taskTime);
+  /**
+   * Moves a scheduled task to a new time. Null when there is no such task; TaskStateError when it is
+   * running or dead. `retryMs` (or the queue's) retries it when Redis did not take it; a `delayMs` then
+   * counts from the try that Redis takes.
+   */
+  async reschedule(id: string, time: RescheduleOptions): Promise<ScheduledTask | null> {
+    const call = 'reschedule(id, time)';
+    assertCallOptions(call, time, CALL_OPTIONS.reschedule);
     assertName(id, 'id');
     const [mode, ms] = resolveNewTime(time);
-    return this.move('reschedule', id, mode, ms);
+    return this.retries.run(call, this.retryMs(time), () => this.move('reschedule', id, mode, ms));
   }
 
-  /** Moves a scheduled task by `deltaMs` relative to its current time, atomically (`shift(id, -2 * 3600_000)`). */
-  async shift(id: string, deltaMs: number): Promise<ScheduledTask | null> {
+  /**
+   * Moves a scheduled task by `deltaMs` relative to its current time, atomically (`shift(id, -2 * 3600_000)`).
+   * Not safe to repeat (a repeated try would move it twice): `retryMs` is refused.
+   */
+  async shift(id: string, deltaMs: number, options?: NoRetry): Promise<ScheduledTask | null> {
+    assertCallOptions('shift(id, deltaMs, options)', options, CALL_OPTIONS.shift);
     assertName(id, 'id');
     return this.move('shift', id, 'by', resolveDelta(deltaMs));
   }
 
   /**
-   * Deletes a task in any state. True when it existed. A running task's `ctx.signal` aborts: at once in
-   * this process, at the next lease heartbeat in another.
+   * Deletes a task in any state. True when it existed (after retries: when the try Redis took found it).
+   * A running task's `ctx.signal` aborts: at once in this process, at the next lease heartbeat in another.
    */
-  async cancel(id: string): Promise<boolean> {
+  async cancel(id: string, options?: WriteRetry): Promise<boolean> {
+    const call = 'cancel(id, options)';
+    assertCallOptions(call, options, CALL_OPTIONS.retry);
     assertName(id, 'id');
     this.scheduler.flush();
-    const cancelled = await this.store.cancel(this.shard(id), id);
+    const shard = this.shard(id);
+    const cancelled = await this.retries.run(call, this.retryMs(options), () => this.store.cancel(shard, id));
     if (cancelled) this.consumers.taskEnded(this.name, id, new Error(`task "${id}" was cancelled`));
     return cancelled;
   }
@@ -318,7 +344,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     assertName(id, 'id');
     this.scheduler.flush();
     const shard = this.shard(id);
-    const placed = await this.store.requeue(shard, id, resolveTime(time));
+    const placed = await this.hints.after(shard, this.store.requeue(shard, id, resolveTime(time)));
     if (!placed) return null;
     this.hint(shard, placed);
     return { id, runAt: placed.runAt };
@@ -465,6 +491,11 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     return this.pauseFlag.read();
   }
 
+  /** A call's retry budget: its own `retryMs`, else the queue's. */
+  private retryMs(options: WriteRetry | undefined): number {
+    return options?.retryMs ?? this.options.retryMs;
+  }
+
   /** @internal */
   shard(id: string): number {
     return shardOf(id, this.options.shards);
@@ -478,11 +509,14 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   ): Promise<ScheduledTask | null> {
     this.scheduler.flush();
     const shard = this.shard(id);
-    const placed = await (this.tracer === undefined
-      ? this.store.move(shard, id, mode, ms)
-      : this.tracer.sendOne(operation, { 'messaging.message.id': id }, (carrier) =>
-          this.store.move(shard, id, mode, ms, carrier),
-        ));
+    const placed = await this.hints.after(
+      shard,
+      this.tracer === undefined
+        ? this.store.move(shard, id, mode, ms)
+        : this.tracer.sendOne(operation, { 'messaging.message.id': id }, (carrier) =>
+            this.store.move(shard, id, mode, ms, carrier),
+          ),
+    );
     if (placed === 'missing') return null;
     if (typeof placed === 'string') throw new TaskStateError(id, placed);
     this.hint(shard, placed);
@@ -522,9 +556,10 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
 
   private async scheduleCall(shard: number, items: ScheduleItem[]): Promise<ScheduleItemResult[]> {
     const sentAt = Date.now();
-    const { serverNow, head, results } = await (this.tracer === undefined
-      ? this.store.schedule(shard, items)
-      : this.sendTraced(this.tracer, shard, items));
+    const { serverNow, head, results } = await this.hints.after(
+      shard,
+      this.tracer === undefined ? this.store.schedule(shard, items) : this.sendTraced(this.tracer, shard, items),
+    );
     this.connection.clock.observe(serverNow, sentAt);
     if (results.some((result) => result.changed && result.runAt === head))
       this.hint(shard, { runAt: head, serverNow, isHead: true });

@@ -52,14 +52,17 @@ export type QueueCallOutcome = 'not-sent' | 'unknown';
 
 /**
  * Redis could not be reached or did not answer in time (`commandTimeoutMs`). `outcome` says whether
- * the call can have been applied; `cause` is the client's error.
+ * the call can have been applied (after several tries: whether any of them can have been); `cause` is
+ * the client's error; `tries` how many times the call was sent or attempted (more than 1 with `retryMs`).
  */
 export class QueueConnectionError extends QueueError {
   readonly outcome: QueueCallOutcome;
+  readonly tries: number;
 
-  constructor(message: string, options?: ErrorOptions & { outcome?: QueueCallOutcome }) {
+  constructor(message: string, options?: ErrorOptions & { outcome?: QueueCallOutcome; tries?: number }) {
     super(message, options);
     this.outcome = options?.outcome ?? 'unknown';
+    this.tries = options?.tries ?? 1;
   }
 }
 

@@ -17,6 +17,7 @@ import type {
   FixedQueueStats,
   GroupListing,
   GroupSummary,
+  NoRetry,
   ObliterateOptions,
   Page,
   PageOptions,
@@ -96,8 +97,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     const tracer = this.tracer;
     this.coalescer = new PushCoalescer(
       tracer === undefined
-        ? (shard, groups) => this.store.push(shard, groups)
-        : (shard, groups) => this.sendTraced(tracer, shard, groups),
+        ? (shard, groups) => this.hints.after(shard, this.store.push(shard, groups))
+        : (shard, groups) => this.hints.after(shard, this.sendTraced(tracer, shard, groups)),
       (group) => shardOf(group, this.options.shards),
       (shard, outcome, sentAt, groups) => {
         connection.clock.observe(outcome.serverNow, sentAt);
@@ -130,11 +131,15 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     this.expiry.stop();
   }
 
-  /** Appends a message to a group. Resolves once it is stored, with the number of older messages evicted. */
-  push(group: string, message: T): Promise<PushResult> {
+  /**
+   * Appends a message to a group. Resolves once it is stored, with the number of older messages evicted.
+   * Not safe to repeat (a repeated try would add it twice): `retryMs` is refused.
+   */
+  push(group: string, message: T, options?: NoRetry): Promise<PushResult> {
     // Not an async function: the hot path keeps one promise per push. Refusals reject it all the same.
     let json: string;
     try {
+      if (options !== undefined) assertCallOptions('push(group, message, options)', options, CALL_OPTIONS.push);
       assertName(group, 'group');
       json = this.codec.encode(message);
     } catch (error) {
@@ -146,8 +151,9 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     return this.coalescer.add(group, withCarrier(carrier, json), Buffer.byteLength(json) + carrier.length + 5);
   }
 
-  /** Appends several messages to a group in one atomic write, in order. */
-  async pushMany(group: string, messages: readonly T[]): Promise<PushResult> {
+  /** Appends several messages to a group in one atomic write, in order. `retryMs` is refused, as by `push`. */
+  async pushMany(group: string, messages: readonly T[], options?: NoRetry): Promise<PushResult> {
+    assertCallOptions('pushMany(group, messages, options)', options, CALL_OPTIONS.pushMany);
     assertName(group, 'group');
     if (!Array.isArray(messages))
       throw new QueueInputError(`pushMany expects an array of messages, got ${typeof messages}`);

@@ -47,6 +47,11 @@ export interface DelayQueueOptions {
    * "Task source"): every `everyMs` or on `cron`, and the defaults of `reconcile()`. Default: off.
    */
   reconcile?: ReconcileOptions;
+  /**
+   * Default `retryMs` of the calls that are safe to repeat (`schedule` with an id, `reschedule`, `cancel`);
+   * the others ignore it. A call's own `retryMs` overrides it. Default: `QUEUE_DEFAULTS.delayQueue.retryMs` (off).
+   */
+  retryMs?: number;
 }
 
 /**
@@ -96,7 +101,24 @@ export interface DebounceOptions {
   maxWaitMs: number;
 }
 
-export interface ScheduleOptions extends TaskTime {
+/**
+ * Bounded retry of a call that is safe to repeat, when Redis could not be reached or did not answer
+ * (`QueueConnectionError`, outcome `not-sent` or `unknown`): tries again, with a backoff, until one
+ * answers or `retryMs` ms have passed since the call. 0: one try. See docs/errors.md.
+ */
+export interface WriteRetry {
+  retryMs?: number;
+}
+
+/** `reschedule`'s new time, and its retry. */
+export interface RescheduleOptions extends TaskTime, WriteRetry {}
+
+/** The options of a call that is not safe to repeat: `retryMs` is refused, with the reason. */
+export interface NoRetry {
+  retryMs?: never;
+}
+
+export interface ScheduleOptions extends TaskTime, WriteRetry {
   /** Business id making the task addressable; generated when absent. */
   id?: string;
   /** When a task of this id exists. Default `'replace'`. */

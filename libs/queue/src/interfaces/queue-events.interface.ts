@@ -62,9 +62,14 @@ export interface TaskEvent {
   id: string;
   /** Delivery number, from 1. */
   attempt: number;
-  /** When this delivery was due, epoch ms (Redis time). */
+  /**
+   * When this delivery became due, epoch ms (Redis time): the task's time, or, delivered again after a
+   * lease ran out or a give-back at shutdown, when that happened.
+   */
   runAt: number;
-  /** Redis server time of the claim, epoch ms: `firedAt - runAt` is the lateness. */
+  /** When the task was due, epoch ms (Redis time), however many deliveries it took: see `DelayContext.dueAt`. */
+  dueAt: number;
+  /** Redis server time of the claim, epoch ms: `firedAt - dueAt` is the lateness. */
   firedAt: number;
   /** `Class.method` of the consumer. */
   consumer: string;

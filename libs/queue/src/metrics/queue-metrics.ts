@@ -179,7 +179,7 @@ export class QueueMetrics implements OnModuleDestroy {
     this.listen('tasks.scheduled', (e) => incScheduled(e.queue).inc(e.count));
     this.listen('task.fired', (e) => {
       incFired(e.queue).inc();
-      late(e.queue).observe(Math.max(0, e.firedAt - e.runAt) / 1000);
+      late(e.queue).observe(Math.max(0, e.firedAt - e.dueAt) / 1000);
     });
     this.listen('task.completed', (e) => {
       incCompleted(e.queue).inc();

@@ -91,3 +91,21 @@ export const foreignCursor = (cursor: unknown) =>
 
 export const unreadableInclude = (script: string, include: string, from: string, cause: unknown) =>
   new QueueError(`Lua script "${script}" includes "${include}" (from "${from}"), which cannot be read`, { cause });
+
+/** A call retried within `retryMs` that no try got an answer to (WriteRetries). */
+export const retriesRanOut = (
+  call: string,
+  last: QueueConnectionError,
+  outcome: QueueCallOutcome,
+  tries: number,
+  elapsedMs: number,
+  retryMs: number,
+) =>
+  new QueueConnectionError(
+    `${call}: tried ${tries} times over ${elapsedMs} ms (retryMs: ${retryMs}), Redis answered none; ` +
+      (outcome === 'not-sent'
+        ? 'none was sent, so nothing was applied'
+        : 'a try may have reached Redis, so the call may or may not have been applied') +
+      `. The last try: ${last.message}`,
+    { cause: last.cause, outcome, tries },
+  );

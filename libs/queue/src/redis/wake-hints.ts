@@ -1,5 +1,9 @@
+import { QueueConnectionError } from '../errors';
 import type { HeldWrites, RedisConnection } from './redis-connection';
 import type { RedisClient } from './scripts';
+
+/** Pause between hints for writes of unknown outcome while Redis does not answer them (`unsure`). */
+const UNSURE_RETRY_MS = 1000;
 
 /** A hint as it travels: the shard, and the server time its work falls due (0: now). */
 export interface WakeHint {
@@ -20,11 +24,20 @@ export interface WakeHint {
  * nothing in a Redis that restarted empty, and gone back to sleep. Hints on their
  * way are sent before the connection closes (QUIT would overtake one queued behind other commands), so
  * that work given back at shutdown is announced.
+ * A write whose outcome is unknown (no reply in time) may still be applied when Redis answers again,
+ * with no reply to send its hint on: such a shard gets a hint due now, sent behind the write on the same
+ * connection and sent again every UNSURE_RETRY_MS until Redis answers one (`unsure`).
  */
 export class WakeHints implements HeldWrites {
   /** Per shard, the time of the last hint sent that may still be ahead (server ms). */
   private readonly sent: number[];
   private readonly sending = new Set<Promise<unknown>>();
+  /** Shards written by a call of unknown outcome whose hint Redis has not answered yet. */
+  private readonly unsureShards = new Set<number>();
+  /** A round of those hints, or the pause after one Redis did not answer, is under way. */
+  private unsureBusy = false;
+  private unsureTimer?: NodeJS.Timeout;
+  private closed = false;
 
   constructor(
     private readonly client: RedisClient,
@@ -69,6 +82,31 @@ export class WakeHints implements HeldWrites {
     this.send(shard, 0);
   }
 
+  /**
+   * `write` to `shard`, as it settles; if Redis did not answer it (outcome unknown), it may be applied
+   * later, so the shard's consumers are woken once Redis answers again.
+   */
+  async after<R>(shard: number, write: Promise<R>): Promise<R> {
+    try {
+      return await write;
+    } catch (error) {
+      if (error instanceof QueueConnectionError && error.outcome === 'unknown') this.unsure(shard);
+      throw error;
+    }
+  }
+
+  /**
+   * A write to `shard` may be applied without this process hearing of it: a hint due now goes behind it
+   * (on the same connection, so Redis runs it after the write), again each UNSURE_RETRY_MS until one is
+   * answered. In a Cluster the hint goes to another node than the write, so it may overtake it: a
+   * consumer woken too early polls again by `idlePollMs`.
+   */
+  unsure(shard: number): void {
+    if (this.closed) return;
+    this.unsureShards.add(shard);
+    if (!this.unsureBusy) this.sendUnsure();
+  }
+
   /** Hints sent so far may not have woken anyone: the next one of each shard is sent, whatever its time. */
   forget(): void {
     this.sent.fill(-1);
@@ -79,7 +117,38 @@ export class WakeHints implements HeldWrites {
   }
 
   close(): void {
-    // Nothing is held back: a hint sent after this fails like any call on a closed connection.
+    // Nothing else is held back: a hint sent after this fails like any call on a closed connection.
+    this.closed = true;
+    clearTimeout(this.unsureTimer);
+    this.unsureTimer = undefined;
+    this.unsureShards.clear();
+  }
+
+  private sendUnsure(): void {
+    this.unsureBusy = true;
+    this.unsureTimer = undefined;
+    const shards = [...this.unsureShards];
+    this.unsureShards.clear();
+    const round = Promise.all(
+      shards.map((shard) => this.client.publish(this.channel, WakeHints.format({ shard, at: 0 }))),
+    );
+    void round.then(
+      () => this.nextUnsure(0),
+      () => {
+        for (const shard of shards) this.unsureShards.add(shard);
+        this.nextUnsure(UNSURE_RETRY_MS);
+      },
+    );
+  }
+
+  private nextUnsure(delayMs: number): void {
+    if (this.closed || this.unsureShards.size === 0) {
+      this.unsureBusy = false;
+      return;
+    }
+    if (delayMs === 0) return this.sendUnsure();
+    this.unsureTimer = setTimeout(() => this.sendUnsure(), delayMs);
+    this.unsureTimer.unref();
   }
 
   private send(shard: number, at: number): void {

@@ -29,6 +29,7 @@ export function createDelayContext(overrides: Partial<DelayContext> = {}): Delay
     queue: 'queue',
     id: 'task',
     attempt: 1,
+    dueAt: now,
     runAt: now,
     firedAt: now,
     signal: new AbortController().signal,

@@ -4,6 +4,7 @@ import type { DelayQueue } from '../delay-queue/delay-queue';
 import type {
   DebounceOptions,
   MissedTicks,
+  NoRetry,
   ObliterateOptions,
   OnExists,
   PageOptions,
@@ -12,12 +13,14 @@ import type {
   ReconcileCallOptions,
   RepeatEvery,
   RepeatOptions,
+  RescheduleOptions,
   ScheduleOptions,
   TaskTime,
+  WriteRetry,
 } from '../interfaces';
 import { describeValue, optionKeys } from './option-violations';
 import { Given, IsAnyNumber, IsName, IsTime, IsTrueOrFalse } from './option-rules';
-import { applyRules, type Checks, type SameKeys } from './queue-options';
+import { applyRules, MAX_RETRY_MS, type Checks, type SameKeys } from './queue-options';
 import { badCallOptions } from './validation.messages';
 
 // The options of every public method that takes an options object, checked like module options are, and
@@ -33,6 +36,46 @@ class TaskTimeRules implements TaskTime, SameKeys<TaskTime, TaskTimeRules> {
   @IsTime()
   runAt?: Date | number | string;
 }
+
+/** See `WriteRetry`: the calls safe to repeat take it. */
+class WriteRetryRules implements WriteRetry, SameKeys<WriteRetry, WriteRetryRules> {
+  @Given()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_RETRY_MS)
+  retryMs?: number;
+}
+
+class RescheduleOptionsRules
+  extends TaskTimeRules
+  implements RescheduleOptions, SameKeys<RescheduleOptions, RescheduleOptionsRules>
+{
+  @Given()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_RETRY_MS)
+  retryMs?: number;
+}
+
+/** The options of a call that is not safe to repeat: `retryMs` is there only to be refused, with why (`noRetry`). */
+class NoRetryRules implements SameKeys<NoRetry, NoRetryRules> {
+  @Allow()
+  retryMs?: unknown;
+}
+
+/** Why each call that is not safe to repeat refuses `retryMs`. */
+const NOT_REPEATABLE = {
+  shift:
+    'shift moves the task by a delta from its current time, so a try repeated after one that was applied ' +
+    'would move it twice; reschedule(id, { runAt, retryMs }) moves it to a time and is safe to repeat',
+  push: 'a push adds the message again at each try, so a repeated one could deliver it twice',
+  pushMany: 'a push adds the messages again at each try, so a repeated one could deliver them twice',
+};
+
+const noRetry =
+  (call: keyof typeof NOT_REPEATABLE): Checks<NoRetryRules> =>
+  ({ retryMs }) =>
+    retryMs === undefined ? [] : [`retryMs is refused (got ${describeValue(retryMs)}): ${NOT_REPEATABLE[call]}`];
 
 class ScheduleOptionsRules
   extends TaskTimeRules
@@ -58,6 +101,13 @@ class ScheduleOptionsRules
   @Given()
   @Allow()
   debounce?: DebounceOptions;
+
+  /** Only with an id (`scheduleChecks`). */
+  @Given()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_RETRY_MS)
+  retryMs?: number;
 }
 
 class ReconcileCallRules implements ReconcileCallOptions, SameKeys<ReconcileCallOptions, ReconcileCallRules> {
@@ -78,8 +128,13 @@ class DebounceOptionsRules implements DebounceOptions, SameKeys<DebounceOptions,
   maxWaitMs!: number;
 }
 
-const scheduleChecks: Checks<ScheduleOptionsRules> = ({ id, onExists, replace, debounce }) => {
+const scheduleChecks: Checks<ScheduleOptionsRules> = ({ id, onExists, replace, debounce, retryMs }) => {
   const problems: string[] = [];
+  if (retryMs !== undefined && retryMs > 0 && id === undefined)
+    problems.push(
+      'retryMs needs an id: a schedule without one creates a new task at each try, so a try repeated after ' +
+        'one that was applied would schedule it twice',
+    );
   if (onExists !== undefined && replace !== undefined && onExists !== (replace ? 'replace' : 'keep'))
     problems.push(
       `replace: ${replace} is onExists: '${replace ? 'replace' : 'keep'}' in its older spelling, ` +
@@ -205,6 +260,11 @@ interface CallOptionRules<T extends object> {
 export const CALL_OPTIONS = {
   schedule: { rules: ScheduleOptionsRules, checks: scheduleChecks },
   taskTime: { rules: TaskTimeRules },
+  reschedule: { rules: RescheduleOptionsRules },
+  retry: { rules: WriteRetryRules },
+  shift: { rules: NoRetryRules, checks: noRetry('shift') },
+  push: { rules: NoRetryRules, checks: noRetry('push') },
+  pushMany: { rules: NoRetryRules, checks: noRetry('pushMany') },
   page: { rules: PageOptionsRules },
   obliterate: { rules: ObliterateOptionsRules },
   repeatEvery: { rules: RepeatEveryRules },

@@ -270,6 +270,12 @@ class ReconcileRules implements ReconcileOptions, SameKeys<ReconcileOptions, Rec
   sweep?: boolean;
 }
 
+/**
+ * Longest `retryMs`: a caller waits that long at most for a call to be taken (one try under way when it
+ * runs out finishes within `commandTimeoutMs`).
+ */
+export const MAX_RETRY_MS = 10 * 60_000;
+
 export class DelayQueueOptionsRules
   extends QueueOptionsRules
   implements ResolvedDelayQueueOptions, SameKeys<DelayQueueOptions, DelayQueueOptionsRules>
@@ -303,6 +309,11 @@ export class DelayQueueOptionsRules
   @ValidateNested()
   @Type(() => ReconcileRules)
   reconcile?: ReconcileRules;
+
+  @IsInt()
+  @Min(0)
+  @Max(MAX_RETRY_MS)
+  retryMs: number = DELAY_QUEUE_DEFAULTS.retryMs;
 }
 
 /** setTimeout's limit (2^31 - 1 ms, about 24.8 days): beyond it Node fires at once. */

@@ -6,12 +6,13 @@
 -- occurrence up.
 -- Input:
 --   KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash  KEYS[4] dead zset  KEYS[5] stats hash
---   KEYS[6] errors hash  KEYS[7] runs hash (id -> '<attempts>:<fencing token>:<run at>' of its latest delivery)
+--   KEYS[6] errors hash  KEYS[7] runs hash (id -> '<attempts>:<fencing token>:<run at>[:<due at>]' of its
+--           latest delivery; due at when it differs from run at: a delivery again after a lease ran out)
 --   KEYS[8] repeats hash (see repeat-entry)
 --   ARGV[1] limit  ARGV[2] lease ms  ARGV[3] maxAttempts  ARGV[4] dead-letter capacity
 --   ARGV[5] fencing token of this call's deliveries
 -- Output (a paused queue: {now, -1}): {now, next due or lease end or -1, then per task: id, attempt, token, runAt,
---   json, repeat entry or ''}
+--   json, repeat entry or '', dueAt}
 local dueKey, activeKey, dataKey, deadKey, statsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local errorsKey, runsKey, repeatsKey = KEYS[6], KEYS[7], KEYS[8]
 --- @include "now"
@@ -49,7 +50,8 @@ if lapsed then
   local buried = 0
   for _, id in ipairs(stalled) do
     redis.call('ZREM', activeKey, id)
-    local attempts = tonumber(string.match(redis.call('HGET', runsKey, id) or '0:', '^(%d+):'))
+    local run = redis.call('HGET', runsKey, id) or '0:'
+    local attempts = tonumber(string.match(run, '^(%d+):'))
     -- A repeat is never buried: its worker records the lost last attempt and places the next tick.
     if attempts >= maxAttempts and redis.call('HEXISTS', repeatsKey, id) == 0 then
       redis.call('ZADD', deadKey, now, id)
@@ -57,6 +59,10 @@ if lapsed then
     else
       redis.call('ZADD', dueKey, now, id)
       redis.call('HINCRBY', statsKey, 'retried', 1)
+      -- Due again now, but late since its own due time: the next delivery reports that one (dueAt).
+      if string.match(run, '^%d+:[^:]+:%d+$') then
+        redis.call('HSET', runsKey, id, run .. ':' .. string.match(run, '(%d+)$'))
+      end
     end
   end
   if buried > 0 then
@@ -98,8 +104,15 @@ if limit > 0 and #dueHead > 0 and tonumber(dueHead[2]) <= now then
         unwindowed[#unwindowed + 1] = stored
       end
       local runAt = due[2 * i]
+      local dueAt = nil
+      if runs[i] then dueAt = string.match(runs[i], '^%d+:[^:]+:%d+:(%d+)$') end
       started[#started + 1] = id
-      started[#started + 1] = attempt .. ':' .. token .. ':' .. runAt
+      if dueAt then
+        started[#started + 1] = attempt .. ':' .. token .. ':' .. runAt .. ':' .. dueAt
+      else
+        started[#started + 1] = attempt .. ':' .. token .. ':' .. runAt
+        dueAt = runAt
+      end
       leased[#leased + 1] = now + lease
       leased[#leased + 1] = id
       out[#out + 1] = id
@@ -108,6 +121,7 @@ if limit > 0 and #dueHead > 0 and tonumber(dueHead[2]) <= now then
       out[#out + 1] = tonumber(runAt)
       out[#out + 1] = json
       out[#out + 1] = repeats[i] or ''
+      out[#out + 1] = tonumber(dueAt)
       claimed = claimed + 1
     end
   end

@@ -18,14 +18,31 @@ describe('delay-claim protocol', () => {
     expect(delayClaim.args(input, shard)).toEqual([10, 30_000, 5, 100, 'tok']);
   });
 
-  it('reads each claimed task with its repeat, if any, and an empty shard as due at Infinity', () => {
-    const reply = [5000, 5000, 'a', 2, 'tok', 4000, '{"n":1}', '', 'r', 1, 'tok', 4500, 'null', '4500||||{}'];
+  it('reads each claimed task with its due time and its repeat, if any, and an empty shard as due at Infinity', () => {
+    const reply = [
+      5000,
+      5000,
+      'a',
+      2,
+      'tok',
+      4000,
+      '{"n":1}',
+      '',
+      1000,
+      'r',
+      1,
+      'tok',
+      4500,
+      'null',
+      '4500||||{}',
+      4500,
+    ];
     expect(delayClaim.decode(reply, input, [])).toEqual({
       serverNow: 5000,
       nextDueAt: 5000,
       tasks: [
-        { id: 'a', attempt: 2, token: 'tok', runAt: 4000, json: '{"n":1}' },
-        { id: 'r', attempt: 1, token: 'tok', runAt: 4500, json: 'null', repeat: '4500||||{}' },
+        { id: 'a', attempt: 2, token: 'tok', runAt: 4000, dueAt: 1000, json: '{"n":1}' },
+        { id: 'r', attempt: 1, token: 'tok', runAt: 4500, dueAt: 4500, json: 'null', repeat: '4500||||{}' },
       ],
     });
     expect(delayClaim.decode([5000, -1], input, []).nextDueAt).toBe(Infinity);

@@ -4,7 +4,10 @@ export interface ClaimedTask {
   id: string;
   attempt: number;
   token: string;
+  /** When this delivery became due: the task's time, or when the lease of its previous delivery ran out. */
   runAt: number;
+  /** When the task was due: its time, kept when a delivery's lease ran out or it was given back. */
+  dueAt: number;
   json: string;
   /** The repeat this task is an occurrence of, as its hash holds it (see repeat-entry.lua). */
   repeat?: string;
@@ -33,12 +36,13 @@ export const delayClaim: ScriptProtocol<'delay-claim', DelayClaimInput, ClaimOut
   decode: (reply) => {
     const values = reply as (string | number)[];
     const tasks: ClaimedTask[] = [];
-    for (let i = 2; i < values.length; i += 6) {
+    for (let i = 2; i < values.length; i += 7) {
       tasks.push({
         id: values[i] as string,
         attempt: values[i + 1] as number,
         token: values[i + 2] as string,
         runAt: values[i + 3] as number,
+        dueAt: values[i + 6] as number,
         json: values[i + 4] as string,
         ...(values[i + 5] !== '' && { repeat: values[i + 5] as string }),
       });

@@ -16,8 +16,12 @@ local DEAD_TRIM_STEP = 500
 local id = ARGV[1]
 local run = redis.call('HGET', runsKey, id)
 if not run then return {0} end
-local attempts, token = string.match(run, '^(%d+):([^:]+):')
+local attempts, token, ranAt = string.match(run, '^(%d+):([^:]+):(%d+)')
 if token ~= ARGV[2] or not redis.call('ZSCORE', activeKey, id) then return {0} end
+-- The retry is due at its own time: a due time carried from a lapsed lease (see delay-claim) ends here.
+if string.match(run, '^%d+:[^:]+:%d+:%d+$') then
+  redis.call('HSET', runsKey, id, attempts .. ':' .. token .. ':' .. ranAt)
+end
 redis.call('ZREM', activeKey, id)
 redis.call('HSET', errorsKey, id, ARGV[6])
 if tonumber(attempts) >= tonumber(ARGV[3]) then

@@ -9,7 +9,7 @@ local id = ARGV[1]
 local json = redis.call('HGET', dataKey, id)
 if not json then return {} end
 local err = redis.call('HGET', errorsKey, id)
-local attempts, _, last = string.match(redis.call('HGET', runsKey, id) or '0:0:0', '^(%d+):([^:]+):(%d+)$')
+local attempts, _, last = string.match(redis.call('HGET', runsKey, id) or '0:0:0', '^(%d+):([^:]+):(%d+)')
 local due = redis.call('ZSCORE', dueKey, id)
 if due then return {'scheduled', tonumber(due), json, tonumber(attempts), err} end
 if redis.call('ZSCORE', activeKey, id) then return {'active', tonumber(last), json, tonumber(attempts), err} end

@@ -13,7 +13,7 @@ local now = serverNow()
 local id = ARGV[1]
 local run = redis.call('HGET', runsKey, id)
 if not run then return 0 end
-local attempts, token, runAt = string.match(run, '^(%d+):([^:]+):(%d+)$')
+local attempts, token, runAt, dueAt = string.match(run, '^(%d+):([^:]+):(%d+):?(%d*)$')
 if token ~= ARGV[2] or redis.call('ZREM', activeKey, id) == 0 then return 0 end
 attempts = tonumber(attempts)
 if ARGV[3] == '1' then
@@ -25,7 +25,9 @@ end
 if attempts == 0 then
   redis.call('HDEL', runsKey, id)
 else
-  redis.call('HSET', runsKey, id, attempts .. ':' .. token .. ':' .. runAt)
+  -- Due again now, but late since its own due time (see delay-claim).
+  if dueAt == '' then dueAt = runAt end
+  redis.call('HSET', runsKey, id, attempts .. ':' .. token .. ':' .. runAt .. ':' .. dueAt)
 end
 redis.call('ZADD', dueKey, now, id)
 redis.call('HINCRBY', statsKey, 'givenBack', 1)

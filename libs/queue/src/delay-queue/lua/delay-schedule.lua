@@ -3,7 +3,7 @@
 --   KEYS[1] due zset (id -> run at)  KEYS[2] active zset (id -> lease end)
 --   KEYS[3] data hash (id -> payload, a debounced one's with its window: see debounce-window)
 --   KEYS[4] dead zset  KEYS[5] stats hash  KEYS[6] errors hash
---   KEYS[7] runs hash (id -> '<attempts>:<fencing token>:<run at of the latest delivery>', once delivered)
+--   KEYS[7] runs hash (id -> '<attempts>:<fencing token>:<run at of the latest delivery>[:<due at>]', once delivered)
 --   ARGV    per task: id, payload json, 'at' | 'in', ms, when the id exists 'replace' | 'keep' | 'earlier' | 'later',
 --           debounce's max wait ms or '' (a debounced schedule replaces)
 -- Output: {now, earliest run time of the shard, then per task: written 1 | kept 0, runAt, state of a kept task or ''}
@@ -27,7 +27,7 @@ for a = 1, #ARGV, 6 do
     if current then
       current = tonumber(current)
     else
-      current = tonumber(string.match(redis.call('HGET', runsKey, id) or '0:0:0', ':(%d+)$'))
+      current = tonumber(string.match(redis.call('HGET', runsKey, id) or '0:0:0', '^%d+:[^:]+:(%d+)'))
       state = 'dead'
       if redis.call('ZSCORE', activeKey, id) then state = 'active' end
     end
