@@ -348,6 +348,11 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     };
   }
 
+  /** Has every consumer poll all its shards now (the memory clock moved: what fell due is theirs to take). */
+  wakeConsumers(): void {
+    this.resyncs.forEach((resync) => resync());
+  }
+
   private subscriberClient(): RedisClient {
     if (!this.subscriber) {
       // ioredis only resubscribes channels whose SUBSCRIBE once succeeded; one sent while Redis was
