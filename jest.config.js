@@ -32,6 +32,11 @@ const ON_VALKEY = [
   'task-source',
 ];
 
+// The in-process memory engine (connection: 'memory://') runs the queue suites too: the library's own
+// Lua scripts on Lua 5.1 in WebAssembly, no server. Its clock follows the wall clock here (clock=system),
+// since these suites wait for real time to pass; QueueClock.advance has suites of its own.
+const ON_MEMORY = [...ON_BOTH];
+
 /** @type {import('jest').Config} */
 module.exports = {
   testTimeout: 60_000,
@@ -63,6 +68,13 @@ module.exports = {
       globalSetup: '<rootDir>/test/setup/valkey-setup.js',
       globalTeardown: '<rootDir>/test/setup/valkey-teardown.js',
       setupFiles: ['<rootDir>/test/setup/on-valkey.js'],
+    },
+    {
+      ...shared,
+      displayName: 'memory',
+      roots: ['<rootDir>/test'],
+      testMatch: ON_MEMORY.map((name) => `<rootDir>/test/${name}.e2e-spec.ts`),
+      setupFiles: ['<rootDir>/test/setup/on-memory.js'],
     },
   ],
 };

@@ -3,6 +3,7 @@ import { Test } from '@nestjs/testing';
 import type { INestApplication, LoggerService, ModuleMetadata } from '@nestjs/common';
 import IORedis, { Cluster } from 'ioredis';
 import type { QueueConnection } from 'nestjs-redis-queues';
+import { createMemoryClient } from 'nestjs-redis-queues/testing';
 import { testLogs } from './logs';
 
 export function redisUrl(): string {
@@ -37,8 +38,12 @@ export function connection(): QueueConnection {
 
 export type RawRedis = IORedis | Cluster;
 
+/** The `memory` project runs suites on a memory instance of the test process (REDIS_URL=memory://...). */
+export const onMemory = /^memory:\/\//i.test(process.env.REDIS_URL ?? '');
+
 export function rawClient(): IORedis {
-  return new IORedis(redisUrl(), { lazyConnect: false });
+  // On memory, a client of the instance the suite's applications share (by its name in REDIS_URL).
+  return onMemory ? createMemoryClient(redisUrl()) : new IORedis(redisUrl(), { lazyConnect: false });
 }
 
 /** A client of the suite's topology, for looking at what the library wrote. */

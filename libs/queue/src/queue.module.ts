@@ -6,6 +6,7 @@ import { getDelayQueueToken, getFixedQueueToken } from './queue.constants';
 import { ConsumerFactory } from './consumer.factory';
 import { ConsumerRegistry } from './consumer/consumer.registry';
 import { QueueConsumers } from './queue-consumers';
+import { QueueClock } from './queue-clock';
 import { QueueExplorer } from './queue.explorer';
 import { QueueOrchestrator } from './queue.orchestrator';
 import { RecurringSchedules } from './recurring/recurring-schedules';
@@ -49,8 +50,10 @@ import type {
     QueueConsumers,
     QueueEvents,
     QueueHealthIndicator,
+    QueueClock,
   ],
   exports: [
+    QueueClock,
     QueueSettings,
     RedisConnection,
     QueueRegistry,

@@ -27,6 +27,8 @@ import { ServerClock } from './server-clock';
 import { describeConnectionFailure } from './connection-failure';
 import { SUBSCRIBER_PING_DEADLINE_MS, SubscriberHeartbeat } from './subscriber-heartbeat';
 import { CommandSupervisor } from './command-supervisor';
+import { createMemoryClient, isMemoryUrl } from '../memory/memory-instances';
+import { memoryWarning } from '../memory/memory.messages';
 
 function isClient(value: unknown): value is RedisClient {
   return value instanceof IORedis || value instanceof Cluster;
@@ -67,6 +69,8 @@ function createClient(connection: Exclude<QueueConnection, RedisClient>, setting
     maxRetriesPerRequest: 0,
     retryStrategy: (attempt) => Math.min(attempt * 50, 2000, Math.floor(settings.commandTimeoutMs / 2)),
   };
+  // memory://: the same client and options, connected to an instance in this process instead of a socket.
+  if (isMemoryUrl(connection)) return createMemoryClient(connection, { ...shared, ...bounded });
   if (typeof connection === 'string') return new IORedis(connection, { ...shared, ...keepAlive, ...bounded });
   if ('cluster' in connection) {
     // Cluster nodes never retry by themselves (ioredis closes them and re-routes after a slot refresh).
@@ -90,7 +94,7 @@ const REDIS_URL = /^rediss?:\/\//i;
 const ANY_URL = /^([a-z][a-z0-9+.-]*):\/\//i;
 
 function checkUrl(connection: QueueConnection): void {
-  if (typeof connection !== 'string' || REDIS_URL.test(connection)) return;
+  if (typeof connection !== 'string' || REDIS_URL.test(connection) || isMemoryUrl(connection)) return;
   const scheme = ANY_URL.exec(connection)?.[1];
   if (scheme === undefined) return;
   throw notRedisUrl(describeTarget(connection), scheme);
@@ -199,6 +203,7 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     );
     if (this.owned) this.watch(this.client, 'Redis');
     this.supervisor?.start();
+    if (isMemoryUrl(connection)) this.logger.warn(memoryWarning(this.target));
     // A Cluster's own 'close' comes only when all of it closes: a node's closing is its '-node'.
     for (const event of DROPPED_EVENTS) this.client.on(event, this.dropped);
   }
@@ -351,6 +356,11 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
       set.delete(listener);
       if (missed) this.resyncs.delete(missed);
     };
+  }
+
+  /** Has every consumer poll all its shards now (the memory clock moved: what fell due is theirs to take). */
+  wakeConsumers(): void {
+    this.resyncs.forEach((resync) => resync());
   }
 
   private subscriberClient(): RedisClient {

@@ -1,0 +1,320 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { loadOptional } from '../optional-dependency';
+import { LUA_PRELUDE } from './lua-prelude';
+import { ErrorReply, Status, noScript, type Reply } from './reply';
+
+/** The parts of wasmoon-lua5.1's Emscripten module the engine uses: Lua's C API, called directly. */
+interface LuaModule {
+  HEAPU8: Uint8Array;
+  HEAPU32: Uint32Array;
+  _malloc(size: number): number;
+  _free(pointer: number): void;
+  addFunction(fn: (state: number) => number, signature: string): number;
+  _luaL_loadbuffer(state: number, buffer: number, size: number, name: number): number;
+  _luaL_ref(state: number, table: number): number;
+  _luaL_unref(state: number, table: number, ref: number): void;
+  _lua_pcall(state: number, args: number, results: number, handler: number): number;
+  _lua_gettop(state: number): number;
+  _lua_settop(state: number, index: number): void;
+  _lua_type(state: number, index: number): number;
+  _lua_tonumber(state: number, index: number): number;
+  _lua_toboolean(state: number, index: number): number;
+  _lua_tolstring(state: number, index: number, length: number): number;
+  _lua_pushlstring(state: number, text: number, length: number): void;
+  _lua_pushnumber(state: number, value: number): void;
+  _lua_pushboolean(state: number, value: number): void;
+  _lua_pushcclosure(state: number, fn: number, upvalues: number): void;
+  _lua_createtable(state: number, array: number, record: number): void;
+  _lua_rawseti(state: number, index: number, n: number): void;
+  _lua_rawgeti(state: number, index: number, n: number): void;
+  _lua_setfield(state: number, index: number, name: number): void;
+  _lua_getfield(state: number, index: number, name: number): void;
+}
+
+interface Wasmoon {
+  Lua: {
+    create(options?: {
+      openStandardLibs?: boolean;
+    }): Promise<{ luaApi: { module: LuaModule }; global: { address: number } }>;
+  };
+}
+
+const REGISTRY = -10000;
+const GLOBALS = -10002;
+const NIL = 0;
+const BOOLEAN = 1;
+const NUMBER = 3;
+const STRING = 4;
+const TABLE = 5;
+
+/** A command a script sends with `redis.call`: its name and arguments as Redis reads them (text). */
+export type ScriptCommand = (args: string[]) => Reply;
+
+export const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+
+/** Redis turns a Lua number argument into text this way: integers without a fraction. */
+const argumentText = (value: number) => (Number.isInteger(value) ? value.toFixed(0) : String(value));
+
+/**
+ * Lua 5.1 (the Lua of Redis: numbers are doubles) compiled to WebAssembly, running the library's
+ * scripts as Redis does: KEYS and ARGV globals, `redis.call` into the engine's commands, Redis'
+ * conversions between Lua values and replies, compiled scripts kept by SHA1 until SCRIPT FLUSH.
+ * It talks to Lua through its C API directly, with its own UTF-8 marshalling: the package's
+ * convenience layer converts tables lossily and costs several times more per call.
+ */
+export class LuaVm {
+  private readonly scripts = new Map<string, number>();
+  private scratch: number;
+  private scratchSize = 1 << 16;
+  private readonly length: number;
+  private readonly names: Record<'KEYS' | 'ARGV' | 'ok' | 'err' | 'chunk', number>;
+  /** The command function of the script that runs now. */
+  private command?: ScriptCommand;
+
+  private constructor(
+    private readonly lua: LuaModule,
+    private readonly state: number,
+  ) {
+    this.scratch = lua._malloc(this.scratchSize);
+    this.length = lua._malloc(8);
+    const name = (text: string) => {
+      const bytes = Buffer.from(`${text}\0`);
+      const pointer = lua._malloc(bytes.length);
+      lua.HEAPU8.set(bytes, pointer);
+      return pointer;
+    };
+    this.names = {
+      KEYS: name('KEYS'),
+      ARGV: name('ARGV'),
+      ok: name('ok'),
+      err: name('err'),
+      chunk: name('@user_script'),
+    };
+    lua._lua_pushcclosure(
+      state,
+      lua.addFunction((L) => this.call(L), 'ii'),
+      0,
+    );
+    lua._lua_setfield(state, GLOBALS, name('__nrq_call'));
+    const prelude = this.compile(LUA_PRELUDE);
+    if (prelude instanceof ErrorReply) throw new Error(prelude.message);
+    lua._lua_rawgeti(state, REGISTRY, prelude);
+    if (lua._lua_pcall(state, 0, 0, 0) !== 0) throw new Error(this.text(-1));
+  }
+
+  static async create(): Promise<LuaVm> {
+    const lua = await loadWasmoon().Lua.create({ openStandardLibs: true });
+    return new LuaVm(lua.luaApi.module, lua.global.address);
+  }
+
+  /** SCRIPT LOAD: compiles and keeps the script; its SHA1, or the compile error. */
+  load(body: string): string | ErrorReply {
+    const sha = sha1(body);
+    if (this.scripts.has(sha)) return sha;
+    const ref = this.compile(body);
+    if (ref instanceof ErrorReply) return ref;
+    this.scripts.set(sha, ref);
+    return sha;
+  }
+
+  has(sha: string): boolean {
+    return this.scripts.has(sha.toLowerCase());
+  }
+
+  flush(): void {
+    for (const ref of this.scripts.values()) this.lua._luaL_unref(this.state, REGISTRY, ref);
+    this.scripts.clear();
+  }
+
+  /** EVALSHA: runs a loaded script, `command` serving its redis.call. */
+  run(sha: string, keys: string[], args: string[], command: ScriptCommand): Reply {
+    const ref = this.scripts.get(sha.toLowerCase());
+    if (ref === undefined) return noScript();
+    const { lua, state } = this;
+    this.globalArray(this.names.KEYS, keys);
+    this.globalArray(this.names.ARGV, args);
+    lua._lua_rawgeti(state, REGISTRY, ref);
+    this.command = command;
+    try {
+      if (lua._lua_pcall(state, 0, 1, 0) !== 0) return this.scriptError(sha);
+      return this.reply(-1);
+    } finally {
+      this.command = undefined;
+      lua._lua_settop(state, 0);
+    }
+  }
+
+  private compile(body: string): number | ErrorReply {
+    const { lua, state } = this;
+    const size = this.write(body);
+    if (lua._luaL_loadbuffer(state, this.scratch, size, this.names.chunk) !== 0) {
+      const message = this.text(-1);
+      lua._lua_settop(state, 0);
+      return new ErrorReply(`ERR Error compiling script (new function): ${message}`);
+    }
+    return lua._luaL_ref(state, REGISTRY);
+  }
+
+  /** An uncaught error: a `{ err = ... }` table (a failed redis.call, redis.error_reply) or Lua's own. */
+  private scriptError(sha: string): ErrorReply {
+    const { lua, state } = this;
+    if (lua._lua_type(state, -1) === TABLE) {
+      lua._lua_getfield(state, -1, this.names.err);
+      if (lua._lua_type(state, -1) === STRING) return new ErrorReply(this.text(-1));
+    }
+    const message = lua._lua_type(state, -1) === STRING ? this.text(-1) : 'unknown error';
+    return new ErrorReply(`ERR ${message} script: ${sha}, on @user_script.`);
+  }
+
+  /** Redis' rules from a Lua value to a reply. */
+  private reply(index: number): Reply {
+    const { lua, state } = this;
+    switch (lua._lua_type(state, index)) {
+      case NUMBER:
+        return Math.trunc(lua._lua_tonumber(state, index));
+      case STRING:
+        return this.text(index);
+      case BOOLEAN:
+        return lua._lua_toboolean(state, index) ? 1 : null;
+      case TABLE:
+        return this.tableReply(index);
+      default:
+        return null;
+    }
+  }
+
+  private tableReply(index: number): Reply {
+    const { lua, state } = this;
+    const at = lua._lua_gettop(state) + index + 1;
+    for (const [field, make] of [
+      [this.names.err, (text: string) => new ErrorReply(text)],
+      [this.names.ok, (text: string) => new Status(text)],
+    ] as const) {
+      lua._lua_getfield(state, at, field);
+      const found = lua._lua_type(state, -1) === STRING ? make(this.text(-1)) : undefined;
+      lua._lua_settop(state, -2);
+      if (found) return found;
+    }
+    const items: Reply[] = [];
+    for (let i = 1; ; i++) {
+      lua._lua_rawgeti(state, at, i);
+      if (lua._lua_type(state, -1) === NIL) {
+        lua._lua_settop(state, -2);
+        return items;
+      }
+      items.push(this.reply(-1));
+      lua._lua_settop(state, -2);
+    }
+  }
+
+  /** `redis.call` / `redis.pcall`: runs the command and pushes its reply (an error as `{ err = ... }`). */
+  private call(L: number): number {
+    const { lua } = this;
+    const count = lua._lua_gettop(L);
+    const args: string[] = [];
+    let reply: Reply;
+    for (let i = 1; i <= count; i++) {
+      const type = lua._lua_type(L, i);
+      if (type === NUMBER) args.push(argumentText(lua._lua_tonumber(L, i)));
+      else if (type === STRING) args.push(this.text(i, L));
+      else break;
+    }
+    if (count === 0) reply = new ErrorReply('ERR Please specify at least one argument for this redis lib call');
+    else if (args.length < count)
+      reply = new ErrorReply('ERR Lua redis lib command arguments must be strings or integers');
+    else if (!this.command) reply = new ErrorReply('ERR redis.call outside a script');
+    else {
+      try {
+        reply = this.command(args);
+      } catch (error) {
+        reply = new ErrorReply(`ERR ${(error as Error).message}`);
+      }
+    }
+    lua._lua_settop(L, 0);
+    this.push(reply, L);
+    return 1;
+  }
+
+  /** Redis' rules from a reply to a Lua value. */
+  private push(reply: Reply, L = this.state): void {
+    const { lua } = this;
+    if (typeof reply === 'string') {
+      const size = this.write(reply);
+      lua._lua_pushlstring(L, this.scratch, size);
+    } else if (typeof reply === 'number') {
+      lua._lua_pushnumber(L, reply);
+    } else if (reply === null) {
+      lua._lua_pushboolean(L, 0);
+    } else if (Array.isArray(reply)) {
+      lua._lua_createtable(L, reply.length, 0);
+      for (let i = 0; i < reply.length; i++) {
+        this.push(reply[i], L);
+        lua._lua_rawseti(L, -2, i + 1);
+      }
+    } else {
+      lua._lua_createtable(L, 0, 1);
+      this.push(reply instanceof Status ? reply.text : reply.message, L);
+      lua._lua_setfield(L, -2, reply instanceof Status ? this.names.ok : this.names.err);
+    }
+  }
+
+  private globalArray(name: number, items: string[]): void {
+    const { lua, state } = this;
+    lua._lua_createtable(state, items.length, 0);
+    for (let i = 0; i < items.length; i++) {
+      const size = this.write(items[i]);
+      lua._lua_pushlstring(state, this.scratch, size);
+      lua._lua_rawseti(state, -2, i + 1);
+    }
+    lua._lua_setfield(state, GLOBALS, name);
+  }
+
+  /** Writes `text` as UTF-8 into the scratch buffer (grown as needed); its length in bytes. */
+  private write(text: string): number {
+    const most = text.length * 3;
+    if (most > this.scratchSize) {
+      this.lua._free(this.scratch);
+      this.scratchSize = most;
+      this.scratch = this.lua._malloc(most);
+    }
+    // The heap's view is replaced when the WebAssembly memory grows: read it anew each time.
+    return ENCODER.encodeInto(text, this.lua.HEAPU8.subarray(this.scratch, this.scratch + most)).written;
+  }
+
+  private text(index: number, L = this.state): string {
+    const { lua } = this;
+    const pointer = lua._lua_tolstring(L, index, this.length);
+    const size = lua.HEAPU32[this.length >> 2];
+    return Buffer.from(lua.HEAPU8.buffer, pointer, size).toString('utf8');
+  }
+}
+
+const ENCODER = new TextEncoder();
+
+let wasmoon: Wasmoon | undefined;
+
+/**
+ * wasmoon-lua5.1, loaded from its file with its one dynamic `import('module')` made a `require`: a
+ * dynamic import fails inside Jest's module sandbox (unless Node runs with --experimental-vm-modules),
+ * which is where most applications' tests run. The package is CommonJS otherwise.
+ */
+function loadWasmoon(): Wasmoon {
+  if (wasmoon) return wasmoon;
+  const feature = "connection: 'memory://'";
+  loadOptional<unknown>('wasmoon-lua5.1/package.json', feature);
+  const file = require.resolve('wasmoon-lua5.1');
+  const source = readFileSync(file, 'utf8').replace("await import('module')", "require('module')");
+  const module = { exports: {} as Wasmoon };
+  new Function('exports', 'require', 'module', '__filename', '__dirname', source)(
+    module.exports,
+    createRequire(file),
+    module,
+    file,
+    dirname(file),
+  );
+  wasmoon = module.exports;
+  return wasmoon;
+}

@@ -1,0 +1,58 @@
+import type IORedis from 'ioredis';
+import type { RedisOptions } from 'ioredis';
+import { MemoryClock } from './memory-clock';
+import { memoryClient } from './memory-connector';
+import { MemoryRedis } from './memory-redis';
+import { badMemoryUrl, memoryClockConflict } from './memory.messages';
+
+const MEMORY_URL = /^memory:\/\//i;
+
+/** Named instances: shared by every application of the process that names them, gone with it. */
+const named = new Map<string, MemoryRedis>();
+/** The instance behind each memory client, for the clock. */
+const instances = new WeakMap<object, MemoryRedis>();
+
+export function isMemoryUrl(connection: unknown): connection is string {
+  return typeof connection === 'string' && MEMORY_URL.test(connection);
+}
+
+/**
+ * The instance a `memory://` URL names. `memory://` alone is a new instance of its own (an
+ * application sharing nothing); `memory://name` is the process' instance of that name.
+ */
+export function memoryInstance(url: string): MemoryRedis {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw badMemoryUrl(url, 'not a URL');
+  }
+  const name = decodeURIComponent(`${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`);
+  for (const key of parsed.searchParams.keys()) {
+    if (key !== 'clock') throw badMemoryUrl(url, `unknown parameter "${key}"`);
+  }
+  const mode = parsed.searchParams.get('clock') ?? 'manual';
+  if (mode !== 'manual' && mode !== 'system') throw badMemoryUrl(url, `clock must be manual or system, not "${mode}"`);
+  if (name === '') return new MemoryRedis('', new MemoryClock(mode));
+  const existing = named.get(name);
+  if (existing) {
+    if (existing.clock.mode !== mode) throw memoryClockConflict(name, existing.clock.mode, mode);
+    return existing;
+  }
+  const instance = new MemoryRedis(name, new MemoryClock(mode));
+  named.set(name, instance);
+  return instance;
+}
+
+/** A client of the instance `url` names (ioredis, in-process: no socket). */
+export function createMemoryClient(url: string, options: RedisOptions = {}): IORedis {
+  const instance = memoryInstance(url);
+  const client = memoryClient(instance, options);
+  instances.set(client, instance);
+  return client;
+}
+
+/** The memory instance a client talks to, when it is a memory client. */
+export function memoryInstanceOf(client: object): MemoryRedis | undefined {
+  return instances.get(client);
+}
