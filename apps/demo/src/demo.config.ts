@@ -30,13 +30,18 @@ export class DemoConfig {
   @Matches(/^rediss?:\/\/\S+$/, { message: 'redisUrl must be a redis:// or rediss:// URL' })
   redisUrl = 'redis://127.0.0.1:6379';
 
+  /** A PostgreSQL server for the pets; without it they live in PGlite, in this process's memory. */
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'databaseUrl must be a postgres:// or postgresql:// URL' })
+  databaseUrl?: string;
+
   /** `host:port` seeds of a Redis Cluster; when given, used instead of redisUrl. */
   @IsOptional()
   @ArrayNotEmpty()
   @Matches(/^[^\s:]+:\d{1,5}$/, { each: true, message: 'redisCluster must list host:port pairs' })
   redisCluster?: string[];
 
-  /** Leads every key the demo writes, the queues' and the pets'. */
+  /** Leads every key the demo writes, and names the PostgreSQL schema of its pets' table. */
   @Matches(/^[A-Za-z0-9._-]{1,64}$/, { message: 'prefix must be 1-64 letters, digits, ".", "_" or "-"' })
   prefix = 'demo';
 
@@ -147,6 +152,7 @@ const ENV: Record<keyof DemoConfig, [name: string, parse: Parse]> = {
   host: ['HOST', text],
   redisUrl: ['REDIS_URL', text],
   redisCluster: ['REDIS_CLUSTER', list],
+  databaseUrl: ['DATABASE_URL', text],
   prefix: ['DEMO_PREFIX', text],
   timeScale: ['DEMO_TIME_SCALE', numeric],
   eventsPerSecond: ['DEMO_EVENTS_PER_S', numeric],

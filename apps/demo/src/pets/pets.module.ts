@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { QueueModule } from 'nestjs-redis-queues';
+import { DemoConfig } from '../demo.config';
+import { PetDatabase } from './db/pet-database';
 import { DemoClock } from './demo-clock';
 import { DigestConsumer } from './digest.consumer';
 import { DigestTask, MealTask } from './dto/pet.dto';
@@ -11,7 +13,10 @@ import { PetsController } from './pets.controller';
 import { PetsService } from './pets.service';
 import { VetConsumer } from './vet.consumer';
 
-/** Pets: meals as delayed tasks that cards move, and owners' activity digests as debounced ones. */
+/**
+ * Pets: rows in PostgreSQL; meals as delayed tasks that cards move, and owners' activity digests as debounced
+ * ones.
+ */
 @Module({
   imports: [
     QueueModule.registerDelayQueue({ name: PET_FEEDING, schema: MealTask }),
@@ -20,6 +25,15 @@ import { VetConsumer } from './vet.consumer';
     QueueModule.registerDelayQueue({ name: VET_CHECKS, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 500 } }),
   ],
   controllers: [PetsController],
-  providers: [DemoClock, PetStore, PetsService, FeedingConsumer, DigestConsumer, VetConsumer, PetStory],
+  providers: [
+    { provide: PetDatabase, inject: [DemoConfig], useFactory: (config: DemoConfig) => PetDatabase.open(config) },
+    DemoClock,
+    PetStore,
+    PetsService,
+    FeedingConsumer,
+    DigestConsumer,
+    VetConsumer,
+    PetStory,
+  ],
 })
 export class PetsModule {}
