@@ -93,6 +93,14 @@ export class DemoConfig {
   petDigestMaxWaitHours = 7;
 
   /**
+   * How often the pet-feeding queue is checked against the pets table (real time): a pass writes the meals
+   * Redis lacks. Redis coming back empty runs one at once, whatever this says.
+   */
+  @Min(1000)
+  @IsInt()
+  petReconcileMs = 60_000;
+
+  /**
    * The vet is closed for this long (real time) after start-up: the story's check-ups fail until then
    * and end up dead-lettered, for the dashboard's re-queue button. 0: open from the start.
    */
@@ -162,6 +170,7 @@ const ENV: Record<keyof DemoConfig, [name: string, parse: Parse]> = {
   petStory: ['DEMO_PET_STORY', flag],
   petDigestQuietHours: ['DEMO_PET_DIGEST_QUIET_H', numeric],
   petDigestMaxWaitHours: ['DEMO_PET_DIGEST_MAX_WAIT_H', numeric],
+  petReconcileMs: ['DEMO_PET_RECONCILE_S', seconds],
   vetClosedMs: ['DEMO_VET_CLOSED_S', seconds],
   flakyGame: ['DEMO_FLAKY_GAME', text],
   resumeHeldAfterMs: ['DEMO_RESUME_HELD_S', seconds],
