@@ -49,6 +49,7 @@ describe('demo: /metrics and /health', () => {
     expect(Object.keys(body.details.queues.queues).sort()).toEqual(DEMO_QUEUES);
     expect(body.details.queues.recurring).toEqual({
       'games.backlog-audit': expect.objectContaining({ handled: true }),
+      'reconcile.pet-feeding': expect.objectContaining({ handled: true }),
     });
   });
 });

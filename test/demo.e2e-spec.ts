@@ -1,5 +1,4 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type IORedis from 'ioredis';
 import {
   type DelayQueue,
   type FixedQueue,
@@ -22,10 +21,11 @@ import {
   type SinkTotals,
 } from '../apps/demo/src/games/upstream/report-sink';
 import type { DigestTask, MealTask, PetView } from '../apps/demo/src/pets/dto/pet.dto';
+import { PetDatabase } from '../apps/demo/src/pets/db/pet-database';
 import { FeedingConsumer } from '../apps/demo/src/pets/feeding.consumer';
 import { PET_DIGESTS, PET_FEEDING } from '../apps/demo/src/pets/pets.constants';
 import { TestLogger } from './support/logs';
-import { pollUntil, rawClient, redisUrl, uniquePrefix } from './support/testing';
+import { pollUntil, redisUrl, uniquePrefix } from './support/testing';
 
 /** A pet hour lasts 200 ms: a meal 800 ms, an acceleration card takes 400 ms off. */
 const SCALE = 18_000;
@@ -197,7 +197,6 @@ describe('demo app (real redis-server)', () => {
   describe('on a quiet app', () => {
     let demo: Demo;
     const logs = new TestLogger(['error', 'warn']);
-    let redis: IORedis;
     let feeding: DelayQueue<MealTask>;
     let digests: DelayQueue<DigestTask>;
 
@@ -206,13 +205,11 @@ describe('demo app (real redis-server)', () => {
         { eventsPerSecond: 0, petDigestQuietHours: DIGEST_QUIET_HOURS, petDigestMaxWaitHours: DIGEST_MAX_WAIT_HOURS },
         logs,
       );
-      redis = rawClient();
       feeding = demo.app.get(getDelayQueueToken(PET_FEEDING));
       digests = demo.app.get(getDelayQueueToken(PET_DIGESTS));
     });
     afterAll(async () => {
       await demo.app.close();
-      await redis.quit();
     });
 
     const post = (path: string, body?: unknown) => call(demo.api, 'POST', path, body);
@@ -570,7 +567,8 @@ describe('demo app (real redis-server)', () => {
         expect((await post('/pets/bella/cards/auto-feed')).status).toBe(409);
         expect(await pet('bella')).toMatchObject(before);
 
-        const pets = (await redis.keys(`${demo.prefix}:pet:*`)).map((key) => key.slice(`${demo.prefix}:pet:`.length));
+        const { db, pets: table } = demo.app.get(PetDatabase);
+        const pets = (await db.select({ id: table.id }).from(table)).map((row) => row.id);
         expect(pets).toContain('bella');
         expect(pets).not.toContain('ghost');
         expect(pets.some((id) => id.includes(' ') || id.length > 64)).toBe(false);

@@ -96,6 +96,7 @@ describe('the dashboard in a real browser, while the demo runs', () => {
       'DelayQueue',
       'DelayQueue',
       'DelayQueue',
+      'DelayQueue',
     ]);
     // The demo's @Recurring job, with its schedule, next run and handler, on the Recurring card first.
     const schedule = page.locator('section[data-schedules] tr[data-schedule="games.backlog-audit"] td');

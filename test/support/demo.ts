@@ -5,5 +5,7 @@ export const DEMO_QUEUES = [
   'pet-digests',
   'pet-feeding',
   'recurring.games.backlog-audit',
+  // The pet-feeding queue's periodic task source pass (its reconcile option) is a recurring schedule.
+  'recurring.reconcile.pet-feeding',
   'vet-checks',
 ];

@@ -30,13 +30,18 @@ export class DemoConfig {
   @Matches(/^rediss?:\/\/\S+$/, { message: 'redisUrl must be a redis:// or rediss:// URL' })
   redisUrl = 'redis://127.0.0.1:6379';
 
+  /** A PostgreSQL server for the pets; without it they live in PGlite, in this process's memory. */
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'databaseUrl must be a postgres:// or postgresql:// URL' })
+  databaseUrl?: string;
+
   /** `host:port` seeds of a Redis Cluster; when given, used instead of redisUrl. */
   @IsOptional()
   @ArrayNotEmpty()
   @Matches(/^[^\s:]+:\d{1,5}$/, { each: true, message: 'redisCluster must list host:port pairs' })
   redisCluster?: string[];
 
-  /** Leads every key the demo writes, the queues' and the pets'. */
+  /** Leads every key the demo writes, and names the PostgreSQL schema of its pets' table. */
   @Matches(/^[A-Za-z0-9._-]{1,64}$/, { message: 'prefix must be 1-64 letters, digits, ".", "_" or "-"' })
   prefix = 'demo';
 
@@ -86,6 +91,14 @@ export class DemoConfig {
   @IsPositive()
   @IsNumber({ allowNaN: false, allowInfinity: false })
   petDigestMaxWaitHours = 7;
+
+  /**
+   * How often the pet-feeding queue is checked against the pets table (real time): a pass writes the meals
+   * Redis lacks. Redis coming back empty runs one at once, whatever this says.
+   */
+  @Min(1000)
+  @IsInt()
+  petReconcileMs = 60_000;
 
   /**
    * The vet is closed for this long (real time) after start-up: the story's check-ups fail until then
@@ -147,6 +160,7 @@ const ENV: Record<keyof DemoConfig, [name: string, parse: Parse]> = {
   host: ['HOST', text],
   redisUrl: ['REDIS_URL', text],
   redisCluster: ['REDIS_CLUSTER', list],
+  databaseUrl: ['DATABASE_URL', text],
   prefix: ['DEMO_PREFIX', text],
   timeScale: ['DEMO_TIME_SCALE', numeric],
   eventsPerSecond: ['DEMO_EVENTS_PER_S', numeric],
@@ -156,6 +170,7 @@ const ENV: Record<keyof DemoConfig, [name: string, parse: Parse]> = {
   petStory: ['DEMO_PET_STORY', flag],
   petDigestQuietHours: ['DEMO_PET_DIGEST_QUIET_H', numeric],
   petDigestMaxWaitHours: ['DEMO_PET_DIGEST_MAX_WAIT_H', numeric],
+  petReconcileMs: ['DEMO_PET_RECONCILE_S', seconds],
   vetClosedMs: ['DEMO_VET_CLOSED_S', seconds],
   flakyGame: ['DEMO_FLAKY_GAME', text],
   resumeHeldAfterMs: ['DEMO_RESUME_HELD_S', seconds],

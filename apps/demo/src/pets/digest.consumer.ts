@@ -11,9 +11,9 @@ const counted = (count: number, one: string, many = `${one}s`) =>
 
 /**
  * Sends an owner the digest of a pet's activity when its `digest:<petId>` task fires: each feeding or
- * card pushed the task back (a debounced schedule, see PetsService.noteActivity), so a burst of activity
+ * card pushed the task back (a debounced schedule, see PetsService.scheduleDigest), so a burst of activity
  * gives one digest, once the pet has been quiet a while or at the latest the maximum wait after the first.
- * Delivery is at-least-once: the digest is taken from the pet by one script, and a repeated delivery
+ * Delivery is at-least-once: the digest is taken from the pet's row in one transaction, and a repeated delivery
  * finds nothing left to send.
  */
 @Injectable()
@@ -28,7 +28,7 @@ export class DigestConsumer {
 
   @DelayConsumer(PET_DIGESTS, { concurrency: 4 })
   async send({ petId }: DigestTask, ctx: DelayContext): Promise<void> {
-    const digest = await this.store.takeDigest(petId, ctx.runAt);
+    const digest = await this.store.takeDigest(petId, ctx.runAt, this.clock.now());
     if (!digest) {
       this.logger.debug(`${petId}: no activity left to sum up (delivery ${ctx.attempt})`);
       return;

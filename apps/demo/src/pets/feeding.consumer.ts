@@ -8,7 +8,8 @@ import { PetsService } from './pets.service';
 
 /**
  * Ends meals when their `hungry:<petId>` task fires. Delivery is at-least-once, so every outcome is
- * decided by one idempotent script on the pet (FINISH_MEAL): a repeated delivery changes nothing.
+ * decided by one transaction on the pet's row that checks the meal's number (PetStore.finishMeal): a
+ * repeated delivery changes nothing.
  */
 @Injectable()
 export class FeedingConsumer {
@@ -24,7 +25,7 @@ export class FeedingConsumer {
   @DelayConsumer(PET_FEEDING, { concurrency: 16 })
   async onMealEnd(task: MealTask, ctx: DelayContext): Promise<void> {
     const { petId, meal } = task;
-    const end = await this.store.finishMeal(petId, meal);
+    const end = await this.store.finishMeal(petId, meal, this.clock.now(), this.clock.real(MEAL_MS));
     switch (end.outcome) {
       case 'hungry':
         this.logger.log(
@@ -34,16 +35,16 @@ export class FeedingConsumer {
       case 'auto-fed':
         // Replaces this very task (same id): the library detaches the running delivery, so its
         // acknowledgement cannot delete the next meal's task.
-        await this.pets.scheduleMealEnd(petId, meal + 1, end.at);
+        await this.pets.scheduleMealEnd(end.pet);
         this.logger.log(
           `${petId} was fed automatically (meal ${meal + 1}, auto-feed card used), for another ${this.clock.format(this.clock.real(MEAL_MS))}`,
         );
-        await this.pets.noteActivity(petId, 'autoFed');
+        await this.pets.scheduleDigest(petId);
         return;
       case 'auto-fed-before': {
         // An earlier delivery auto-fed the pet; it may have died before scheduling the next meal.
         const next = await this.feeding.get(hungryTaskId(petId));
-        if (!next || next.payload.meal <= meal) await this.pets.scheduleMealEnd(petId, meal + 1, end.at);
+        if (!next || next.payload.meal <= meal) await this.pets.scheduleMealEnd(end.pet);
         return;
       }
       case 'stale':

@@ -49,7 +49,7 @@ export class PetStory implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async play(): Promise<void> {
     const cast = ['rex', 'luna', 'milo'];
-    // A Redis that outlived an earlier run may still hold them: the story starts from scratch.
+    // A database or a Redis that outlived an earlier run may still hold them: the story starts from scratch.
     await Promise.all(
       cast.map(async (id) =>
         Promise.all([

@@ -1,6 +1,7 @@
-import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import IORedis, { Cluster } from 'ioredis';
-import { clusterNodes, DemoConfig } from '../demo.config';
+import { Injectable } from '@nestjs/common';
+import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import { PetDatabase } from './db/pet-database';
+import type { PetRow } from './db/pets.table';
 
 export interface Pet {
   id: string;
@@ -8,6 +9,8 @@ export interface Pet {
   meals: number;
   eating: boolean;
   mealStartedAt: number;
+  /** When the meal under way ends (the due time of its task), null while hungry. */
+  hungryAt: number | null;
   fedBy: 'owner' | 'auto-feed';
   hungrySince: number | null;
   autoFeedCards: number;
@@ -18,7 +21,7 @@ export interface Pet {
   lastDigest: Digest | null;
 }
 
-/** What an activity digest sums up (Redis times in ms). */
+/** What an activity digest sums up (times in ms). */
 export interface Digest {
   fed: number;
   accelerated: number;
@@ -36,177 +39,232 @@ export type Activity = 'fed' | 'accelerated' | 'autoFeedCards' | 'autoFed';
 export type MealEnd =
   /** The meal that began at `startedAt` ended at `at`, and the pet is hungry. */
   | { outcome: 'hungry'; at: number; startedAt: number }
-  /** The meal ended, an auto-feed card was used, and the next meal began at `at`. */
-  | { outcome: 'auto-fed'; at: number }
-  /** A repeated delivery of a meal that already auto-fed the pet; the next meal began at `at`. */
-  | { outcome: 'auto-fed-before'; at: number }
+  /** The meal ended, an auto-feed card was used, and the next meal began: the pet as it now is. */
+  | { outcome: 'auto-fed'; pet: Pet }
+  /** A repeated delivery of a meal that already auto-fed the pet: the pet as that left it. */
+  | { outcome: 'auto-fed-before'; pet: Pet }
   /** A delivery for a meal that is over: nothing to do. */
   | { outcome: 'stale' };
 
-export type CardOutcome = 'ok' | 'missing' | 'not-eating' | 'held';
+export type CardOutcome =
+  { outcome: 'ok'; pet: Pet } | { outcome: 'missing' } | { outcome: 'not-eating' } | { outcome: 'held' };
 
-// Every change is one script on the pet's hash, timed by Redis (the clock the task times come from),
-// so a handler that runs twice, or races a request, never half-applies a change.
-const NOW = `local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-`;
+/** A meal under way, as the pet-feeding task source lists it. */
+export interface MealUnderWay {
+  id: string;
+  meal: number;
+  hungryAt: number;
+}
 
-/** Returns {meal, startedAt}, or {0, current meal} when the pet is already eating. */
-const START_MEAL = `${NOW}
-if redis.call('HGET', KEYS[1], 'eating') == '1' then return {0, tonumber(redis.call('HGET', KEYS[1], 'meals'))} end
-local meal = redis.call('HINCRBY', KEYS[1], 'meals', 1)
-redis.call('HSET', KEYS[1], 'eating', '1', 'mealStartedAt', now, 'fedBy', 'owner')
-return {meal, now}`;
-
-/** Undoes START_MEAL for meal ARGV[1] when its task could not be scheduled. */
-const ABORT_MEAL = `
-if redis.call('HGET', KEYS[1], 'eating') ~= '1' or redis.call('HGET', KEYS[1], 'meals') ~= ARGV[1] then return 0 end
-if ARGV[1] == '1' then return redis.call('DEL', KEYS[1]) end
-redis.call('HINCRBY', KEYS[1], 'meals', -1)
-redis.call('HSET', KEYS[1], 'eating', '0')
-return 1`;
-
-/** Ends meal ARGV[1]; see MealEnd. */
-const FINISH_MEAL = `${NOW}
-local meal = tonumber(ARGV[1])
-local current = tonumber(redis.call('HGET', KEYS[1], 'meals') or '0')
-local eating = redis.call('HGET', KEYS[1], 'eating') == '1'
-if current == meal and eating then
-  if tonumber(redis.call('HGET', KEYS[1], 'autoFeedCards') or '0') > 0 then
-    redis.call('HINCRBY', KEYS[1], 'autoFeedCards', -1)
-    redis.call('HINCRBY', KEYS[1], 'autoFed', 1)
-    redis.call('HSET', KEYS[1], 'meals', meal + 1, 'mealStartedAt', now, 'fedBy', 'auto-feed')
-    return {'auto-fed', now}
-  end
-  redis.call('HSET', KEYS[1], 'eating', '0', 'hungrySince', now)
-  return {'hungry', now, tonumber(redis.call('HGET', KEYS[1], 'mealStartedAt'))}
-end
-if current == meal + 1 and eating and redis.call('HGET', KEYS[1], 'fedBy') == 'auto-feed' then
-  return {'auto-fed-before', tonumber(redis.call('HGET', KEYS[1], 'mealStartedAt'))}
-end
-return {'stale'}`;
-
-/** A pet holds at most one auto-feed card, and only for a meal under way. */
-const ARM_AUTO_FEED = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 'missing' end
-if redis.call('HGET', KEYS[1], 'eating') ~= '1' then return 'not-eating' end
-if tonumber(redis.call('HGET', KEYS[1], 'autoFeedCards') or '0') > 0 then return 'held' end
-redis.call('HSET', KEYS[1], 'autoFeedCards', 1)
-return 'ok'`;
-
-const ACTIVITY_FIELDS = ['firstAt', 'lastAt', 'fed', 'accelerated', 'autoFeedCards', 'autoFed']
-  .map((field) => `'activity:${field}'`)
-  .join(', ');
-
-/** Counts activity ARGV[1] towards the next digest of a pet that exists. */
-const NOTE_ACTIVITY = `${NOW}
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HINCRBY', KEYS[1], 'activity:' .. ARGV[1], 1)
-redis.call('HSETNX', KEYS[1], 'activity:firstAt', now)
-redis.call('HSET', KEYS[1], 'activity:lastAt', now)
-return 1`;
+const ACTIVITY_COLUMN = {
+  fed: 'activityFed',
+  accelerated: 'activityAccelerated',
+  autoFeedCards: 'activityAutoFeedCards',
+  autoFed: 'activityAutoFed',
+} as const;
 
 /**
- * Turns the activity counted so far into the pet's last digest (due at ARGV[1]) and starts counting
- * afresh; nil when there is none (a repeated delivery of a digest already sent).
+ * Pets' state: one row per pet in PostgreSQL, the record the pet-feeding queue is rebuilt from. Each
+ * change is one statement or one transaction that also counts the activity towards the owner's digest, so
+ * a handler that runs twice, or races a request, never half-applies a change; the queue is written after
+ * it commits (PetsService).
  */
-const TAKE_DIGEST = `${NOW}
-local a = redis.call('HMGET', KEYS[1], ${ACTIVITY_FIELDS})
-if not a[1] then return false end
-local digest = cjson.encode({
-  firstAt = tonumber(a[1]), lastAt = tonumber(a[2]), fed = tonumber(a[3] or '0'), accelerated = tonumber(a[4] or '0'),
-  autoFeedCards = tonumber(a[5] or '0'), autoFed = tonumber(a[6] or '0'), dueAt = tonumber(ARGV[1]), sentAt = now
-})
-redis.call('HDEL', KEYS[1], ${ACTIVITY_FIELDS})
-redis.call('HSET', KEYS[1], 'lastDigest', digest)
-redis.call('HINCRBY', KEYS[1], 'digests', 1)
-return digest`;
-
-/** Pets' state: one Redis hash per pet, under the demo's prefix, on a connection of its own. */
 @Injectable()
-export class PetStore implements OnApplicationShutdown {
-  private readonly logger = new Logger('PetStore');
-  private readonly redis: IORedis | Cluster;
+export class PetStore {
+  constructor(private readonly database: PetDatabase) {}
 
-  constructor(private readonly config: DemoConfig) {
-    const nodes = clusterNodes(config);
-    // Lazy, as the queues' connection: an application that fails to start leaves no socket open.
-    this.redis = nodes
-      ? new Cluster(nodes, { lazyConnect: true })
-      : new IORedis(config.redisUrl, { lazyConnect: true });
-    this.redis.on('error', (error: Error) => this.logger.warn(`Redis: ${error.message}`));
+  private get db() {
+    return this.database.db;
+  }
+
+  private get pets() {
+    return this.database.pets;
   }
 
   async get(id: string): Promise<Pet | null> {
-    const hash = await this.redis.hgetall(this.key(id));
-    if (!hash.meals) return null;
-    return {
-      id,
-      meals: Number(hash.meals),
-      eating: hash.eating === '1',
-      mealStartedAt: Number(hash.mealStartedAt),
-      fedBy: hash.fedBy === 'auto-feed' ? 'auto-feed' : 'owner',
-      hungrySince: hash.hungrySince ? Number(hash.hungrySince) : null,
-      autoFeedCards: Number(hash.autoFeedCards ?? 0),
-      autoFed: Number(hash.autoFed ?? 0),
-      accelerated: Number(hash.accelerated ?? 0),
-      digests: Number(hash.digests ?? 0),
-      lastDigest: hash.lastDigest ? (JSON.parse(hash.lastDigest) as Digest) : null,
-    };
+    const [row] = await this.db.select().from(this.pets).where(eq(this.pets.id, id));
+    return row ? toPet(row) : null;
   }
 
-  /** Starts the next meal: its number and start time, or null when the pet is eating already. */
-  async startMeal(id: string): Promise<{ meal: number; startedAt: number } | null> {
-    const [meal, startedAt] = (await this.redis.eval(START_MEAL, 1, this.key(id))) as [number, number];
-    return meal === 0 ? null : { meal, startedAt };
+  /** Starts the next meal at `at`, ending at `hungryAt`; null when the pet is eating already. */
+  async startMeal(id: string, at: number, hungryAt: number): Promise<Pet | null> {
+    const { pets } = this;
+    const [row] = await this.db
+      .insert(pets)
+      .values({
+        id,
+        meals: 1,
+        eating: true,
+        fedBy: 'owner',
+        mealStartedAt: new Date(at),
+        hungryAt: new Date(hungryAt),
+        activityFirstAt: new Date(at),
+        activityLastAt: new Date(at),
+        activityFed: 1,
+      })
+      .onConflictDoUpdate({
+        target: pets.id,
+        set: {
+          meals: sql`${pets.meals} + 1`,
+          eating: true,
+          fedBy: 'owner',
+          mealStartedAt: new Date(at),
+          hungryAt: new Date(hungryAt),
+          hungrySince: null,
+          ...this.activity('fed', at),
+        },
+        where: eq(pets.eating, false),
+      })
+      .returning();
+    return row ? toPet(row) : null;
   }
 
-  async abortMeal(id: string, meal: number): Promise<void> {
-    await this.redis.eval(ABORT_MEAL, 1, this.key(id), meal);
+  /** Moves the end of the meal under way `byMs` earlier; null when there is none. */
+  async accelerate(id: string, byMs: number, at: number): Promise<Pet | null> {
+    const { pets } = this;
+    const [row] = await this.db
+      .update(pets)
+      .set({
+        hungryAt: sql`${pets.hungryAt} - make_interval(secs => ${byMs / 1000})`,
+        accelerated: sql`${pets.accelerated} + 1`,
+        ...this.activity('accelerated', at),
+      })
+      .where(and(eq(pets.id, id), eq(pets.eating, true)))
+      .returning();
+    return row ? toPet(row) : null;
   }
 
-  async finishMeal(id: string, meal: number): Promise<MealEnd> {
-    const [outcome, at, startedAt] = (await this.redis.eval(FINISH_MEAL, 1, this.key(id), meal)) as [
-      MealEnd['outcome'],
-      number,
-      number,
-    ];
-    if (outcome === 'hungry') return { outcome, at, startedAt };
-    return outcome === 'stale' ? { outcome } : { outcome, at };
+  /** A pet holds at most one auto-feed card, and only for a meal under way. */
+  async armAutoFeed(id: string, at: number): Promise<CardOutcome> {
+    const { pets } = this;
+    const [row] = await this.db
+      .update(pets)
+      .set({ autoFeedCards: 1, ...this.activity('autoFeedCards', at) })
+      .where(and(eq(pets.id, id), eq(pets.eating, true), eq(pets.autoFeedCards, 0)))
+      .returning();
+    if (row) return { outcome: 'ok', pet: toPet(row) };
+    const pet = await this.get(id);
+    if (!pet) return { outcome: 'missing' };
+    return pet.eating ? { outcome: 'held' } : { outcome: 'not-eating' };
   }
 
-  armAutoFeed(id: string): Promise<CardOutcome> {
-    return this.redis.eval(ARM_AUTO_FEED, 1, this.key(id)) as Promise<CardOutcome>;
+  /** Ends meal `meal` at `at` (see MealEnd); an auto-feed card starts the next one, `mealMs` long. */
+  finishMeal(id: string, meal: number, at: number, mealMs: number): Promise<MealEnd> {
+    const { pets } = this;
+    return this.db.transaction(async (tx): Promise<MealEnd> => {
+      const [row] = await tx.select().from(pets).where(eq(pets.id, id)).for('update');
+      if (!row || !row.eating) return { outcome: 'stale' };
+      if (row.meals === meal + 1 && row.fedBy === 'auto-feed') return { outcome: 'auto-fed-before', pet: toPet(row) };
+      if (row.meals !== meal) return { outcome: 'stale' };
+      if (row.autoFeedCards > 0) {
+        const [next] = await tx
+          .update(pets)
+          .set({
+            meals: meal + 1,
+            fedBy: 'auto-feed',
+            mealStartedAt: new Date(at),
+            hungryAt: new Date(at + mealMs),
+            autoFeedCards: sql`${pets.autoFeedCards} - 1`,
+            autoFed: sql`${pets.autoFed} + 1`,
+            ...this.activity('autoFed', at),
+          })
+          .where(eq(pets.id, id))
+          .returning();
+        return { outcome: 'auto-fed', pet: toPet(next) };
+      }
+      await tx
+        .update(pets)
+        .set({ eating: false, hungryAt: null, hungrySince: new Date(at) })
+        .where(eq(pets.id, id));
+      return { outcome: 'hungry', at, startedAt: row.mealStartedAt.getTime() };
+    });
   }
 
-  async countAcceleration(id: string): Promise<void> {
-    await this.redis.hincrby(this.key(id), 'accelerated', 1);
+  /**
+   * Turns the activity counted so far into the pet's last digest (due at `dueAt`, sent at `at`) and starts
+   * counting afresh; null when there is none (a repeated delivery of a digest already sent).
+   */
+  takeDigest(id: string, dueAt: number, at: number): Promise<Digest | null> {
+    const { pets } = this;
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx.select().from(pets).where(eq(pets.id, id)).for('update');
+      if (!row?.activityFirstAt || !row.activityLastAt) return null;
+      const digest: Digest = {
+        fed: row.activityFed,
+        accelerated: row.activityAccelerated,
+        autoFeedCards: row.activityAutoFeedCards,
+        autoFed: row.activityAutoFed,
+        firstAt: row.activityFirstAt.getTime(),
+        lastAt: row.activityLastAt.getTime(),
+        dueAt,
+        sentAt: at,
+      };
+      await tx
+        .update(pets)
+        .set({
+          activityFirstAt: null,
+          activityLastAt: null,
+          activityFed: 0,
+          activityAccelerated: 0,
+          activityAutoFeedCards: 0,
+          activityAutoFed: 0,
+          lastDigest: digest,
+          digests: sql`${pets.digests} + 1`,
+        })
+        .where(eq(pets.id, id));
+      return digest;
+    });
   }
 
-  async noteActivity(id: string, activity: Activity): Promise<void> {
-    await this.redis.eval(NOTE_ACTIVITY, 1, this.key(id), activity);
-  }
-
-  /** The digest of the activity since the last one, now sent; null when there was none. */
-  async takeDigest(id: string, dueAt: number): Promise<Digest | null> {
-    const digest = (await this.redis.eval(TAKE_DIGEST, 1, this.key(id), dueAt)) as string | null;
-    return digest === null ? null : (JSON.parse(digest) as Digest);
+  /**
+   * Every meal under way, by pet id, `pageSize` rows a query (keyset pages: each resumes after the last id
+   * the previous one returned, so memory stays bounded and rows changed meanwhile are neither skipped nor
+   * read twice).
+   */
+  async *mealsUnderWay(pageSize = 500): AsyncGenerator<MealUnderWay> {
+    const { pets } = this;
+    for (let after = ''; ;) {
+      const page = await this.db
+        .select({ id: pets.id, meal: pets.meals, hungryAt: pets.hungryAt })
+        .from(pets)
+        .where(and(eq(pets.eating, true), gt(pets.id, after)))
+        .orderBy(asc(pets.id))
+        .limit(pageSize);
+      for (const { id, meal, hungryAt } of page) if (hungryAt) yield { id, meal, hungryAt: hungryAt.getTime() };
+      if (page.length < pageSize) return;
+      after = page[page.length - 1].id;
+    }
   }
 
   async remove(id: string): Promise<void> {
-    await this.redis.del(this.key(id));
+    await this.db.delete(this.pets).where(eq(this.pets.id, id));
   }
 
-  // After the queues' beforeApplicationShutdown: the feeding handler no longer runs.
-  async onApplicationShutdown(): Promise<void> {
-    if (this.redis.status === 'wait' || this.redis.status === 'end') {
-      this.redis.disconnect();
-      return;
-    }
-    await this.redis.quit().catch(() => this.redis.disconnect());
+  /** The columns that count activity `what` at `at` towards the next digest. */
+  private activity(what: Activity, at: number) {
+    const { pets } = this;
+    const column = ACTIVITY_COLUMN[what];
+    return {
+      activityFirstAt: sql`coalesce(${pets.activityFirstAt}, ${new Date(at).toISOString()}::timestamptz)`,
+      activityLastAt: new Date(at),
+      [column]: sql`${pets[column]} + 1`,
+    };
   }
+}
 
-  private key(id: string): string {
-    return `${this.config.prefix}:pet:${id}`;
-  }
+function toPet(row: PetRow): Pet {
+  return {
+    id: row.id,
+    meals: row.meals,
+    eating: row.eating,
+    mealStartedAt: row.mealStartedAt.getTime(),
+    hungryAt: row.hungryAt?.getTime() ?? null,
+    fedBy: row.fedBy,
+    hungrySince: row.hungrySince?.getTime() ?? null,
+    autoFeedCards: row.autoFeedCards,
+    autoFed: row.autoFed,
+    accelerated: row.accelerated,
+    digests: row.digests,
+    lastDigest: row.lastDigest,
+  };
 }

@@ -1,9 +1,9 @@
 import { ConflictException, Injectable, Logger, NotFoundException } from '@nestjs/common';
-import { DelayQueue, InjectDelayQueue, TaskStateError } from 'nestjs-redis-queues';
+import { DelayQueue, InjectDelayQueue } from 'nestjs-redis-queues';
 import { DemoConfig } from '../demo.config';
 import { DemoClock } from './demo-clock';
 import type { DigestTask, DigestView, MealTask, PetView } from './dto/pet.dto';
-import { type Activity, type Digest, PetStore, type Pet } from './pet.store';
+import { type Digest, PetStore, type Pet } from './pet.store';
 import {
   ACCELERATION_MS,
   digestTaskId,
@@ -26,46 +26,46 @@ export class PetsService {
     private readonly config: DemoConfig,
   ) {}
 
-  /** Starts a meal; the pet gets hungry when it ends (see FeedingConsumer). */
+  /**
+   * Starts a meal; the pet gets hungry when it ends (see FeedingConsumer). The row is committed first, then
+   * the task scheduled (see afterCommit).
+   */
   async feed(id: string): Promise<PetView> {
-    const started = await this.store.startMeal(id);
-    if (!started) throw new ConflictException(`${id} is eating already; feed it when it is hungry`);
-    try {
-      await this.scheduleMealEnd(id, started.meal, started.startedAt);
-    } catch (error) {
-      await this.store.abortMeal(id, started.meal);
-      throw error;
-    }
-    this.logger.log(`${id} is eating (meal ${started.meal}), for ${this.clock.format(this.clock.real(MEAL_MS))}`);
-    return this.afterActivity(id, 'fed');
+    const at = this.clock.now();
+    const pet = await this.store.startMeal(id, at, at + this.clock.real(MEAL_MS));
+    if (!pet) throw new ConflictException(`${id} is eating already; feed it when it is hungry`);
+    await this.afterCommit(pet, () => this.scheduleMealEnd(pet));
+    this.logger.log(`${id} is eating (meal ${pet.meals}), for ${this.clock.format(this.clock.real(MEAL_MS))}`);
+    return this.afterActivity(pet);
   }
 
-  /** Plays an acceleration card: the current meal ends 2 hours sooner, at once if that is already past. */
+  /**
+   * Plays an acceleration card: the current meal ends 2 hours sooner, at once if that is already past. The
+   * row's end moves first; the task is then scheduled at the row's time with `onExists: 'earlier'`, not
+   * shifted: a repeated or retried call cannot move it twice, and it restores a task that was missing.
+   */
   async accelerate(id: string): Promise<PetView> {
-    const pet = await this.existing(id);
-    if (!pet.eating) throw new ConflictException(`${id} is not eating: there is no meal to accelerate`);
-    const moved = await this.feeding
-      .shift(hungryTaskId(id), -this.clock.real(ACCELERATION_MS))
-      .catch((error: unknown) => {
-        throw error instanceof TaskStateError ? new ConflictException(`${id}'s meal is ending right now`) : error;
-      });
-    if (!moved) throw new ConflictException(`${id}'s meal has just ended`);
-    await this.store.countAcceleration(id);
+    const pet = await this.store.accelerate(id, this.clock.real(ACCELERATION_MS), this.clock.now());
+    if (!pet) {
+      if (!(await this.store.get(id))) throw new NotFoundException(`no pet ${id}: feed it first`);
+      throw new ConflictException(`${id} is not eating: there is no meal to accelerate`);
+    }
+    await this.afterCommit(pet, () => this.scheduleMealEnd(pet, 'earlier'));
     this.logger.log(
-      `${id} used an acceleration card: meal ${pet.meals} now ends in ${this.clock.format(moved.runAt - Date.now())}`,
+      `${id} used an acceleration card: meal ${pet.meals} now ends in ${this.clock.format(pet.hungryAt! - Date.now())}`,
     );
-    return this.afterActivity(id, 'accelerated');
+    return this.afterActivity(pet);
   }
 
   /** Gives the pet an auto-feed card: it is fed again, once, when the current meal ends. */
   async holdAutoFeed(id: string): Promise<PetView> {
-    const outcome = await this.store.armAutoFeed(id);
-    if (outcome === 'missing') throw new NotFoundException(`no pet ${id}: feed it first`);
-    if (outcome === 'not-eating')
+    const card = await this.store.armAutoFeed(id, this.clock.now());
+    if (card.outcome === 'missing') throw new NotFoundException(`no pet ${id}: feed it first`);
+    if (card.outcome === 'not-eating')
       throw new ConflictException(`${id} is not eating: an auto-feed card works at the end of a meal`);
-    if (outcome === 'held') throw new ConflictException(`${id} already holds an auto-feed card`);
+    if (card.outcome === 'held') throw new ConflictException(`${id} already holds an auto-feed card`);
     this.logger.log(`${id} holds an auto-feed card: it will be fed again when its meal ends`);
-    return this.afterActivity(id, 'autoFeedCards');
+    return this.afterActivity(card.pet);
   }
 
   async view(id: string): Promise<PetView> {
@@ -73,17 +73,16 @@ export class PetsService {
     return this.describe(pet, digestDueAt);
   }
 
-  private async describe(pet: Pet, digestDueAt: number | null): Promise<PetView> {
-    const { id } = pet;
-    const task = pet.eating ? await this.feeding.get(hungryTaskId(id)) : null;
+  private describe(pet: Pet, digestDueAt: number | null): PetView {
+    const { id, hungryAt } = pet;
     return {
       id,
       state: pet.eating ? 'eating' : 'hungry',
       meal: pet.meals,
       fedBy: pet.fedBy,
       mealStartedAt: new Date(pet.mealStartedAt).toISOString(),
-      mealEndsAt: task ? new Date(task.runAt).toISOString() : null,
-      mealEndsIn: task ? this.clock.format(task.runAt - Date.now()) : null,
+      mealEndsAt: hungryAt === null ? null : iso(hungryAt),
+      mealEndsIn: hungryAt === null ? null : this.clock.format(hungryAt - Date.now()),
       hungrySince: !pet.eating && pet.hungrySince !== null ? new Date(pet.hungrySince).toISOString() : null,
       cards: { autoFeed: pet.autoFeedCards },
       history: { meals: pet.meals, autoFed: pet.autoFed, accelerated: pet.accelerated },
@@ -102,14 +101,13 @@ export class PetsService {
   }
 
   /**
-   * Counts an activity towards the pet's next digest and pushes that digest back: it goes out once the
-   * pet has been quiet for petDigestQuietHours, and no later than petDigestMaxWaitHours after the first
-   * activity it sums up, however busy the pet stays (the debounce's maximum wait). The activity itself
-   * has happened: a digest that cannot be scheduled is logged, not answered as the request's failure.
+   * Pushes the owner's digest back, after an activity the pet's row has counted: it goes out once the pet
+   * has been quiet for petDigestQuietHours, and no later than petDigestMaxWaitHours after the first activity
+   * it sums up, however busy the pet stays (the debounce's maximum wait). The activity itself has happened:
+   * a digest that cannot be scheduled is logged, not answered as the request's failure.
    */
-  async noteActivity(id: string, activity: Activity): Promise<number | null> {
+  async scheduleDigest(id: string): Promise<number | null> {
     try {
-      await this.store.noteActivity(id, activity);
       const { runAt } = await this.digests.schedule(
         { petId: id },
         {
@@ -125,23 +123,34 @@ export class PetsService {
     }
   }
 
-  /**
-   * The pet as an owner's action left it, with the time its digest now has (read only when scheduling
-   * it failed). Described first: a card that moved the meal's end into the past has the meal end at
-   * once, and the answer should still show it.
-   */
-  private async afterActivity(id: string, activity: Activity): Promise<PetView> {
-    const pet = await this.existing(id);
-    const meal = await this.describe(pet, null);
-    const dueAt = (await this.noteActivity(id, activity)) ?? (await this.digestDueAt(id));
-    return { ...meal, digest: { ...meal.digest, dueAt: dueAt === null ? null : iso(dueAt) } };
+  /** The pet as an owner's action left it, with the time its digest now has. */
+  private async afterActivity(pet: Pet): Promise<PetView> {
+    const dueAt = (await this.scheduleDigest(pet.id)) ?? (await this.digestDueAt(pet.id).catch(() => null));
+    return this.describe(pet, dueAt);
   }
 
-  /** The task that makes the pet hungry: due one meal after `startedAt` (Redis time). */
-  scheduleMealEnd(id: string, meal: number, startedAt: number): Promise<unknown> {
+  /**
+   * Writes a meal's task after its row was committed, the order of the system this demo comes from: the
+   * database is the record, Redis holds the timer. A write that fails leaves the row as it is (the owner's
+   * action happened) and the meal to the pet-feeding task source, which lists every meal under way and
+   * schedules the missing ones.
+   */
+  private async afterCommit(pet: Pet, write: () => Promise<unknown>): Promise<void> {
+    try {
+      await write();
+    } catch (error) {
+      this.logger.warn(
+        `${pet.id}'s meal ${pet.meals} is in the database but its end could not be scheduled (${(error as Error).message}): ` +
+          'the pet-feeding task source restores it',
+      );
+    }
+  }
+
+  /** The task that makes the pet hungry, due when the pet's row says the meal under way ends. */
+  scheduleMealEnd(pet: Pet, onExists: 'replace' | 'earlier' = 'replace'): Promise<unknown> {
     return this.feeding.schedule(
-      { petId: id, meal },
-      { id: hungryTaskId(id), runAt: startedAt + this.clock.real(MEAL_MS) },
+      { petId: pet.id, meal: pet.meals },
+      { id: hungryTaskId(pet.id), runAt: pet.hungryAt!, onExists },
     );
   }
 
