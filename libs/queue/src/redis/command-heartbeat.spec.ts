@@ -106,16 +106,23 @@ describe('CommandHeartbeat', () => {
     heartbeat.stop();
   });
 
-  it('replaces a connection whose handshake goes unanswered', async () => {
-    const { heartbeat, stalls, client, socket } = connection('connecting');
+  it('replaces a connection whose handshake goes unanswered, not one waiting for a loading server', async () => {
+    const { heartbeat, stalls, client, socket, call, reply } = connection('connecting');
     heartbeat.start();
     await jest.advanceTimersByTimeAsync(10_000);
     expect(stalls).toEqual([]);
     client.status = 'connect';
     client.emit('connect');
+    // The ready check is answered "loading": ioredis asks again later, nothing is due meanwhile.
+    call();
+    await jest.advanceTimersByTimeAsync(500);
+    reply();
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(stalls).toEqual([]);
+    call();
     await jest.advanceTimersByTimeAsync(2500);
     expect(stalls).toEqual([]);
-    await jest.advanceTimersByTimeAsync(1000);
+    await jest.advanceTimersByTimeAsync(1100);
     expect(stalls).toHaveLength(1);
     expect(socket.destroyed).toBe(true);
     heartbeat.stop();

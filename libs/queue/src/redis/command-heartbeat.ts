@@ -123,20 +123,18 @@ export class CommandHeartbeat {
   private silentMs(): number | undefined {
     const now = this.now();
     const { status } = this.client;
-    if (status === 'ready') {
-      if ((this.client.commandQueue?.length ?? 0) === 0) {
-        this.awaitingSince = undefined;
-        if (now - this.lastHeardAt >= this.quietMs) this.client.ping().catch(() => undefined);
-        return undefined;
-      }
-      this.awaitingSince ??= now;
-    } else if (status === 'connect') {
-      // The handshake (AUTH, the ready check) awaits replies from the moment the socket connects.
-      this.awaitingSince ??= this.lastHeardAt;
-    } else {
+    // 'connect': the socket is open and the handshake (AUTH, the ready check) under way. Between two
+    // ready checks of a server still loading its data nothing is due, and the connection is left alone.
+    if (status !== 'ready' && status !== 'connect') {
       this.awaitingSince = undefined;
       return undefined;
     }
+    if ((this.client.commandQueue?.length ?? 0) === 0) {
+      this.awaitingSince = undefined;
+      if (status === 'ready' && now - this.lastHeardAt >= this.quietMs) this.client.ping().catch(() => undefined);
+      return undefined;
+    }
+    this.awaitingSince ??= now;
     return now - Math.max(this.awaitingSince, this.lastHeardAt, this.silentUntil);
   }
 
