@@ -42,8 +42,8 @@ describe('DelayQueueStore reply decoding (real redis-server)', () => {
     // Next due: the claimed task's lease ends (30 s) before 'later' is due (60 s).
     expect(claimed.nextDueAt).toBe(claimed.serverNow + 30_000);
     expect(await tasks.get(0, 'now')).toMatchObject({ state: 'active', attempts: 1, json: '{"pet":"rex"}' });
-    expect(await tasks.ack(0, [{ id: 'now', token: claimed.tasks[0].token }])).toEqual([true]);
-    expect(await tasks.ack(0, [{ id: 'now', token: claimed.tasks[0].token }])).toEqual([false]);
+    expect(await tasks.ack(0, [{ id: 'now', token: claimed.tasks[0].token }])).toEqual([{ completed: true }]);
+    expect(await tasks.ack(0, [{ id: 'now', token: claimed.tasks[0].token }])).toEqual([{ completed: false }]);
     expect(await tasks.cancel(0, 'later')).toBe(true);
     expect((await tasks.claim(0, 10)).nextDueAt).toBe(Infinity);
     expect(await tasks.get(0, 'later')).toBeNull();

@@ -163,6 +163,20 @@ describe('DelayQueue (real redis-server)', () => {
     expect(await queue.get('busy')).toMatchObject({ state: 'active', attempts: 1, payload: { petId: 'a' } });
     const later = await queue.schedule({ petId: 'c' }, { id: 'busy', delayMs: 60_000, onExists: 'later' });
     expect(later.changed).toBe(true);
+    // As a replacement does, it waits for the running delivery to settle: never two runs at once.
+    expect(await queue.get('busy')).toEqual({
+      id: 'busy',
+      state: 'active',
+      runAt: later.runAt,
+      attempts: 1,
+      payload: { petId: 'c' },
+    });
+    // The running delivery did its work: its ack counts as completed and makes the new version due.
+    const before = await queue.stats();
+    expect(await queue.store.ack(queue.shard('busy'), [{ id: 'busy', token: running.token }])).toEqual([
+      { completed: true, successorAt: later.runAt },
+    ]);
+    expect((await queue.stats()).completed).toBe(before.completed + 1);
     expect(await queue.get('busy')).toEqual({
       id: 'busy',
       state: 'scheduled',
@@ -170,12 +184,6 @@ describe('DelayQueue (real redis-server)', () => {
       attempts: 0,
       payload: { petId: 'c' },
     });
-    // As a replacement does, it detached the running delivery: that one's ack leaves the new task be, and
-    // counts as completed (its work was done).
-    const before = await queue.stats();
-    expect(await queue.store.ack(queue.shard('busy'), [{ id: 'busy', token: running.token }])).toEqual([true]);
-    expect(await queue.get('busy')).toMatchObject({ state: 'scheduled', runAt: later.runAt, payload: { petId: 'c' } });
-    expect((await queue.stats()).completed).toBe(before.completed + 1);
 
     await queue.schedule({ petId: 'a' }, { id: 'doomed' });
     const [doomed] = (await queue.store.claim(queue.shard('doomed'), 10)).tasks;
@@ -336,7 +344,7 @@ describe('DelayQueue (real redis-server)', () => {
     expect(feeder.tasks[0].ctx.firedAt - claimed.serverNow).toBeGreaterThanOrEqual(300);
     // The dead worker's late ack carries the first token: the running delivery stays.
     expect(await queue.store.ack(queue.shard('hung'), [{ id: 'hung', token: claimed.tasks[0].token }])).toEqual([
-      false,
+      { completed: false },
     ]);
     expect(await queue.get('hung')).toMatchObject({ state: 'active', attempts: 2 });
     second.resolve();

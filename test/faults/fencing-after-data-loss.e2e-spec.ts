@@ -57,9 +57,9 @@ describe('fencing tokens survive Redis losing its data', () => {
   it("gives the new delivery another token, so the first delivery's ack leaves the new X alone", async () => {
     const { stale, current } = await deliveredTwiceAcrossDataLoss();
     expect(current).not.toBe(stale);
-    expect(await tasks.store.ack(0, [{ id: 'X', token: stale }])).toEqual([false]);
+    expect(await tasks.store.ack(0, [{ id: 'X', token: stale }])).toEqual([{ completed: false }]);
     expect(await tasks.get('X')).toMatchObject({ state: 'active', attempts: 1, payload: { run: 2 } });
-    expect(await tasks.store.ack(0, [{ id: 'X', token: current }])).toEqual([true]);
+    expect(await tasks.store.ack(0, [{ id: 'X', token: current }])).toEqual([{ completed: true }]);
     expect(await tasks.get('X')).toBeNull();
   });
 

@@ -357,9 +357,9 @@ describe('no script blocks Redis for long, whatever the call (SLOWLOG)', () => {
       claimed.push(...batch.map(({ id, token }) => ({ id, token })));
     }
     expect(claimed).toHaveLength(1000);
-    let acked: boolean[] = [];
+    let acked: { completed: boolean }[] = [];
     const ms = await measure('acknowledge 1,000 tasks', async () => (acked = await tasks.store.ack(0, claimed)));
-    expect(acked.every(Boolean)).toBe(true);
+    expect(acked.every(({ completed }) => completed)).toBe(true);
     expect(ms).toBeLessThan(BOUND_MS);
   });
 

@@ -33,8 +33,8 @@ export class FeedingConsumer {
         );
         return;
       case 'auto-fed':
-        // Replaces this very task (same id): the library detaches the running delivery, so its
-        // acknowledgement cannot delete the next meal's task.
+        // Replaces this very task (same id): the next meal's task waits for this delivery, whose
+        // acknowledgement makes it due rather than deleting it.
         await this.pets.scheduleMealEnd(end.pet);
         this.logger.log(
           `${petId} was fed automatically (meal ${meal + 1}, auto-feed card used), for another ${this.clock.format(this.clock.real(MEAL_MS))}`,

@@ -20,6 +20,7 @@ import type { DelayConsumerOptionsRules } from '../validation/queue-options';
 import { occurrenceNotPlaced } from './delay-queue.messages';
 import type { DelayQueue } from './delay-queue';
 import type { ClaimedTask, DelayQueueStore } from './delay-queue.store';
+import type { Acked } from './lua/delay-ack';
 import { RepeatOccurrences, type OccurrencePlan } from './repeat-occurrences';
 
 export type DelayHandler = (payload: unknown, ctx: DelayContext) => unknown;
@@ -153,7 +154,7 @@ export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDe
   private readonly keepStack: boolean;
   private readonly repeats: RepeatOccurrences;
   /** Acknowledgements of one event-loop turn share one script call per shard. */
-  private readonly acks: ShardBatcher<TaskDelivery, boolean>;
+  private readonly acks: ShardBatcher<TaskDelivery, Acked>;
 
   constructor({ queue, clock, label, options, handler }: DelayConsumerAdapterOptions) {
     const queueOptions = queue.options;
@@ -209,8 +210,10 @@ export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDe
     }
     if (result.ok) {
       if (plan) return this.endOccurrence(running, plan, 'completed', '', { type: 'acknowledged' });
-      const acked = await this.acks.add(running.shard, running);
-      return { outcome: acked ? { type: 'acknowledged' } : { type: 'lease-lost' } };
+      const { completed, successorAt } = await this.acks.add(running.shard, running);
+      if (!completed) return { outcome: { type: 'lease-lost' } };
+      // Scheduled again while it ran: the new version is due now that this run is done.
+      return { outcome: { type: 'acknowledged' }, ...(successorAt !== undefined && { due: { at: successorAt } }) };
     }
     const text = failureText(result.error, this.keepStack);
     // An occurrence that failed its last attempt is given up: the schedule goes on with its next tick.

@@ -1,7 +1,7 @@
 import type { Scripts } from '../redis/scripts';
 import { fencingToken } from '../redis/fencing-token';
 import type { QueueKeys, ShardKeyKind } from '../redis/keys';
-import { delayAck, type TaskDelivery } from './lua/delay-ack';
+import { type Acked, delayAck, type TaskDelivery } from './lua/delay-ack';
 import { delayAdvance, type AdvanceOutcome, type DelayAdvanceInput } from './lua/delay-advance';
 import { delayCancel } from './lua/delay-cancel';
 import { delayClaim, type ClaimOutcome } from './lua/delay-claim';
@@ -61,6 +61,7 @@ const SHARD_KINDS: ShardKeyKind[] = [
   'stats',
   'errors',
   'runs',
+  'successors',
   'repeats',
   'declarations',
   'marks',
@@ -189,8 +190,8 @@ export class DelayQueueStore {
     return this.call(delayClaim, shard, input, 'now');
   }
 
-  /** Acknowledges deliveries of one shard; true for each that completed its task. */
-  ack(shard: number, deliveries: TaskDelivery[]): Promise<boolean[]> {
+  /** Acknowledges deliveries of one shard: whether each completed its task, and any successor it made due. */
+  ack(shard: number, deliveries: TaskDelivery[]): Promise<Acked[]> {
     return inChunks(deliveries, DELIVERIES_PER_CALL, (chunk) => this.call(delayAck, shard, chunk));
   }
 

@@ -31,6 +31,7 @@ export type ShardKeyKind =
   | 'dead'
   | 'errors'
   | 'runs'
+  | 'successors'
   | 'repeats'
   | 'declarations'
   | 'marks';

@@ -6,13 +6,23 @@ export interface TaskDelivery {
   token: string;
 }
 
-/**
- * Completes deliveries (see delay-ack.lua): true for each that completed its task (or whose task was
- * replaced meanwhile: its work is done all the same), false where stale.
- */
-export const delayAck: ScriptProtocol<'delay-ack', TaskDelivery[], boolean[]> = {
+/** What an acknowledgement did: completed (false: stale), and the run time of a successor it made due. */
+export interface Acked {
+  completed: boolean;
+  successorAt?: number;
+}
+
+/** Completes deliveries (see delay-ack.lua). */
+export const delayAck: ScriptProtocol<'delay-ack', TaskDelivery[], Acked[]> = {
   script: 'delay-ack',
-  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'stats', 'errors', 'runs']),
+  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'stats', 'errors', 'runs', 'successors']),
   args: (deliveries) => deliveries.flatMap(({ id, token }) => [id, token]),
-  decode: (reply) => (reply as number[]).map((completed) => completed !== 0),
+  decode: (reply) => {
+    const values = reply as number[];
+    const count = values.length / 2;
+    return values.slice(0, count).map((completed, i) => {
+      const successorAt = values[count + i];
+      return { completed: completed === 1, ...(successorAt >= 0 && { successorAt }) };
+    });
+  },
 };

@@ -1,11 +1,11 @@
 -- Deletes a task in whatever state it is.
 -- Input:
 --   KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash  KEYS[4] dead zset  KEYS[5] errors hash
---   KEYS[6] runs hash  KEYS[7] repeats hash (a cancelled repeat stops too)
+--   KEYS[6] runs hash  KEYS[7] repeats hash (a cancelled repeat stops too)  KEYS[8] successors hash
 --   ARGV[1] id
 -- Output: 1 when it existed, else 0.
 local dueKey, activeKey, dataKey, deadKey, errorsKey, runsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local repeatsKey = KEYS[7]
+local repeatsKey, successorsKey = KEYS[7], KEYS[8]
 local id = ARGV[1]
 if redis.call('HDEL', dataKey, id) == 0 then return 0 end
 redis.call('ZREM', dueKey, id)
@@ -14,4 +14,5 @@ redis.call('ZREM', deadKey, id)
 redis.call('HDEL', errorsKey, id)
 redis.call('HDEL', runsKey, id)
 redis.call('HDEL', repeatsKey, id)
+redis.call('HDEL', successorsKey, id)
 return 1

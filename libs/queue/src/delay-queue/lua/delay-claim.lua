@@ -8,18 +8,19 @@
 --   KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash  KEYS[4] dead zset  KEYS[5] stats hash
 --   KEYS[6] errors hash  KEYS[7] runs hash (id -> '<attempts>:<fencing token>:<run at>[:<due at>]' of its
 --           latest delivery; due at when it differs from run at: a delivery again after a lease ran out)
---   KEYS[8] repeats hash (see repeat-entry)
+--   KEYS[8] repeats hash (see repeat-entry)  KEYS[9] successors hash (see successor)
 --   ARGV[1] limit  ARGV[2] lease ms  ARGV[3] maxAttempts  ARGV[4] dead-letter capacity
 --   ARGV[5] fencing token of this call's deliveries
 -- Output (a paused queue: {now, -1}): {now, next due or lease end or -1, then per task: id, attempt, token, runAt,
 --   json, repeat entry or '', dueAt}
 local dueKey, activeKey, dataKey, deadKey, statsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local errorsKey, runsKey, repeatsKey = KEYS[6], KEYS[7], KEYS[8]
+local errorsKey, runsKey, repeatsKey, successorsKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 --- @include "now"
 local now = serverNow()
 --- @include "sliced"
 --- @include "trim-dead-letters"
 --- @include "debounce-window"
+--- @include "successor"
 -- Dead letters forgotten per call beyond capacity.
 local DEAD_TRIM_STEP = 500
 local limit, lease = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -52,11 +53,13 @@ if lapsed then
     redis.call('ZREM', activeKey, id)
     local run = redis.call('HGET', runsKey, id) or '0:'
     local attempts = tonumber(string.match(run, '^(%d+):'))
+    -- Scheduled again while it ran: the new version takes its place, due at its time.
+    local replaced = promoteSuccessor(successorsKey, dueKey, runsKey, errorsKey, id)
     -- A repeat is never buried: its worker records the lost last attempt and places the next tick.
-    if attempts >= maxAttempts and redis.call('HEXISTS', repeatsKey, id) == 0 then
+    if not replaced and attempts >= maxAttempts and redis.call('HEXISTS', repeatsKey, id) == 0 then
       redis.call('ZADD', deadKey, now, id)
       buried = buried + 1
-    else
+    elseif not replaced then
       redis.call('ZADD', dueKey, now, id)
       redis.call('HINCRBY', statsKey, 'retried', 1)
       -- Due again now, but late since its own due time: the next delivery reports that one (dueAt).

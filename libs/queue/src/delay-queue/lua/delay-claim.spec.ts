@@ -13,7 +13,9 @@ describe('delay-claim protocol', () => {
 
   it('declares the shard keys in the order of the script, and its arguments', () => {
     expect(delayClaim.keys(shard, input)).toEqual(
-      ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats'].map((kind) => `p:{d:3}:${kind}`),
+      ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats', 'successors'].map(
+        (kind) => `p:{d:3}:${kind}`,
+      ),
     );
     expect(delayClaim.args(input, shard)).toEqual([10, 30_000, 5, 100, 'tok']);
   });

@@ -31,7 +31,8 @@ export interface DelayClaimInput {
 /** Claims due tasks of one shard, after returning those whose lease ran out (see delay-claim.lua). */
 export const delayClaim: ScriptProtocol<'delay-claim', DelayClaimInput, ClaimOutcome> = {
   script: 'delay-claim',
-  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats']),
+  keys: (shard) =>
+    kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats', 'successors']),
   args: ({ limit, leaseMs, maxAttempts, deadCapacity, token }) => [limit, leaseMs, maxAttempts, deadCapacity, token],
   decode: (reply) => {
     const values = reply as (string | number)[];

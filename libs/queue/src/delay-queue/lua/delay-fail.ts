@@ -14,7 +14,7 @@ export type TaskFailOutcome = { outcome: 'retry' | 'dead'; at: number } | null;
 /** Fails a delivery (see delay-fail.lua): its retry or burial, or null when the token is stale. */
 export const delayFail: ScriptProtocol<'delay-fail', DelayFailInput, TaskFailOutcome> = {
   script: 'delay-fail',
-  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs']),
+  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'successors']),
   args: ({ delivery, maxAttempts, retryDelayMs, deadCapacity, error }) => [
     delivery.id,
     delivery.token,

@@ -12,7 +12,7 @@ export interface StoredTask {
 /** One consistent view of a task (see delay-get.lua), or null. */
 export const delayGet: ScriptProtocol<'delay-get', string, StoredTask | null> = {
   script: 'delay-get',
-  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'errors', 'runs']),
+  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'errors', 'runs', 'successors']),
   args: (id) => [id],
   decode: (reply) => {
     const values = reply as [TaskState, number, string, number, string | null] | [];

@@ -10,7 +10,7 @@ export interface GivenBackTask extends TaskDelivery {
 /** Gives a running delivery back (see delay-release.lua): false when the token is stale. */
 export const delayRelease: ScriptProtocol<'delay-release', GivenBackTask, boolean> = {
   script: 'delay-release',
-  keys: (shard) => kindsOf(shard, ['due', 'active', 'runs', 'stats', 'errors']),
+  keys: (shard) => kindsOf(shard, ['due', 'active', 'runs', 'stats', 'errors', 'successors']),
   args: ({ id, token, counted, error }) => [id, token, counted ? '1' : '0', error],
   decode: (reply) => reply === 1,
 };

@@ -4,11 +4,12 @@
 --   KEYS[3] data hash (id -> payload, a debounced one's with its window: see debounce-window)
 --   KEYS[4] dead zset  KEYS[5] stats hash  KEYS[6] errors hash
 --   KEYS[7] runs hash (id -> '<attempts>:<fencing token>:<run at of the latest delivery>[:<due at>]', once delivered)
+--   KEYS[8] successors hash (see the successor include)
 --   ARGV    per task: id, payload json, 'at' | 'in', ms, when the id exists 'replace' | 'keep' | 'earlier' | 'later',
 --           debounce's max wait ms or '' (a debounced schedule replaces)
 -- Output: {now, earliest run time of the shard, then per task: written 1 | kept 0, runAt, state of a kept task or ''}
 local dueKey, activeKey, dataKey, deadKey, statsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local errorsKey, runsKey = KEYS[6], KEYS[7]
+local errorsKey, runsKey, successorsKey = KEYS[6], KEYS[7], KEYS[8]
 --- @include "now"
 --- @include "debounce-window"
 local now = serverNow()
@@ -27,7 +28,11 @@ for a = 1, #ARGV, 6 do
     if current then
       current = tonumber(current)
     else
-      current = tonumber(string.match(redis.call('HGET', runsKey, id) or '0:0:0', '^%d+:[^:]+:(%d+)'))
+      -- Running with a successor waiting: the successor's time is the task's.
+      current = tonumber(
+        redis.call('HGET', successorsKey, id)
+          or string.match(redis.call('HGET', runsKey, id) or '0:0:0', '^%d+:[^:]+:(%d+)')
+      )
       state = 'dead'
       if redis.call('ZSCORE', activeKey, id) then state = 'active' end
     end
@@ -47,16 +52,20 @@ for a = 1, #ARGV, 6 do
       runAt = math.min(runAt, opened + tonumber(maxWait))
       json = '1,' .. opened .. ',' .. json
     end
-    -- ZADD first: a full Redis refuses a schedule, a replacing one too, before anything is written
-    -- (a script whose first write cannot grow memory would be let through).
-    redis.call('ZADD', dueKey, runAt, id)
-    if exists then
-      -- Replacing a running task detaches it: its token goes with its runs entry, so its ack cannot
-      -- delete this one; the new task starts with no attempts.
-      redis.call('ZREM', activeKey, id)
-      redis.call('ZREM', deadKey, id)
-      redis.call('HDEL', errorsKey, id)
-      redis.call('HDEL', runsKey, id)
+    -- ZADD / HSET first: a full Redis refuses a schedule, a replacing one too, before anything is
+    -- written (a script whose first write cannot grow memory would be let through).
+    if exists and redis.call('ZSCORE', activeKey, id) then
+      -- Replacing a running task: the new version waits as its successor until that delivery settles
+      -- (never two runs of one id at once); the delivery keeps its token, and its outcome counts.
+      redis.call('HSET', successorsKey, id, runAt)
+    else
+      redis.call('ZADD', dueKey, runAt, id)
+      if exists then
+        -- The new task starts with no attempts.
+        redis.call('ZREM', deadKey, id)
+        redis.call('HDEL', errorsKey, id)
+        redis.call('HDEL', runsKey, id)
+      end
     end
     redis.call('HSET', dataKey, id, json)
     written = written + 1

@@ -29,7 +29,7 @@ export interface ScheduleOutcome {
 /** Schedules (or replaces) tasks of one shard, in order (see delay-schedule.lua). */
 export const delaySchedule: ScriptProtocol<'delay-schedule', ScheduleItem[], ScheduleOutcome> = {
   script: 'delay-schedule',
-  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs']),
+  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'successors']),
   args: (tasks) =>
     tasks.flatMap(({ id, json, time, onExists, maxWaitMs }) => [
       id,
