@@ -104,8 +104,8 @@ describe('@TaskSource: a DelayQueue rebuilt from the application records', () =>
     const [a] = await Promise.all([start(server.url, 1), start(server.url, 2)]);
     const redis = client(server.url);
     await pollUntil(async () => (await scheduledIds(redis)).length === 50, 'every listed task scheduled');
+    const lastPass = await pollUntil(async () => (await a.delay('meals').record.state()).lastPass, 'the pass');
     expect((listedBy.get(1) ?? 0) + (listedBy.get(2) ?? 0)).toBe(1);
-    const { lastPass } = await a.delay('meals').record.state();
     expect(lastPass).toMatchObject({ trigger: 'record-created', listed: 50, restored: 50, kept: 0, swept: 0 });
   });
 

@@ -18,15 +18,15 @@ import {
 } from './task-source.messages';
 
 /**
- * Listed tasks written per script call: delay-schedule does a few O(log N) commands per task, so 500
- * stay within the contract's few milliseconds a script; their payloads are bounded by bytes too.
+ * Listed tasks written per script call: delay-schedule does a few O(log N) commands per task, and 100
+ * of them take about as long as a claim of 500 tasks (test/faults/slowlog); payloads are bounded by bytes too.
  */
-const TASKS_PER_CALL = 500;
-const BYTES_PER_CALL = 256 * 1024;
+const TASKS_PER_CALL = 100;
+const BYTES_PER_CALL = 64 * 1024;
 /** Calls under way at once: the source is read while Redis writes, and memory holds at most this many calls' tasks. */
-const CALLS_IN_FLIGHT = 8;
-/** Scheduled tasks marked, and marks read, per sweeping script call (an HSET or an HDEL each). */
-const MARKS_PER_CALL = 1000;
+const CALLS_IN_FLIGHT = 16;
+/** Scheduled tasks marked, and marks read, per sweeping script call (a few commands each). */
+const MARKS_PER_CALL = 100;
 /** Refused rows logged one by one per pass; the rest are counted in one line. */
 const REFUSALS_LOGGED = 20;
 
