@@ -17,6 +17,7 @@ const ON_BOTH = [
   'pause',
   'recurring',
   'recurring-decorator',
+  'task-source',
 ];
 const CLUSTER_ONLY = ['cluster'];
 // Valkey 8 (Debian's backports) runs the suites of both queues, delivery order and recurring tasks.
@@ -28,6 +29,7 @@ const ON_VALKEY = [
   'delay-queue',
   'recurring',
   'recurring-decorator',
+  'task-source',
 ];
 
 /** @type {import('jest').Config} */

@@ -3,16 +3,17 @@ import { QueueEvents } from './events/queue-events';
 import { QueueRegistry } from './queue.registry';
 import { DECLARE_EVERY_MS } from './recurring/recurring-declaration';
 import { RecurringSchedules } from './recurring/recurring-schedules';
-import { restoreQueueMeta } from './redis/queue-meta';
+import { dataLost } from './delay-queue/task-source.messages';
 import { RedisConnection } from './redis/redis-connection';
 import { QueueConfigError } from './errors';
 
 /**
- * Queues' records (kind, shards) are checked every this many rounds (a minute): one HEXISTS per queue,
- * which an idle consumer's budget (about one command a second, its polls included) can afford that
- * rarely. A lost record only matters to the next start-up's shard-count check.
+ * Queues' records (kind, shards) are checked every this many rounds (15 s), and at once on a
+ * reconnection: one HEXISTS per queue, which an idle consumer's budget (about one command a second, its
+ * polls included) affords. A record found missing is how a queue's data loss is seen (FLUSHALL drops no
+ * connection): this is the bound on seeing one without a reconnection.
  */
-const QUEUE_RECORDS_EVERY = 20;
+const QUEUE_RECORDS_EVERY = 5;
 
 /**
  * What this process declares in Redis at start-up — its `@Recurring` schedules and its queues' records
@@ -68,10 +69,16 @@ export class DeclaredState implements OnApplicationBootstrap, BeforeApplicationS
     if (!queueRecords) return;
     for (const { kind, name, queue } of this.registry.all()) {
       try {
-        if (!(await restoreQueueMeta(this.connection, queue.store.keys, name, kind, queue.options.shards))) continue;
-        this.logger.warn(
-          `Queue "${name}": its record (kind, shards) was missing in Redis (its data was lost, or the queue was obliterated); recorded it again`,
-        );
+        const found = await queue.record.restore();
+        if (found === 'present') continue;
+        if (found === 'lost' && queue.record.reportsLoss) {
+          const restoring = kind === 'delay' && queue.reconciler.sourceLabel !== undefined;
+          this.logger.error(dataLost(name, kind, restoring));
+          if (this.events.has('queue.data-lost')) this.events.emit('queue.data-lost', { queue: name, kind, restoring });
+        } else
+          this.logger.warn(
+            `Queue "${name}": its record (kind, shards) was missing in Redis (its data was lost, or the queue was obliterated); recorded it again`,
+          );
         if (this.events.has('state.redeclared'))
           this.events.emit('state.redeclared', { queue: name, what: 'queue', name });
       } catch (error) {

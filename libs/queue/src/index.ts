@@ -8,6 +8,7 @@ export {
   DelayConsumer,
   OnQueueEvent,
   Recurring,
+  TaskSource,
 } from './decorators';
 export { QueueEvents } from './events/queue-events';
 export { QueueConsumers } from './queue-consumers';

@@ -5,9 +5,15 @@ import {
   DELAY_CONSUMER_METADATA,
   QUEUE_EVENT_METADATA,
   RECURRING_METADATA,
+  TASK_SOURCE_METADATA,
 } from './queue.constants';
 import type { RecurringOptions } from './interfaces';
-import type { BatchConsumerMetadata, DelayConsumerMetadata, QueueEventHandlerMetadata } from './decorators';
+import type {
+  BatchConsumerMetadata,
+  DelayConsumerMetadata,
+  QueueEventHandlerMetadata,
+  TaskSourceMetadata,
+} from './decorators';
 
 /** Reads consumer metadata from methods; tolerant of anything that is not a function. */
 @Injectable()
@@ -28,5 +34,9 @@ export class QueueMetadataAccessor {
 
   getRecurring(target: unknown): RecurringOptions | undefined {
     return typeof target === 'function' ? this.reflector.get(RECURRING_METADATA, target) : undefined;
+  }
+
+  getTaskSource(target: unknown): TaskSourceMetadata | undefined {
+    return typeof target === 'function' ? this.reflector.get(TASK_SOURCE_METADATA, target) : undefined;
   }
 }

@@ -4,6 +4,7 @@ export const BATCH_CONSUMER_METADATA = 'nrq:batch_consumer';
 export const DELAY_CONSUMER_METADATA = 'nrq:delay_consumer';
 export const QUEUE_EVENT_METADATA = 'nrq:queue_event';
 export const RECURRING_METADATA = 'nrq:recurring';
+export const TASK_SOURCE_METADATA = 'nrq:task_source';
 
 /** The DelayQueue each `@Recurring` method's occurrences live in is named `recurring.<its name>`. */
 export const RECURRING_QUEUE_PREFIX = 'recurring.';

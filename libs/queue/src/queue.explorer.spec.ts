@@ -1,7 +1,7 @@
 import { Controller, Injectable, Scope } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import { BatchConsumer, DelayConsumer, OnQueueEvent } from './decorators';
+import { BatchConsumer, DelayConsumer, OnQueueEvent, TaskSource } from './decorators';
 import { QueueConfigError } from './errors';
 import { QueueExplorer } from './queue.explorer';
 import { QueueMetadataAccessor } from './queue-metadata.accessor';
@@ -14,6 +14,9 @@ class ByClass {
 class ByValue {
   @DelayConsumer('tasks')
   run() {}
+
+  @TaskSource('tasks')
+  *list() {}
 }
 
 class ByFactory {
@@ -70,6 +73,9 @@ describe('QueueExplorer', () => {
       ['ByFactory.dead', { event: 'task.dead', queue: 'tasks' }],
     ]);
     expect(found.delayConsumers[0].instance).toBeInstanceOf(ByValue);
+    expect(found.taskSources.map(({ label, metadata }) => [label, metadata])).toEqual([
+      ['ByValue.list', { queue: 'tasks' }],
+    ]);
   });
 
   it('counts a provider reached through an alias once', async () => {
@@ -93,6 +99,12 @@ describe('QueueExplorer', () => {
         { provide: 'bare', useValue: Object.create(null) },
       ],
     });
-    expect(found).toEqual({ batchConsumers: [], delayConsumers: [], eventHandlers: [], recurring: [] });
+    expect(found).toEqual({
+      batchConsumers: [],
+      delayConsumers: [],
+      eventHandlers: [],
+      recurring: [],
+      taskSources: [],
+    });
   });
 });

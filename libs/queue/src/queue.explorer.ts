@@ -2,7 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { requestScopedConsumer } from './queue.messages';
 import { QueueMetadataAccessor } from './queue-metadata.accessor';
-import type { BatchConsumerMetadata, DelayConsumerMetadata, QueueEventHandlerMetadata } from './decorators';
+import type {
+  BatchConsumerMetadata,
+  DelayConsumerMetadata,
+  QueueEventHandlerMetadata,
+  TaskSourceMetadata,
+} from './decorators';
 import type { RecurringOptions } from './interfaces';
 
 /** A decorated method of a provider or controller instance. */
@@ -19,10 +24,11 @@ export interface DiscoveredHandlers {
   delayConsumers: FoundMethod<DelayConsumerMetadata>[];
   eventHandlers: FoundMethod<QueueEventHandlerMetadata>[];
   recurring: FoundMethod<RecurringOptions>[];
+  taskSources: FoundMethod<TaskSourceMetadata>[];
 }
 
 /**
- * Finds `@BatchConsumer`, `@DelayConsumer`, `@Recurring` and `@OnQueueEvent` methods on every provider and
+ * Finds `@BatchConsumer`, `@DelayConsumer`, `@Recurring`, `@TaskSource` and `@OnQueueEvent` methods on every provider and
  * controller. It only looks (and refuses what could never run): QueueOrchestrator mounts what it finds.
  */
 @Injectable()
@@ -34,7 +40,13 @@ export class QueueExplorer {
   ) {}
 
   explore(): DiscoveredHandlers {
-    const found: DiscoveredHandlers = { batchConsumers: [], delayConsumers: [], eventHandlers: [], recurring: [] };
+    const found: DiscoveredHandlers = {
+      batchConsumers: [],
+      delayConsumers: [],
+      eventHandlers: [],
+      recurring: [],
+      taskSources: [],
+    };
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       const { instance } = wrapper;
       // Aliases (useExisting) would report their target twice; a missing instance is a provider not built.
@@ -47,12 +59,21 @@ export class QueueExplorer {
         const delay = this.accessor.getDelayConsumer(prototype[method]);
         const listeners = this.accessor.getQueueEventHandlers(prototype[method]);
         const recurring = this.accessor.getRecurring(prototype[method]);
-        if (!batch && !delay && !listeners && !recurring) continue;
+        const source = this.accessor.getTaskSource(prototype[method]);
+        if (!batch && !delay && !listeners && !recurring && !source) continue;
         const label = `${(instance as object).constructor?.name ?? 'provider'}.${method}`;
         // Only a request creates such a provider: its handlers would never be called, silently.
         if (!wrapper.isDependencyTreeStatic()) {
           throw requestScopedConsumer(
-            batch ? '@BatchConsumer' : delay ? '@DelayConsumer' : recurring ? '@Recurring' : '@OnQueueEvent',
+            batch
+              ? '@BatchConsumer'
+              : delay
+                ? '@DelayConsumer'
+                : recurring
+                  ? '@Recurring'
+                  : source
+                    ? '@TaskSource'
+                    : '@OnQueueEvent',
             label,
           );
         }
@@ -60,6 +81,7 @@ export class QueueExplorer {
         if (batch) found.batchConsumers.push({ ...at, metadata: batch });
         if (delay) found.delayConsumers.push({ ...at, metadata: delay });
         if (recurring) found.recurring.push({ ...at, metadata: recurring });
+        if (source) found.taskSources.push({ ...at, metadata: source });
         for (const listener of listeners ?? []) found.eventHandlers.push({ ...at, metadata: listener });
       }
     }

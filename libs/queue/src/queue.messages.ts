@@ -142,3 +142,15 @@ export const queueInUse = (kind: QueueKind, name: string, consumers: string[]) =
       `close the application or start it with consumers: false first, or pass { force: true }`,
     consumers,
   );
+
+/** Logged at start-up: a queue given a reconcile period has nothing to run in this application. */
+export const periodWithoutSource = (queue: string) =>
+  `Delay queue "${queue}": reconcile.everyMs / reconcile.cron is given but no provider method of this application ` +
+  `is its @TaskSource('${queue}'), so nothing runs on that schedule here`;
+
+/** A health problem: the queue's data was lost and nobody has dealt with it yet. */
+export const dataLostProblem = (queue: string, kind: 'fixed' | 'delay', lostAt: number) =>
+  `${queue}: its data was lost (its record was found missing in Redis at ${new Date(lostAt).toISOString()}); ` +
+  (kind === 'delay'
+    ? 'a pass of its @TaskSource (reconcile()) rebuilds it, or acknowledgeDataLoss() once handled'
+    : 'acknowledgeDataLoss() once handled');

@@ -2,14 +2,21 @@ import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, 
 import { ConsumerFactory, bound } from './consumer.factory';
 import { ConsumerRegistry, type Consumer } from './consumer/consumer.registry';
 import { eventQueueKind, QUEUE_EVENT_NAMES, QueueEvents } from './events/queue-events';
-import { unknownEvent } from './queue.messages';
+import { periodWithoutSource, unknownEvent } from './queue.messages';
+import { DelayQueue } from './delay-queue/delay-queue';
+import { QueueRegistry } from './queue.registry';
 import { QueueExplorer, type FoundMethod } from './queue.explorer';
 import { QueueSettings } from './queue.settings';
 import { RedisConnection } from './redis/redis-connection';
 import { RecurringSchedules } from './recurring/recurring-schedules';
 import type { RecurringOptions } from './interfaces';
 import { raceTimeout, TIMED_OUT } from './utils/timers';
-import type { BatchConsumerMetadata, DelayConsumerMetadata, QueueEventHandlerMetadata } from './decorators';
+import type {
+  BatchConsumerMetadata,
+  DelayConsumerMetadata,
+  QueueEventHandlerMetadata,
+  TaskSourceMetadata,
+} from './decorators';
 
 /**
  * Mounts what QueueExplorer found, in Nest's lifecycle phases: event handlers are subscribed at module
@@ -23,6 +30,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
   private batchConsumers: FoundMethod<BatchConsumerMetadata>[] = [];
   private delayConsumers: FoundMethod<DelayConsumerMetadata>[] = [];
   private recurring: FoundMethod<RecurringOptions>[] = [];
+  private taskSources: FoundMethod<TaskSourceMetadata>[] = [];
   private readonly started: Consumer[] = [];
   /** What discovery refused, thrown once every module is initialised. */
   private refused: unknown;
@@ -35,6 +43,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     private readonly settings: QueueSettings,
     private readonly connection: RedisConnection,
     private readonly recurringSchedules: RecurringSchedules,
+    private readonly registry: QueueRegistry,
   ) {}
 
   onModuleInit(): void {
@@ -43,6 +52,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       this.batchConsumers = found.batchConsumers;
       this.delayConsumers = found.delayConsumers;
       this.recurring = found.recurring;
+      this.taskSources = found.taskSources;
       for (const handler of found.eventHandlers) this.listen(handler);
     } catch (error) {
       // Thrown at bootstrap: the connection's own start-up (PING) runs beside this hook, and closing it
@@ -59,6 +69,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       for (const found of this.delayConsumers) built.push(await this.factory.delayConsumer(found));
       for (const found of this.batchConsumers) built.push(await this.factory.batchConsumer(found));
       for (const found of this.recurring) built.push(await this.recurringSchedules.mount(found));
+      built.push(...(await this.mountTaskSources()));
       if (!this.settings.consumers) return;
       for (const consumer of built) {
         if (!consumer) continue;
@@ -92,6 +103,39 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
           `${consumer.label}: handler(s) still running after ${timeout} ms (shutdownTimeoutMs) were abandoned`,
         );
     });
+  }
+
+  /**
+   * Gives each DelayQueue its `@TaskSource` (a pass owed since its record was created starts), and the
+   * `@Recurring` schedule that runs it every `reconcile.everyMs` / `cron`, once across every process.
+   */
+  private async mountTaskSources(): Promise<Consumer[]> {
+    const schedules: Consumer[] = [];
+    for (const { instance, method, label, metadata } of this.taskSources) {
+      const queue = this.factory.queueOf('delay', metadata.queue);
+      // Replaced by a test's provider override: nothing to reconcile.
+      if (!(queue instanceof DelayQueue)) continue;
+      queue.reconciler.attach({ label, list: bound(instance, method) });
+      const { everyMs, cron } = queue.options.reconcile ?? {};
+      if (everyMs === undefined && cron === undefined) continue;
+      const run = { reconcile: () => queue.reconciler.run({}, 'schedule') };
+      const every = everyMs !== undefined ? { everyMs } : { cron: cron as string };
+      schedules.push(
+        await this.recurringSchedules.mount({
+          instance: run,
+          method: 'reconcile',
+          label: `@TaskSource ${label}`,
+          metadata: { name: `reconcile.${queue.name}`, ...every },
+        }),
+      );
+    }
+    const sourced = new Set(this.taskSources.map(({ metadata }) => metadata.queue));
+    for (const { kind, name, queue } of this.registry.all()) {
+      if (kind !== 'delay' || sourced.has(name)) continue;
+      const { everyMs, cron } = queue.options.reconcile ?? {};
+      if (everyMs !== undefined || cron !== undefined) this.logger.warn(periodWithoutSource(name));
+    }
+    return schedules;
   }
 
   private listen({ instance, method, label, metadata: { event, queue } }: FoundMethod<QueueEventHandlerMetadata>) {

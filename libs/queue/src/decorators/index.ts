@@ -3,3 +3,4 @@ export * from './delay-consumer.decorator';
 export * from './inject-queue.decorator';
 export * from './on-queue-event.decorator';
 export * from './recurring.decorator';
+export * from './task-source.decorator';

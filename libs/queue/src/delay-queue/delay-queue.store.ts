@@ -17,6 +17,8 @@ import { delayRepeat, type DelayRepeatInput, type RepeatDeclared } from './lua/d
 import { delayRequeueDead } from './lua/delay-requeue-dead';
 import { delaySchedule, type ScheduleItem, type ScheduleOutcome } from './lua/delay-schedule';
 import { delayStats } from './lua/delay-stats';
+import { delaySweep, type SweepInput, type SweepStep } from './lua/delay-sweep';
+import { delaySweepMark, type SweepMarkInput } from './lua/delay-sweep-mark';
 import { delayUnrepeat } from './lua/delay-unrepeat';
 import {
   recurringDeclare,
@@ -61,6 +63,7 @@ const SHARD_KINDS: ShardKeyKind[] = [
   'runs',
   'repeats',
   'declarations',
+  'marks',
 ];
 
 /** The Redis side of a DelayQueue: key names, script arguments and reply decoding, nothing else. */
@@ -93,6 +96,21 @@ export class DelayQueueStore {
   /** Schedules tasks of one shard in one call, in order. */
   schedule(shard: number, tasks: ScheduleItem[]): Promise<ScheduleOutcome> {
     return this.write(delaySchedule, shard, tasks);
+  }
+
+  /** Marks a page of the shard's scheduled tasks as candidates of a sweeping pass; ranks read. */
+  sweepMark(shard: number, input: SweepMarkInput): Promise<number> {
+    return this.call(delaySweepMark, shard, input, 'now');
+  }
+
+  /** Unmarks tasks a sweeping pass listed: they are not swept. */
+  async unmark(shard: number, ids: string[]): Promise<void> {
+    await this.scripts.call((client) => client.hdel(this.keys.key(shard, 'marks'), ...ids));
+  }
+
+  /** Cancels a page of the tasks a sweeping pass marked and did not list. */
+  sweep(shard: number, input: SweepInput): Promise<SweepStep> {
+    return this.write(delaySweep, shard, input);
   }
 
   move(

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { QueueEvents } from '../events/queue-events';
 import { TaskStateError } from '../errors';
 import { QueueKeys, shardOf } from '../redis/keys';
-import { assertQueueMeta, deleteQueueMeta } from '../redis/queue-meta';
+import { QueueRecord } from '../redis/queue-meta';
+import { RECURRING_QUEUE_PREFIX } from '../queue.constants';
 import type { ConsumerRegistry } from '../consumer/consumer.registry';
 import type { RedisConnection } from '../redis/redis-connection';
 import type { QueueSettings } from '../queue.settings';
@@ -23,6 +24,8 @@ import type {
   DelayQueueOptions,
   DelayQueueStats,
   ObliterateOptions,
+  ReconcileCallOptions,
+  ReconcileResult,
   RepeatEvery,
   ResolvedDelayQueueOptions,
   RepeatInfo,
@@ -56,6 +59,7 @@ import {
   type StoredTask,
 } from './delay-queue.store';
 import { RepeatOccurrences } from './repeat-occurrences';
+import { TaskReconciler } from './task-reconciler';
 import { RepeatSchedule } from './repeat-schedule';
 import type { RecurringDeclareInput, RecurringDeclared } from '../recurring/lua/recurring-declare';
 import { queueLogContext } from '../utils/log-line';
@@ -83,6 +87,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   readonly store: DelayQueueStore;
   private readonly codec: PayloadCodec;
   private readonly pauseFlag: PauseFlag;
+  /** @internal Its record in Redis, whose loss says its data was lost. */
+  readonly record: QueueRecord;
   /** @internal Wake-up hints of this queue from this process, its consumers' included. */
   readonly hints: WakeHints;
   /** Tracing on: each task carries its creation context (a move replaces it); each schedule call or move is a span. */
@@ -93,6 +99,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   /** The calls safe to repeat, retried within their `retryMs`. */
   private readonly retries = new WriteRetries();
   private readonly logger: Logger;
+  /** @internal Runs its `@TaskSource`. */
+  readonly reconciler: TaskReconciler;
 
   /** @internal Made by Nest (QueueModule), not by the application. */
   constructor(
@@ -117,6 +125,14 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       new QueueKeys(settings.prefix, this.name, this.options.shards),
       this.options,
     );
+    this.record = new QueueRecord(
+      connection,
+      this.store.keys,
+      this.name,
+      'delay',
+      this.options.shards,
+      !this.name.startsWith(RECURRING_QUEUE_PREFIX),
+    );
     this.hints = WakeHints.of(connection, this.store.keys.wakeChannel, this.options.shards, settings.idlePollMs);
     this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards, this.hints);
     this.occurrences = new RepeatOccurrences(this.store, connection.clock);
@@ -124,10 +140,25 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     this.tracer = (this.options.tracing ?? settings.tracing) ? new QueueTracer(this.name, 'delay') : undefined;
     connection.holdsWrites(this.scheduler);
     connection.holdsWrites(this.retries);
+    this.reconciler = new TaskReconciler({
+      queue: this.name,
+      shards: this.options.shards,
+      store: this.store,
+      record: this.record,
+      events,
+      defaults: this.options.reconcile,
+      encode: (payload) => this.codec.encode(payload),
+      shardOf: (id) => this.shard(id),
+      written: (shard, { serverNow, head, results }, sentAt) => {
+        connection.clock.observe(serverNow, sentAt);
+        if (results.some((result) => result.changed && result.runAt === head))
+          this.hint(shard, { runAt: head, serverNow, isHead: true });
+      },
+    });
   }
 
   async onModuleInit(): Promise<void> {
-    await assertQueueMeta(this.connection, this.store.keys, this.name, 'delay', this.options.shards);
+    await this.record.assert();
   }
 
   /**
@@ -154,6 +185,20 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       this.scheduler.add(shard, { id, json: stored, time, onExists, maxWaitMs }),
     );
     return { id, runAt: result.runAt, changed: result.changed };
+  }
+
+  /**
+   * Runs the queue's `@TaskSource` once now: every task it lists is written with `onExists` (`'keep'` by
+   * default, or the queue's `reconcile.onExists`: a task Redis holds, scheduled, running or dead, is left
+   * alone, a missing one is restored), many per script call per shard; with `sweep`, the scheduled tasks
+   * it did not list are cancelled afterwards (never a running one). Rows it refuses (a bad id, time or
+   * payload) are counted and logged, not fatal. A pass clears a data loss health reported. Rejects with
+   * QueueConfigError when no provider method is its `@TaskSource`. See docs/delay-queue.md, "Task source".
+   */
+  async reconcile(options: ReconcileCallOptions = {}): Promise<ReconcileResult> {
+    assertCallOptions('reconcile(options)', options, CALL_OPTIONS.reconcile);
+    this.scheduler.flush();
+    return this.reconciler.run(options, 'call');
   }
 
   /**
@@ -409,11 +454,20 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     // Schedules made before the call are deleted too.
     this.scheduler.flush();
     await Promise.all(Array.from({ length: this.options.shards }, (_, shard) => this.store.obliterate(shard)));
-    await deleteQueueMeta(this.connection, this.store.keys);
+    await this.record.delete();
   }
 
   stats(): Promise<DelayQueueStats> {
     return this.store.stats();
+  }
+
+  /**
+   * Clears this queue's data loss from health (in every process), once the application has dealt with
+   * it: a loss is recorded when a process that had seen the queue's record in Redis finds it gone (its
+   * data went with it). Resolves with whether a loss was recorded. A pass of its task source clears it too (see `reconcile`).
+   */
+  acknowledgeDataLoss(): Promise<boolean> {
+    return this.record.acknowledgeLoss();
   }
 
   /**

@@ -31,6 +31,8 @@ const EVENT_KINDS = {
   'group.paused': 'fixed',
   'group.resumed': 'fixed',
   'state.redeclared': 'both',
+  'queue.data-lost': 'both',
+  'queue.reconciled': 'delay',
 } as const satisfies Record<QueueEventName, QueueKind | 'both'>;
 
 /** Every event name, to refuse a misspelt one when a listener is added rather than never calling it. */

@@ -4,7 +4,8 @@ import type { QueueEvents } from '../events/queue-events';
 import { entryMessage, entryTime } from '../redis/fixed-entry';
 import { QueueKeys, shardOf } from '../redis/keys';
 import type { RedisConnection } from '../redis/redis-connection';
-import { assertQueueMeta, deleteQueueMeta } from '../redis/queue-meta';
+import { QueueRecord } from '../redis/queue-meta';
+import { RECURRING_QUEUE_PREFIX } from '../queue.constants';
 import type { ConsumerRegistry } from '../consumer/consumer.registry';
 import type { QueueSettings } from '../queue.settings';
 import { FixedQueueOptionsRules, fixedQueueChecks, resolveOptions } from '../validation/queue-options';
@@ -55,6 +56,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   private readonly pauseFlag: PauseFlag;
   private readonly coalescer: PushCoalescer;
   private readonly expiry: GroupExpiry;
+  /** @internal Its record in Redis, whose loss says its data was lost. */
+  readonly record: QueueRecord;
   /** @internal Wake-up hints of this queue from this process, its consumers' included. */
   readonly hints: WakeHints;
   /** Tracing on: each message carries its creation context, and each script call is a send span. */
@@ -63,7 +66,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   /** @internal Made by Nest (QueueModule), not by the application. */
   constructor(
     options: FixedQueueOptions,
-    private readonly connection: RedisConnection,
+    connection: RedisConnection,
     settings: QueueSettings,
     private readonly events: QueueEvents,
     private readonly consumers: ConsumerRegistry,
@@ -79,6 +82,14 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
       connection.scripts,
       new QueueKeys(settings.prefix, this.name, this.options.shards),
       this.options,
+    );
+    this.record = new QueueRecord(
+      connection,
+      this.store.keys,
+      this.name,
+      'fixed',
+      this.options.shards,
+      !this.name.startsWith(RECURRING_QUEUE_PREFIX),
     );
     this.hints = WakeHints.of(connection, this.store.keys.wakeChannel, this.options.shards, settings.idlePollMs);
     this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards, this.hints);
@@ -110,7 +121,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   }
 
   async onModuleInit(): Promise<void> {
-    await assertQueueMeta(this.connection, this.store.keys, this.name, 'fixed', this.options.shards, async () => {
+    await this.record.assert(async () => {
       await Promise.all(Array.from({ length: this.options.shards }, (_, shard) => this.store.upgrade(shard)));
       this.expiry.start();
     });
@@ -306,7 +317,16 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     this.consumers.assertObliterable('fixed', this.name, options?.force === true);
     this.coalescer.flush();
     await Promise.all(Array.from({ length: this.options.shards }, (_, shard) => this.store.obliterate(shard)));
-    await deleteQueueMeta(this.connection, this.store.keys);
+    await this.record.delete();
+  }
+
+  /**
+   * Clears this queue's data loss from health (in every process), once the application has dealt with
+   * it: a loss is recorded when a process that had seen the queue's record in Redis finds it gone (its
+   * data went with it). Resolves with whether a loss was recorded.
+   */
+  acknowledgeDataLoss(): Promise<boolean> {
+    return this.record.acknowledgeLoss();
   }
 
   /**

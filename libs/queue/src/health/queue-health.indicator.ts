@@ -23,6 +23,8 @@ import type {
   RecurringScheduleInfo,
 } from '../interfaces';
 import { QueueConnectionError } from '../errors';
+import type { RecordState } from '../redis/queue-meta';
+import { dataLostProblem } from '../queue.messages';
 import type { ConsumerStatus } from '../consumer/consumer-runtime';
 
 /** A queue all of whose consumers here drain on a schedule waits up to the longest of their periods. */
@@ -85,15 +87,17 @@ export class QueueHealthIndicator {
     let paused: boolean[];
     let eviction: { evictionPolicy: string; warning?: string };
     let schedules: RecurringScheduleInfo[];
+    let records: RecordState[];
     const late = [`PING took longer than ${timeoutMs} ms`, `the queues' stats took longer than ${timeoutMs} ms`];
     try {
       await deadline(this.connection.client.ping(), timeoutMs, late[0]);
-      [stats, eviction, paused, schedules] = await deadline(
+      [stats, eviction, paused, schedules, records] = await deadline(
         Promise.all([
           Promise.all(queues.map(({ queue }) => queue.stats())),
           this.eviction(),
           Promise.all(queues.map(({ queue }) => queue.isPaused())),
           this.recurring.list(),
+          Promise.all(queues.map(({ queue }) => queue.record.state())),
         ]),
         timeoutMs,
         late[1],
@@ -123,6 +127,8 @@ export class QueueHealthIndicator {
         overdue.map((handler) => ({ consumer, ...handler })),
       );
       const pausedGroups = kind === 'fixed' ? (stats[i] as FixedQueueStats).pausedGroups : 0;
+      const { lostAt, lastPass } = records[i];
+      if (lostAt !== undefined) problems.push(dataLostProblem(name, kind, lostAt));
       details[name] = {
         kind,
         backlog,
@@ -133,6 +139,8 @@ export class QueueHealthIndicator {
         ...(overdueHandlers.length > 0 && { overdueHandlers }),
         ...(paused[i] && { paused: true as const }),
         ...(pausedGroups > 0 && { pausedGroups }),
+        ...(lostAt !== undefined && { dataLostAt: lostAt }),
+        ...(lastPass !== undefined && { lastReconcile: lastPass }),
       };
       if (paused[i]) return;
       const { maxBacklog, maxLagMs } = { ...options, ...limits[name] };

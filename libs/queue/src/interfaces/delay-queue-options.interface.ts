@@ -1,4 +1,5 @@
 import type { DeadLetterOptions, ReplicaWaitOptions, SchemaClass } from './fixed-queue-options.interface';
+import type { ReconcileOptions } from './task-source.interface';
 
 export interface BackoffOptions {
   type: 'fixed' | 'exponential';
@@ -46,6 +47,11 @@ export interface DelayQueueOptions {
    * the others ignore it. A call's own `retryMs` overrides it. Default: `QUEUE_DEFAULTS.delayQueue.retryMs` (off).
    */
   retryMs?: number;
+  /**
+   * How the queue's `@TaskSource` runs besides when its record is found missing (see docs/delay-queue.md,
+   * "Task source"): every `everyMs` or on `cron`, and the defaults of `reconcile()`. Default: off.
+   */
+  reconcile?: ReconcileOptions;
 }
 
 /**
@@ -58,10 +64,17 @@ export interface ResolvedDelayQueueOptions
     Required<
       Omit<
         DelayQueueOptions,
-        'visibilityTimeoutMs' | 'backoff' | 'deadLetter' | 'maxPayloadBytes' | 'tracing' | 'schema' | 'waitForReplicas'
+        | 'visibilityTimeoutMs'
+        | 'backoff'
+        | 'deadLetter'
+        | 'maxPayloadBytes'
+        | 'tracing'
+        | 'schema'
+        | 'waitForReplicas'
+        | 'reconcile'
       >
     >,
-    Pick<DelayQueueOptions, 'maxPayloadBytes' | 'tracing' | 'schema' | 'waitForReplicas'> {
+    Pick<DelayQueueOptions, 'maxPayloadBytes' | 'tracing' | 'schema' | 'waitForReplicas' | 'reconcile'> {
   backoff: Required<BackoffOptions>;
   deadLetter: Required<DeadLetterOptions>;
 }

@@ -14,3 +14,4 @@ export * from './obliterate-options.interface';
 export * from './inspection.interface';
 export * from './repeat.interface';
 export * from './recurring.interface';
+export * from './task-source.interface';

@@ -1,5 +1,6 @@
 import type { GroupPauseReason } from './inspection.interface';
 import type { QueueKind } from './queue-kind.interface';
+import type { ReconcileResult, ReconcileTrigger } from './task-source.interface';
 
 /** One write of pushes to one shard (pushes of one event-loop turn are written together). */
 export interface MessagesPushedEvent {
@@ -154,6 +155,24 @@ export interface StateRedeclaredEvent {
   name: string;
 }
 
+/**
+ * This process found the queue's record gone in Redis after it had seen it: the queue's data was lost
+ * with it (its messages or tasks, its counters). Health reports the queue until a pass of its task source
+ * or `acknowledgeDataLoss()`; a DelayQueue with a `@TaskSource` starts that pass (`restoring`).
+ */
+export interface QueueDataLostEvent {
+  queue: string;
+  kind: QueueKind;
+  /** A pass of the queue's `@TaskSource` was started to rebuild it. */
+  restoring: boolean;
+}
+
+/** A pass of a DelayQueue's `@TaskSource` run by this process ended (see `DelayQueue.reconcile`). */
+export interface QueueReconciledEvent extends ReconcileResult {
+  queue: string;
+  trigger: ReconcileTrigger;
+}
+
 /** Every event `QueueEvents` emits, with its payload. */
 export interface QueueEventMap {
   'messages.pushed': MessagesPushedEvent;
@@ -173,6 +192,8 @@ export interface QueueEventMap {
   'group.paused': GroupPausedEvent;
   'group.resumed': GroupResumedEvent;
   'state.redeclared': StateRedeclaredEvent;
+  'queue.data-lost': QueueDataLostEvent;
+  'queue.reconciled': QueueReconciledEvent;
 }
 
 export type QueueEventName = keyof QueueEventMap;

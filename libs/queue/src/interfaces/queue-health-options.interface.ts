@@ -1,4 +1,5 @@
 import type { QueueKind } from './queue-kind.interface';
+import type { ReconcilePass } from './task-source.interface';
 
 /** Limits a queue is held to in a health check. */
 export interface QueueHealthLimits {
@@ -53,6 +54,13 @@ export interface QueueHealthDetails {
   paused?: true;
   /** FixedQueue: groups paused (`pauseGroup`), absent while none is. Their messages count in the backlog. */
   pausedGroups?: number;
+  /**
+   * When a process found the queue's record gone after it had seen it (its data was lost), epoch ms:
+   * the queue is reported until a pass of its task source or `acknowledgeDataLoss()`. Absent otherwise.
+   */
+  dataLostAt?: number;
+  /** DelayQueue: the last pass of its `@TaskSource`, by any process. Absent before the first. */
+  lastReconcile?: ReconcilePass;
 }
 
 /** A `@Recurring` schedule in a health result. */

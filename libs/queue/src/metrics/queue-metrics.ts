@@ -114,6 +114,32 @@ export class QueueMetrics implements OnModuleDestroy {
       'What this process declared again after Redis lost it: a @Recurring schedule (what="recurring") or a queue record (what="queue").',
       ['queue', 'what'],
     );
+    const restored = this.counter(
+      prom,
+      'tasks_restored_total',
+      "Listed tasks a pass of this process' task source wrote (missing ones, and those onExists replaced).",
+    );
+    const passes = this.counter(prom, 'reconcile_passes_total', "Passes of this process' task sources, by trigger.", [
+      'queue',
+      'trigger',
+    ]);
+    const reconciledTasks = this.counter(
+      prom,
+      'reconcile_tasks_total',
+      "Tasks listed by this process' task sources, by outcome (restored, kept, swept, invalid).",
+      ['queue', 'outcome'],
+    );
+    const passDuration = this.histogram(
+      prom,
+      'reconcile_duration_seconds',
+      "How long passes of this process' task sources took.",
+      buckets.duration ?? DURATION_BUCKETS,
+    );
+    const lost = this.counter(
+      prom,
+      'data_lost_total',
+      'Times this process found a queue record gone that it had seen: the queue lost its data.',
+    );
     const errors = this.counter(
       prom,
       'consumer_errors_total',
@@ -172,6 +198,14 @@ export class QueueMetrics implements OnModuleDestroy {
     this.listen('handler.timeout', (e) => timedOut(e.queue).inc());
     if (this.consumers) this.overdueGauge(prom, this.consumers);
     this.listen('state.redeclared', (e) => redeclared.labels(e.queue, e.what).inc());
+    this.listen('queue.data-lost', (e) => lost.labels(e.queue).inc());
+    this.listen('queue.reconciled', (e) => {
+      restored.labels(e.queue).inc(e.restored);
+      passes.labels(e.queue, e.trigger).inc();
+      for (const outcome of ['restored', 'kept', 'swept', 'invalid'] as const)
+        reconciledTasks.labels(e.queue, outcome).inc(e[outcome]);
+      passDuration.labels(e.queue).observe(e.durationMs / 1000);
+    });
 
     this.gauge(
       prom,

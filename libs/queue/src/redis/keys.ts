@@ -32,7 +32,8 @@ export type ShardKeyKind =
   | 'errors'
   | 'runs'
   | 'repeats'
-  | 'declarations';
+  | 'declarations'
+  | 'marks';
 
 /** Keys of a shard that hold one entry per group: a FixedQueue's lists, and its groups' rate windows. */
 export type MemberKeyKind = 'g' | 'rate';

@@ -10,6 +10,7 @@ import type {
   PageOptions,
   QueueHealthLimits,
   QueueHealthOptions,
+  ReconcileCallOptions,
   RepeatEvery,
   RepeatOptions,
   RescheduleOptions,
@@ -107,6 +108,18 @@ class ScheduleOptionsRules
   @Min(0)
   @Max(MAX_RETRY_MS)
   retryMs?: number;
+}
+
+class ReconcileCallRules implements ReconcileCallOptions, SameKeys<ReconcileCallOptions, ReconcileCallRules> {
+  @Given()
+  @IsIn(['keep', 'replace', 'earlier', 'later'], {
+    message: "$property must be 'keep', 'replace', 'earlier' or 'later'",
+  })
+  onExists?: OnExists;
+
+  @Given()
+  @IsTrueOrFalse()
+  sweep?: boolean;
 }
 
 class DebounceOptionsRules implements DebounceOptions, SameKeys<DebounceOptions, DebounceOptionsRules> {
@@ -258,6 +271,7 @@ export const CALL_OPTIONS = {
   repeat: { rules: RepeatOptionsRules },
   deleteDead: { rules: DeleteDeadOptionsRules },
   health: { rules: HealthOptionsRules, checks: healthChecks },
+  reconcile: { rules: ReconcileCallRules },
 };
 
 /** Every problem of an options object, each naming its path: not an object, unknown keys, broken rules. */

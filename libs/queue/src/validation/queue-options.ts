@@ -22,6 +22,8 @@ import {
   MODULE_DEFAULTS,
 } from '../queue.defaults';
 
+import { EVERY_MS_MAX } from '../delay-queue/repeat-schedule';
+import { cronProblem } from './cron';
 import { describeOptionViolations, optionKeys, unknownOption } from './option-violations';
 import { directRules } from './direct-rules';
 import { Given } from './option-rules';
@@ -34,8 +36,10 @@ import type {
   DelayQueueOptions,
   FixedQueueOptions,
   GroupRateLimitOptions,
+  OnExists,
   QueueDashboardOptions,
   QueueModuleOptions,
+  ReconcileOptions,
   ReplicaWaitOptions,
   ResolvedDelayQueueOptions,
   ResolvedFixedQueueOptions,
@@ -247,6 +251,31 @@ export class BackoffRules implements Required<BackoffOptions>, SameKeys<BackoffO
  */
 export const MAX_RETRY_MS = 10 * 60_000;
 
+const ON_EXISTS: OnExists[] = ['keep', 'replace', 'earlier', 'later'];
+
+/** Below this a pass would hardly end before the next began (each lists the whole source). */
+const MIN_RECONCILE_EVERY_MS = 1000;
+
+class ReconcileRules implements ReconcileOptions, SameKeys<ReconcileOptions, ReconcileRules> {
+  @Given()
+  @IsInt()
+  @Min(MIN_RECONCILE_EVERY_MS)
+  @Max(EVERY_MS_MAX)
+  everyMs?: number;
+
+  @Given()
+  @IsString()
+  cron?: string;
+
+  @Given()
+  @IsIn(ON_EXISTS, { message: "$property must be 'keep', 'replace', 'earlier' or 'later'" })
+  onExists?: OnExists;
+
+  @Given()
+  @IsBoolean({ message: '$property must be true or false' })
+  sweep?: boolean;
+}
+
 export class DelayQueueOptionsRules
   extends QueueOptionsRules
   implements ResolvedDelayQueueOptions, SameKeys<DelayQueueOptions, DelayQueueOptionsRules>
@@ -280,6 +309,11 @@ export class DelayQueueOptionsRules
   @Min(0)
   @Max(MAX_RETRY_MS)
   retryMs: number = DELAY_QUEUE_DEFAULTS.retryMs;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ReconcileRules)
+  reconcile?: ReconcileRules;
 }
 
 /** setTimeout's limit (2^31 - 1 ms, about 24.8 days): beyond it Node fires at once. */
@@ -499,6 +533,15 @@ export const delayQueueChecks: Checks<DelayQueueOptionsRules> = (o, given) => {
   if (backoff) problems.push(backoff);
   if (o.schema !== undefined && typeof o.schema !== 'function')
     problems.push('schema must be a class decorated with class-validator');
+  const { everyMs, cron } = o.reconcile ?? {};
+  if (everyMs !== undefined && cron !== undefined)
+    problems.push(
+      `reconcile takes everyMs or cron, not both (got reconcile.everyMs=${everyMs}, reconcile.cron="${cron}")`,
+    );
+  else if (cron !== undefined) {
+    const problem = cronProblem(cron);
+    if (problem !== undefined) problems.push(`reconcile.${problem}`);
+  }
   return problems;
 };
 

@@ -14,6 +14,8 @@ import { delayRequeueDead } from './delay-requeue-dead';
 import { delayRequeue } from './delay-requeue';
 import { delaySchedule } from './delay-schedule';
 import { delayStats } from './delay-stats';
+import { delaySweep } from './delay-sweep';
+import { delaySweepMark } from './delay-sweep-mark';
 import { delayUnrepeat } from './delay-unrepeat';
 
 /** The DelayQueue's scripts, by their protocols (each script is `<script>.lua` in this directory). */
@@ -36,6 +38,8 @@ export const DELAY_QUEUE_SCRIPTS = {
     delayRequeue,
     delaySchedule,
     delayStats,
+    delaySweep,
+    delaySweepMark,
     delayUnrepeat,
   ],
 };

@@ -1,0 +1,24 @@
+import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+
+export interface SweepInput {
+  mark: string;
+  cursor: string;
+  count: number;
+}
+
+export interface SweepStep {
+  /** '0' once the marks are all read. */
+  cursor: string;
+  swept: number;
+}
+
+/** Cancels a page of the tasks a sweeping pass marked and did not list (see delay-sweep.lua). */
+export const delaySweep: ScriptProtocol<'delay-sweep', SweepInput, SweepStep> = {
+  script: 'delay-sweep',
+  keys: (shard) => kindsOf(shard, ['due', 'data', 'runs', 'errors', 'repeats', 'marks']),
+  args: ({ mark, cursor, count }) => [mark, cursor, count],
+  decode: (reply) => {
+    const [cursor, swept] = reply as [string, number];
+    return { cursor, swept };
+  },
+};

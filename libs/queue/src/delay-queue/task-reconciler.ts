@@ -1,0 +1,276 @@
+import { Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { QueueEvents } from '../events/queue-events';
+import type { OnExists, ReconcileCallOptions, ReconcileResult, ReconcileTrigger, SourcedTask } from '../interfaces';
+import type { QueueRecord } from '../redis/queue-meta';
+import { describeError } from '../utils/errors';
+import { nameProblem } from '../validation/payload';
+import { resolveTime } from '../validation/time';
+import type { DelayQueueStore, ScheduleItem, ScheduleOutcome } from './delay-queue.store';
+import {
+  moreRowsRefused,
+  noTaskSource,
+  notIterable,
+  passDone,
+  passFailed,
+  rowRefused,
+  secondTaskSource,
+} from './task-source.messages';
+
+/**
+ * Listed tasks written per script call: delay-schedule does a few O(log N) commands per task, so 500
+ * stay within the contract's few milliseconds a script; their payloads are bounded by bytes too.
+ */
+const TASKS_PER_CALL = 500;
+const BYTES_PER_CALL = 256 * 1024;
+/** Calls under way at once: the source is read while Redis writes, and memory holds at most this many calls' tasks. */
+const CALLS_IN_FLIGHT = 8;
+/** Scheduled tasks marked, and marks read, per sweeping script call (an HSET or an HDEL each). */
+const MARKS_PER_CALL = 1000;
+/** Refused rows logged one by one per pass; the rest are counted in one line. */
+const REFUSALS_LOGGED = 20;
+
+/** A `@TaskSource` method, bound to its instance. */
+export interface TaskSourceMethod {
+  /** `Class.method`. */
+  label: string;
+  list: () => unknown;
+}
+
+/** What a reconciler needs of its DelayQueue. */
+export interface ReconcilePort {
+  queue: string;
+  shards: number;
+  store: DelayQueueStore;
+  record: QueueRecord;
+  events: QueueEvents;
+  defaults: ReconcileCallOptions | undefined;
+  /** A payload as the queue stores it: JSON, checked against its schema and size limit (throws QueueInputError). */
+  encode(payload: unknown): string;
+  shardOf(id: string): number;
+  /** A write landed: the queue observes the clock and wakes consumers when a shard's head moved. */
+  written(shard: number, outcome: ScheduleOutcome, sentAt: number): void;
+}
+
+interface Counts {
+  listed: number;
+  restored: number;
+  kept: number;
+  invalid: number;
+}
+
+/**
+ * Runs a DelayQueue's task source (its `@TaskSource` method): lists the tasks the application's records
+ * say should exist and writes each with `onExists` ('keep' by default: a task Redis holds, in any state,
+ * is left alone), many per script call per shard, streaming, so memory holds a few calls' worth of
+ * tasks whatever the source's size. A sweeping pass also cancels the scheduled tasks it did not list,
+ * through marks kept in Redis beside the tasks (delay-sweep-mark, delay-sweep), never a list of ids here.
+ * Passes of one process run one after the other.
+ */
+export class TaskReconciler {
+  private source?: TaskSourceMethod;
+  /** A pass owed before the source was attached (the record created at module init). */
+  private owed?: ReconcileTrigger;
+  private queueTail: Promise<unknown> = Promise.resolve();
+  private readonly logger: Logger;
+
+  constructor(private readonly port: ReconcilePort) {
+    this.logger = new Logger(`DelayQueue ${port.queue}`);
+    port.record.onCreated = (trigger) => this.owe(trigger);
+  }
+
+  /** The `Class.method` of its source, if it has one. */
+  get sourceLabel(): string | undefined {
+    return this.source?.label;
+  }
+
+  /** Gives the queue its source (QueueOrchestrator, at bootstrap); a pass owed meanwhile starts. */
+  attach(source: TaskSourceMethod): void {
+    if (this.source) throw secondTaskSource(this.port.queue, this.source.label, source.label);
+    this.source = source;
+    const owed = this.owed;
+    this.owed = undefined;
+    if (owed !== undefined) this.background(owed);
+  }
+
+  /** The record was created by this process: its source (once attached) rebuilds the queue. */
+  owe(trigger: ReconcileTrigger): void {
+    if (this.source === undefined) this.owed = trigger;
+    else this.background(trigger);
+  }
+
+  /** A pass, after any of this process still running. Rejects with QueueConfigError when there is no source. */
+  run(options: ReconcileCallOptions, trigger: ReconcileTrigger): Promise<ReconcileResult> {
+    const source = this.source;
+    if (source === undefined) return Promise.reject(noTaskSource(this.port.queue));
+    const pass = this.queueTail.then(() => this.pass(source, options, trigger));
+    this.queueTail = pass.catch(() => undefined);
+    return pass;
+  }
+
+  private background(trigger: ReconcileTrigger): void {
+    // Its failure is logged by the pass; the loss stays reported in health until a pass succeeds.
+    this.run({}, trigger).catch(() => undefined);
+  }
+
+  private async pass(
+    source: TaskSourceMethod,
+    options: ReconcileCallOptions,
+    trigger: ReconcileTrigger,
+  ): Promise<ReconcileResult> {
+    const { defaults } = this.port;
+    const onExists = options.onExists ?? defaults?.onExists ?? 'keep';
+    const sweep = options.sweep ?? defaults?.sweep ?? false;
+    const began = Date.now();
+    try {
+      const { lostAt } = await this.port.record.state();
+      const mark = sweep ? randomUUID() : undefined;
+      if (mark !== undefined) await this.forEachShard((shard) => this.markScheduled(shard, mark));
+      const counts = await this.list(source, onExists, mark);
+      const swept = mark === undefined ? 0 : await this.sweep(mark);
+      const result: ReconcileResult = { ...counts, swept, durationMs: Date.now() - began };
+      await this.port.record.passed({ ...result, trigger, at: Date.now() }, lostAt);
+      this.logger.log(passDone(source.label, trigger, result));
+      if (this.port.events.has('queue.reconciled'))
+        this.port.events.emit('queue.reconciled', { queue: this.port.queue, trigger, ...result });
+      return result;
+    } catch (error) {
+      this.logger.error(passFailed(source.label, trigger, describeError(error)));
+      throw error;
+    }
+  }
+
+  /** Streams the source into coalesced writes per shard, a bounded number under way at once. */
+  private async list(source: TaskSourceMethod, onExists: OnExists, mark: string | undefined): Promise<Counts> {
+    const counts: Counts = { listed: 0, restored: 0, kept: 0, invalid: 0 };
+    const rows = iterable(source);
+    const pending = Array.from({ length: this.port.shards }, () => ({
+      items: [] as ScheduleItem[],
+      unlisted: [] as string[],
+      bytes: 0,
+    }));
+    const inFlight = new Set<Promise<void>>();
+    let failure: { error: unknown } | undefined;
+    const send = async (shard: number) => {
+      const { items, unlisted } = pending[shard];
+      pending[shard] = { items: [], unlisted: [], bytes: 0 };
+      const call = this.write(shard, items, unlisted, mark, counts).catch((error: unknown) => {
+        failure ??= { error };
+      });
+      inFlight.add(call);
+      void call.finally(() => inFlight.delete(call));
+      if (inFlight.size >= CALLS_IN_FLIGHT) await Promise.race(inFlight);
+      if (failure) throw failure.error;
+    };
+    for await (const row of rows) {
+      counts.listed += 1;
+      const task = this.item(source.label, row as SourcedTask, onExists, counts);
+      if (task === undefined) continue;
+      const shard = this.port.shardOf(task.id);
+      const at = pending[shard];
+      if ('json' in task) {
+        at.items.push(task);
+        at.bytes += task.json.length;
+      } else at.unlisted.push(task.id);
+      if (at.items.length >= TASKS_PER_CALL || at.bytes >= BYTES_PER_CALL || at.unlisted.length >= TASKS_PER_CALL)
+        await send(shard);
+    }
+    for (let shard = 0; shard < this.port.shards; shard++)
+      if (pending[shard].items.length > 0 || pending[shard].unlisted.length > 0) await send(shard);
+    await Promise.all(inFlight);
+    if (failure) throw failure.error;
+    if (counts.invalid > REFUSALS_LOGGED)
+      this.logger.warn(moreRowsRefused(source.label, counts.invalid, REFUSALS_LOGGED));
+    return counts;
+  }
+
+  /**
+   * A row as the task to write, or undefined when it is refused (counted and logged); a refused row whose
+   * id is sound still protects its task from the sweep (`{ id }`): the records list it.
+   */
+  private item(
+    label: string,
+    row: SourcedTask,
+    onExists: OnExists,
+    counts: Counts,
+  ): ScheduleItem | { id: string } | undefined {
+    const id: unknown = typeof row === 'object' && row !== null ? row.id : undefined;
+    const badId = nameProblem(id);
+    const refuse = (why: string) => {
+      counts.invalid += 1;
+      if (counts.invalid <= REFUSALS_LOGGED)
+        this.logger.warn(rowRefused(label, badId === undefined ? `"${String(id)}"` : `#${counts.listed}`, why));
+    };
+    if (typeof row !== 'object' || row === null) {
+      refuse(`expected { id, runAt? | delayMs?, payload }, got ${row === null ? 'null' : typeof row}`);
+      return undefined;
+    }
+    if (badId !== undefined) {
+      refuse(`id ${badId}`);
+      return undefined;
+    }
+    try {
+      const time = resolveTime({ runAt: row.runAt, delayMs: row.delayMs });
+      return { id: id as string, json: this.port.encode(row.payload), time, onExists };
+    } catch (error) {
+      refuse(describeError(error));
+      return { id: id as string };
+    }
+  }
+
+  private async write(
+    shard: number,
+    items: ScheduleItem[],
+    unlisted: string[],
+    mark: string | undefined,
+    counts: Counts,
+  ): Promise<void> {
+    if (mark !== undefined) {
+      const ids = items.map((item) => item.id).concat(unlisted);
+      if (ids.length > 0) await this.port.store.unmark(shard, ids);
+    }
+    if (items.length === 0) return;
+    const sentAt = Date.now();
+    const outcome = await this.port.store.schedule(shard, items);
+    this.port.written(shard, outcome, sentAt);
+    for (const result of outcome.results) {
+      if (result.changed) counts.restored += 1;
+      else counts.kept += 1;
+    }
+  }
+
+  /** Marks every task scheduled in the shard now as a candidate of the sweep, a page per call. */
+  private async markScheduled(shard: number, mark: string): Promise<void> {
+    for (let first = 0; ; first += MARKS_PER_CALL) {
+      const read = await this.port.store.sweepMark(shard, { mark, first, count: MARKS_PER_CALL });
+      if (read < MARKS_PER_CALL) return;
+    }
+  }
+
+  private async sweep(mark: string): Promise<number> {
+    let swept = 0;
+    await this.forEachShard(async (shard) => {
+      let cursor = '0';
+      do {
+        const step = await this.port.store.sweep(shard, { mark, cursor, count: MARKS_PER_CALL });
+        swept += step.swept;
+        cursor = step.cursor;
+      } while (cursor !== '0');
+    });
+    return swept;
+  }
+
+  private async forEachShard(work: (shard: number) => Promise<void>): Promise<void> {
+    await Promise.all(Array.from({ length: this.port.shards }, (_, shard) => work(shard)));
+  }
+}
+
+/** What the source method returned, as something `for await` reads; refused when it is neither kind of iterable. */
+function iterable(source: TaskSourceMethod): AsyncIterable<unknown> | Iterable<unknown> {
+  const rows = source.list();
+  if (rows !== null && typeof rows === 'object') {
+    if (Symbol.asyncIterator in rows || Symbol.iterator in rows) return rows as AsyncIterable<unknown>;
+  }
+  const got = rows instanceof Promise ? 'a Promise' : rows === null ? 'null' : typeof rows;
+  throw notIterable(source.label, got);
+}
