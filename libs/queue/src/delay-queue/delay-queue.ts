@@ -139,6 +139,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     this.scheduler = new ShardBatcher((shard, items) => this.scheduleBatch(shard, items));
     this.tracer = (this.options.tracing ?? settings.tracing) ? new QueueTracer(this.name, 'delay') : undefined;
     connection.holdsWrites(this.scheduler);
+    connection.holdsWrites(this.retries);
     this.reconciler = new TaskReconciler({
       queue: this.name,
       shards: this.options.shards,
@@ -154,7 +155,6 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
           this.hint(shard, { runAt: head, serverNow, isHead: true });
       },
     });
-    connection.holdsWrites(this.retries);
   }
 
   async onModuleInit(): Promise<void> {

@@ -43,15 +43,15 @@ export interface DelayQueueOptions {
    */
   waitForReplicas?: ReplicaWaitOptions;
   /**
-   * How the queue's `@TaskSource` runs besides when its record is found missing (see docs/delay-queue.md,
-   * "Task source"): every `everyMs` or on `cron`, and the defaults of `reconcile()`. Default: off.
-   */
-  reconcile?: ReconcileOptions;
-  /**
    * Default `retryMs` of the calls that are safe to repeat (`schedule` with an id, `reschedule`, `cancel`);
    * the others ignore it. A call's own `retryMs` overrides it. Default: `QUEUE_DEFAULTS.delayQueue.retryMs` (off).
    */
   retryMs?: number;
+  /**
+   * How the queue's `@TaskSource` runs besides when its record is found missing (see docs/delay-queue.md,
+   * "Task source"): every `everyMs` or on `cron`, and the defaults of `reconcile()`. Default: off.
+   */
+  reconcile?: ReconcileOptions;
 }
 
 /**

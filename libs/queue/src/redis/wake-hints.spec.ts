@@ -1,4 +1,5 @@
 import IORedis from 'ioredis';
+import { QueueConnectionError } from '../errors';
 import { WakeHints } from './wake-hints';
 
 describe('WakeHints', () => {
@@ -68,5 +69,28 @@ describe('WakeHints', () => {
     hints.publish(0, 1600, 1100);
     await hints.drain();
     expect(await carried()).toEqual(['0:1500', '0:1600']);
+  });
+
+  it('after a write of unknown outcome, sends its shard a hint due now until Redis answers one', async () => {
+    const offline = new IORedis(process.env.REDIS_URL!);
+    await offline.ping();
+    offline.disconnect();
+    try {
+      const hints = new WakeHints(offline, channel, 2, 60_000);
+      const unknown = new QueueConnectionError('no reply', { outcome: 'unknown' });
+      const notSent = new QueueConnectionError('not sent', { outcome: 'not-sent' });
+      await expect(hints.after(0, Promise.reject(notSent))).rejects.toBe(notSent);
+      await expect(hints.after(1, Promise.reject(unknown))).rejects.toBe(unknown);
+      await expect(hints.after(1, Promise.resolve(7))).resolves.toBe(7);
+      // Refused while disconnected: tried again each second, then answered once connected.
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      await offline.connect();
+      const until = Date.now() + 5000;
+      while (!received.includes('1:0') && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await carried()).toEqual(['1:0']);
+      hints.close();
+    } finally {
+      offline.disconnect();
+    }
   });
 });

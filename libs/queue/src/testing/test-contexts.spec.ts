@@ -20,6 +20,7 @@ describe('test contexts', () => {
       queue: 'queue',
       id: 'task',
       attempt: 1,
+      dueAt: ctx.firedAt,
       runAt: ctx.firedAt,
       firedAt: expect.any(Number),
       signal: expect.any(AbortSignal),

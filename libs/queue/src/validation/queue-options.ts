@@ -245,6 +245,12 @@ export class BackoffRules implements Required<BackoffOptions>, SameKeys<BackoffO
   maxDelayMs: number = DELAY_QUEUE_DEFAULTS.backoff.maxDelayMs;
 }
 
+/**
+ * Longest `retryMs`: a caller waits that long at most for a call to be taken (one try under way when it
+ * runs out finishes within `commandTimeoutMs`).
+ */
+export const MAX_RETRY_MS = 10 * 60_000;
+
 const ON_EXISTS: OnExists[] = ['keep', 'replace', 'earlier', 'later'];
 
 /** Below this a pass would hardly end before the next began (each lists the whole source). */
@@ -269,12 +275,6 @@ class ReconcileRules implements ReconcileOptions, SameKeys<ReconcileOptions, Rec
   @IsBoolean({ message: '$property must be true or false' })
   sweep?: boolean;
 }
-
-/**
- * Longest `retryMs`: a caller waits that long at most for a call to be taken (one try under way when it
- * runs out finishes within `commandTimeoutMs`).
- */
-export const MAX_RETRY_MS = 10 * 60_000;
 
 export class DelayQueueOptionsRules
   extends QueueOptionsRules
@@ -305,15 +305,15 @@ export class DelayQueueOptionsRules
   @Type(() => DeadLetterRules)
   deadLetter = new DeadLetterRules();
 
-  @IsOptional()
-  @ValidateNested()
-  @Type(() => ReconcileRules)
-  reconcile?: ReconcileRules;
-
   @IsInt()
   @Min(0)
   @Max(MAX_RETRY_MS)
   retryMs: number = DELAY_QUEUE_DEFAULTS.retryMs;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ReconcileRules)
+  reconcile?: ReconcileRules;
 }
 
 /** setTimeout's limit (2^31 - 1 ms, about 24.8 days): beyond it Node fires at once. */
