@@ -3,14 +3,14 @@ import { compileLibrary, libraryEnv } from './support/compile-library';
 import { redisUrl, uniquePrefix } from './support/testing';
 
 /**
- * Runs in plain Node on the compiled library, with prom-client, @nestjs/terminus and @opentelemetry/api
- * made impossible to resolve, as in an application that installed none of them.
+ * Runs in plain Node on the compiled library, with prom-client, @nestjs/terminus, @opentelemetry/api and
+ * wasmoon-lua5.1 made impossible to resolve, as in an application that installed none of them.
  */
 const WITHOUT_PEERS = `
 const Module = require('node:module');
 const resolve = Module._resolveFilename;
 Module._resolveFilename = function (request, ...rest) {
-  if (request === 'prom-client' || request === '@nestjs/terminus' || request === '@opentelemetry/api') {
+  if (['prom-client', '@nestjs/terminus', '@opentelemetry/api', 'wasmoon-lua5.1'].includes(request)) {
     const error = new Error("Cannot find module '" + request + "'");
     error.code = 'MODULE_NOT_FOUND';
     throw error;
@@ -46,6 +46,7 @@ const failure = (error) => error.name + ': ' + error.message;
   await app.close();
   out.metrics = await NestFactory.createApplicationContext(appModule(lib.QueueMetricsModule.register()), { logger: false, abortOnError: false }).then(() => 'started', failure);
   out.tracing = await NestFactory.createApplicationContext(appWith({ tracing: true }), { logger: false, abortOnError: false }).then(() => 'started', failure);
+  out.memory = await NestFactory.createApplicationContext(appWith({ connection: 'memory://' }), { logger: false, abortOnError: false }).then(() => 'started', failure);
   console.log(JSON.stringify(out));
   process.exit(0);
 })().catch((error) => {
@@ -55,7 +56,7 @@ const failure = (error) => error.name + ': ' + error.message;
 `;
 
 describe('optional dependencies', () => {
-  it('the library loads and queues work without prom-client, @nestjs/terminus and @opentelemetry/api; their features say what to install', () => {
+  it('the library loads and queues work without prom-client, @nestjs/terminus, @opentelemetry/api and wasmoon-lua5.1; their features say what to install', () => {
     const library = compileLibrary();
     try {
       const child = spawnSync(process.execPath, ['-e', WITHOUT_PEERS], {
@@ -72,6 +73,8 @@ describe('optional dependencies', () => {
           'QueueConfigError: QueueMetricsModule needs the optional dependency prom-client, which is not installed: npm install prom-client',
         tracing:
           'QueueConfigError: tracing on the fixed queue "q" needs the optional dependency @opentelemetry/api, which is not installed: npm install @opentelemetry/api',
+        memory:
+          "QueueConfigError: connection: 'memory://' needs the optional dependency wasmoon-lua5.1, which is not installed: npm install wasmoon-lua5.1",
       });
     } finally {
       library.remove();

@@ -7,6 +7,8 @@ import {
   QueueClock,
   QueueError,
   QueueModule,
+  Recurring,
+  type RecurringContext,
 } from 'nestjs-redis-queues';
 import { createApp, deferred } from './support/testing';
 
@@ -37,6 +39,16 @@ class Pets {
   }
 }
 
+@Injectable()
+class Digest {
+  readonly occurrences: number[] = [];
+
+  @Recurring({ name: 'hourly-digest', everyMs: HOUR })
+  run(ctx: RecurringContext): void {
+    this.occurrences.push(ctx.firedAt);
+  }
+}
+
 describe('QueueClock on memory://', () => {
   let app: INestApplication;
   let pets: Pets;
@@ -54,7 +66,7 @@ describe('QueueClock on memory://', () => {
           maxAttempts: 3,
         }),
       ],
-      providers: [Pets],
+      providers: [Pets, Digest],
     });
     pets = app.get(Pets);
     clock = app.get(QueueClock);
@@ -98,6 +110,15 @@ describe('QueueClock on memory://', () => {
     // Two refusals, each retried a minute later (fixed backoff), all within the one call.
     expect(pets.hungry).toEqual([{ petId: 'rex', attempt: 3, at: fedAt + HOUR + 2 * 60_000 }]);
     expect(pets.started).toEqual(['rex', 'rex', 'rex']);
+  });
+
+  it('runs a recurring schedule once per tick that fell due, at each tick', async () => {
+    const digest = app.get(Digest);
+    const start = await clock.now();
+    await clock.advance(4 * HOUR);
+    // Ticks of everyMs fall on multiples of it: four in any four hours, each run when it fell due.
+    const first = Math.ceil((start + 1) / HOUR) * HOUR;
+    expect(digest.occurrences).toEqual([first, first + HOUR, first + 2 * HOUR, first + 3 * HOUR]);
   });
 
   it('does not move the clock while a handler runs: a slow handler keeps its lease across a 4 hour advance', async () => {

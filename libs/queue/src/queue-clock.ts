@@ -3,6 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { ConsumerRegistry } from './consumer/consumer.registry';
 import { memoryInstanceOf } from './memory/memory-instances';
 import type { MemoryRedis } from './memory/memory-redis';
+import type { SortedSet } from './memory/sorted-set';
 import { advanceNeedsMemory, advanceStalled, badAdvance } from './memory/memory.messages';
 import { RedisConnection } from './redis/redis-connection';
 
@@ -19,6 +20,8 @@ export interface AdvanceOptions {
 const QUIET_TURNS = 4;
 /** ...lasting at least this long: a poll armed for "now" waits for a timer of 1 ms. */
 const QUIET_MS = 5;
+/** Wake-ups of a step at most while what fell due in it stays untaken. */
+const WAKE_ROUNDS = 3;
 
 /**
  * The queues' clock: Redis' `TIME` on a server, the instance's clock on `memory://`. With `memory://`
@@ -58,13 +61,23 @@ export class QueueClock {
     for (;;) {
       const now = memory.clock.now();
       const next = Math.min(nextDueAfter(memory, now), target);
+      const falling = fallingDue(memory, now, next);
       if (next > now) memory.clock.advance(next - now);
-      // The estimate jumps (sleeping pollers re-arm their timers against it), and every consumer polls now.
-      this.connection.clock.observe(memory.clock.now(), Date.now());
-      this.connection.wakeConsumers();
-      await this.settle(memory, settleTimeoutMs);
+      // What fell due and is still where it was was not taken yet: its poller had not woken (a poll
+      // under way as the clock moved). Woken again, a few times: a paused queue's work stays there.
+      for (let round = 0; round < WAKE_ROUNDS; round++) {
+        this.wake(memory);
+        await this.settle(memory, settleTimeoutMs);
+        if (!falling.some(({ set, member, score }) => set.score(member) === score)) break;
+      }
       if (next >= target) return;
     }
+  }
+
+  /** The estimate jumps (sleeping pollers re-arm their timers against it), and every consumer polls now. */
+  private wake(memory: MemoryRedis): void {
+    this.connection.clock.observe(memory.clock.now(), Date.now());
+    this.connection.wakeConsumers();
   }
 
   /** Waits until no command has run for a while and no handler of this process runs. */
@@ -82,7 +95,11 @@ export class QueueClock {
       } else {
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
-      if (memory.commandsRun !== seen || running.length > 0 || waiting) {
+      // A poll answered before the clock moved sets the estimate back to the old time (its reply is
+      // recent, so trusted), and its poller would sleep for real hours: set it right, wake them again.
+      const stale = this.connection.clock.estimate() < memory.clock.now();
+      if (stale) this.wake(memory);
+      if (memory.commandsRun !== seen || running.length > 0 || waiting || stale) {
         seen = memory.commandsRun;
         quiet = 0;
         quietSince = Date.now();
@@ -108,6 +125,21 @@ export class QueueClock {
       .filter(({ inFlight, overdue }) => inFlight > 0 || overdue.length > 0)
       .map(({ consumer, inFlight }) => `${consumer} (${inFlight} running)`);
   }
+}
+
+/** Entries whose score falls in (from, to]: what a step of the clock makes due. */
+function fallingDue(
+  memory: MemoryRedis,
+  from: number,
+  to: number,
+): { set: SortedSet; member: string; score: number }[] {
+  const falling: { set: SortedSet; member: string; score: number }[] = [];
+  for (const set of memory.keys.sortedSets()) {
+    for (const { member, score } of set.slice(set.firstAtOrAbove(from, true), set.pastAtOrBelow(to, false) - 1)) {
+      falling.push({ set, member, score });
+    }
+  }
+  return falling;
 }
 
 /** The earliest score after `now` in any sorted set: the next time something may fall due. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import { loadOptional } from '../optional-dependency';
+import { missingPeer } from '../queue.messages';
 import { LUA_PRELUDE } from './lua-prelude';
 import { ErrorReply, Status, noScript, type Reply } from './reply';
 
@@ -301,11 +301,16 @@ let wasmoon: Wasmoon | undefined;
  * dynamic import fails inside Jest's module sandbox (unless Node runs with --experimental-vm-modules),
  * which is where most applications' tests run. The package is CommonJS otherwise.
  */
-function loadWasmoon(): Wasmoon {
+export function loadWasmoon(): Wasmoon {
   if (wasmoon) return wasmoon;
   const feature = "connection: 'memory://'";
-  loadOptional<unknown>('wasmoon-lua5.1/package.json', feature);
-  const file = require.resolve('wasmoon-lua5.1');
+  let file: string;
+  try {
+    file = require.resolve('wasmoon-lua5.1');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') throw missingPeer(feature, 'wasmoon-lua5.1');
+    throw error;
+  }
   const source = readFileSync(file, 'utf8').replace("await import('module')", "require('module')");
   const module = { exports: {} as Wasmoon };
   new Function('exports', 'require', 'module', '__filename', '__dirname', source)(

@@ -1,5 +1,6 @@
 import type IORedis from 'ioredis';
 import type { RedisOptions } from 'ioredis';
+import { loadWasmoon } from './lua-vm';
 import { MemoryClock } from './memory-clock';
 import { memoryClient } from './memory-connector';
 import { MemoryRedis } from './memory-redis';
@@ -46,6 +47,9 @@ export function memoryInstance(url: string): MemoryRedis {
 
 /** A client of the instance `url` names (ioredis, in-process: no socket). */
 export function createMemoryClient(url: string, options: RedisOptions = {}): IORedis {
+  // Loaded now, not at the first connection: a missing package fails the application's creation, saying
+  // what to install, rather than every connection attempt.
+  loadWasmoon();
   const instance = memoryInstance(url);
   const client = memoryClient(instance, options);
   instances.set(client, instance);
