@@ -18,6 +18,7 @@ import { idleScenario } from './scenarios/idle';
 import { pushScenario } from './scenarios/push';
 import { tracingScenario } from './scenarios/tracing';
 import { recurringScenario } from './scenarios/recurring';
+import { reconcileScenario } from './scenarios/reconcile';
 
 export const SCENARIOS: Scenario[] = [
   pushScenario,
@@ -30,6 +31,7 @@ export const SCENARIOS: Scenario[] = [
   tracingScenario,
   recurringScenario,
   groupsScenario,
+  reconcileScenario,
 ];
 
 export interface BenchOptions {

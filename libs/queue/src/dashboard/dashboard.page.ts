@@ -57,7 +57,7 @@ button { font: inherit; font-size: 12px; padding: 2px 10px; border: 1px solid va
 button:disabled { opacity: .5; cursor: default; }
 .error { color: var(--bad); }
 h2 small.paused { color: #fff; background: var(--c); border-radius: 4px; padding: 0 6px; font-size: 12px; }
-h3.warning { color: var(--c); }
+h3.warning, p.warning { color: var(--c); }
 h2 button { float: right; }
 tr[data-group] { cursor: pointer; } tr[data-group]:hover td { background: #f0f4fc; }
 .pager { display: flex; gap: 8px; margin-top: 6px; }
@@ -224,6 +224,7 @@ export const DASHBOARD_JS = `(() => {
       (rate ? ' · ' + rate.max + ' batches / ' + duration(rate.durationMs) + ' per group' : '');
     return el('section', { 'data-queue': queue.name },
       title('fixed', queue, 'FixedQueue', [el('small', { class: 'mode' }, mode)]),
+      ...recordLines(queue, time),
       el('div', { class: 'figures' },
         figure('pending messages', fmt.format(s.pending), 'pending'), figure('groups', fmt.format(s.groups), 'groups'),
         figure('messages pushed', fmt.format(s.pushed), 'pushed'), figure('messages delivered', fmt.format(s.delivered), 'delivered'),
@@ -248,6 +249,18 @@ export const DASHBOARD_JS = `(() => {
       ...(queue.delivery === 'at-least-once'
         ? [el('h3', {}, 'dead batches (a row per batch, with its count of messages)'), deadList('fixed', queue, (b) => deadBatch(queue, b, time), ['group', 'messages', 'attempts', 'last error', 'died', ''], 'no dead batch')]
         : []));
+  }
+
+  // A data loss not dealt with yet, and the last pass of the queue's task source: shown only when there are.
+  function recordLines(queue, time) {
+    const lines = [];
+    if (queue.dataLostAt !== undefined)
+      lines.push(el('p', { class: 'warning', 'data-data-lost': '' }, 'data lost ' + ago(time - queue.dataLostAt) + ': reported until its task source runs or acknowledgeDataLoss()'));
+    const pass = queue.lastReconcile;
+    if (pass !== undefined)
+      lines.push(el('p', { 'data-last-reconcile': '' }, 'last reconcile (' + pass.trigger + ') ' + ago(time - pass.at) + ': listed ' + fmt.format(pass.listed) +
+        ', restored ' + fmt.format(pass.restored) + ', kept ' + fmt.format(pass.kept) + ', swept ' + fmt.format(pass.swept) + ', invalid ' + fmt.format(pass.invalid) + ', ' + duration(pass.durationMs)));
+    return lines;
   }
 
   // Paused groups, each with its resume button: shown only while there are any.
@@ -302,6 +315,7 @@ export const DASHBOARD_JS = `(() => {
     const backlog = (history.get(queue.name) || []).slice(1).map((p) => p.stats.scheduled);
     return el('section', { 'data-queue': queue.name },
       title('delay', queue, 'DelayQueue', []),
+      ...recordLines(queue, time),
       el('div', { class: 'figures' },
         figure('tasks scheduled', fmt.format(s.scheduled), 'scheduled'), figure('tasks running', fmt.format(s.active), 'active'),
         figure('tasks due, waiting', fmt.format(s.due), 'due'), figure('dead tasks', fmt.format(s.dead), 'dead'),

@@ -19,7 +19,7 @@ import { ConsumerRegistry } from '../consumer/consumer.registry';
 import { QueueRegistry } from '../queue.registry';
 import { RedisConnection } from '../redis/redis-connection';
 import { RecurringSchedules } from '../recurring/recurring-schedules';
-import type { RecurringScheduleInfo } from '../interfaces';
+import type { ReconcilePass, RecurringScheduleInfo } from '../interfaces';
 
 /** Paused groups listed on a card (its count of them is among its figures). */
 const PAUSED_GROUPS_SHOWN = 50;
@@ -62,36 +62,44 @@ export type ScheduleOverview = Pick<
   competing?: string[];
 };
 
-export type QueueOverview =
-  | {
-      kind: 'fixed';
-      name: string;
-      ordered: boolean;
-      delivery: FixedQueueDelivery;
-      /** Its groupRateLimit, when it has one. */
-      groupRateLimit?: GroupRateLimitOptions;
-      stats: FixedQueueStats;
-      paused: boolean;
-      hottest: GroupSummary[];
-      /** Always empty at-most-once: only at-least-once batches can die. */
-      dead: DeadBatchSummary[];
-      /** The next page of dead batches (`deadPage`), null when these are all. */
-      deadCursor: string | null;
-      /** Some of the paused groups (`stats.pausedGroups` counts them all), each with a resume button. */
-      pausedGroups: PausedGroup[];
-      overdue: OverdueHandlerDetails[];
-    }
-  | {
-      kind: 'delay';
-      name: string;
-      paused: boolean;
-      stats: DelayQueueStats;
-      upcoming: UpcomingTask[];
-      dead: DeadSummary[];
-      deadCursor: string | null;
-      /** Handlers of this process past their `handlerTimeoutMs`, still holding their group or task. */
-      overdue: OverdueHandlerDetails[];
-    };
+/** A queue's data loss not yet dealt with, and the last pass of its task source (times in this process' clock). */
+export interface RecordOverview {
+  dataLostAt?: number;
+  lastReconcile?: ReconcilePass;
+}
+
+export type QueueOverview = RecordOverview &
+  (
+    | {
+        kind: 'fixed';
+        name: string;
+        ordered: boolean;
+        delivery: FixedQueueDelivery;
+        /** Its groupRateLimit, when it has one. */
+        groupRateLimit?: GroupRateLimitOptions;
+        stats: FixedQueueStats;
+        paused: boolean;
+        hottest: GroupSummary[];
+        /** Always empty at-most-once: only at-least-once batches can die. */
+        dead: DeadBatchSummary[];
+        /** The next page of dead batches (`deadPage`), null when these are all. */
+        deadCursor: string | null;
+        /** Some of the paused groups (`stats.pausedGroups` counts them all), each with a resume button. */
+        pausedGroups: PausedGroup[];
+        overdue: OverdueHandlerDetails[];
+      }
+    | {
+        kind: 'delay';
+        name: string;
+        paused: boolean;
+        stats: DelayQueueStats;
+        upcoming: UpcomingTask[];
+        dead: DeadSummary[];
+        deadCursor: string | null;
+        /** Handlers of this process past their `handlerTimeoutMs`, still holding their group or task. */
+        overdue: OverdueHandlerDetails[];
+      }
+  );
 
 /** Messages of a group shown when it is clicked. */
 const HEAD_MESSAGES = 10;
@@ -120,11 +128,12 @@ export class DashboardService {
         const { name } = entry;
         if (entry.kind === 'fixed') return this.fixedOverview(entry.queue, limits);
         const delay = entry.queue;
-        const [stats, upcoming, dead, paused] = await Promise.all([
+        const [stats, upcoming, dead, paused, record] = await Promise.all([
           delay.stats(),
           delay.upcoming(limits.upcomingTasks),
           delay.deadLetters({ limit: limits.deadLetters }),
           delay.isPaused(),
+          this.record(delay),
         ]);
         const local = (serverTime: number) => this.connection.clock.toLocal(serverTime);
         return {
@@ -136,6 +145,7 @@ export class DashboardService {
           dead: dead.items.map((task) => summariseTask(task, local)),
           deadCursor: dead.cursor,
           overdue: this.overdue(name),
+          ...record,
         };
       }),
     );
@@ -179,13 +189,14 @@ export class DashboardService {
 
   private async fixedOverview(fixed: FixedQueue, limits: DashboardLimits): Promise<QueueOverview> {
     const { delivery, ordered, groupRateLimit } = fixed.options;
-    const [stats, hottest, dead, paused, pausedGroups] = await Promise.all([
+    const [stats, hottest, dead, paused, pausedGroups, record] = await Promise.all([
       fixed.stats(),
       fixed.hottestGroups(limits.hottestGroups),
       // Nothing to read at-most-once, where a batch leaves Redis as it is claimed.
       delivery === 'at-least-once' ? fixed.deadLetters({ limit: limits.deadLetters }) : { items: [], cursor: null },
       fixed.isPaused(),
       fixed.pausedGroups({ limit: PAUSED_GROUPS_SHOWN }),
+      this.record(fixed),
     ]);
     const local = (serverTime: number) => this.connection.clock.toLocal(serverTime);
     return {
@@ -201,6 +212,15 @@ export class DashboardService {
       deadCursor: dead.cursor,
       pausedGroups: pausedGroups.items.map((group) => ({ ...group, pausedAt: local(group.pausedAt) })),
       overdue: this.overdue(fixed.name),
+      ...record,
+    };
+  }
+
+  private async record(queue: FixedQueue | DelayQueue): Promise<RecordOverview> {
+    const { lostAt, lastPass } = await queue.record.state();
+    return {
+      ...(lostAt !== undefined && { dataLostAt: this.connection.clock.toLocal(lostAt) }),
+      ...(lastPass !== undefined && { lastReconcile: lastPass }),
     };
   }
 

@@ -77,6 +77,22 @@ function title(queue: QueueOverview, label: string, mode?: string): string {
   );
 }
 
+/** A data loss not dealt with yet, and the last pass of the queue's task source, shown only when there are. */
+function recordLines(queue: QueueOverview, time: number): string[] {
+  const lines: string[] = [];
+  if (queue.dataLostAt !== undefined)
+    lines.push(
+      `<p class="warning" data-data-lost>data lost ${ago(time - queue.dataLostAt)}: reported until its task source runs or acknowledgeDataLoss()</p>`,
+    );
+  const pass = queue.lastReconcile;
+  if (pass !== undefined)
+    lines.push(
+      `<p data-last-reconcile>last reconcile (${escapeHtml(pass.trigger)}) ${ago(time - pass.at)}: listed ${number(pass.listed)}, ` +
+        `restored ${number(pass.restored)}, kept ${number(pass.kept)}, swept ${number(pass.swept)}, invalid ${number(pass.invalid)}, ${duration(pass.durationMs)}</p>`,
+    );
+  return lines;
+}
+
 /** Paused groups, shown only while there are any (their resume buttons need the script). */
 function pausedTable(queue: FixedOverview, time: number): string[] {
   if (queue.pausedGroups.length === 0) return [];
@@ -121,6 +137,7 @@ function fixedCard(queue: FixedOverview, time: number): string {
   return [
     `<section data-queue="${escapeHtml(queue.name)}">`,
     title(queue, 'FixedQueue', fixedMode(queue)),
+    ...recordLines(queue, time),
     '<div class="figures">',
     figure('pending messages', number(s.pending), 'pending'),
     figure('groups', number(s.groups), 'groups'),
@@ -158,6 +175,7 @@ function delayCard(queue: DelayOverview, time: number): string {
   return [
     `<section data-queue="${escapeHtml(queue.name)}">`,
     title(queue, 'DelayQueue'),
+    ...recordLines(queue, time),
     '<div class="figures">',
     figure('tasks scheduled', number(s.scheduled), 'scheduled'),
     figure('tasks running', number(s.active), 'active'),
