@@ -161,8 +161,11 @@ async function launch(bin, user, dir, data, port) {
     (stopping ??= (async () => {
       child.ref();
       // Fast shutdown; the server itself, not the runuser in front of it.
-      if (child.exitCode === null && child.signalCode === null) signal(data, 'SIGINT') || child.kill('SIGINT');
-      const escalate = setTimeout(() => signal(data, 'SIGKILL') || child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      const send = (name) => {
+        if (!signal(data, name)) child.kill(name);
+      };
+      if (child.exitCode === null && child.signalCode === null) send('SIGINT');
+      const escalate = setTimeout(() => send('SIGKILL'), STOP_TIMEOUT_MS);
       await exited;
       clearTimeout(escalate);
       fs.rmSync(dir, { recursive: true, force: true });

@@ -23,6 +23,24 @@ describe('loadDemoConfig', () => {
     );
   });
 
+  it('keeps the pets in PGlite unless DATABASE_URL names a PostgreSQL server', () => {
+    expect(loadDemoConfig({}).databaseUrl).toBeUndefined();
+    expect(loadDemoConfig({ DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/pets' }).databaseUrl).toBe(
+      'postgres://u:p@127.0.0.1:5432/pets',
+    );
+    expect(() => loadDemoConfig({ DATABASE_URL: 'mysql://127.0.0.1/pets' })).toThrow(
+      'Invalid demo configuration: DATABASE_URL="mysql://127.0.0.1/pets": databaseUrl must be a postgres:// or postgresql:// URL',
+    );
+  });
+
+  it('checks the pet-feeding queue against the pets table every DEMO_PET_RECONCILE_S seconds, 60 when unset', () => {
+    expect(loadDemoConfig({}).petReconcileMs).toBe(60_000);
+    expect(loadDemoConfig({ DEMO_PET_RECONCILE_S: '5' }).petReconcileMs).toBe(5000);
+    expect(() => loadDemoConfig({ DEMO_PET_RECONCILE_S: '0.5' })).toThrow(
+      /DEMO_PET_RECONCILE_S="0.5": petReconcileMs must not be less than 1000/,
+    );
+  });
+
   it('refuses a flaky game that is no game name, naming the variable', () => {
     expect(() => loadDemoConfig({ DEMO_FLAKY_GAME: 'no spaces!' })).toThrow(
       'Invalid demo configuration: DEMO_FLAKY_GAME="no spaces!": flakyGame must be a game name',
