@@ -75,6 +75,12 @@ describe('counters and context', () => {
       const lost = await queue.store.claim(0, 1);
       expect(lost.tasks.map((task) => [task.id, task.runAt, task.dueAt])).toEqual([['t', runAt, runAt]]);
 
+      // Its lease ran out and a claim with no free slot put it back: the lag counts from its due time.
+      await pollUntil(async () => (await queue.store.claim(0, 0), (await queue.stats()).scheduled === 1), 'the lapse');
+      const waiting = await queue.stats();
+      expect(waiting.nextDueAt).toBeGreaterThanOrEqual(runAt + leaseMs);
+      expect(waiting.lagMs).toBeGreaterThanOrEqual(leaseMs);
+
       const registry = new Registry();
       await harness.start({
         prefix: producer.prefix,

@@ -15,15 +15,19 @@ export interface DelayShardStats {
   /** Tasks due now. */
   due: number;
   serverNow: number;
+  /** When the earliest task was due (before `nextDue` when it is back after a lost lease), or -1. */
+  headDueAt: number;
 }
 
 export const delayStats: ScriptProtocol<'delay-stats', void, DelayShardStats> = {
   script: 'delay-stats',
-  keys: (shard) => kindsOf(shard, ['due', 'active', 'dead', 'stats']),
+  keys: (shard) => kindsOf(shard, ['due', 'active', 'dead', 'stats', 'runs']),
   args: () => [],
   decode: (reply) => {
     const [scheduled, active, dead, nextDue, scheduledTotal, fired, completed, retried, deadTotal, due, serverNow] =
       reply as number[];
-    return { scheduled, active, dead, nextDue, scheduledTotal, fired, completed, retried, deadTotal, due, serverNow };
+    const headDueAt = (reply as number[])[11];
+    const counters = { scheduledTotal, fired, completed, retried, deadTotal };
+    return { scheduled, active, dead, nextDue, ...counters, due, serverNow, headDueAt };
   },
 };
