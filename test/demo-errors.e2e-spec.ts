@@ -56,6 +56,7 @@ describe('demo app: queue errors over HTTP', () => {
         error: 'Service Unavailable',
         message: expect.stringMatching(/^Redis could not be reached .*the call was not sent/),
         outcome: 'not-sent',
+        tries: 1,
       },
     });
   });

@@ -193,6 +193,7 @@ describe('QueueExceptionFilter (HTTP)', () => {
         error: 'Service Unavailable',
         message: expect.stringMatching(/the call was not sent/),
         outcome: 'not-sent',
+        tries: 1,
       },
     });
   });

@@ -34,10 +34,12 @@ describe('counters and context', () => {
       seen.length = 0;
     });
 
-    it('counts each delivery it replaced as completed', async () => {
+    it('counts each delivery it replaced as completed, in the stats and in the metrics', async () => {
+      const registry = new Registry();
       const { delay } = await harness.start({
         root: { idlePollMs: 500 },
         delay: [{ name: 'meals', shards: 1 }],
+        imports: [QueueMetricsModule.register({ registry })],
         providers: [Meals],
       });
       const meals = delay<{ meal: number }>('meals');
@@ -49,6 +51,12 @@ describe('counters and context', () => {
       expect(seen.map((ctx) => ctx.attempt)).toEqual([1, 1, 1, 1]);
       expect(stats).toMatchObject({ scheduledTotal: 4, fired: 4, completed: 4, retried: 0, scheduled: 0, active: 0 });
       expect(await meals.get('hungry:rex')).toBeNull();
+      // Each handler's outcome, as this process reports it (event, log, metric): acknowledged, not a lost lease.
+      const completed = await pollUntil(async () => {
+        const found = /^nrq_tasks_completed_total\{queue="meals"\} (\S+)$/m.exec(await registry.metrics());
+        return found && Number(found[1]) === 4 ? 4 : undefined;
+      }, 'four completions in the metrics');
+      expect(completed).toBe(4);
     });
   });
 
@@ -66,6 +74,12 @@ describe('counters and context', () => {
       // A worker claims it and dies without a word: its lease runs out.
       const lost = await queue.store.claim(0, 1);
       expect(lost.tasks.map((task) => [task.id, task.runAt, task.dueAt])).toEqual([['t', runAt, runAt]]);
+
+      // Its lease ran out and a claim with no free slot put it back: the lag counts from its due time.
+      await pollUntil(async () => (await queue.store.claim(0, 0), (await queue.stats()).scheduled === 1), 'the lapse');
+      const waiting = await queue.stats();
+      expect(waiting.nextDueAt).toBeGreaterThanOrEqual(runAt + leaseMs);
+      expect(waiting.lagMs).toBeGreaterThanOrEqual(leaseMs);
 
       const registry = new Registry();
       await harness.start({

@@ -63,8 +63,9 @@ export class QueueExceptionFilter implements ExceptionFilter<MappedError> {
     };
     if (error instanceof TaskStateError) Object.assign(body, { id: error.id, state: error.state });
     if (error instanceof QueueInUseError) body.consumers = error.consumers;
-    // Tells the client whether repeating the request can apply it twice (README: Guarantees).
-    if (error instanceof QueueConnectionError) body.outcome = error.outcome;
+    // Tells the client whether repeating the request can apply it twice (README: Guarantees), and how
+    // often the server tried already (retryMs).
+    if (error instanceof QueueConnectionError) Object.assign(body, { outcome: error.outcome, tries: error.tries });
     host.switchToHttp().getResponse<HttpReply>().status(status).send(body);
   }
 }

@@ -327,7 +327,8 @@ export class DelayQueueStore {
       total.deadTotal += shard.deadTotal;
       total.givenBack += shard.givenBack;
       total.due += shard.due;
-      if (nextDue >= 0) total.lagMs = Math.max(total.lagMs, serverNow - nextDue);
+      // From when the earliest task was due: one back after a lost lease counts from its own time.
+      if (nextDue >= 0) total.lagMs = Math.max(total.lagMs, serverNow - shard.headDueAt);
     }
     return total;
   }

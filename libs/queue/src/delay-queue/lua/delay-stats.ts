@@ -17,40 +17,19 @@ export interface DelayShardStats {
   serverNow: number;
   /** Deliveries given back at shutdown. */
   givenBack: number;
+  /** When the earliest task was due (before `nextDue` when it is back after a lost lease), or -1. */
+  headDueAt: number;
 }
 
 export const delayStats: ScriptProtocol<'delay-stats', void, DelayShardStats> = {
   script: 'delay-stats',
-  keys: (shard) => kindsOf(shard, ['due', 'active', 'dead', 'stats']),
+  keys: (shard) => kindsOf(shard, ['due', 'active', 'dead', 'stats', 'runs']),
   args: () => [],
   decode: (reply) => {
-    const [
-      scheduled,
-      active,
-      dead,
-      nextDue,
-      scheduledTotal,
-      fired,
-      completed,
-      retried,
-      deadTotal,
-      due,
-      serverNow,
-      givenBack,
-    ] = reply as number[];
-    return {
-      scheduled,
-      active,
-      dead,
-      nextDue,
-      scheduledTotal,
-      fired,
-      completed,
-      retried,
-      deadTotal,
-      due,
-      serverNow,
-      givenBack,
-    };
+    const [scheduled, active, dead, nextDue, scheduledTotal, fired, completed, retried, deadTotal, due, serverNow] =
+      reply as number[];
+    const [givenBack, headDueAt] = (reply as number[]).slice(11);
+    const counters = { scheduledTotal, fired, completed, retried, deadTotal, givenBack };
+    return { scheduled, active, dead, nextDue, ...counters, due, serverNow, headDueAt };
   },
 };
