@@ -99,7 +99,7 @@ export const reconcileScenario: Scenario = {
     }
     recorder.note(
       'The source is a synchronous generator in the same process; a real database cursor adds its own time. ' +
-        'Tasks are written 500 per script call per shard, 8 calls under way at once, so memory holds a few thousand tasks whatever the source size.',
+        'Tasks are written 100 per script call per shard, 16 calls under way at once, so memory holds a few thousand tasks whatever the source size.',
     );
     return recorder.result();
   },

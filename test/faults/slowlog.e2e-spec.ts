@@ -1,4 +1,4 @@
-import type { INestApplication } from '@nestjs/common';
+import { Injectable, type INestApplication } from '@nestjs/common';
 import IORedis from 'ioredis';
 import {
   type DeadBatch,
@@ -8,6 +8,7 @@ import {
   getFixedQueueToken,
   QueueInputError,
   QueueModule,
+  TaskSource,
 } from 'nestjs-redis-queues';
 import { startRedis, type RedisServer } from '../support/faults';
 import { createApp, uniquePrefix } from '../support/testing';
@@ -21,6 +22,19 @@ import { createApp, uniquePrefix } from '../support/testing';
 const BOUND_MS = 25;
 const SHARDS = 2;
 const DEAD_PER_SHARD = 10_000;
+
+/** What the task source of the queue `sourced` lists: nothing at start-up, then what a test says. */
+let sourcedRows = 0;
+let sourcedIds = 's';
+
+@Injectable()
+class SourcedTasks {
+  @TaskSource('sourced')
+  *list() {
+    for (let n = 0; n < sourcedRows; n++)
+      yield { id: `${sourcedIds}-${n}`, delayMs: 3_600_000, payload: { n, pad: 'p'.repeat(200) } };
+  }
+}
 
 describe('no script blocks Redis for long, whatever the call (SLOWLOG)', () => {
   let server: RedisServer;
@@ -72,7 +86,9 @@ describe('no script blocks Redis for long, whatever the call (SLOWLOG)', () => {
         }),
         // One unordered group holding far more than a poll of concurrency 1,000 could take.
         QueueModule.registerFixedQueue({ name: 'hot', shards: 1, ordered: false, capacity: 200_000 }),
+        QueueModule.registerDelayQueue({ name: 'sourced', shards: 1 }),
       ],
+      providers: [SourcedTasks],
     });
     events = app.get(getFixedQueueToken('events'));
     tasks = app.get(getDelayQueueToken('tasks'));
@@ -235,6 +251,25 @@ describe('no script blocks Redis for long, whatever the call (SLOWLOG)', () => {
     }
     expect(await redis.zcard(deadKey)).toBe(10);
     expect(await redis.hlen(`${prefix}:{trimmed:0}:errors`)).toBe(10);
+  });
+
+  it('a task source of 20,000 rows restored, kept, and swept (half of them unlisted), in short calls', async () => {
+    const sourced = app.get<DelayQueue>(getDelayQueueToken('sourced'));
+    sourcedRows = 20_000;
+    // Each attempt restores tasks of new ids; the sweep then cancels all but 10,000 of the last ones.
+    const restore = await measure(
+      'reconcile, restore',
+      (attempt) => {
+        sourcedIds = `r${attempt}`;
+        return sourced.reconcile();
+      },
+      true,
+    );
+    const keep = await measure('reconcile, keep', () => sourced.reconcile(), true);
+    sourcedRows = 10_000;
+    const sweep = await measure('reconcile, sweep', () => sourced.reconcile({ sweep: true }));
+    expect((await sourced.stats()).scheduled).toBe(10_000);
+    expect(Math.max(restore, keep, sweep)).toBeLessThan(BOUND_MS);
   });
 
   it('a claim of 1,000 due tasks (in calls of at most 500)', async () => {
