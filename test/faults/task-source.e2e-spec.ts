@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import IORedis from 'ioredis';
+import { Registry } from 'prom-client';
 import { IsInt, Min } from 'class-validator';
 import {
   QueueEvents,
   QueueHealthIndicator,
+  QueueMetricsModule,
   type QueueDataLostEvent,
   type QueueReconciledEvent,
   type SourcedTask,
@@ -66,8 +68,10 @@ describe('@TaskSource: a DelayQueue rebuilt from the application records', () =>
       reconcile,
       source = true,
       providers = [],
+      registry,
     }: {
       logger?: CapturedLogs;
+      registry?: Registry;
       root?: object;
       reconcile?: object;
       source?: boolean;
@@ -81,6 +85,7 @@ describe('@TaskSource: a DelayQueue rebuilt from the application records', () =>
       delay: [{ name: 'meals', shards: 4, schema: Meal, ...(reconcile && { reconcile }) }],
       fixed: [{ name: 'events' }],
       providers: [...(source ? [sourceOf(app)] : []), ...providers],
+      imports: registry ? [QueueMetricsModule.register({ registry })] : [],
       logger,
     });
     apps.push(started);
@@ -170,7 +175,8 @@ describe('@TaskSource: a DelayQueue rebuilt from the application records', () =>
   it('without a task source, a lost DelayQueue stays reported until reconcile() or an acknowledgement', async () => {
     server = await startRedis();
     const logs = new CapturedLogs();
-    const a = await start(server.url, 1, { source: false, logger: logs });
+    const registry = new Registry();
+    const a = await start(server.url, 1, { source: false, logger: logs, registry });
     await a.delay('meals').schedule({ grams: 1 }, { id: 'meal:1', delayMs: HOUR });
     const redis = client(server.url);
     await redis.flushall();
@@ -185,6 +191,11 @@ describe('@TaskSource: a DelayQueue rebuilt from the application records', () =>
     );
     expect(down.queues!.meals.dataLostAt).toEqual(expect.any(Number));
     expect(logs.find('error', /Queue "meals".*Give it a @TaskSource\('meals'\)/)).toHaveLength(1);
+    const { values } = await registry.getSingleMetric('nrq_data_lost_total')!.get();
+    expect(values.map(({ labels, value }) => [labels.queue, value]).sort()).toEqual([
+      ['events', 1],
+      ['meals', 1],
+    ]);
     await expect(a.delay('meals').reconcile()).rejects.toThrow(/has no task source.*@TaskSource\('meals'\)/);
     expect(await a.delay('meals').acknowledgeDataLoss()).toBe(true);
     expect(await a.fixed('events').acknowledgeDataLoss()).toBe(true);

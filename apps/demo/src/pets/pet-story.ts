@@ -49,6 +49,16 @@ export class PetStory implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async play(): Promise<void> {
     const cast = ['rex', 'luna', 'milo'];
+    // rex and luna see the vet an hour in: while the vet is still closed, these end in the dead letters.
+    // Booked first: the vet opens vetClosedMs after start-up, and the story's other steps take time.
+    for (const id of ['rex', 'luna'])
+      await this.vet.schedule({ petId: id }, { id: vetCheckId(id), delayMs: this.clock.real(HOUR_MS) });
+    if (this.config.vetClosedMs > 0) {
+      this.logger.log(
+        `story: rex and luna see the vet in an hour, but the vet opens ${this.config.vetClosedMs / 1000} s from now: their check-ups will fail ` +
+          'and be dead-lettered; re-queue them on the dashboard (/queues) once it is open',
+      );
+    }
     // A database or a Redis that outlived an earlier run may still hold them: the story starts from scratch.
     await Promise.all(
       cast.map(async (id) =>
@@ -67,15 +77,6 @@ export class PetStory implements OnApplicationBootstrap, OnModuleDestroy {
     for (const id of cast) await this.pets.feed(id);
     await this.pets.holdAutoFeed('milo');
     this.later(HOUR_MS, () => this.pets.accelerate('luna'));
-    // rex and luna see the vet an hour in: while the vet is still closed, these end in the dead letters.
-    for (const id of ['rex', 'luna'])
-      await this.vet.schedule({ petId: id }, { id: vetCheckId(id), delayMs: this.clock.real(HOUR_MS) });
-    if (this.config.vetClosedMs > 0) {
-      this.logger.log(
-        `story: rex and luna see the vet in an hour, but the vet opens ${this.config.vetClosedMs / 1000} s from now: their check-ups will fail ` +
-          'and be dead-lettered; re-queue them on the dashboard (/queues) once it is open',
-      );
-    }
   }
 
   private later(demoMs: number, step: () => Promise<unknown>): void {

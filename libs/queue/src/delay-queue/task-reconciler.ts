@@ -162,10 +162,11 @@ export class TaskReconciler {
       if (inFlight.size >= CALLS_IN_FLIGHT) await Promise.race(inFlight);
       if (failure) throw failure.error;
     };
-    for await (const row of rows) {
+    /** Takes a row; a promise when it filled its shard's call, which is sent (and waited for when too many are under way). */
+    const take = (row: unknown): Promise<void> | undefined => {
       counts.listed += 1;
       const task = this.item(source.label, row as SourcedTask, onExists, counts);
-      if (task === undefined) continue;
+      if (task === undefined) return undefined;
       const shard = this.port.shardOf(task.id);
       const at = pending[shard];
       if ('json' in task) {
@@ -173,7 +174,17 @@ export class TaskReconciler {
         at.bytes += task.json.length;
       } else at.unlisted.push(task.id);
       if (at.items.length >= TASKS_PER_CALL || at.bytes >= BYTES_PER_CALL || at.unlisted.length >= TASKS_PER_CALL)
-        await send(shard);
+        return send(shard);
+      return undefined;
+    };
+    // A synchronous source is read without a turn of the event loop per row (`for await` takes one).
+    if (Symbol.asyncIterator in rows) {
+      for await (const row of rows) await take(row);
+    } else {
+      for (const row of rows) {
+        const sent = take(row);
+        if (sent) await sent;
+      }
     }
     for (let shard = 0; shard < this.port.shards; shard++)
       if (pending[shard].items.length > 0 || pending[shard].unlisted.length > 0) await send(shard);
@@ -269,7 +280,8 @@ export class TaskReconciler {
 function iterable(source: TaskSourceMethod): AsyncIterable<unknown> | Iterable<unknown> {
   const rows = source.list();
   if (rows !== null && typeof rows === 'object') {
-    if (Symbol.asyncIterator in rows || Symbol.iterator in rows) return rows as AsyncIterable<unknown>;
+    if (Symbol.asyncIterator in rows) return rows as AsyncIterable<unknown>;
+    if (Symbol.iterator in rows) return rows as Iterable<unknown>;
   }
   const got = rows instanceof Promise ? 'a Promise' : rows === null ? 'null' : typeof rows;
   throw notIterable(source.label, got);
