@@ -6,7 +6,7 @@
 -- schedule has no tick left, ends with its task.
 -- Input:
 --   KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash  KEYS[4] stats hash  KEYS[5] errors hash
---   KEYS[6] runs hash  KEYS[7] repeats hash
+--   KEYS[6] runs hash  KEYS[7] repeats hash  KEYS[8] successors hash (see successor)
 --   ARGV[1] id  ARGV[2] token  ARGV[3] schedule text the ticks come from  ARGV[4] missed policy
 --   ARGV[5] outcome: 'completed' | 'failed' | 'skipped' (not run: recorded as no run)
 --   ARGV[6] error text of a failure  ARGV[7] tick after the occurrence (-1: none)
@@ -14,7 +14,7 @@
 -- Output: {'next', tick} | {'ended'} | {'fenced'} (the token is stale) | {'clock', now} (the window misses now)
 --   | {'changed', schedule text} (the schedule changed since the claim: compute again from it)
 local dueKey, activeKey, dataKey, statsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local errorsKey, runsKey, repeatsKey = KEYS[5], KEYS[6], KEYS[7]
+local errorsKey, runsKey, repeatsKey, successorsKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 --- @include "now"
 --- @include "repeat-entry"
 --- @include "tick-window"
@@ -38,6 +38,9 @@ end
 -- The lease goes first: a full Redis (maxmemory, noeviction) refuses a script whose first write may
 -- grow memory, and the next occurrence must be placed there too (it takes what this one gives back).
 redis.call('ZREM', activeKey, id)
+-- A schedule of the repeat's id while this occurrence ran left its payload; the repeat's own schedule
+-- places the next run, not the time that schedule gave.
+redis.call('HDEL', successorsKey, id)
 redis.call('HDEL', runsKey, id)
 if outcome == 'completed' then redis.call('HINCRBY', statsKey, 'completed', 1) end
 if outcome == 'failed' then redis.call('HSET', errorsKey, id, ARGV[6]) else redis.call('HDEL', errorsKey, id) end

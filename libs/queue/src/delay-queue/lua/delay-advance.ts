@@ -24,7 +24,7 @@ export type AdvanceOutcome =
 /** Ends an occurrence of a repeat and places the next (see delay-advance.lua). */
 export const delayAdvance: ScriptProtocol<'delay-advance', DelayAdvanceInput, AdvanceOutcome> = {
   script: 'delay-advance',
-  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'stats', 'errors', 'runs', 'repeats']),
+  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'stats', 'errors', 'runs', 'repeats', 'successors']),
   args: ({ id, token, schedule, missed, outcome, error, after, window }) => [
     id,
     token,
