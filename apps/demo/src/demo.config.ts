@@ -27,7 +27,7 @@ export class DemoConfig {
   @IsString()
   host = '127.0.0.1';
 
-  @Matches(/^rediss?:\/\/\S+$/, { message: 'redisUrl must be a redis:// or rediss:// URL' })
+  @Matches(/^(rediss?:\/\/\S+|memory:\/\/\S*)$/, { message: 'redisUrl must be a redis://, rediss:// or memory:// URL' })
   redisUrl = 'redis://127.0.0.1:6379';
 
   /** `host:port` seeds of a Redis Cluster; when given, used instead of redisUrl. */

@@ -1,5 +1,6 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import IORedis, { Cluster } from 'ioredis';
+import { createMemoryClient } from 'nestjs-redis-queues';
 import { clusterNodes, DemoConfig } from '../demo.config';
 
 export interface Pet {
@@ -133,7 +134,9 @@ export class PetStore implements OnApplicationShutdown {
     // Lazy, as the queues' connection: an application that fails to start leaves no socket open.
     this.redis = nodes
       ? new Cluster(nodes, { lazyConnect: true })
-      : new IORedis(config.redisUrl, { lazyConnect: true });
+      : /^memory:\/\//i.test(config.redisUrl)
+        ? createMemoryClient(config.redisUrl, { lazyConnect: true })
+        : new IORedis(config.redisUrl, { lazyConnect: true });
     this.redis.on('error', (error: Error) => this.logger.warn(`Redis: ${error.message}`));
   }
 
