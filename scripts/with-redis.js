@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Usage: node scripts/with-redis.js <cmd> [args...]
 // Runs the command with REDIS_URL pointing at a private redis-server that lives exactly as long as
-// the command, unless REDIS_URL or REDIS_CLUSTER already names a server to use.
+// the command, unless REDIS_URL or REDIS_CLUSTER already names a server to use (or REDIS_URL=memory://:
+// the application's queues in its own memory, no server).
 'use strict';
 
 const { spawn } = require('node:child_process');
@@ -36,7 +37,11 @@ function run(env) {
 }
 
 async function main() {
-  if (process.env.REDIS_URL || process.env.REDIS_CLUSTER) return run(process.env);
+  const url = process.env.REDIS_URL;
+  // memory://: no server at all. The application's queues and its own client must share one instance,
+  // and a demo needs time to pass: a named instance on the wall clock, unless the URL says otherwise.
+  if (url && /^memory:\/\/$/i.test(url)) return run({ ...process.env, REDIS_URL: 'memory://local?clock=system' });
+  if (url || process.env.REDIS_CLUSTER) return run(process.env);
 
   ensureRedisServer();
   // Ctrl-C reaches the server as well, so a start-up failure after it is not worth reporting.

@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Test } from '@nestjs/testing';
 import type { INestApplication, LoggerService, ModuleMetadata } from '@nestjs/common';
 import IORedis, { Cluster } from 'ioredis';
-import type { QueueConnection } from 'nestjs-redis-queues';
-import { createMemoryClient } from 'nestjs-redis-queues/testing';
+import { createMemoryClient, type QueueConnection } from 'nestjs-redis-queues';
 import { testLogs } from './logs';
 
 export function redisUrl(): string {

@@ -27,7 +27,7 @@ export class DemoConfig {
   @IsString()
   host = '127.0.0.1';
 
-  @Matches(/^rediss?:\/\/\S+$/, { message: 'redisUrl must be a redis:// or rediss:// URL' })
+  @Matches(/^(rediss?:\/\/\S+|memory:\/\/\S*)$/, { message: 'redisUrl must be a redis://, rediss:// or memory:// URL' })
   redisUrl = 'redis://127.0.0.1:6379';
 
   /** A PostgreSQL server for the pets; without it they live in PGlite, in this process's memory. */

@@ -13,6 +13,7 @@ export {
 export { QueueEvents } from './events/queue-events';
 export { QueueConsumers } from './queue-consumers';
 export { QueueClock, type AdvanceOptions } from './queue-clock';
+export { createMemoryClient } from './memory/memory-instances';
 export { RecurringSchedules } from './recurring/recurring-schedules';
 export { QueueMetricsModule } from './metrics/queue-metrics.module';
 export { QueueMetrics } from './metrics/queue-metrics';
