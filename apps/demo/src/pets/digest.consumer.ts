@@ -28,7 +28,7 @@ export class DigestConsumer {
 
   @DelayConsumer(PET_DIGESTS, { concurrency: 4 })
   async send({ petId }: DigestTask, ctx: DelayContext): Promise<void> {
-    const digest = await this.store.takeDigest(petId, ctx.runAt, this.clock.now());
+    const digest = await this.store.takeDigest(petId, ctx.runAt, await this.clock.now());
     if (!digest) {
       this.logger.debug(`${petId}: no activity left to sum up (delivery ${ctx.attempt})`);
       return;

@@ -25,7 +25,7 @@ export class FeedingConsumer {
   @DelayConsumer(PET_FEEDING, { concurrency: 16 })
   async onMealEnd(task: MealTask, ctx: DelayContext): Promise<void> {
     const { petId, meal } = task;
-    const end = await this.store.finishMeal(petId, meal, this.clock.now(), this.clock.real(MEAL_MS));
+    const end = await this.store.finishMeal(petId, meal, await this.clock.now(), this.clock.real(MEAL_MS));
     switch (end.outcome) {
       case 'hungry':
         this.logger.log(

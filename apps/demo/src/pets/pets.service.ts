@@ -31,12 +31,12 @@ export class PetsService {
    * the task scheduled (see afterCommit).
    */
   async feed(id: string): Promise<PetView> {
-    const at = this.clock.now();
+    const at = await this.clock.now();
     const pet = await this.store.startMeal(id, at, at + this.clock.real(MEAL_MS));
     if (!pet) throw new ConflictException(`${id} is eating already; feed it when it is hungry`);
     await this.afterCommit(pet, () => this.scheduleMealEnd(pet));
     this.logger.log(`${id} is eating (meal ${pet.meals}), for ${this.clock.format(this.clock.real(MEAL_MS))}`);
-    return this.afterActivity(pet);
+    return this.afterActivity(pet, at);
   }
 
   /**
@@ -45,35 +45,37 @@ export class PetsService {
    * shifted: a repeated or retried call cannot move it twice, and it restores a task that was missing.
    */
   async accelerate(id: string): Promise<PetView> {
-    const pet = await this.store.accelerate(id, this.clock.real(ACCELERATION_MS), this.clock.now());
+    const now = await this.clock.now();
+    const pet = await this.store.accelerate(id, this.clock.real(ACCELERATION_MS), now);
     if (!pet) {
       if (!(await this.store.get(id))) throw new NotFoundException(`no pet ${id}: feed it first`);
       throw new ConflictException(`${id} is not eating: there is no meal to accelerate`);
     }
     await this.afterCommit(pet, () => this.scheduleMealEnd(pet, 'earlier'));
     this.logger.log(
-      `${id} used an acceleration card: meal ${pet.meals} now ends in ${this.clock.format(pet.hungryAt! - Date.now())}`,
+      `${id} used an acceleration card: meal ${pet.meals} now ends in ${this.clock.format(pet.hungryAt! - now)}`,
     );
-    return this.afterActivity(pet);
+    return this.afterActivity(pet, now);
   }
 
   /** Gives the pet an auto-feed card: it is fed again, once, when the current meal ends. */
   async holdAutoFeed(id: string): Promise<PetView> {
-    const card = await this.store.armAutoFeed(id, this.clock.now());
+    const now = await this.clock.now();
+    const card = await this.store.armAutoFeed(id, now);
     if (card.outcome === 'missing') throw new NotFoundException(`no pet ${id}: feed it first`);
     if (card.outcome === 'not-eating')
       throw new ConflictException(`${id} is not eating: an auto-feed card works at the end of a meal`);
     if (card.outcome === 'held') throw new ConflictException(`${id} already holds an auto-feed card`);
     this.logger.log(`${id} holds an auto-feed card: it will be fed again when its meal ends`);
-    return this.afterActivity(card.pet);
+    return this.afterActivity(card.pet, now);
   }
 
   async view(id: string): Promise<PetView> {
-    const [pet, digestDueAt] = await Promise.all([this.existing(id), this.digestDueAt(id)]);
-    return this.describe(pet, digestDueAt);
+    const [pet, digestDueAt, now] = await Promise.all([this.existing(id), this.digestDueAt(id), this.clock.now()]);
+    return this.describe(pet, digestDueAt, now);
   }
 
-  private describe(pet: Pet, digestDueAt: number | null): PetView {
+  private describe(pet: Pet, digestDueAt: number | null, now: number): PetView {
     const { id, hungryAt } = pet;
     return {
       id,
@@ -82,7 +84,7 @@ export class PetsService {
       fedBy: pet.fedBy,
       mealStartedAt: new Date(pet.mealStartedAt).toISOString(),
       mealEndsAt: hungryAt === null ? null : iso(hungryAt),
-      mealEndsIn: hungryAt === null ? null : this.clock.format(hungryAt - Date.now()),
+      mealEndsIn: hungryAt === null ? null : this.clock.format(hungryAt - now),
       hungrySince: !pet.eating && pet.hungrySince !== null ? new Date(pet.hungrySince).toISOString() : null,
       cards: { autoFeed: pet.autoFeedCards },
       history: { meals: pet.meals, autoFed: pet.autoFed, accelerated: pet.accelerated },
@@ -123,10 +125,10 @@ export class PetsService {
     }
   }
 
-  /** The pet as an owner's action left it, with the time its digest now has. */
-  private async afterActivity(pet: Pet): Promise<PetView> {
+  /** The pet as an owner's action at `now` left it, with the time its digest now has. */
+  private async afterActivity(pet: Pet, now: number): Promise<PetView> {
     const dueAt = (await this.scheduleDigest(pet.id)) ?? (await this.digestDueAt(pet.id).catch(() => null));
-    return this.describe(pet, dueAt);
+    return this.describe(pet, dueAt, now);
   }
 
   /**
