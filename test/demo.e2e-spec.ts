@@ -1,8 +1,6 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import {
-  type DelayQueue,
   type FixedQueue,
-  getDelayQueueToken,
   getFixedQueueToken,
   type GroupPausedEvent,
   type GroupResumedEvent,
@@ -20,24 +18,10 @@ import {
   ReportSink,
   type SinkTotals,
 } from '../apps/demo/src/games/upstream/report-sink';
-import type { DigestTask, MealTask, PetView } from '../apps/demo/src/pets/dto/pet.dto';
-import { PetDatabase } from '../apps/demo/src/pets/db/pet-database';
-import { FeedingConsumer } from '../apps/demo/src/pets/feeding.consumer';
-import { PET_DIGESTS, PET_FEEDING } from '../apps/demo/src/pets/pets.constants';
 import { TestLogger } from './support/logs';
 import { pollUntil, redisUrl, uniquePrefix } from './support/testing';
 
-/** A pet hour lasts 200 ms: a meal 800 ms, an acceleration card takes 400 ms off. */
-const SCALE = 18_000;
-const HOUR = 3_600_000 / SCALE;
-const MEAL = 4 * HOUR;
 const THREE_MINUTES = 180_000;
-/**
- * On the quiet app an owner's digest waits 6 pet hours of quiet (1.2 s), at most 15 after the first activity
- * (3 s): long beside the requests of a burst, even on a loaded machine, so that a burst is never cut short.
- */
-const DIGEST_QUIET_HOURS = 6;
-const DIGEST_MAX_WAIT_HOURS = 15;
 const FLAKY = 'com.demo.game02';
 
 interface Demo {
@@ -54,7 +38,6 @@ async function boot(overrides: Partial<DemoConfig>, logger: TestLogger): Promise
       redisUrl: redisUrl(),
       prefix,
       port: 0,
-      timeScale: SCALE,
       summaryIntervalMs: 0,
       petStory: false,
       digestIntervalMs: 300,
@@ -96,7 +79,6 @@ async function statsOf(demo: Demo, game: string): Promise<GameView | undefined> 
 const events = (count: number, type: EventType = 'level_up', ts = Date.now()) =>
   Array.from({ length: count }, (_, i) => ({ type, userId: `u${i}`, ts, value: i }));
 const sum = (batches: RecordedBatch[]) => batches.reduce((total, batch) => total + batch.count, 0);
-const ms = (iso: string | null) => Date.parse(iso ?? 'missing');
 
 describe('demo app (real redis-server)', () => {
   describe('games under simulated traffic', () => {
@@ -197,28 +179,15 @@ describe('demo app (real redis-server)', () => {
   describe('on a quiet app', () => {
     let demo: Demo;
     const logs = new TestLogger(['error', 'warn']);
-    let feeding: DelayQueue<MealTask>;
-    let digests: DelayQueue<DigestTask>;
 
     beforeAll(async () => {
-      demo = await boot(
-        { eventsPerSecond: 0, petDigestQuietHours: DIGEST_QUIET_HOURS, petDigestMaxWaitHours: DIGEST_MAX_WAIT_HOURS },
-        logs,
-      );
-      feeding = demo.app.get(getDelayQueueToken(PET_FEEDING));
-      digests = demo.app.get(getDelayQueueToken(PET_DIGESTS));
+      demo = await boot({ eventsPerSecond: 0 }, logs);
     });
     afterAll(async () => {
       await demo.app.close();
     });
 
     const post = (path: string, body?: unknown) => call(demo.api, 'POST', path, body);
-    const pet = async (id: string) => (await call<PetView>(demo.api, 'GET', `/pets/${id}`)).body;
-    const until = (id: string, what: string, test: (pet: PetView) => boolean) =>
-      pollUntil(async () => {
-        const view = await pet(id);
-        return test(view) ? view : undefined;
-      }, `${id} ${what}`);
 
     describe('games', () => {
       it('reports a burst in exact batches of 128, then the rest after a second', async () => {
@@ -381,198 +350,6 @@ describe('demo app (real redis-server)', () => {
         });
         expect(await statsOf(demo, game)).toBeUndefined();
         expect(await demo.app.get<FixedQueue<GameEvent>>(getFixedQueueToken(GAME_EVENTS)).size(game)).toBe(0);
-      });
-    });
-
-    describe('pets', () => {
-      it('makes a fed pet hungry after 4 pet hours, not before', async () => {
-        const fed = await post('/pets/rex/feed');
-        expect(fed.status).toBe(201);
-        expect(fed.body).toMatchObject({ id: 'rex', state: 'eating', meal: 1, fedBy: 'owner', cards: { autoFeed: 0 } });
-        const start = ms(fed.body.mealStartedAt);
-        expect(ms(fed.body.mealEndsAt) - start).toBe(MEAL);
-        expect((await post('/pets/rex/feed')).status).toBe(409);
-
-        const hungry = await until('rex', 'hungry', (view) => view.state === 'hungry');
-        expect(ms(hungry.hungrySince) - start).toBeGreaterThanOrEqual(MEAL);
-        expect(ms(hungry.hungrySince) - start).toBeLessThan(MEAL + 2 * HOUR);
-        expect(hungry).toMatchObject({ meal: 1, mealEndsAt: null, history: { meals: 1, autoFed: 0, accelerated: 0 } });
-        // The handler's effect is visible before its acknowledgement is written: wait for the ack.
-        await pollUntil(async () => (await feeding.get('hungry:rex')) === null, 'the task to be acknowledged');
-        expect((await post('/pets/rex/feed')).body).toMatchObject({ state: 'eating', meal: 2 });
-      });
-
-      it('ends the meal 2 hours sooner with an acceleration card', async () => {
-        const fed = await post('/pets/luna/feed');
-        const start = ms(fed.body.mealStartedAt);
-        const accelerated = await post('/pets/luna/cards/accelerate');
-        expect(accelerated.status).toBe(200);
-        expect(ms(accelerated.body.mealEndsAt) - start).toBe(2 * HOUR);
-        expect(accelerated.body.history.accelerated).toBe(1);
-
-        const hungry = await until('luna', 'hungry', (view) => view.state === 'hungry');
-        expect(ms(hungry.hungrySince) - start).toBeGreaterThanOrEqual(2 * HOUR);
-        expect(ms(hungry.hungrySince) - start).toBeLessThan(MEAL);
-      });
-
-      it('makes a pet hungry at once when the card moves the end into the past', async () => {
-        const fed = await post('/pets/kiwi/feed');
-        const start = ms(fed.body.mealStartedAt);
-        await pollUntil(() => Date.now() >= start + 2.5 * HOUR, '2.5 pet hours into the meal');
-        const accelerated = await post('/pets/kiwi/cards/accelerate');
-        expect(accelerated.status).toBe(200);
-        expect(ms(accelerated.body.mealEndsAt)).toBe(start + 2 * HOUR);
-
-        const hungry = await until('kiwi', 'hungry', (view) => view.state === 'hungry');
-        expect(ms(hungry.hungrySince) - start).toBeGreaterThanOrEqual(2.5 * HOUR);
-        expect(ms(hungry.hungrySince) - start).toBeLessThan(MEAL);
-      });
-
-      it('feeds a pet holding an auto-feed card once more, and uses the card', async () => {
-        const fed = await post('/pets/milo/feed');
-        const start = ms(fed.body.mealStartedAt);
-        const card = await post('/pets/milo/cards/auto-feed');
-        expect(card.status).toBe(200);
-        expect(card.body.cards).toEqual({ autoFeed: 1 });
-        expect((await post('/pets/milo/cards/auto-feed')).status).toBe(409);
-
-        const second = await until('milo', 'auto-fed', (view) => view.meal === 2);
-        expect(second).toMatchObject({
-          state: 'eating',
-          fedBy: 'auto-feed',
-          cards: { autoFeed: 0 },
-          history: { meals: 2, autoFed: 1 },
-        });
-        expect(ms(second.mealStartedAt) - start).toBeGreaterThanOrEqual(MEAL);
-        expect(ms(second.mealEndsAt) - ms(second.mealStartedAt)).toBe(MEAL);
-
-        const hungry = await until('milo', 'hungry', (view) => view.state === 'hungry');
-        expect(hungry).toMatchObject({
-          meal: 2,
-          mealEndsAt: null,
-          cards: { autoFeed: 0 },
-          history: { meals: 2, autoFed: 1 },
-        });
-        expect(ms(hungry.hungrySince) - ms(second.mealStartedAt)).toBeGreaterThanOrEqual(MEAL);
-        expect(await feeding.get('hungry:milo')).toBeNull();
-      });
-
-      it('changes nothing when a meal-end task is delivered again', async () => {
-        const consumer = demo.app.get(FeedingConsumer);
-        const deliver = (meal: number) =>
-          consumer.onMealEnd(
-            { petId: 'oscar', meal },
-            {
-              queue: PET_FEEDING,
-              id: 'hungry:oscar',
-              attempt: 2,
-              dueAt: 0,
-              runAt: 0,
-              firedAt: 0,
-              signal: new AbortController().signal,
-            },
-          );
-        // The owner's digest goes out on its own timer, whenever it falls.
-        const stable = ({ mealEndsIn: _, digest: __, ...view }: PetView) => view;
-        await post('/pets/oscar/feed');
-        await post('/pets/oscar/cards/auto-feed');
-        const second = await until('oscar', 'auto-fed', (view) => view.meal === 2);
-        const next = await feeding.get('hungry:oscar');
-        expect(next).toMatchObject({ state: 'scheduled', payload: { petId: 'oscar', meal: 2 } });
-
-        await deliver(1);
-        expect(stable(await pet('oscar'))).toEqual(stable(second));
-        expect(await feeding.get('hungry:oscar')).toEqual(next);
-
-        // The delivery that auto-fed the pet died before scheduling the next meal: a redelivery does it.
-        await feeding.cancel('hungry:oscar');
-        await deliver(1);
-        expect(await feeding.get('hungry:oscar')).toEqual(next);
-        expect(stable(await pet('oscar'))).toEqual(stable(second));
-
-        const hungry = await until('oscar', 'hungry', (view) => view.state === 'hungry');
-        await deliver(2);
-        await deliver(1);
-        expect(stable(await pet('oscar'))).toEqual(stable(hungry));
-        expect(await feeding.get('hungry:oscar')).toBeNull();
-      });
-
-      it('sends the owner one digest for a burst of activity, once the pet has been quiet a while', async () => {
-        const quiet = DIGEST_QUIET_HOURS * HOUR;
-        const fed = await post('/pets/coco/feed');
-        const firstDue = ms(fed.body.digest.dueAt);
-        // Refused (coco is eating): no activity, nothing counted.
-        expect((await post('/pets/coco/feed')).status).toBe(409);
-        const accelerated = await post('/pets/coco/cards/accelerate');
-        expect(accelerated.status).toBe(200);
-        // Each activity pushes the digest back.
-        const due = ms(accelerated.body.digest.dueAt);
-        expect(due).toBeGreaterThan(firstDue);
-        expect(accelerated.body.digest).toMatchObject({ sent: 0, last: null });
-
-        const sent = await until('coco', 'sent a digest', (view) => view.digest.sent > 0);
-        const digest = sent.digest.last!;
-        expect(digest).toMatchObject({ fed: 1, accelerated: 1, autoFeedCards: 0, autoFed: 0 });
-        expect(ms(digest.dueAt)).toBe(due);
-        expect(ms(digest.dueAt) - ms(digest.lastAt)).toBeGreaterThanOrEqual(quiet);
-        expect(ms(digest.sentAt)).toBeGreaterThanOrEqual(due);
-        expect(ms(digest.firstAt)).toBeLessThan(ms(digest.lastAt));
-        // One digest for the burst: none is waiting, and none comes after it.
-        await pollUntil(async () => (await digests.get('digest:coco')) === null, 'the digest to be acknowledged');
-        expect((await pet('coco')).digest).toEqual({ dueAt: null, sent: 1, last: digest });
-      });
-
-      it('sends the digest of activity that never pauses no later than the maximum wait after its first', async () => {
-        const [quiet, maxWait] = [DIGEST_QUIET_HOURS * HOUR, DIGEST_MAX_WAIT_HOURS * HOUR];
-        const fed = await post('/pets/pip/feed');
-        // The first schedule opened the window: its task is due one quiet period after the window's start.
-        const windowStart = ms(fed.body.digest.dueAt) - quiet;
-        let activities = 1;
-        const busy = async () => {
-          if ((await post('/pets/pip/feed')).status === 201) return true;
-          return (await post('/pets/pip/cards/accelerate')).status === 200;
-        };
-        // An activity every 100 ms or so, until the digest goes out or long after it should have.
-        const deadline = windowStart + maxWait + 2 * quiet;
-        while ((await pet('pip')).digest.sent === 0 && Date.now() < deadline) {
-          await new Promise((resolve) => setTimeout(resolve, 100));
-          if (await busy()) activities++;
-        }
-        // The burst goes on after the digest: the next activity opens a window of its own.
-        for (let more = 0; more < 3;) if (await busy()) more++;
-
-        const view = await until('pip', 'sent a digest', (pip) => pip.digest.sent > 0);
-        const digest = view.digest.last!;
-        expect(ms(digest.dueAt)).toBe(windowStart + maxWait);
-        expect(ms(digest.sentAt)).toBeGreaterThanOrEqual(windowStart + maxWait);
-        const counted = digest.fed + digest.accelerated;
-        expect(counted).toBeGreaterThan(2);
-        expect(counted).toBeLessThanOrEqual(activities);
-        expect(ms(view.digest.dueAt)).toBeGreaterThan(ms(digest.dueAt));
-      });
-
-      it('refuses invalid requests and stores nothing for them', async () => {
-        const invalid = await post('/pets/no%20spaces!/feed');
-        expect(invalid.status).toBe(400);
-        expect(invalid.body.message).toEqual(['id must be 1-64 letters, digits, "_" or "-"']);
-        expect((await post(`/pets/${'x'.repeat(65)}/feed`)).status).toBe(400);
-        expect((await call(demo.api, 'GET', '/pets/ghost')).status).toBe(404);
-        expect((await post('/pets/ghost/cards/accelerate')).status).toBe(404);
-        expect((await post('/pets/ghost/cards/auto-feed')).status).toBe(404);
-
-        await post('/pets/bella/feed');
-        await until('bella', 'hungry', (view) => view.state === 'hungry');
-        const { digest: _, ...before } = await pet('bella');
-        expect((await post('/pets/bella/cards/accelerate')).status).toBe(409);
-        expect((await post('/pets/bella/cards/auto-feed')).status).toBe(409);
-        expect(await pet('bella')).toMatchObject(before);
-
-        const { db, pets: table } = demo.app.get(PetDatabase);
-        const pets = (await db.select({ id: table.id }).from(table)).map((row) => row.id);
-        expect(pets).toContain('bella');
-        expect(pets).not.toContain('ghost');
-        expect(pets.some((id) => id.includes(' ') || id.length > 64)).toBe(false);
-        expect(await feeding.get('hungry:ghost')).toBeNull();
       });
     });
   });
