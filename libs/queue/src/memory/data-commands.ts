@@ -185,7 +185,32 @@ function zadd(args: string[], keys: Keyspace): Reply {
   return flags.has('CH') ? added + changed : added;
 }
 
-function scan(args: string[], items: string[], pairs: (item: string) => string[]): Reply {
+/** A scan under way: the items of its collection when it began, and how far it got. */
+interface ScanState {
+  items: string[];
+  at: number;
+}
+
+/** Scans under way by collection, so a cursor stays valid while its collection changes (see scan). */
+const scans = new WeakMap<object, Map<number, ScanState>>();
+/** Scans kept per collection: an abandoned one is dropped past this; its cursor then starts over. */
+const SCANS_KEPT = 64;
+let lastCursor = 0;
+
+/**
+ * One SCAN-family step over `collection`. Redis guarantees that an element present from the first call
+ * to the last is returned, even when others are deleted in between (a script that deletes what it read
+ * relies on it), so a cursor names a list of the items taken when the scan began, not an offset into
+ * the live collection, which deletions would shift past unread items. Items gone since are skipped;
+ * items added since are not returned, which Redis allows.
+ */
+function scan(
+  args: string[],
+  collection: object,
+  items: () => string[],
+  has: (item: string) => boolean,
+  pairs: (item: string) => string[],
+): Reply {
   const cursor = integer(args[0]);
   let count = 10;
   let match: RegExp | undefined;
@@ -195,8 +220,18 @@ function scan(args: string[], items: string[], pairs: (item: string) => string[]
     else if (option === 'MATCH') match = globToRegExp(args[i + 1]);
     else if (option !== 'TYPE') throw new Refused(syntaxError());
   }
-  const page = items.slice(cursor, cursor + count);
-  const next = cursor + count >= items.length ? 0 : cursor + count;
+  let open = scans.get(collection);
+  if (!open) scans.set(collection, (open = new Map()));
+  const state = (cursor !== 0 && open.get(cursor)) || { items: items(), at: 0 };
+  open.delete(cursor);
+  const page = state.items.slice(state.at, state.at + count).filter((item) => has(item));
+  state.at += count;
+  let next = 0;
+  if (state.at < state.items.length) {
+    next = ++lastCursor;
+    open.set(next, state);
+    if (open.size > SCANS_KEPT) open.delete(open.keys().next().value!);
+  }
   return [String(next), page.filter((item) => !match || match.test(item)).flatMap(pairs)];
 }
 
@@ -261,7 +296,17 @@ const COMMANDS: Record<string, Spec> = {
       return keys.keys().filter((key) => match.test(key));
     },
   },
-  SCAN: { min: 1, run: (args, keys) => scan(args, keys.keys(), (key) => [key]) },
+  SCAN: {
+    min: 1,
+    run: (args, keys) =>
+      scan(
+        args,
+        keys,
+        () => keys.keys(),
+        (key) => keys.get(key) !== undefined,
+        (key) => [key],
+      ),
+  },
   // An opaque image of a value, as Redis' DUMP is: equal for equal values (a test's "left untouched").
   DUMP: {
     min: 1,
@@ -381,7 +426,13 @@ const COMMANDS: Record<string, Spec> = {
     min: 2,
     run: ([key, ...args], keys) => {
       const map = read(keys, key, 'hash')?.value ?? new Map<string, string>();
-      return scan(args, [...map.keys()], (field) => [field, map.get(field)!]);
+      return scan(
+        args,
+        map,
+        () => [...map.keys()],
+        (field) => map.has(field),
+        (field) => [field, map.get(field)!],
+      );
     },
   },
   // Lists
@@ -502,8 +553,14 @@ const COMMANDS: Record<string, Spec> = {
     min: 2,
     run: ([key, ...args], keys) => {
       const set = read(keys, key, 'zset')?.value;
-      const members = set ? set.entries().map(({ member }) => member) : [];
-      return scan(args, members, (member) => [member, formatScore(set!.score(member)!)]);
+      if (!set) return ['0', []];
+      return scan(
+        args,
+        set,
+        () => set.entries().map(({ member }) => member),
+        (member) => set.score(member) !== undefined,
+        (member) => [member, formatScore(set.score(member)!)],
+      );
     },
   },
   // Sets (for tests that look at keys by hand)

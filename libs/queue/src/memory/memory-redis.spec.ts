@@ -93,6 +93,26 @@ describe('memory engine', () => {
     expect(await redis.exists('z')).toBe(0);
   });
 
+  it('returns every field present throughout a scan that deletes what it read, as Redis does', async () => {
+    const fields = Array.from({ length: 50 }, (_, i) => [`f${i}`, String(i)]).flat();
+    await redis.hset('h', ...fields);
+    await redis.zadd('z', ...Array.from({ length: 50 }, (_, i) => [i, `m${i}`]).flat());
+    const deleteWhileScanning = `
+      local seen, cursor = 0, '0'
+      repeat
+        local page = redis.call(ARGV[1], KEYS[1], cursor, 'COUNT', 7)
+        cursor = page[1]
+        for i = 1, #page[2], 2 do
+          redis.call(ARGV[2], KEYS[1], page[2][i])
+          seen = seen + 1
+        end
+      until cursor == '0'
+      return seen`;
+    expect(await evaluate(deleteWhileScanning, ['h'], ['HSCAN', 'HDEL'])).toBe(50);
+    expect(await evaluate(deleteWhileScanning, ['z'], ['ZSCAN', 'ZREM'])).toBe(50);
+    expect(await redis.exists('h', 'z')).toBe(0);
+  });
+
   it('aborts a MULTI with a refused command, and runs each command of one with a failing one', async () => {
     const refused = redis.multi().set('a', '1').call('NOSUCH').set('b', '2');
     await expect(refused.exec()).rejects.toThrow(/EXECABORT/);
