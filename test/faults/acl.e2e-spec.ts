@@ -48,6 +48,7 @@ const SCRIPT_COMMANDS = [
   'exists',
   'pexpire',
   'unlink',
+  'hscan',
 ];
 
 const eventLog = recordBatches<string>('events', { concurrency: 2 });
