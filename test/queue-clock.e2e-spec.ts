@@ -10,7 +10,7 @@ import {
   Recurring,
   type RecurringContext,
 } from 'nestjs-redis-queues';
-import { createApp, deferred } from './support/testing';
+import { createApp, deferred, pollUntil } from './support/testing';
 
 const HOUR = 3600_000;
 
@@ -124,10 +124,12 @@ describe('QueueClock on memory://', () => {
   it('does not move the clock while a handler runs: a slow handler keeps its lease across a 4 hour advance', async () => {
     const release = deferred();
     pets.slow.set('rex', release.promise);
-    await feeding.schedule({ petId: 'rex' }, { id: 'hungry:rex', delayMs: HOUR });
+    const { runAt: rexDue } = await feeding.schedule({ petId: 'rex' }, { id: 'hungry:rex', delayMs: HOUR });
     await feeding.schedule({ petId: 'tom' }, { id: 'hungry:tom', delayMs: 3 * HOUR });
     const advanced = clock.advance(4 * HOUR);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await pollUntil(() => pets.started.length > 0, 'rex started');
+    // Held at rex's due time while its handler runs, so tom's (two hours on) cannot start beside it.
+    expect(await clock.now()).toBe(rexDue);
     expect(pets.started).toEqual(['rex']);
     release.resolve();
     await advanced;
