@@ -17,6 +17,7 @@ import { PET_DIGESTS, PET_FEEDING } from '../apps/demo/src/pets/pets.constants';
 import { PetsModule } from '../apps/demo/src/pets/pets.module';
 import { TestLogger } from './support/logs';
 import { uniquePrefix } from './support/testing';
+import { DEMO_DATABASE } from './support/demo';
 
 /** Pet time is real time here (scale 1): the memory clock stands still, and the test moves it by pet hours. */
 const HOUR = 3_600_000;
@@ -39,6 +40,7 @@ describe('demo: pets on memory://, on a clock the test moves', () => {
 
   beforeAll(async () => {
     const config = resolveDemoConfig({
+      ...DEMO_DATABASE,
       redisUrl: 'memory://',
       prefix: uniquePrefix('demo'),
       timeScale: 1,

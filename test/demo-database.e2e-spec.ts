@@ -8,6 +8,7 @@ import { PET_FEEDING } from '../apps/demo/src/pets/pets.constants';
 import { type RedisServer, startRedis } from './support/faults';
 import { TestLogger } from './support/logs';
 import { pollUntil, uniquePrefix } from './support/testing';
+import { DEMO_DATABASE } from './support/demo';
 
 /** A pet hour lasts 100 s: a meal is longer than this whole file, so that none ends on its own. */
 const SCALE = 36;
@@ -34,6 +35,7 @@ describe('demo: pets in PostgreSQL, the record of their meals', () => {
     server = await startRedis();
     app = await startDemo(
       {
+        ...DEMO_DATABASE,
         redisUrl: server.url,
         prefix: uniquePrefix('demo'),
         port: 0,

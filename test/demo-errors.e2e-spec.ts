@@ -2,6 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { startDemo } from '../apps/demo/src/demo.app';
 import { startRedis, type RedisServer } from './support/faults';
 import { pollUntil, uniquePrefix } from './support/testing';
+import { DEMO_DATABASE } from './support/demo';
 
 // The demo answers the queues' errors through QueueExceptionFilter, as an application would.
 describe('demo app: queue errors over HTTP', () => {
@@ -12,6 +13,7 @@ describe('demo app: queue errors over HTTP', () => {
     server = await startRedis();
     app = await startDemo(
       {
+        ...DEMO_DATABASE,
         redisUrl: server.url,
         prefix: uniquePrefix('demo'),
         port: 0,

@@ -1,6 +1,6 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { startDemo } from '../apps/demo/src/demo.app';
-import { DEMO_QUEUES } from './support/demo';
+import { DEMO_QUEUES, DEMO_DATABASE } from './support/demo';
 import { pollUntil, redisUrl, uniquePrefix } from './support/testing';
 
 describe('demo: /metrics and /health', () => {
@@ -10,6 +10,7 @@ describe('demo: /metrics and /health', () => {
   beforeAll(async () => {
     app = await startDemo(
       {
+        ...DEMO_DATABASE,
         redisUrl: redisUrl(),
         prefix: uniquePrefix('demo'),
         port: 0,

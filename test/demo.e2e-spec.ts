@@ -20,6 +20,7 @@ import {
 } from '../apps/demo/src/games/upstream/report-sink';
 import { TestLogger } from './support/logs';
 import { pollUntil, redisUrl, uniquePrefix } from './support/testing';
+import { DEMO_DATABASE } from './support/demo';
 
 const THREE_MINUTES = 180_000;
 const FLAKY = 'com.demo.game02';
@@ -35,6 +36,7 @@ async function boot(overrides: Partial<DemoConfig>, logger: TestLogger): Promise
   const prefix = uniquePrefix('demo');
   const app = await startDemo(
     {
+      ...DEMO_DATABASE,
       redisUrl: redisUrl(),
       prefix,
       port: 0,

@@ -6,7 +6,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { startDemo } from '../../apps/demo/src/demo.app';
 import { VET_CHECKS } from '../../apps/demo/src/pets/pets.constants';
 import { VetConsumer } from '../../apps/demo/src/pets/vet.consumer';
-import { DEMO_QUEUES } from '../support/demo';
+import { DEMO_QUEUES, DEMO_DATABASE } from '../support/demo';
 import { CapturedLogs } from '../support/faults';
 import { recordBatches, useQueueApps } from '../support/fixtures';
 import { pollUntil, redisUrl, uniquePrefix } from '../support/testing';
@@ -65,6 +65,7 @@ describe('the dashboard in a real browser, while the demo runs', () => {
   beforeAll(async () => {
     app = await startDemo(
       {
+        ...DEMO_DATABASE,
         redisUrl: redisUrl(),
         prefix: uniquePrefix('dash'),
         port: 0,

@@ -1,3 +1,5 @@
+import type { DemoConfig } from '../../apps/demo/src/demo.config';
+
 /** Every queue the demo registers, in name order: its dashboard's cards and its health's queues. */
 export const DEMO_QUEUES = [
   'game-digest',
@@ -9,3 +11,11 @@ export const DEMO_QUEUES = [
   'recurring.reconcile.pet-feeding',
   'vet-checks',
 ];
+
+/**
+ * Where the demo keeps its pets in a test: PGlite in the process, or the PostgreSQL server that
+ * DATABASE_URL names (`npm run test:postgres` sets it).
+ */
+export const DEMO_DATABASE: Partial<DemoConfig> = process.env.DATABASE_URL
+  ? { databaseUrl: process.env.DATABASE_URL }
+  : {};
