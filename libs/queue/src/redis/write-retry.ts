@@ -22,7 +22,8 @@ export class WriteRetries implements HeldWrites {
   private readonly retrying = new Set<Promise<unknown>>();
   private readonly pauses = new Set<() => void>();
 
-  async run<R>(call: string, retryMs: number, attempt: () => Promise<R>): Promise<R> {
+  // Not async: a call without retries (the usual one) costs no promise of its own.
+  run<R>(call: string, retryMs: number, attempt: () => Promise<R>): Promise<R> {
     if (retryMs <= 0) return attempt();
     const retrying = this.retry(call, retryMs, attempt);
     this.retrying.add(retrying);
