@@ -92,6 +92,18 @@ export const foreignCursor = (cursor: unknown) =>
 export const unreadableInclude = (script: string, include: string, from: string, cause: unknown) =>
   new QueueError(`Lua script "${script}" includes "${include}" (from "${from}"), which cannot be read`, { cause });
 
+/** Two protocols define the same script (see ScriptSet.define). */
+export const duplicateScript = (script: string, first: string, second: string) =>
+  new QueueError(
+    `Lua script "${script}" is defined twice, in ${first} and in ${second}: give each script its own name`,
+  );
+
+/** A script run by a name that no protocol defined (see ScriptSet.define). */
+export const unknownScript = (script: string) =>
+  new QueueError(
+    `No Lua script "${script}" is defined: a script is known once the protocol that defines it (ScriptSet.define) is imported`,
+  );
+
 /** A call retried within `retryMs` that no try got an answer to (WriteRetries). */
 export const retriesRanOut = (
   call: string,

@@ -1,5 +1,6 @@
+import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
 import { entryCarriers, entryMessages } from '../../redis/fixed-entry';
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { kindsOf } from '../../redis/script-protocol';
 import type { GroupRateLimitOptions } from '../../interfaces';
 import { decodeClaimHead, type Claimed } from './claim-reply';
 import { rateArgs, rateKeys } from './group-rate';
@@ -29,7 +30,7 @@ export interface FixedClaimOrderedInput {
 }
 
 /** Ordered claims (see fixed-claim-ordered.lua): per candidate offset, expired, claimed, attempt, token; one batch at most. */
-export const fixedClaimOrdered: ScriptProtocol<'fixed-claim-ordered', FixedClaimOrderedInput, Claimed> = {
+export const fixedClaimOrdered = FIXED_QUEUE_SCRIPTS.define<'fixed-claim-ordered', FixedClaimOrderedInput, Claimed>({
   script: 'fixed-claim-ordered',
   keys: (shard, { candidates, groupRateLimit }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors', 'pausedGroups']),
@@ -76,4 +77,4 @@ export const fixedClaimOrdered: ScriptProtocol<'fixed-claim-ordered', FixedClaim
     }
     return { outcome, lists };
   },
-};
+});

@@ -1,5 +1,6 @@
+import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
 import { entryCarriers, entryMessages } from '../../redis/fixed-entry';
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { kindsOf } from '../../redis/script-protocol';
 import type { GroupRateLimitOptions } from '../../interfaces';
 import { decodeClaimHead, type Claimed } from './claim-reply';
 import { rateArgs, rateKeys } from './group-rate';
@@ -21,7 +22,11 @@ export interface FixedClaimUnorderedInput {
 }
 
 /** Unordered claims (see fixed-claim-unordered.lua): per candidate offset, expired, claimed, cut into batches of batchSize. */
-export const fixedClaimUnordered: ScriptProtocol<'fixed-claim-unordered', FixedClaimUnorderedInput, Claimed> = {
+export const fixedClaimUnordered = FIXED_QUEUE_SCRIPTS.define<
+  'fixed-claim-unordered',
+  FixedClaimUnorderedInput,
+  Claimed
+>({
   script: 'fixed-claim-unordered',
   keys: (shard, { candidates, groupRateLimit }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush']),
@@ -60,4 +65,4 @@ export const fixedClaimUnordered: ScriptProtocol<'fixed-claim-unordered', FixedC
     }
     return { outcome, lists };
   },
-};
+});

@@ -1,4 +1,5 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 
 /** One shard's counters (see fixed-stats.lua). */
 export interface FixedShardStats {
@@ -25,7 +26,7 @@ export interface FixedShardStats {
   givenBack: number;
 }
 
-export const fixedStats: ScriptProtocol<'fixed-stats', void, FixedShardStats> = {
+export const fixedStats = FIXED_QUEUE_SCRIPTS.define<'fixed-stats', void, FixedShardStats>({
   script: 'fixed-stats',
   keys: (shard) => kindsOf(shard, ['ready', 'stats', 'leases', 'pausedGroups']),
   args: () => [],
@@ -65,4 +66,4 @@ export const fixedStats: ScriptProtocol<'fixed-stats', void, FixedShardStats> = 
       givenBack,
     };
   },
-};
+});
