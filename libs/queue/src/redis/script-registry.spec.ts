@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { QueueError } from '../errors';
-import { scriptNames, scriptSet, scriptSets, SHARED_INCLUDES } from './script-registry';
+import { scriptNames, scriptSets, SHARED_INCLUDES } from './script-registry';
+import { scriptSet } from './script-set';
 import { scriptText } from './scripts';
 
 /** Every protocol file of the library (`<folder>/lua/*.ts`), read as the library's imports would read them. */

@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto';
-import { Cluster, Command, ReplyError, type Redis } from 'ioredis';
+import { Cluster, Command, ReplyError } from 'ioredis';
 import { deadline } from '../utils/timers';
 import { QueueConnectionError, QueueMemoryError } from '../errors';
 import { discarded, redisOutOfMemory, replicasMissed, unreachable } from './redis.messages';
 import { describeConnectionFailure } from './connection-failure';
 import { CallOutcomes, type Issued } from './call-outcome';
+import type { RedisClient } from './redis-client';
 import { loadScript } from './lua-loader';
 import { ownerOf, scriptNames, SHARED_INCLUDES, type ScriptName } from './script-registry';
-
-export type RedisClient = Redis | Cluster;
 
 type Evaluation = 'evalsha' | 'eval';
 type Evaluate = (script: string, numKeys: number, keys: string[], args: (string | number)[]) => Promise<unknown>;

@@ -1,4 +1,4 @@
-import { scriptSet } from '../../redis/script-registry';
+import { scriptSet } from '../../redis/script-set';
 import { DELAY_QUEUE_SCRIPTS } from '../../delay-queue/lua/delay-queue.scripts';
 
 /** The scripts of `@Recurring` schedules (`<script>.lua` in this directory), built on the DelayQueue's includes. */
