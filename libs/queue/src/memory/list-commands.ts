@@ -1,5 +1,15 @@
+import type { Keyspace } from './keyspace';
 import { OK } from './reply';
 import { integer, list, range, read, type Spec } from './data-values';
+
+/** Takes an item off the list at `key` with `take`, dropping the key once empty: the item, or null. */
+function pop(keys: Keyspace, key: string, take: (items: string[]) => string | undefined): string | null {
+  const value = read(keys, key, 'list');
+  if (!value) return null;
+  const item = take(value.value) ?? null;
+  keys.dropIfEmpty(key, value);
+  return item;
+}
 
 /** Commands on lists. */
 export const LIST_COMMANDS: Record<string, Spec> = {
@@ -50,24 +60,6 @@ export const LIST_COMMANDS: Record<string, Spec> = {
       return OK;
     },
   },
-  LPOP: {
-    min: 1,
-    exact: true,
-    run: ([key], keys) => {
-      const value = read(keys, key, 'list');
-      const item = value?.value.shift() ?? null;
-      if (value) keys.dropIfEmpty(key, value);
-      return item;
-    },
-  },
-  RPOP: {
-    min: 1,
-    exact: true,
-    run: ([key], keys) => {
-      const value = read(keys, key, 'list');
-      const item = value?.value.pop() ?? null;
-      if (value) keys.dropIfEmpty(key, value);
-      return item;
-    },
-  },
+  LPOP: { min: 1, exact: true, run: ([key], keys) => pop(keys, key, (items) => items.shift()) },
+  RPOP: { min: 1, exact: true, run: ([key], keys) => pop(keys, key, (items) => items.pop()) },
 };
