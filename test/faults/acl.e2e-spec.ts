@@ -1,5 +1,6 @@
 import IORedis from 'ioredis';
-import { SCRIPT_NAMES, scriptText } from '../../libs/queue/src/redis/scripts';
+import { scriptNames } from '../../libs/queue/src/redis/script-registry';
+import { scriptText } from '../../libs/queue/src/redis/scripts';
 import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
 import { pollUntil } from '../support/testing';
 import { CapturedLogs, startRedis, watchUnhandledRejections, type RedisServer } from '../support/faults';
@@ -95,7 +96,7 @@ describe('a Redis ACL user restricted to its prefix', () => {
 
   it('grants, in the documented list, every command the scripts call', () => {
     const called = new Set<string>();
-    for (const script of SCRIPT_NAMES) {
+    for (const script of scriptNames()) {
       for (const [, command] of scriptText(script).matchAll(/redis\.call\('([A-Za-z]+)'/g))
         called.add(command.toLowerCase());
     }

@@ -64,23 +64,6 @@ export const duplicateQueue = (name: string, first: unknown, second: unknown, fi
   );
 };
 
-export const metaMismatch = (
-  name: string,
-  stored: { kind: string; shards: number; layout: number },
-  kind: QueueKind,
-  shards: number,
-  layout: number,
-) =>
-  new QueueConfigError(
-    stored.kind !== kind
-      ? `Queue "${name}" already exists in Redis as a ${stored.kind} queue; it cannot be registered as a ${kind} queue`
-      : stored.shards !== shards
-        ? `Queue "${name}" was created with ${stored.shards} shards but is configured with ${shards}; ` +
-          `changing the shard count would strand its data. Keep shards: ${stored.shards}, or drain and delete the queue first`
-        : `Queue "${name}" holds data in storage layout ${stored.layout}, written by another version of nestjs-redis-queues; ` +
-          `this version reads layout ${layout} (see the CHANGELOG). Drain it with the version that wrote it and delete its keys, or use a new queue name`,
-  );
-
 export const missingScheduler = (queue: string, method: string, cause: unknown) =>
   new QueueConfigError(
     `@BatchConsumer('${queue}') on ${method} asks for a cron or interval schedule, ` +

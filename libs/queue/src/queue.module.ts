@@ -15,7 +15,7 @@ import { QueueMetadataAccessor } from './queue-metadata.accessor';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './queue.module-definition';
 import { QueueRegistry } from './queue.registry';
 import { QueueSettings } from './queue.settings';
-import { RedisConnection } from './redis/redis-connection';
+import { CONNECTION_OPTIONS, RedisConnection } from './redis/redis-connection';
 import { asyncQueueName, factoryRenamed, missingRoot } from './queue.messages';
 import type {
   DelayQueueAsyncOptions,
@@ -38,6 +38,7 @@ import type {
       useFactory: (options: QueueModuleOptions) => QueueSettings.resolve(options),
       inject: [MODULE_OPTIONS_TOKEN],
     },
+    { provide: CONNECTION_OPTIONS, useExisting: MODULE_OPTIONS_TOKEN },
     RedisConnection,
     QueueRegistry,
     QueueMetadataAccessor,

@@ -103,6 +103,14 @@ local function decodeString(s, i)
     end
   end
 end
+-- After an item of an object or array: whether the object or array ended (at close), and where to read on.
+local function nextItem(s, i, close, what)
+  i = skip(s, i)
+  local c = string.sub(s, i, i)
+  if c == close then return true, i + 1 end
+  if c ~= ',' then error('Expected comma or ' .. what .. ' end in JSON') end
+  return false, i + 1
+end
 local decodeValue
 decodeValue = function(s, i)
   i = skip(s, i)
@@ -117,11 +125,9 @@ decodeValue = function(s, i)
       i = skip(s, i)
       if string.sub(s, i, i) ~= ':' then error('Expected colon in JSON object') end
       object[key], i = decodeValue(s, i + 1)
-      i = skip(s, i)
-      c = string.sub(s, i, i)
-      if c == '}' then return object, i + 1 end
-      if c ~= ',' then error('Expected comma or object end in JSON') end
-      i = i + 1
+      local ended
+      ended, i = nextItem(s, i, '}', 'object')
+      if ended then return object, i end
     end
   elseif c == '[' then
     local array, n = {}, 0
@@ -130,11 +136,9 @@ decodeValue = function(s, i)
     while true do
       n = n + 1
       array[n], i = decodeValue(s, i)
-      i = skip(s, i)
-      c = string.sub(s, i, i)
-      if c == ']' then return array, i + 1 end
-      if c ~= ',' then error('Expected comma or array end in JSON') end
-      i = i + 1
+      local ended
+      ended, i = nextItem(s, i, ']', 'array')
+      if ended then return array, i end
     end
   elseif c == '"' then
     return decodeString(s, i)

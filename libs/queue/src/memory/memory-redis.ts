@@ -1,4 +1,5 @@
-import { dataCommand, globToRegExp, runData } from './data-commands';
+import { dataCommand, runData } from './data-commands';
+import { globToRegExp } from './scan';
 import { Keyspace } from './keyspace';
 import { LuaVm } from './lua-vm';
 import { MemoryClock } from './memory-clock';

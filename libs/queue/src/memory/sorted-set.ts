@@ -57,25 +57,22 @@ export class SortedSet {
 
   /** Index of the first entry with a score at or above `min` (above, when `exclusive`). */
   firstAtOrAbove(min: number, exclusive: boolean): number {
-    let low = 0;
-    let high = this.ordered.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      const score = this.ordered[middle].score;
-      if (score < min || (exclusive && score === min)) low = middle + 1;
-      else high = middle;
-    }
-    return low;
+    return this.countBelow(min, exclusive);
   }
 
   /** Index just past the last entry with a score at or below `max` (below, when `exclusive`). */
   pastAtOrBelow(max: number, exclusive: boolean): number {
+    return this.countBelow(max, !exclusive);
+  }
+
+  /** How many entries score below `bound`, or at it too when `orAt` (a binary search: entries are by score). */
+  private countBelow(bound: number, orAt: boolean): number {
     let low = 0;
     let high = this.ordered.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
       const score = this.ordered[middle].score;
-      if (score < max || (!exclusive && score === max)) low = middle + 1;
+      if (score < bound || (orAt && score === bound)) low = middle + 1;
       else high = middle;
     }
     return low;

@@ -1,5 +1,5 @@
 import type { QueueCallOutcome } from '../errors';
-import type { RedisClient } from './scripts';
+import type { RedisClient } from './redis-client';
 
 /** The state of a client when a call was issued, to judge its failure by (`CallOutcomes.of`). */
 export interface Issued {

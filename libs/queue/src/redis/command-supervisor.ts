@@ -1,7 +1,7 @@
 import IORedis, { Cluster } from 'ioredis';
 import { CommandHeartbeat, type SupervisedClient } from './command-heartbeat';
 import { silentConnection } from './redis.messages';
-import type { RedisClient } from './scripts';
+import type { RedisClient } from './redis-client';
 
 interface Logs {
   warn(message: string): void;

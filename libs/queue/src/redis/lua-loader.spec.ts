@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { INCLUDES_DIR, inline } from './lua-loader';
-import { SCRIPT_NAMES, scriptText } from './scripts';
+import { inline, loadScript } from './lua-loader';
 
 const library = (files: Record<string, string>) => (name: string) => {
   if (!(name in files)) throw new Error(`ENOENT: ${name}`);
@@ -45,16 +45,24 @@ describe('inline (the Lua include step)', () => {
 });
 
 describe('loadScript', () => {
-  const scripts = SCRIPT_NAMES.map(scriptText);
+  const root = mkdtempSync(join(tmpdir(), 'lua-'));
+  const write = (dir: string, files: Record<string, string>) => {
+    mkdirSync(join(root, dir), { recursive: true });
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(root, dir, `${name}.lua`), text);
+  };
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  it('leaves no include line in any script', () => {
-    for (const lua of scripts) expect(lua).not.toMatch(/^--- @include/m);
-  });
-
-  it('uses every include (no dead helper ships)', () => {
-    for (const file of readdirSync(INCLUDES_DIR)) {
-      const body = readFileSync(join(INCLUDES_DIR, file), 'utf8').replace(/^--- @include .*\n/gm, '');
-      expect(scripts.some((lua) => lua.includes(body.trimEnd()))).toBe(true);
-    }
+  it("reads an include from the first directory that has it: the kind's own, then the shared one", () => {
+    write('kind', { job: '--- @include "own"\n--- @include "both"\n' });
+    write('kind/includes', { own: 'OWN\n', both: 'KIND\n' });
+    write('shared', { both: 'SHARED\n', only: 'ONLY\n' });
+    const includes = [join(root, 'kind/includes'), join(root, 'shared')];
+    expect(loadScript(join(root, 'kind'), 'job', includes)).toBe('OWN\nKIND\n');
+    write('kind', { other: '--- @include "only"\n' });
+    expect(loadScript(join(root, 'kind'), 'other', includes)).toBe('ONLY\n');
+    write('kind', { lost: '--- @include "nowhere"\n' });
+    expect(() => loadScript(join(root, 'kind'), 'lost', includes)).toThrow(
+      'Lua script "lost" includes "nowhere" (from "lost"), which cannot be read',
+    );
   });
 });

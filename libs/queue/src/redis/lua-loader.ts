@@ -1,15 +1,13 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { unreadableInclude } from './redis.messages';
-
-/** Where the shared Lua helpers are, in the sources (the package ships its scripts with them inlined). */
-export const INCLUDES_DIR = join(__dirname, 'lua', 'includes');
 
 /** A line `--- @include "name"` stands for the text of `<includes>/<name>.lua`. */
 const INCLUDE = /^--- @include "([\w-]+)"[ \t]*$/gm;
 
 /**
- * Reads `<name>.lua` from `dir` with its includes (from `includes`) inlined. Redis runs each script
+ * Reads `<name>.lua` from `dir` with its includes inlined, each read from the first of the `includes`
+ * directories that has it (a kind's own, then the shared ones). Redis runs each script
  * alone, so shared helpers cannot be loaded beside it: they are pasted in as plain text (bullmq's
  * `@include` idea).
  * Includes nest; each is inlined once, where it first appears, so two that need the same helper may
@@ -17,10 +15,12 @@ const INCLUDE = /^--- @include "([\w-]+)"[ \t]*$/gm;
  * An include only defines functions (and constants) that take what they need as parameters, never the
  * including script's locals, so it reads alone and two scripts cannot use it differently by accident.
  */
-export function loadScript(dir: string, name: string, includes: string): string {
-  return inline(readFileSync(join(dir, `${name}.lua`), 'utf8'), name, (include) =>
-    readFileSync(join(includes, `${include}.lua`), 'utf8'),
-  );
+export function loadScript(dir: string, name: string, includes: readonly string[]): string {
+  return inline(readFileSync(join(dir, `${name}.lua`), 'utf8'), name, (include) => {
+    const file = includes.map((from) => join(from, `${include}.lua`)).find((path) => existsSync(path));
+    if (file === undefined) throw new Error(`no ${include}.lua in ${includes.join(', ')}`);
+    return readFileSync(file, 'utf8');
+  });
 }
 
 /** Replaces include lines of `source` (the script `script`), using `read` for an include's text. */

@@ -1,5 +1,5 @@
-import { metaMismatch } from '../queue.messages';
 import type { QueueKind, ReconcilePass, ReconcileTrigger } from '../interfaces';
+import { metaMismatch } from './redis.messages';
 import type { QueueKeys } from './keys';
 import { queueMeta } from './lua/queue-meta';
 import type { RedisConnection } from './redis-connection';

@@ -6,98 +6,38 @@ import {
   OnApplicationShutdown,
   OnModuleInit,
 } from '@nestjs/common';
-import IORedis, { Cluster, ReplyError, type RedisOptions } from 'ioredis';
-import { MODULE_OPTIONS_TOKEN } from '../queue.module-definition';
+import { Cluster, ReplyError } from 'ioredis';
 import { QueueSettings } from '../queue.settings';
 import { QueueConnectionError, QueueError } from '../errors';
 import { describeError } from '../utils/errors';
 import {
+  evictionMessage,
   evictionRefused,
-  notRedisUrl,
   refusedAtStartup,
   scriptsRefused,
-  subscribeRefused,
   unreachableAtStartup,
 } from './redis.messages';
 import { RepeatedFailure } from '../utils/repeated-failure';
 import { waitOrTimeout } from '../utils/timers';
-import type { ClusterConnection, QueueConnection, QueueModuleOptions, SubscriberHealthDetails } from '../interfaces';
-import { Scripts, type RedisClient } from './scripts';
+import type { QueueModuleOptions, SubscriberHealthDetails } from '../interfaces';
+import { Scripts } from './scripts';
 import { ServerClock } from './server-clock';
 import { describeConnectionFailure } from './connection-failure';
-import { SUBSCRIBER_PING_DEADLINE_MS, SubscriberHeartbeat } from './subscriber-heartbeat';
 import { CommandSupervisor } from './command-supervisor';
-import { createMemoryClient, isMemoryUrl } from '../memory/memory-instances';
+import { checkUrl, closeClient, createClient, describeTarget, isClient, type RedisClient } from './redis-client';
+import { SubscriberConnection } from './subscriber-connection';
+import { isMemoryUrl } from '../memory/memory-instances';
 import { memoryWarning } from '../memory/memory.messages';
 
-function isClient(value: unknown): value is RedisClient {
-  return value instanceof IORedis || value instanceof Cluster;
-}
+/**
+ * The module's options as the connection reads them (only `connection`): the module provides them
+ * under this token, so the Redis layer needs nothing of the module's definition.
+ */
+export const CONNECTION_OPTIONS = 'nrq:connection_options';
 
 /** A Redis error reply (NOPERM, WRONGTYPE, ...): Redis answered, so waiting for it would not help. */
 function isReply(error: unknown): boolean {
   return error instanceof ReplyError;
-}
-
-/** Idle time before the first TCP keepalive probe: under the idle timeouts of common NATs and load balancers (≥ 60 s). */
-const KEEPALIVE_MS = 15_000;
-
-function createClient(connection: Exclude<QueueConnection, RedisClient>, settings: QueueSettings): RedisClient {
-  // Auto-pipelining batches the commands of one event-loop tick into one write: reads, acknowledgements
-  // and other small calls share round trips without any code of ours (pushes, task writes and claims
-  // gather themselves and leave at once: Scripts.runNow). Lazy: an application that fails to start
-  // before its first command leaves no socket open.
-  const shared = { enableAutoPipelining: true, lazyConnect: true };
-  // TCP keepalive probes keep a NAT's or load balancer's idle timer from dropping the flow, and notice
-  // a peer that is gone (no ACK) about 25 s after the last traffic. ioredis' default (0) turns
-  // SO_KEEPALIVE on with the system's first probe after 2 hours; a number of ms sets TCP_KEEPIDLE (whole
-  // seconds), and Node 20 on Linux (libuv 1.46) adds a probe every second, 10 before the socket fails.
-  // A Redis that still ACKs but never answers (a userland proxy that stopped forwarding) is the PING's
-  // business: see SubscriberHeartbeat.
-  const keepAlive = { keepAlive: KEEPALIVE_MS };
-  // ioredis' own defaults queue calls without limit while Redis is away and resend unanswered ones
-  // after a reconnect. A timeout bounds every call, queued or sent. No retries per request: a call
-  // queued while disconnected fails at the next failed connection attempt (within ~2 s of backoff)
-  // instead of piling up, and a call whose reply was lost fails rather than being sent again, since
-  // a script that ran before the connection dropped would then run twice (a push stored twice, a
-  // shift applied twice). Reconnection attempts come more often than calls time out: a call that
-  // timed out would stay queued in ioredis and be sent on reconnection, after its caller was told it
-  // failed; flushed at a failed attempt first, a call rejected while Redis is away is never applied.
-  const bounded: RedisOptions = {
-    commandTimeout: settings.commandTimeoutMs,
-    connectTimeout: settings.commandTimeoutMs,
-    maxRetriesPerRequest: 0,
-    retryStrategy: (attempt) => Math.min(attempt * 50, 2000, Math.floor(settings.commandTimeoutMs / 2)),
-  };
-  // memory://: the same client and options, connected to an instance in this process instead of a socket.
-  if (isMemoryUrl(connection)) return createMemoryClient(connection, { ...shared, ...bounded });
-  if (typeof connection === 'string') return new IORedis(connection, { ...shared, ...keepAlive, ...bounded });
-  if ('cluster' in connection) {
-    // Cluster nodes never retry by themselves (ioredis closes them and re-routes after a slot refresh).
-    const { options } = connection as ClusterConnection;
-    const nodeTimeouts = {
-      ...keepAlive,
-      commandTimeout: settings.commandTimeoutMs,
-      connectTimeout: settings.commandTimeoutMs,
-    };
-    return new Cluster(connection.cluster, {
-      ...shared,
-      ...options,
-      redisOptions: { ...nodeTimeouts, ...options?.redisOptions },
-    });
-  }
-  return new IORedis({ ...shared, ...keepAlive, ...bounded, ...(connection as RedisOptions) });
-}
-
-/** Schemes of the URLs ioredis understands; it reads any other `x://host` as a socket path named `//host`. */
-const REDIS_URL = /^rediss?:\/\//i;
-const ANY_URL = /^([a-z][a-z0-9+.-]*):\/\//i;
-
-function checkUrl(connection: QueueConnection): void {
-  if (typeof connection !== 'string' || REDIS_URL.test(connection) || isMemoryUrl(connection)) return;
-  const scheme = ANY_URL.exec(connection)?.[1];
-  if (scheme === undefined) return;
-  throw notRedisUrl(describeTarget(connection), scheme);
 }
 
 /** A server's `maxmemory-policy`. */
@@ -105,36 +45,6 @@ export interface EvictionPolicy {
   /** Where it was read: the configured address, or a Cluster master's `host:port`. */
   server: string;
   policy: string;
-}
-
-/** Policies under which Redis deletes keys when memory is full, and what that does to queued work. */
-function evictionMessage(evicting: EvictionPolicy[]): string {
-  const where = evicting.map(({ server, policy }) => `${policy} at ${server}`).join(', ');
-  return (
-    `Redis evicts keys when it reaches maxmemory (maxmemory-policy ${where}). Evicted keys lose queued work silently: ` +
-    "a group's messages or a task's payload can go while its index entry stays (or the reverse), so acknowledged " +
-    'pushes and schedules are never delivered and stats() drift. ' +
-    'Set maxmemory-policy noeviction (CONFIG SET maxmemory-policy noeviction, and in redis.conf): a full Redis then ' +
-    'refuses writes with QueueMemoryError and loses nothing'
-  );
-}
-
-/** Where Redis is, for log lines: never the password. */
-function describeTarget(connection: QueueConnection): string {
-  if (typeof connection === 'string') {
-    try {
-      const url = new URL(connection);
-      if (url.password) url.password = '***';
-      return url.toString();
-    } catch {
-      return 'the configured Redis URL';
-    }
-  }
-  if (isClient(connection)) return 'the Redis client given as connection';
-  if ('cluster' in connection)
-    return `the cluster ${connection.cluster.map((node) => (typeof node === 'object' ? `${node.host ?? '127.0.0.1'}:${node.port ?? 6379}` : String(node))).join(', ')}`;
-  const { host = '127.0.0.1', port = 6379, path } = connection as RedisOptions;
-  return path ?? `${host}:${port}`;
 }
 
 /** What a client emits when its connection (a Cluster: one of its nodes') closes. */
@@ -162,15 +72,8 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
   private readonly target: string;
   /** Replaces a command connection of ours that stops answering (a client given as `connection` is its owner's). */
   private readonly supervisor?: CommandSupervisor;
-  private subscriber?: RedisClient;
-  private heartbeat?: SubscriberHeartbeat;
-  /** Times the subscriber was dropped for not answering its PING. */
-  private subscriberRestarts = 0;
-  /** Since when the subscriber has not answered (a PING missed its deadline, and none answered since). */
-  private stalledSince?: number;
-  private readonly listeners = new Map<string, Set<(message: string) => void>>();
-  private readonly resyncs = new Set<() => void>();
   private readonly logger = new Logger('QueueModule');
+  private readonly subscriber: SubscriberConnection;
   /**
    * The command connection's last error since it was last ready, to say why Redis is unreachable (a
    * flushed call only says that it was).
@@ -186,14 +89,14 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
   private readonly dropped = () => this.droppedListeners.forEach((listener) => listener());
 
   constructor(
-    @Inject(MODULE_OPTIONS_TOKEN) options: QueueModuleOptions,
+    @Inject(CONNECTION_OPTIONS) options: Pick<QueueModuleOptions, 'connection'>,
     private readonly settings: QueueSettings,
   ) {
     const connection = options.connection;
     checkUrl(connection);
     this.owned = !isClient(connection);
     this.target = describeTarget(connection);
-    this.client = isClient(connection) ? connection : createClient(connection, settings);
+    this.client = isClient(connection) ? connection : createClient(connection, settings.commandTimeoutMs);
     if (this.owned) this.supervisor = new CommandSupervisor(this.client, this.logger);
     this.scripts = new Scripts(
       this.client,
@@ -204,6 +107,13 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     if (this.owned) this.watch(this.client, 'Redis');
     this.supervisor?.start();
     if (isMemoryUrl(connection)) this.logger.warn(memoryWarning(this.target));
+    this.subscriber = new SubscriberConnection({
+      client: this.client,
+      logger: this.logger,
+      prefix: settings.prefix,
+      watch: (client, label) => this.watch(client, label),
+      reason: (error) => this.reason(error),
+    });
     // A Cluster's own 'close' comes only when all of it closes: a node's closing is its '-node'.
     for (const event of DROPPED_EVENTS) this.client.on(event, this.dropped);
   }
@@ -330,109 +240,17 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     this.heldWrites.add(writes);
   }
 
-  /** Listens on a pub/sub channel; the returned function stops listening. */
   /**
    * Listens on a pub/sub channel; resolves with the function that stops listening. `missed` is called
    * each time the subscriber connects again: messages published meanwhile were lost.
    */
-  async subscribe(channel: string, listener: (message: string) => void, missed?: () => void): Promise<() => void> {
-    let set = this.listeners.get(channel);
-    if (!set) {
-      set = new Set();
-      this.listeners.set(channel, set);
-      try {
-        await this.subscriberClient().subscribe(channel);
-      } catch (error) {
-        if (isReply(error)) {
-          throw subscribeRefused(channel, (error as Error).message, this.settings.prefix, error);
-        }
-        // Wake-ups are only hints: consumers poll meanwhile, and every channel is subscribed again on (re)connect.
-        this.logger.warn(`Could not subscribe to "${channel}" yet (${this.reason(error)}); will when Redis answers`);
-      }
-    }
-    set.add(listener);
-    if (missed) this.resyncs.add(missed);
-    return () => {
-      set.delete(listener);
-      if (missed) this.resyncs.delete(missed);
-    };
+  subscribe(channel: string, listener: (message: string) => void, missed?: () => void): Promise<() => void> {
+    return this.subscriber.subscribe(channel, listener, missed);
   }
 
   /** Has every consumer poll all its shards now (the memory clock moved: what fell due is theirs to take). */
   wakeConsumers(): void {
-    this.resyncs.forEach((resync) => resync());
-  }
-
-  private subscriberClient(): RedisClient {
-    if (!this.subscriber) {
-      // ioredis only resubscribes channels whose SUBSCRIBE once succeeded; one sent while Redis was
-      // away would be lost, so every (re)connection subscribes to all of them. ioredis' own
-      // resubscription is turned off: it handles no rejection, so a connection dropped again before
-      // its reply (a link that is still dead) would crash the process with an unhandled rejection.
-      const subscriber = (
-        this.client instanceof Cluster ? this.client.duplicate() : this.client.duplicate({ autoResubscribe: false })
-      ) as RedisClient;
-      this.watch(subscriber, 'Redis subscriber');
-      subscriber.on('ready', () => {
-        const channels = [...this.listeners.keys()];
-        if (channels.length === 0) return;
-        subscriber.subscribe(...channels).then(
-          // Hints published before it was subscribed are lost (while it was away, or before its first
-          // connection: what a start-up without Redis declared once it came): those listening look for
-          // themselves, once subscribed (so that none published after their look is missed).
-          () => this.resyncs.forEach((resync) => resync()),
-          (error: Error) => this.logger.warn(`Redis subscriber: ${error.message}`),
-        );
-      });
-      const heartbeat = new SubscriberHeartbeat({
-        ping: () => subscriber.ping().then(() => this.answered()),
-        ready: () => subscriber.status === 'ready',
-        stalled: () => this.restartSubscriber(subscriber as IORedis),
-      });
-      subscriber.on('ready', () => heartbeat.replied());
-      subscriber.on('message', (channel: string, message: string) => {
-        heartbeat.replied();
-        for (const listener of this.listeners.get(channel) ?? []) listener(message);
-      });
-      // A Cluster subscribes on a connection of its own that it does not expose: a PING would go to
-      // another node and prove nothing about it. Its liveness is ioredis' (and TCP keepalive's).
-      if (subscriber instanceof IORedis) heartbeat.start();
-      this.heartbeat = heartbeat;
-      this.subscriber = subscriber;
-    }
-    return this.subscriber;
-  }
-
-  /**
-   * The subscriber is open and silent: whatever was published since it last answered was lost, and
-   * ioredis would wait on it until TCP gives up, which is never while something on the way still
-   * acknowledges packets (a proxy that stopped forwarding). Consumers look for themselves now, the
-   * socket is destroyed (ending it politely would wait for a FIN that may never come), and ioredis
-   * connects and subscribes again, after which they look once more. Logged once per outage, however
-   * many reconnections it takes.
-   */
-  private restartSubscriber(subscriber: IORedis): void {
-    this.subscriberRestarts++;
-    if (this.stalledSince === undefined) {
-      this.stalledSince = Date.now();
-      const age = this.heartbeat?.lastReplyAgoMs;
-      this.logger.warn(
-        `Redis subscriber: no reply to PING within ${SUBSCRIBER_PING_DEADLINE_MS} ms` +
-          `${age === undefined ? '' : ` (last reply ${Math.round(age / 100) / 10} s ago)`}; reconnecting it. ` +
-          'Wake-up hints may have been lost: consumers poll every shard now',
-      );
-    }
-    this.resyncs.forEach((resync) => resync());
-    subscriber.stream?.destroy();
-  }
-
-  private answered(): void {
-    if (this.stalledSince === undefined) return;
-    const silentMs = Date.now() - this.stalledSince;
-    this.stalledSince = undefined;
-    this.logger.log(
-      `Redis subscriber: answering again (after ${Math.round(silentMs / 100) / 10} s, ${this.subscriberRestarts} reconnection(s) so far)`,
-    );
+    this.subscriber.resync();
   }
 
   /** Times a command connection (a Cluster node's) was replaced for silence since start-up. */
@@ -442,12 +260,7 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
 
   /** The wake-up channel's connection, for health: undefined until a consumer subscribes. */
   subscriberStatus(): SubscriberHealthDetails | undefined {
-    const { subscriber, heartbeat } = this;
-    if (!subscriber || !heartbeat) return undefined;
-    const state: SubscriberHealthDetails['state'] =
-      this.stalledSince !== undefined ? 'stalled' : subscriber.status === 'ready' ? 'connected' : 'reconnecting';
-    const lastReplyAgeMs = heartbeat.lastReplyAgoMs;
-    return { state, ...(lastReplyAgeMs !== undefined && { lastReplyAgeMs }), restarts: this.subscriberRestarts };
+    return this.subscriber.status();
   }
 
   /**
@@ -520,31 +333,9 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     await waitOrTimeout(Promise.all(held.map((writes) => writes.drain())), Math.max(0, closeBy - Date.now()));
     for (const writes of held) writes.close();
     const budgetMs = Math.max(0, closeBy - Date.now());
-    const closing: Promise<void>[] = [];
     this.supervisor?.stop();
-    this.heartbeat?.stop();
-    if (this.subscriber) closing.push(close(this.subscriber, budgetMs));
-    if (this.owned) closing.push(close(this.client, budgetMs));
+    const closing = [this.subscriber.close(budgetMs)];
+    if (this.owned) closing.push(closeClient(this.client, budgetMs));
     await Promise.all(closing);
   }
-}
-
-/**
- * QUIT lets replies still in flight arrive, for as long as the shutdown budget allows; then the
- * connection is dropped (a frozen Redis never answers QUIT). A client that is not connected is dropped
- * at once: QUIT would resolve and leave ioredis reconnecting in the background.
- */
-async function close(client: RedisClient, budgetMs: number): Promise<void> {
-  // Closed already (a failed start-up closed it, then app.close() came): disconnecting again would only
-  // start ioredis' reconnection timer.
-  if (client.status === 'end') return;
-  if (client.status !== 'ready' || budgetMs === 0) {
-    client.disconnect();
-    return;
-  }
-  const quit = client.quit().then(
-    () => true,
-    () => false,
-  );
-  if (!(await waitOrTimeout(quit, budgetMs)) || !(await quit)) client.disconnect();
 }

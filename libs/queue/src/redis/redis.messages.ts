@@ -7,6 +7,7 @@ import {
   QueueReplicationError,
   type QueueCallOutcome,
 } from '../errors';
+import type { QueueKind } from '../interfaces';
 
 /** The errors of the Redis layer (connection, scripts, pages), their texts in one place. */
 
@@ -35,6 +36,18 @@ export const unreachableAtStartup = (target: string, reason: string, cause: unkn
       `Start Redis, fix the connection option, or set startup: 'continue' to start without it and connect in the background`,
     { cause, outcome: 'not-sent' },
   );
+
+/** Policies under which Redis deletes keys when memory is full, and what that does to queued work. */
+export function evictionMessage(evicting: { server: string; policy: string }[]): string {
+  const where = evicting.map(({ server, policy }) => `${policy} at ${server}`).join(', ');
+  return (
+    `Redis evicts keys when it reaches maxmemory (maxmemory-policy ${where}). Evicted keys lose queued work silently: ` +
+    "a group's messages or a task's payload can go while its index entry stays (or the reverse), so acknowledged " +
+    'pushes and schedules are never delivered and stats() drift. ' +
+    'Set maxmemory-policy noeviction (CONFIG SET maxmemory-policy noeviction, and in redis.conf): a full Redis then ' +
+    'refuses writes with QueueMemoryError and loses nothing'
+  );
+}
 
 export const evictionRefused = (message: string) =>
   new QueueConfigError(`${message}; the application does not start (evictionPolicy: 'fail')`);
@@ -91,6 +104,36 @@ export const foreignCursor = (cursor: unknown) =>
 
 export const unreadableInclude = (script: string, include: string, from: string, cause: unknown) =>
   new QueueError(`Lua script "${script}" includes "${include}" (from "${from}"), which cannot be read`, { cause });
+
+/** A queue's stored record (queue-meta) disagrees with how it is registered now. */
+export const metaMismatch = (
+  name: string,
+  stored: { kind: string; shards: number; layout: number },
+  kind: QueueKind,
+  shards: number,
+  layout: number,
+) =>
+  new QueueConfigError(
+    stored.kind !== kind
+      ? `Queue "${name}" already exists in Redis as a ${stored.kind} queue; it cannot be registered as a ${kind} queue`
+      : stored.shards !== shards
+        ? `Queue "${name}" was created with ${stored.shards} shards but is configured with ${shards}; ` +
+          `changing the shard count would strand its data. Keep shards: ${stored.shards}, or drain and delete the queue first`
+        : `Queue "${name}" holds data in storage layout ${stored.layout}, written by another version of nestjs-redis-queues; ` +
+          `this version reads layout ${layout} (see the CHANGELOG). Drain it with the version that wrote it and delete its keys, or use a new queue name`,
+  );
+
+/** Two protocols define the same script (see ScriptSet.define). */
+export const duplicateScript = (script: string, first: string, second: string) =>
+  new QueueError(
+    `Lua script "${script}" is defined twice, in ${first} and in ${second}: give each script its own name`,
+  );
+
+/** A script run by a name that no protocol defined (see ScriptSet.define). */
+export const unknownScript = (script: string) =>
+  new QueueError(
+    `No Lua script "${script}" is defined: a script is known once the protocol that defines it (ScriptSet.define) is imported`,
+  );
 
 /** A call retried within `retryMs` that no try got an answer to (WriteRetries). */
 export const retriesRanOut = (

@@ -1,5 +1,4 @@
 import type { QueueKeys, ShardKeyKind } from './keys';
-import type { ScriptName } from './script-registry';
 import type { ListRead, ReplicaWait, Scripts } from './scripts';
 
 /** The keys of one shard, as the scripts' protocols name them. */
@@ -46,10 +45,10 @@ export interface ScriptProtocol<Name extends string, In, Out, Keys = ShardKeys> 
 /** How a call is sent (see `Scripts`): queued with the tick's other commands, at once, or then waited on by replicas. */
 export type Sending = 'queued' | 'now' | { replicas: ReplicaWait };
 
-/** Calls a script through its protocol, which script-registry must list (its name is a ScriptName). */
+/** Calls a script through its protocol (defined by its kind's `ScriptSet`, see script-registry). */
 export async function invoke<In, Out, Keys>(
   scripts: Scripts,
-  protocol: ScriptProtocol<ScriptName, In, Out, Keys>,
+  protocol: ScriptProtocol<string, In, Out, Keys>,
   named: Keys,
   input: In,
   sending: Sending = 'queued',

@@ -1,13 +1,48 @@
-import { DELAY_QUEUE_SCRIPTS } from '../delay-queue/lua/delay-queue.scripts';
-import { FIXED_QUEUE_SCRIPTS } from '../fixed-queue/lua/fixed-queue.scripts';
-import { QUEUE_SCRIPTS } from './lua/queue.scripts';
-import { RECURRING_SCRIPTS } from '../recurring/lua/recurring.scripts';
+import { join } from 'node:path';
+import { duplicateScript, unknownScript } from './redis.messages';
 
-/**
- * Every Lua script of the library, by the protocols that call them, with the directory that holds
- * their `.lua` files: what `Scripts` loads, and what the tests check against the files there.
- */
-export const SCRIPT_SETS = [QUEUE_SCRIPTS, FIXED_QUEUE_SCRIPTS, DELAY_QUEUE_SCRIPTS, RECURRING_SCRIPTS];
+/** Where the Lua helpers that several kinds use are; a kind's own are in its set's `includes`. */
+export const SHARED_INCLUDES = join(__dirname, 'lua', 'includes');
 
-/** A script's name: its protocol's, and its file's (`<name>.lua`). */
-export type ScriptName = (typeof SCRIPT_SETS)[number]['protocols'][number]['script'];
+/** A script's name: its protocol's, and its file's (`<name>.lua`), defined once in one set. */
+export type ScriptName = string;
+
+/** Where a set of scripts is: `<dir>/<name>.lua`, its own includes in `includes` (read before the shared ones). */
+export interface ScriptSource {
+  readonly dir: string;
+  readonly includes: readonly string[];
+  /** The names of its scripts defined so far. */
+  readonly scripts: readonly ScriptName[];
+}
+
+const owners = new Map<ScriptName, ScriptSource>();
+const sources: ScriptSource[] = [];
+
+/** Adds a set of scripts (see `scriptSet`), empty until its protocols define them. */
+export function addSource(source: ScriptSource): void {
+  sources.push(source);
+}
+
+/** Records that `source` defines `script`: a name must be new to the library. */
+export function claim(script: ScriptName, source: ScriptSource): void {
+  const owner = owners.get(script);
+  if (owner) throw duplicateScript(script, owner.dir, source.dir);
+  owners.set(script, source);
+}
+
+/** Every set of scripts, as the protocols imported so far defined them. */
+export function scriptSets(): readonly ScriptSource[] {
+  return sources;
+}
+
+/** Every script defined so far. */
+export function scriptNames(): ScriptName[] {
+  return [...owners.keys()];
+}
+
+/** The set that defines `script`; a name no protocol defined is an error that says so. */
+export function ownerOf(script: ScriptName): ScriptSource {
+  const owner = owners.get(script);
+  if (owner === undefined) throw unknownScript(script);
+  return owner;
+}

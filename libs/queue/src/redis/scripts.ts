@@ -1,22 +1,13 @@
 import { createHash } from 'node:crypto';
-import { Cluster, Command, ReplyError, type Redis } from 'ioredis';
+import { Cluster, Command, ReplyError } from 'ioredis';
 import { deadline } from '../utils/timers';
 import { QueueConnectionError, QueueMemoryError } from '../errors';
 import { discarded, redisOutOfMemory, replicasMissed, unreachable } from './redis.messages';
 import { describeConnectionFailure } from './connection-failure';
 import { CallOutcomes, type Issued } from './call-outcome';
-import { INCLUDES_DIR, loadScript } from './lua-loader';
-import { SCRIPT_SETS, type ScriptName } from './script-registry';
-
-export type RedisClient = Redis | Cluster;
-
-/** Where each script's `.lua` is. */
-const SCRIPT_DIRS = new Map<ScriptName, string>(
-  SCRIPT_SETS.flatMap(({ dir, protocols }) => protocols.map(({ script }) => [script, dir] as const)),
-);
-
-/** Every script of the library, by name. */
-export const SCRIPT_NAMES: readonly ScriptName[] = [...SCRIPT_DIRS.keys()];
+import type { RedisClient } from './redis-client';
+import { loadScript } from './lua-loader';
+import { ownerOf, scriptNames, SHARED_INCLUDES, type ScriptName } from './script-registry';
 
 type Evaluation = 'evalsha' | 'eval';
 type Evaluate = (script: string, numKeys: number, keys: string[], args: (string | number)[]) => Promise<unknown>;
@@ -78,7 +69,8 @@ export function scriptText(script: ScriptName): string {
 function load(script: ScriptName): Loaded {
   let entry = loaded.get(script);
   if (entry === undefined) {
-    const lua = loadScript(SCRIPT_DIRS.get(script)!, script, INCLUDES_DIR);
+    const { dir, includes } = ownerOf(script);
+    const lua = loadScript(dir, script, [...includes, SHARED_INCLUDES]);
     entry = { lua, sha: createHash('sha1').update(lua).digest('hex') };
     loaded.set(script, entry);
   }
@@ -108,7 +100,7 @@ export class Scripts {
     /** Told before a command that may keep its connection silent for up to `ms` (WAIT), not to take it for dead. */
     private readonly expectSilence: (ms: number) => void = () => undefined,
   ) {
-    for (const script of SCRIPT_NAMES) load(script);
+    for (const script of scriptNames()) load(script);
     this.outcomes = CallOutcomes.of(client);
   }
 
@@ -224,7 +216,7 @@ export class Scripts {
   /**
    * `runAfterReads` on a full Redis (maxmemory, noeviction), which refuses every command queued in a
    * MULTI (EXECABORT, nothing applied), reads too, while it still runs a script that frees memory
-   * before it grows it. One argument more asks the script to read the lists itself (includes/read-here)
+   * before it grows it. One argument more asks the script to read the lists itself (the read-here include)
    * and to hand them back after its reply: each list's entries, then each list's length.
    */
   private async runReadingHere<T>(

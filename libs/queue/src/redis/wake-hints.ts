@@ -1,6 +1,6 @@
 import { QueueConnectionError } from '../errors';
 import type { HeldWrites, RedisConnection } from './redis-connection';
-import type { RedisClient } from './scripts';
+import type { RedisClient } from './redis-client';
 
 /** Pause between hints for writes of unknown outcome while Redis does not answer them (`unsure`). */
 const UNSURE_RETRY_MS = 1000;

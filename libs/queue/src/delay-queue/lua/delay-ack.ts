@@ -1,4 +1,5 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 
 /** A delivery of a task, as acknowledgements and heartbeats name it. */
 export interface TaskDelivery {
@@ -13,7 +14,7 @@ export interface Acked {
 }
 
 /** Completes deliveries (see delay-ack.lua). */
-export const delayAck: ScriptProtocol<'delay-ack', TaskDelivery[], Acked[]> = {
+export const delayAck = DELAY_QUEUE_SCRIPTS.define<'delay-ack', TaskDelivery[], Acked[]>({
   script: 'delay-ack',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'stats', 'errors', 'runs', 'successors']),
   args: (deliveries) => deliveries.flatMap(({ id, token }) => [id, token]),
@@ -25,4 +26,4 @@ export const delayAck: ScriptProtocol<'delay-ack', TaskDelivery[], Acked[]> = {
       return { completed: completed === 1, ...(successorAt >= 0 && { successorAt }) };
     });
   },
-};
+});

@@ -1,5 +1,6 @@
+import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
 import type { MissedTicks } from '../../interfaces';
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { kindsOf } from '../../redis/script-protocol';
 import { tickWindowArgs, type TickWindow } from './tick-window';
 
 export interface DelayAdvanceInput {
@@ -22,7 +23,7 @@ export type AdvanceOutcome =
   | { status: 'changed'; schedule: string };
 
 /** Ends an occurrence of a repeat and places the next (see delay-advance.lua). */
-export const delayAdvance: ScriptProtocol<'delay-advance', DelayAdvanceInput, AdvanceOutcome> = {
+export const delayAdvance = DELAY_QUEUE_SCRIPTS.define<'delay-advance', DelayAdvanceInput, AdvanceOutcome>({
   script: 'delay-advance',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'stats', 'errors', 'runs', 'repeats', 'successors']),
   args: ({ id, token, schedule, missed, outcome, error, after, window }) => [
@@ -42,4 +43,4 @@ export const delayAdvance: ScriptProtocol<'delay-advance', DelayAdvanceInput, Ad
     if (status === 'changed') return { status, schedule: value as string };
     return { status };
   },
-};
+});

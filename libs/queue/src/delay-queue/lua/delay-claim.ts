@@ -1,4 +1,5 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 
 export interface ClaimedTask {
   id: string;
@@ -29,7 +30,7 @@ export interface DelayClaimInput {
 }
 
 /** Claims due tasks of one shard, after returning those whose lease ran out (see delay-claim.lua). */
-export const delayClaim: ScriptProtocol<'delay-claim', DelayClaimInput, ClaimOutcome> = {
+export const delayClaim = DELAY_QUEUE_SCRIPTS.define<'delay-claim', DelayClaimInput, ClaimOutcome>({
   script: 'delay-claim',
   keys: (shard) =>
     kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats', 'successors']),
@@ -50,4 +51,4 @@ export const delayClaim: ScriptProtocol<'delay-claim', DelayClaimInput, ClaimOut
     }
     return { serverNow: values[0] as number, nextDueAt: values[1] === -1 ? Infinity : (values[1] as number), tasks };
   },
-};
+});

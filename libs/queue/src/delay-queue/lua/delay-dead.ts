@@ -1,5 +1,6 @@
+import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
 import type { NewestFirstPage } from '../../redis/newest-first';
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { kindsOf } from '../../redis/script-protocol';
 import type { StoredTask } from './delay-get';
 
 export type DeadTask = StoredTask & { id: string; diedAt: number };
@@ -13,7 +14,7 @@ export interface DelayDeadInput {
 }
 
 /** One page of a shard's dead letters, newest first (see delay-dead.lua). */
-export const delayDead: ScriptProtocol<'delay-dead', DelayDeadInput, NewestFirstPage<DeadTask>> = {
+export const delayDead = DELAY_QUEUE_SCRIPTS.define<'delay-dead', DelayDeadInput, NewestFirstPage<DeadTask>>({
   script: 'delay-dead',
   keys: (shard) => kindsOf(shard, ['dead', 'data', 'errors', 'runs']),
   args: ({ count, latest, listedAtLatest }) => [count, latest, listedAtLatest],
@@ -35,4 +36,4 @@ export const delayDead: ScriptProtocol<'delay-dead', DelayDeadInput, NewestFirst
     }
     return { items, listed: items.length };
   },
-};
+});

@@ -6,16 +6,8 @@
 local activeKey, runsKey = KEYS[1], KEYS[2]
 --- @include "now"
 local now = serverNow()
---- @include "rescore"
-local leaseEnd = now + tonumber(ARGV[1])
-local out = {}
-for a = 2, #ARGV, 2 do
-  local run = redis.call('HGET', runsKey, ARGV[a])
-  if run and string.match(run, '^%d+:([^:]+):') == ARGV[a + 1] and redis.call('ZSCORE', activeKey, ARGV[a]) then
-    rescore(activeKey, leaseEnd, ARGV[a])
-    out[#out + 1] = 1
-  else
-    out[#out + 1] = 0
-  end
-end
-return out
+--- @include "extend-leases"
+return extendLeases(activeKey, now + tonumber(ARGV[1]), ARGV, function(id, token)
+  local run = redis.call('HGET', runsKey, id)
+  return run and string.match(run, '^%d+:([^:]+):') == token
+end)

@@ -1,10 +1,15 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 import type { TaskDelivery } from './delay-ack';
 
 /** Extends leases of running deliveries (see delay-extend.lua): false where lost. */
-export const delayExtend: ScriptProtocol<'delay-extend', { leaseMs: number; deliveries: TaskDelivery[] }, boolean[]> = {
+export const delayExtend = DELAY_QUEUE_SCRIPTS.define<
+  'delay-extend',
+  { leaseMs: number; deliveries: TaskDelivery[] },
+  boolean[]
+>({
   script: 'delay-extend',
   keys: (shard) => kindsOf(shard, ['active', 'runs']),
   args: ({ leaseMs, deliveries }) => [leaseMs, ...deliveries.flatMap(({ id, token }) => [id, token])],
   decode: (reply) => (reply as number[]).map((kept) => kept === 1),
-};
+});

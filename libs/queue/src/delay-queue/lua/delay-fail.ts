@@ -1,4 +1,5 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 import type { TaskDelivery } from './delay-ack';
 
 export interface DelayFailInput {
@@ -12,7 +13,7 @@ export interface DelayFailInput {
 export type TaskFailOutcome = { outcome: 'retry' | 'dead'; at: number } | null;
 
 /** Fails a delivery (see delay-fail.lua): its retry or burial, or null when the token is stale. */
-export const delayFail: ScriptProtocol<'delay-fail', DelayFailInput, TaskFailOutcome> = {
+export const delayFail = DELAY_QUEUE_SCRIPTS.define<'delay-fail', DelayFailInput, TaskFailOutcome>({
   script: 'delay-fail',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'successors']),
   args: ({ delivery, maxAttempts, retryDelayMs, deadCapacity, error }) => [
@@ -27,4 +28,4 @@ export const delayFail: ScriptProtocol<'delay-fail', DelayFailInput, TaskFailOut
     const [applied, outcome, at] = reply as [number, ('retry' | 'dead')?, number?];
     return applied === 1 ? { outcome: outcome!, at: at! } : null;
   },
-};
+});

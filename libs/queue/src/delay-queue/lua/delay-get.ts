@@ -1,5 +1,6 @@
+import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
 import type { TaskState } from '../../interfaces';
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { kindsOf } from '../../redis/script-protocol';
 
 export interface StoredTask {
   state: TaskState;
@@ -10,7 +11,7 @@ export interface StoredTask {
 }
 
 /** One consistent view of a task (see delay-get.lua), or null. */
-export const delayGet: ScriptProtocol<'delay-get', string, StoredTask | null> = {
+export const delayGet = DELAY_QUEUE_SCRIPTS.define<'delay-get', string, StoredTask | null>({
   script: 'delay-get',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'errors', 'runs', 'successors']),
   args: (id) => [id],
@@ -20,4 +21,4 @@ export const delayGet: ScriptProtocol<'delay-get', string, StoredTask | null> = 
     const [state, runAt, json, attempts, lastError] = values;
     return { state, runAt, attempts, json, ...(lastError ? { lastError } : {}) };
   },
-};
+});

@@ -1,4 +1,5 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 
 export interface Placement {
   runAt: number;
@@ -16,7 +17,11 @@ export interface DelayMoveInput {
 }
 
 /** Moves a scheduled task (see delay-move.lua), or says why it could not. */
-export const delayMove: ScriptProtocol<'delay-move', DelayMoveInput, Placement | 'active' | 'dead' | 'missing'> = {
+export const delayMove = DELAY_QUEUE_SCRIPTS.define<
+  'delay-move',
+  DelayMoveInput,
+  Placement | 'active' | 'dead' | 'missing'
+>({
   script: 'delay-move',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data']),
   args: ({ id, mode, ms, carrier }) => [id, mode, ms, carrier ?? ''],
@@ -25,4 +30,4 @@ export const delayMove: ScriptProtocol<'delay-move', DelayMoveInput, Placement |
     if (moved === 0) return runAt as 'active' | 'dead' | 'missing';
     return { runAt: runAt as number, serverNow, isHead: isHead === 1 };
   },
-};
+});

@@ -1,45 +1,5 @@
-import { delayAck } from './delay-ack';
-import { delayAdvance } from './delay-advance';
-import { delayCancel } from './delay-cancel';
-import { delayClaim } from './delay-claim';
-import { delayDead } from './delay-dead';
-import { delayDeleteDead } from './delay-delete-dead';
-import { delayExtend } from './delay-extend';
-import { delayFail } from './delay-fail';
-import { delayGet } from './delay-get';
-import { delayMove } from './delay-move';
-import { delayRelease } from './delay-release';
-import { delayRepeat } from './delay-repeat';
-import { delayRequeueDead } from './delay-requeue-dead';
-import { delayRequeue } from './delay-requeue';
-import { delaySchedule } from './delay-schedule';
-import { delayStats } from './delay-stats';
-import { delaySweep } from './delay-sweep';
-import { delaySweepMark } from './delay-sweep-mark';
-import { delayUnrepeat } from './delay-unrepeat';
+import { join } from 'node:path';
+import { scriptSet } from '../../redis/script-set';
 
-/** The DelayQueue's scripts, by their protocols (each script is `<script>.lua` in this directory). */
-export const DELAY_QUEUE_SCRIPTS = {
-  dir: __dirname,
-  protocols: [
-    delayAck,
-    delayAdvance,
-    delayCancel,
-    delayClaim,
-    delayDead,
-    delayDeleteDead,
-    delayExtend,
-    delayFail,
-    delayGet,
-    delayMove,
-    delayRelease,
-    delayRepeat,
-    delayRequeueDead,
-    delayRequeue,
-    delaySchedule,
-    delayStats,
-    delaySweep,
-    delaySweepMark,
-    delayUnrepeat,
-  ],
-};
+/** The DelayQueue's scripts: `<script>.lua` in this directory, its own includes in `includes/`. */
+export const DELAY_QUEUE_SCRIPTS = scriptSet(__dirname, join(__dirname, 'includes'));

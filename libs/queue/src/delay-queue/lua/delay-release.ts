@@ -1,4 +1,5 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 import type { TaskDelivery } from './delay-ack';
 
 /** A delivery shutdown gives back: whether its attempt counts, and the error recorded if it does. */
@@ -8,9 +9,9 @@ export interface GivenBackTask extends TaskDelivery {
 }
 
 /** Gives a running delivery back (see delay-release.lua): false when the token is stale. */
-export const delayRelease: ScriptProtocol<'delay-release', GivenBackTask, boolean> = {
+export const delayRelease = DELAY_QUEUE_SCRIPTS.define<'delay-release', GivenBackTask, boolean>({
   script: 'delay-release',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'runs', 'stats', 'errors', 'successors']),
   args: ({ id, token, counted, error }) => [id, token, counted ? '1' : '0', error],
   decode: (reply) => reply === 1,
-};
+});

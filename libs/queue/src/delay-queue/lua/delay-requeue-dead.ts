@@ -1,7 +1,12 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 
 /** Re-queues one chunk of a shard's dead letters, due now (see delay-requeue-dead.lua). */
-export const delayRequeueDead: ScriptProtocol<'delay-requeue-dead', number, { requeued: number; serverNow: number }> = {
+export const delayRequeueDead = DELAY_QUEUE_SCRIPTS.define<
+  'delay-requeue-dead',
+  number,
+  { requeued: number; serverNow: number }
+>({
   script: 'delay-requeue-dead',
   keys: (shard) => kindsOf(shard, ['due', 'dead', 'errors', 'runs']),
   args: (most) => [most],
@@ -9,4 +14,4 @@ export const delayRequeueDead: ScriptProtocol<'delay-requeue-dead', number, { re
     const [requeued, serverNow] = reply as [number, number];
     return { requeued, serverNow };
   },
-};
+});

@@ -1,9 +1,14 @@
+import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
 import type { ResolvedTime } from '../../validation/time';
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { kindsOf } from '../../redis/script-protocol';
 import type { Placement } from './delay-move';
 
 /** Brings a dead-lettered task back (see delay-requeue.lua); null when it is not dead. */
-export const delayRequeue: ScriptProtocol<'delay-requeue', { id: string; time: ResolvedTime }, Placement | null> = {
+export const delayRequeue = DELAY_QUEUE_SCRIPTS.define<
+  'delay-requeue',
+  { id: string; time: ResolvedTime },
+  Placement | null
+>({
   script: 'delay-requeue',
   keys: (shard) => kindsOf(shard, ['due', 'dead', 'errors', 'runs']),
   args: ({ id, time: [mode, ms] }) => [id, mode, ms],
@@ -11,4 +16,4 @@ export const delayRequeue: ScriptProtocol<'delay-requeue', { id: string; time: R
     const [found, runAt, serverNow, isHead] = reply as number[];
     return found === 1 ? { runAt, serverNow, isHead: isHead === 1 } : null;
   },
-};
+});

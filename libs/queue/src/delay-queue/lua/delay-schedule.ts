@@ -1,6 +1,7 @@
+import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
 import type { OnExists, TaskState } from '../../interfaces';
 import type { ResolvedTime } from '../../validation/time';
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { kindsOf } from '../../redis/script-protocol';
 
 export interface ScheduleItem {
   id: string;
@@ -27,7 +28,7 @@ export interface ScheduleOutcome {
 }
 
 /** Schedules (or replaces) tasks of one shard, in order (see delay-schedule.lua). */
-export const delaySchedule: ScriptProtocol<'delay-schedule', ScheduleItem[], ScheduleOutcome> = {
+export const delaySchedule = DELAY_QUEUE_SCRIPTS.define<'delay-schedule', ScheduleItem[], ScheduleOutcome>({
   script: 'delay-schedule',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'successors']),
   args: (tasks) =>
@@ -51,4 +52,4 @@ export const delaySchedule: ScriptProtocol<'delay-schedule', ScheduleItem[], Sch
     }
     return { serverNow: values[0] as number, head: values[1] as number, results };
   },
-};
+});

@@ -1,4 +1,5 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 
 /** One shard's counters (see delay-stats.lua). */
 export interface DelayShardStats {
@@ -21,7 +22,7 @@ export interface DelayShardStats {
   headDueAt: number;
 }
 
-export const delayStats: ScriptProtocol<'delay-stats', void, DelayShardStats> = {
+export const delayStats = DELAY_QUEUE_SCRIPTS.define<'delay-stats', void, DelayShardStats>({
   script: 'delay-stats',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'dead', 'stats', 'runs']),
   args: () => [],
@@ -32,4 +33,4 @@ export const delayStats: ScriptProtocol<'delay-stats', void, DelayShardStats> = 
     const counters = { scheduledTotal, fired, completed, retried, deadTotal, givenBack };
     return { scheduled, active, dead, nextDue, ...counters, due, serverNow, headDueAt };
   },
-};
+});

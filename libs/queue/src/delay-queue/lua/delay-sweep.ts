@@ -1,4 +1,5 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 
 export interface SweepInput {
   mark: string;
@@ -13,7 +14,7 @@ export interface SweepStep {
 }
 
 /** Cancels a page of the tasks a sweeping pass marked and did not list (see delay-sweep.lua). */
-export const delaySweep: ScriptProtocol<'delay-sweep', SweepInput, SweepStep> = {
+export const delaySweep = DELAY_QUEUE_SCRIPTS.define<'delay-sweep', SweepInput, SweepStep>({
   script: 'delay-sweep',
   keys: (shard) => kindsOf(shard, ['due', 'data', 'runs', 'errors', 'repeats', 'marks']),
   args: ({ mark, cursor, count }) => [mark, cursor, count],
@@ -21,4 +22,4 @@ export const delaySweep: ScriptProtocol<'delay-sweep', SweepInput, SweepStep> = 
     const [cursor, swept] = reply as [string, number];
     return { cursor, swept };
   },
-};
+});

@@ -1,9 +1,10 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 
 /** Removes a repeat and its pending occurrence (see delay-unrepeat.lua): whether it existed. */
-export const delayUnrepeat: ScriptProtocol<'delay-unrepeat', string, boolean> = {
+export const delayUnrepeat = DELAY_QUEUE_SCRIPTS.define<'delay-unrepeat', string, boolean>({
   script: 'delay-unrepeat',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'errors', 'runs', 'repeats']),
   args: (id) => [id],
   decode: (reply) => reply === 1,
-};
+});

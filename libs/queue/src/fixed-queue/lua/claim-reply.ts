@@ -1,3 +1,9 @@
+import type { GroupRateLimitOptions } from '../../interfaces';
+import { entryCarriers, entryMessages } from '../../redis/fixed-entry';
+import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import type { ShardKeyKind } from '../../redis/keys';
+import { rateKeys } from './group-rate';
+
 export interface ClaimedBatch {
   group: string;
   expired: number;
@@ -42,5 +48,79 @@ export function decodeClaimHead(reply: (string | number)[]): { outcome: TakeOutc
       batches: [],
     },
     claimsAt,
+  };
+}
+
+/** What both claims (ordered or not) are given. */
+export interface ClaimInput {
+  groupRateLimit?: GroupRateLimitOptions;
+  candidates: string[];
+  /** Entries read of each candidate. */
+  read: number;
+  /** Messages as their JSON text. */
+  raw: boolean;
+  /** The consumer traces: read the messages' trace carriers too. */
+  traced?: boolean;
+}
+
+/** Adds a candidate's batches to a claim's outcome, from its values (`at` on) and the entries read of it. */
+export type ClaimedFrom<In extends ClaimInput> = (
+  outcome: TakeOutcome,
+  values: (string | number)[],
+  at: number,
+  list: string[],
+  input: In,
+  group: string,
+) => void;
+
+/** A claim's last arguments, after the rate limit's: each candidate with the entries read of it. */
+export function candidateArgs({ candidates, read }: ClaimInput): (string | number)[] {
+  return candidates.flatMap((group) => [group, read]);
+}
+
+/**
+ * What both claims' protocols share: the keys (the shard's `kinds`, each candidate's list, their
+ * rate-limit keys), the reads of the candidates' heads in the same MULTI (`Scripts.runAfterReads`), and
+ * the reply (its head, then `stride` values per candidate, read by `claimed`).
+ */
+export function claimProtocol<In extends ClaimInput>(
+  kinds: readonly ShardKeyKind[],
+  stride: number,
+  claimed: ClaimedFrom<In>,
+): Pick<ScriptProtocol<string, In, Claimed>, 'keys' | 'reads' | 'decode'> {
+  return {
+    keys: (shard, { candidates, groupRateLimit }) => [
+      ...kindsOf(shard, kinds),
+      ...candidates.map((group) => shard.group(group)),
+      ...rateKeys(shard, candidates, groupRateLimit),
+    ],
+    reads: (shard, { candidates, read }) => candidates.map((group) => ({ key: shard.group(group), count: read })),
+    decode: (reply, input, lists) => {
+      const values = reply as (string | number)[];
+      const { outcome, claimsAt } = decodeClaimHead(values);
+      const { candidates } = input;
+      for (let i = 0; i < candidates.length; i++)
+        claimed(outcome, values, claimsAt + stride * i, lists[i], input, candidates[i]);
+      return { outcome, lists };
+    },
+  };
+}
+
+/** The messages (and, traced, their carriers) of entries `from` to `to` of a candidate's list. */
+export function batchOf(
+  group: string,
+  expired: number,
+  attempt: number,
+  list: string[],
+  from: number,
+  to: number,
+  { raw, traced }: ClaimInput,
+): ClaimedBatch {
+  return {
+    group,
+    expired,
+    messages: entryMessages(list, from, to, raw),
+    attempt,
+    carriers: traced ? entryCarriers(list, from, to) : undefined,
   };
 }

@@ -1,5 +1,6 @@
+import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
 import { entryCarriers, entryMessages } from '../../redis/fixed-entry';
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { kindsOf } from '../../redis/script-protocol';
 import type { GroupRateLimitOptions } from '../../interfaces';
 import type { ClaimedBatch } from './claim-reply';
 import { rateArgs, rateKeys } from './group-rate';
@@ -47,7 +48,7 @@ export interface AckOutcome {
 }
 
 /** Finishes deliveries of an ordered queue, handing over next batches (see fixed-ack.lua). */
-export const fixedAck: ScriptProtocol<'fixed-ack', FixedAckInput, AckOutcome> = {
+export const fixedAck = FIXED_QUEUE_SCRIPTS.define<'fixed-ack', FixedAckInput, AckOutcome>({
   script: 'fixed-ack',
   // Built with plain loops, not spreads and maps: an acknowledgement call is made for every few
   // deliveries (with batchSize 1, for every one of them).
@@ -115,4 +116,4 @@ export const fixedAck: ScriptProtocol<'fixed-ack', FixedAckInput, AckOutcome> = 
     }
     return outcome;
   },
-};
+});

@@ -1,10 +1,8 @@
-import { entryCarriers, entryMessages } from '../../redis/fixed-entry';
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
-import type { GroupRateLimitOptions } from '../../interfaces';
-import { decodeClaimHead, type Claimed } from './claim-reply';
-import { rateArgs, rateKeys } from './group-rate';
+import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import { batchOf, candidateArgs, claimProtocol, type ClaimInput, type Claimed, type ClaimedFrom } from './claim-reply';
+import { rateArgs } from './group-rate';
 
-export interface FixedClaimOrderedInput {
+export interface FixedClaimOrderedInput extends ClaimInput {
   batchSize: number;
   maxAgeMs: number;
   maxWaitMs: number;
@@ -17,25 +15,33 @@ export interface FixedClaimOrderedInput {
   deadCapacity: number;
   /** onExhausted 'pause-group': a batch out of attempts pauses its group instead of dying. */
   pauseExhausted: boolean;
-  groupRateLimit?: GroupRateLimitOptions;
   /** Each delivery's token is this, a dot and its place in the call. */
   tokenBase: string;
-  candidates: string[];
-  /** Entries read of each candidate. */
-  read: number;
-  raw: boolean;
-  /** The consumer traces: read the messages' trace carriers too. */
-  traced?: boolean;
 }
 
-/** Ordered claims (see fixed-claim-ordered.lua): per candidate offset, expired, claimed, attempt, token; one batch at most. */
-export const fixedClaimOrdered: ScriptProtocol<'fixed-claim-ordered', FixedClaimOrderedInput, Claimed> = {
+/** A candidate's values: offset, expired, claimed, attempt (-1: its group paused), token; one batch at most. */
+const claimedOrdered: ClaimedFrom<FixedClaimOrderedInput> = (outcome, values, at, list, input, group) => {
+  const offset = values[at] as number;
+  const expired = values[at + 1] as number;
+  const claimed = values[at + 2] as number;
+  if (claimed > 0) {
+    const batch = batchOf(group, expired, values[at + 3] as number, list, offset, offset + claimed, input);
+    batch.token = values[at + 4] as string;
+    outcome.batches.push(batch);
+  } else if (expired > 0) {
+    outcome.batches.push({ group, expired, messages: [], attempt: 0 });
+  }
+  if (values[at + 3] === -1) (outcome.paused ??= []).push(group);
+};
+
+/** Ordered claims (see fixed-claim-ordered.lua). */
+export const fixedClaimOrdered = FIXED_QUEUE_SCRIPTS.define<'fixed-claim-ordered', FixedClaimOrderedInput, Claimed>({
   script: 'fixed-claim-ordered',
-  keys: (shard, { candidates, groupRateLimit }) => [
-    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors', 'pausedGroups']),
-    ...candidates.map((group) => shard.group(group)),
-    ...rateKeys(shard, candidates, groupRateLimit),
-  ],
+  ...claimProtocol(
+    ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors', 'pausedGroups'],
+    5,
+    claimedOrdered,
+  ),
   args: (input) => [
     input.batchSize,
     input.maxAgeMs,
@@ -48,32 +54,6 @@ export const fixedClaimOrdered: ScriptProtocol<'fixed-claim-ordered', FixedClaim
     input.tokenBase,
     input.pauseExhausted ? '1' : '0',
     ...rateArgs(input.groupRateLimit),
-    ...input.candidates.flatMap((group) => [group, input.read]),
+    ...candidateArgs(input),
   ],
-  reads: (shard, { candidates, read }) => candidates.map((group) => ({ key: shard.group(group), count: read })),
-  decode: (reply, { candidates, raw, traced }, lists) => {
-    const values = reply as (string | number)[];
-    const { outcome, claimsAt } = decodeClaimHead(values);
-    for (let i = 0; i < candidates.length; i++) {
-      const at = claimsAt + 5 * i;
-      const offset = values[at] as number;
-      const expired = values[at + 1] as number;
-      const claimed = values[at + 2] as number;
-      const group = candidates[i];
-      if (claimed > 0) {
-        outcome.batches.push({
-          group,
-          expired,
-          messages: entryMessages(lists[i], offset, offset + claimed, raw),
-          attempt: values[at + 3] as number,
-          token: values[at + 4] as string,
-          carriers: traced ? entryCarriers(lists[i], offset, offset + claimed) : undefined,
-        });
-      } else if (expired > 0) {
-        outcome.batches.push({ group, expired, messages: [], attempt: 0 });
-      }
-      if (values[at + 3] === -1) (outcome.paused ??= []).push(group);
-    }
-    return { outcome, lists };
-  },
-};
+});

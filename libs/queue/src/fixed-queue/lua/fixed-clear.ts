@@ -1,9 +1,10 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 
 /** Deletes a group's messages (see fixed-clear.lua): how many. */
-export const fixedClear: ScriptProtocol<'fixed-clear', string, number> = {
+export const fixedClear = FIXED_QUEUE_SCRIPTS.define<'fixed-clear', string, number>({
   script: 'fixed-clear',
   keys: (shard, group) => [...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'errors']), shard.group(group)],
   args: (group) => [group],
   decode: (reply) => reply as number,
-};
+});

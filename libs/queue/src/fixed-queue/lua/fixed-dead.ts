@@ -1,6 +1,7 @@
+import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
 import type { DeadBatch } from '../../interfaces';
 import type { NewestFirstPage } from '../../redis/newest-first';
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { kindsOf } from '../../redis/script-protocol';
 
 /** A dead batch as stored: its entries still carry their push times. */
 export type DeadRecord = Omit<DeadBatch, 'messages' | 'pushedAt'> & { entries: string[] };
@@ -29,7 +30,7 @@ export interface FixedDeadInput {
 }
 
 /** One page of a shard's dead batches, newest first (see fixed-dead.lua). */
-export const fixedDead: ScriptProtocol<'fixed-dead', FixedDeadInput, NewestFirstPage<DeadRecord>> = {
+export const fixedDead = FIXED_QUEUE_SCRIPTS.define<'fixed-dead', FixedDeadInput, NewestFirstPage<DeadRecord>>({
   script: 'fixed-dead',
   keys: (shard) => kindsOf(shard, ['dead', 'deadData']),
   args: ({ count, latest, listedAtLatest }) => [count, latest, listedAtLatest],
@@ -43,4 +44,4 @@ export const fixedDead: ScriptProtocol<'fixed-dead', FixedDeadInput, NewestFirst
     }
     return { items, listed: values.length / 2 };
   },
-};
+});

@@ -1,11 +1,12 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 
 /** Deletes the listed groups idle for ttlMs (see fixed-expire.lua): how many messages each lost. */
-export const fixedExpire: ScriptProtocol<
+export const fixedExpire = FIXED_QUEUE_SCRIPTS.define<
   'fixed-expire',
   { ttlMs: number; groups: string[] },
   { serverNow: number; expired: number[] }
-> = {
+>({
   script: 'fixed-expire',
   keys: (shard, { groups }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'pausedGroups']),
@@ -16,4 +17,4 @@ export const fixedExpire: ScriptProtocol<
     const [serverNow, ...expired] = reply as number[];
     return { serverNow, expired };
   },
-};
+});

@@ -8,16 +8,7 @@ local heldKey, leasesKey = KEYS[1], KEYS[2]
 --- @include "now"
 local now = serverNow()
 --- @include "held"
---- @include "rescore"
-local leaseEnd = now + tonumber(ARGV[1])
-local out = {}
-for i = 2, #ARGV, 2 do
-  local group = ARGV[i]
-  if holds(heldKey, group, ARGV[i + 1]) and redis.call('ZSCORE', leasesKey, group) then
-    rescore(leasesKey, leaseEnd, group)
-    out[#out + 1] = 1
-  else
-    out[#out + 1] = 0
-  end
-end
-return out
+--- @include "extend-leases"
+return extendLeases(leasesKey, now + tonumber(ARGV[1]), ARGV, function(group, token)
+  return holds(heldKey, group, token)
+end)

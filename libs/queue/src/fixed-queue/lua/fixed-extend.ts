@@ -1,4 +1,5 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 import type { Delivery } from './fixed-ack';
 
 export interface FixedExtendInput {
@@ -7,9 +8,9 @@ export interface FixedExtendInput {
 }
 
 /** Extends leases of running deliveries (see fixed-extend.lua): false where the lease was lost. */
-export const fixedExtend: ScriptProtocol<'fixed-extend', FixedExtendInput, boolean[]> = {
+export const fixedExtend = FIXED_QUEUE_SCRIPTS.define<'fixed-extend', FixedExtendInput, boolean[]>({
   script: 'fixed-extend',
   keys: (shard) => kindsOf(shard, ['held', 'leases']),
   args: ({ leaseMs, deliveries }) => [leaseMs, ...deliveries.flatMap(({ group, token }) => [group, token])],
   decode: (reply) => (reply as number[]).map((held) => held === 1),
-};
+});

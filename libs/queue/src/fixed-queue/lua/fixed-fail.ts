@@ -1,4 +1,5 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 import type { Delivery } from './fixed-ack';
 
 export interface FixedFailInput {
@@ -25,7 +26,7 @@ export type FailOutcome = {
 };
 
 /** Records a failed at-least-once delivery: a retry, its burial or its group's pause (see fixed-fail.lua). */
-export const fixedFail: ScriptProtocol<'fixed-fail', FixedFailInput, FailOutcome> = {
+export const fixedFail = FIXED_QUEUE_SCRIPTS.define<'fixed-fail', FixedFailInput, FailOutcome>({
   script: 'fixed-fail',
   keys: (shard, { delivery }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors', 'pausedGroups']),
@@ -48,4 +49,4 @@ export const fixedFail: ScriptProtocol<'fixed-fail', FixedFailInput, FailOutcome
     const [outcome, at, acknowledged] = reply as [FailOutcome['outcome'], number, number];
     return { outcome, at, acknowledged };
   },
-};
+});

@@ -1,5 +1,6 @@
+import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
 import type { ShardKeyKind } from '../../redis/keys';
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { kindsOf } from '../../redis/script-protocol';
 
 /** Every key of a shard but the groups' lists: `lastPush` first, as fixed-obliterate reads them. */
 const SHARD_KINDS: ShardKeyKind[] = [
@@ -24,7 +25,7 @@ export interface FixedObliterateInput {
 }
 
 /** Deletes a page of a shard's groups, and the shard once none is left (see fixed-obliterate.lua): the next page. */
-export const fixedObliterate: ScriptProtocol<'fixed-obliterate', FixedObliterateInput, string[]> = {
+export const fixedObliterate = FIXED_QUEUE_SCRIPTS.define<'fixed-obliterate', FixedObliterateInput, string[]>({
   script: 'fixed-obliterate',
   keys: (shard, { page, rated }) => [
     ...kindsOf(shard, SHARD_KINDS),
@@ -33,4 +34,4 @@ export const fixedObliterate: ScriptProtocol<'fixed-obliterate', FixedObliterate
   ],
   args: ({ pageSize, page }) => [SHARD_KINDS.length, pageSize, ...page],
   decode: (reply) => reply as string[],
-};
+});

@@ -1,9 +1,10 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 
 /** Pauses a group (see fixed-pause-group.lua): true when this call paused it. */
-export const fixedPauseGroup: ScriptProtocol<'fixed-pause-group', string, boolean> = {
+export const fixedPauseGroup = FIXED_QUEUE_SCRIPTS.define<'fixed-pause-group', string, boolean>({
   script: 'fixed-pause-group',
   keys: (shard) => kindsOf(shard, ['ready', 'pausedGroups']),
   args: (group) => [group],
   decode: (reply) => reply === 1,
-};
+});

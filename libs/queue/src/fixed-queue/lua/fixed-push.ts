@@ -1,4 +1,5 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 
 export interface GroupPush {
   group: string;
@@ -31,7 +32,7 @@ export interface PushOutcome {
 }
 
 /** Appends messages to groups of one shard (see fixed-push.lua). */
-export const fixedPush: ScriptProtocol<'fixed-push', FixedPushInput, PushOutcome> = {
+export const fixedPush = FIXED_QUEUE_SCRIPTS.define<'fixed-push', FixedPushInput, PushOutcome>({
   script: 'fixed-push',
   keys: (shard, { groups }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'pausedGroups']),
@@ -55,4 +56,4 @@ export const fixedPush: ScriptProtocol<'fixed-push', FixedPushInput, PushOutcome
     for (let i = 0; i < lost.length; i += 2) evicted[lost[i] - 1] = lost[i + 1];
     return { serverNow, wakeAt, evicted };
   },
-};
+});

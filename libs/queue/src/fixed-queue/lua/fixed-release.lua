@@ -14,27 +14,24 @@ local readyKey, heldKey, leasesKey, pausedKey, statsKey, errorsKey = KEYS[1], KE
 local now = serverNow()
 --- @include "held"
 --- @include "paused-groups"
-local out = {}
+--- @include "per-delivery"
 local given = 0
-for a = 2, #ARGV, 3 do
+local out = perDelivery(ARGV, 3, function(a)
   local group = ARGV[a]
   local holder, count, attempts = parseHeld(redis.call('HGET', heldKey, group))
-  if holder ~= '' and holder == ARGV[a + 1] then
-    -- The lease goes first: a full Redis (maxmemory, noeviction) refuses a script whose first write
-    -- may grow memory, and a give-back must go through there (it only moves the group back).
-    redis.call('ZREM', leasesKey, group)
-    if ARGV[a + 2] == '1' then
-      redis.call('HSET', errorsKey, group, ARGV[1])
-    else
-      attempts = math.max(0, attempts - 1)
-    end
-    redis.call('HSET', heldKey, group, heldRecord('', count, attempts, 0))
-    if not isGroupPaused(pausedKey, group) then redis.call('ZADD', readyKey, now, group) end
-    given = given + 1
-    out[#out + 1] = 1
+  if holder == '' or holder ~= ARGV[a + 1] then return false end
+  -- The lease goes first: a full Redis (maxmemory, noeviction) refuses a script whose first write
+  -- may grow memory, and a give-back must go through there (it only moves the group back).
+  redis.call('ZREM', leasesKey, group)
+  if ARGV[a + 2] == '1' then
+    redis.call('HSET', errorsKey, group, ARGV[1])
   else
-    out[#out + 1] = 0
+    attempts = math.max(0, attempts - 1)
   end
-end
+  redis.call('HSET', heldKey, group, heldRecord('', count, attempts, 0))
+  if not isGroupPaused(pausedKey, group) then redis.call('ZADD', readyKey, now, group) end
+  given = given + 1
+  return true
+end)
 if given > 0 then redis.call('HINCRBY', statsKey, 'givenBack', given) end
 return out

@@ -1,4 +1,5 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 import type { Delivery } from './fixed-ack';
 
 /** A delivery shutdown gives back, and whether its attempt counts (its handler ran past handlerTimeoutMs). */
@@ -7,11 +8,11 @@ export interface GivenBackDelivery extends Delivery {
 }
 
 /** Gives unfinished deliveries back (see fixed-release.lua): true for each given back, false where stale. */
-export const fixedRelease: ScriptProtocol<
+export const fixedRelease = FIXED_QUEUE_SCRIPTS.define<
   'fixed-release',
   { error: string; deliveries: GivenBackDelivery[] },
   boolean[]
-> = {
+>({
   script: 'fixed-release',
   keys: (shard) => kindsOf(shard, ['ready', 'held', 'leases', 'pausedGroups', 'stats', 'errors']),
   args: ({ error, deliveries }) => [
@@ -19,4 +20,4 @@ export const fixedRelease: ScriptProtocol<
     ...deliveries.flatMap(({ group, token, counted }) => [group, token, counted ? '1' : '0']),
   ],
   decode: (reply) => (reply as number[]).map((done) => done === 1),
-};
+});

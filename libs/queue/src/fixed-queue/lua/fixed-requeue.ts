@@ -1,4 +1,5 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 
 export interface FixedRequeueInput {
   id: string;
@@ -9,11 +10,11 @@ export interface FixedRequeueInput {
 }
 
 /** Appends a dead batch's messages to its group again (see fixed-requeue.lua); null when no such dead batch. */
-export const fixedRequeue: ScriptProtocol<
+export const fixedRequeue = FIXED_QUEUE_SCRIPTS.define<
   'fixed-requeue',
   FixedRequeueInput,
   { dropped: number; wakeAt: number } | null
-> = {
+>({
   script: 'fixed-requeue',
   keys: (shard, { group }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'dead', 'deadData', 'pausedGroups']),
@@ -24,4 +25,4 @@ export const fixedRequeue: ScriptProtocol<
     const [found, dropped, wakeAt] = reply as number[];
     return found === 1 ? { dropped, wakeAt } : null;
   },
-};
+});

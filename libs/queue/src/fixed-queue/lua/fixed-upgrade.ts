@@ -1,4 +1,5 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 
 export interface FixedUpgradeInput {
   /** Most groups to name for the next call. */
@@ -8,7 +9,7 @@ export interface FixedUpgradeInput {
 }
 
 /** Converts a page of an earlier version's groups (see fixed-upgrade.lua): the next page, empty once done. */
-export const fixedUpgrade: ScriptProtocol<'fixed-upgrade', FixedUpgradeInput, string[]> = {
+export const fixedUpgrade = FIXED_QUEUE_SCRIPTS.define<'fixed-upgrade', FixedUpgradeInput, string[]>({
   script: 'fixed-upgrade',
   keys: (shard, { page }) => [
     ...kindsOf(shard, ['lens', 'lastPush', 'stats']),
@@ -16,4 +17,4 @@ export const fixedUpgrade: ScriptProtocol<'fixed-upgrade', FixedUpgradeInput, st
   ],
   args: ({ pageSize, page }) => [pageSize, ...page],
   decode: (reply) => reply as string[],
-};
+});

@@ -1,4 +1,5 @@
-import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
+import { RECURRING_SCRIPTS } from './recurring.scripts';
+import { kindsOf } from '../../redis/script-protocol';
 import { tickWindowArgs, type TickWindow } from '../../delay-queue/lua/tick-window';
 
 export interface RecurringDeclareInput {
@@ -36,30 +37,32 @@ export type RecurringDeclared = {
 );
 
 /** Declares a `@Recurring` schedule with its generation (see recurring-declare.lua). */
-export const recurringDeclare: ScriptProtocol<'recurring-declare', RecurringDeclareInput, RecurringDeclared> = {
-  script: 'recurring-declare',
-  keys: (shard) =>
-    kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats', 'declarations']),
-  args: (input) => [
-    input.id,
-    input.declarer,
-    input.schedule,
-    input.declaredBy,
-    input.aliveMs,
-    input.firstDeclaredAt,
-    input.keepMs,
-    input.windowFor,
-    ...tickWindowArgs(input.window),
-  ],
-  decode: (reply) => {
-    const [status, at, inEffect, ...rest] = reply as [RecurringDeclared['status'], number, string, ...string[]];
-    const declarations: LiveDeclaration[] = [];
-    for (let i = 0; i < rest.length; i += 3)
-      declarations.push({ schedule: rest[i], declaredBy: rest[i + 1], firstDeclaredAt: Number(rest[i + 2]) });
-    const time =
-      status === 'clock' || status === 'winner' || status === 'ended'
-        ? { status, serverNow: at }
-        : { status, nextRunAt: at };
-    return { inEffect, declarations, ...time } as RecurringDeclared;
+export const recurringDeclare = RECURRING_SCRIPTS.define<'recurring-declare', RecurringDeclareInput, RecurringDeclared>(
+  {
+    script: 'recurring-declare',
+    keys: (shard) =>
+      kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats', 'declarations']),
+    args: (input) => [
+      input.id,
+      input.declarer,
+      input.schedule,
+      input.declaredBy,
+      input.aliveMs,
+      input.firstDeclaredAt,
+      input.keepMs,
+      input.windowFor,
+      ...tickWindowArgs(input.window),
+    ],
+    decode: (reply) => {
+      const [status, at, inEffect, ...rest] = reply as [RecurringDeclared['status'], number, string, ...string[]];
+      const declarations: LiveDeclaration[] = [];
+      for (let i = 0; i < rest.length; i += 3)
+        declarations.push({ schedule: rest[i], declaredBy: rest[i + 1], firstDeclaredAt: Number(rest[i + 2]) });
+      const time =
+        status === 'clock' || status === 'winner' || status === 'ended'
+          ? { status, serverNow: at }
+          : { status, nextRunAt: at };
+      return { inEffect, declarations, ...time } as RecurringDeclared;
+    },
   },
-};
+);

@@ -1,7 +1,5 @@
-import { recurringDeclare } from './recurring-declare';
+import { scriptSet } from '../../redis/script-set';
+import { DELAY_QUEUE_SCRIPTS } from '../../delay-queue/lua/delay-queue.scripts';
 
-/** The scripts of `@Recurring` schedules, by their protocols (each script is `<script>.lua` in this directory). */
-export const RECURRING_SCRIPTS = {
-  dir: __dirname,
-  protocols: [recurringDeclare],
-};
+/** The scripts of `@Recurring` schedules (`<script>.lua` in this directory), built on the DelayQueue's includes. */
+export const RECURRING_SCRIPTS = scriptSet(__dirname, ...DELAY_QUEUE_SCRIPTS.includes);

@@ -1,6 +1,6 @@
+import { QUEUE_SCRIPTS } from './queue.scripts';
 import type { QueueKind } from '../../interfaces';
 import type { QueueKeys } from '../keys';
-import type { ScriptProtocol } from '../script-protocol';
 
 /** A queue's record as stored: its kind, shard count and storage layout. */
 export interface QueueMeta {
@@ -22,7 +22,7 @@ export interface QueueMetaInput {
 }
 
 /** Records a queue on first use and answers what is stored (see queue-meta.lua). */
-export const queueMeta: ScriptProtocol<'queue-meta', QueueMetaInput, QueueMeta, QueueKeys> = {
+export const queueMeta = QUEUE_SCRIPTS.define<'queue-meta', QueueMetaInput, QueueMeta, QueueKeys>({
   script: 'queue-meta',
   keys: (keys) => [keys.meta],
   args: ({ kind, shards, layout, readsAsIs, known }) => [kind, shards, layout, readsAsIs, known ? 1 : 0],
@@ -30,4 +30,4 @@ export const queueMeta: ScriptProtocol<'queue-meta', QueueMetaInput, QueueMeta, 
     const [kind, shards, layout, created] = reply as [string, string, string, number];
     return { kind, shards: Number(shards), layout: Number(layout), created: created === 1 };
   },
-};
+});

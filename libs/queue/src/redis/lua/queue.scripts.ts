@@ -1,7 +1,4 @@
-import { queueMeta } from './queue-meta';
+import { scriptSet } from '../script-set';
 
-/** The scripts of every queue, by their protocols (each script is `<script>.lua` in this directory). */
-export const QUEUE_SCRIPTS = {
-  dir: __dirname,
-  protocols: [queueMeta],
-};
+/** The scripts of every queue (`<script>.lua` in this directory), which use only the shared includes. */
+export const QUEUE_SCRIPTS = scriptSet(__dirname);
