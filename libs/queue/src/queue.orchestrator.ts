@@ -9,6 +9,7 @@ import { QueueExplorer, type FoundMethod } from './queue.explorer';
 import { QueueSettings } from './queue.settings';
 import { RedisConnection } from './redis/redis-connection';
 import { RecurringSchedules } from './recurring/recurring-schedules';
+import { DeclaredState } from './declared-state';
 import type { RecurringOptions } from './interfaces';
 import { raceTimeout, TIMED_OUT } from './utils/timers';
 import type {
@@ -19,10 +20,13 @@ import type {
 } from './decorators';
 
 /**
- * Mounts what QueueExplorer found, in Nest's lifecycle phases: event handlers are subscribed at module
- * init, consumers are built (and their options checked) then started once the application is
- * bootstrapped, and stop claiming first on shutdown (each waiting up to `shutdownTimeoutMs` for its
- * handlers, then giving back what they did not finish), before the connection closes.
+ * Mounts what QueueExplorer found, and owns the library's lifecycle: event handlers are subscribed at
+ * module init; once the application is bootstrapped, consumers are built (their options checked, each
+ * `@Recurring` schedule added to RecurringSchedules), then, in this order, what this process declares
+ * is kept declared (DeclaredState), the schedules' queues are recorded, the schedules declared, and the
+ * consumers started. Shutdown goes in reverse before the connection closes: consumers stop claiming
+ * (each waiting up to `shutdownTimeoutMs` for its handlers, then giving back what they did not finish),
+ * the schedules are withdrawn, DeclaredState stops.
  */
 @Injectable()
 export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -44,6 +48,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     private readonly connection: RedisConnection,
     private readonly recurringSchedules: RecurringSchedules,
     private readonly registry: QueueRegistry,
+    private readonly declaredState: DeclaredState,
   ) {}
 
   onModuleInit(): void {
@@ -68,8 +73,12 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       const built: (Consumer | undefined)[] = [];
       for (const found of this.delayConsumers) built.push(await this.factory.delayConsumer(found));
       for (const found of this.batchConsumers) built.push(await this.factory.batchConsumer(found));
-      for (const found of this.recurring) built.push(await this.recurringSchedules.mount(found));
-      built.push(...(await this.mountTaskSources()));
+      for (const found of [...this.recurring, ...this.taskSourceSchedules()])
+        built.push(await this.factory.recurringConsumer(found));
+      this.declaredState.start();
+      // Made here, not by Nest: their records are asserted here, as a registered queue's is at its init.
+      for (const queue of this.recurringSchedules.queues()) await queue.record.assert();
+      await this.recurringSchedules.declareAll();
       if (!this.settings.consumers) return;
       for (const consumer of built) {
         if (!consumer) continue;
@@ -87,6 +96,16 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    await this.stopConsumers();
+    try {
+      await this.recurringSchedules.withdraw();
+    } catch {
+      // Redis away: the declarations expire by themselves (DECLARER_ALIVE_MS).
+    }
+    this.declaredState.stop();
+  }
+
+  private async stopConsumers(): Promise<void> {
     const timeout = this.settings.shutdownTimeoutMs;
     const consumers = this.started.splice(0);
     // One budget for the whole shutdown (RedisConnection closes by the same deadline): handlers get
@@ -109,8 +128,8 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
    * Gives each DelayQueue its `@TaskSource` (a pass owed since its record was created starts), and the
    * `@Recurring` schedule that runs it every `reconcile.everyMs` / `cron`, once across every process.
    */
-  private async mountTaskSources(): Promise<Consumer[]> {
-    const schedules: Consumer[] = [];
+  private taskSourceSchedules(): FoundMethod<RecurringOptions>[] {
+    const schedules: FoundMethod<RecurringOptions>[] = [];
     for (const { instance, method, label, metadata } of this.taskSources) {
       const queue = this.factory.queueOf('delay', metadata.queue);
       // Replaced by a test's provider override: nothing to reconcile.
@@ -118,16 +137,12 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       queue.reconciler.attach({ label, list: bound(instance, method) });
       const { everyMs, cron } = queue.options.reconcile ?? {};
       if (everyMs === undefined && cron === undefined) continue;
-      const run = { reconcile: () => queue.reconciler.run({}, 'schedule') };
-      const every = everyMs !== undefined ? { everyMs } : { cron: cron as string };
-      schedules.push(
-        await this.recurringSchedules.mount({
-          instance: run,
-          method: 'reconcile',
-          label: `@TaskSource ${label}`,
-          metadata: { name: `reconcile.${queue.name}`, ...every },
-        }),
-      );
+      schedules.push({
+        instance: { reconcile: () => queue.reconciler.run({}, 'schedule') },
+        method: 'reconcile',
+        label: `@TaskSource ${label}`,
+        metadata: { name: `reconcile.${queue.name}`, ...(everyMs !== undefined ? { everyMs } : { cron: cron! }) },
+      });
     }
     const sourced = new Set(this.taskSources.map(({ metadata }) => metadata.queue));
     for (const { kind, name, queue } of this.registry.all()) {

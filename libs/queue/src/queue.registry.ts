@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { isDeepStrictEqual } from 'node:util';
 import { duplicateQueue, queueKindConflict, unknownQueue, wrongKind } from './queue.messages';
 import { ConsumerRegistry } from './consumer/consumer.registry';
-import { DelayQueue } from './delay-queue/delay-queue';
+import { DelayQueue, type DelayQueueInternals } from './delay-queue/delay-queue';
 import { QueueEvents } from './events/queue-events';
 import { FixedQueue } from './fixed-queue/fixed-queue';
 import type { DelayQueueOptions, FixedQueueOptions, QueueKind } from './interfaces';
@@ -49,14 +49,17 @@ export class QueueRegistry {
     );
   }
 
-  /** The DelayQueue of that name, made on its first registration (see `register`). */
-  delayQueue(options: DelayQueueOptions, registeredIn?: () => string): DelayQueue {
+  /**
+   * The DelayQueue of that name, made on its first registration (see `register`); `internal` says how a
+   * queue the library makes for itself differs (a `@Recurring` schedule's).
+   */
+  delayQueue(options: DelayQueueOptions, registeredIn?: () => string, internal?: DelayQueueInternals): DelayQueue {
     const { connection, settings, events, consumers } = this;
     return this.register(
       'delay',
       options?.name,
       options,
-      () => new DelayQueue(options, connection, settings, events, consumers),
+      () => new DelayQueue(options, connection, settings, events, consumers, internal),
       registeredIn,
     );
   }
