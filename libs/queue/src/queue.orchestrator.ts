@@ -5,19 +5,13 @@ import { eventQueueKind, QUEUE_EVENT_NAMES, QueueEvents } from './events/queue-e
 import { periodWithoutSource, unknownEvent } from './queue.messages';
 import { DelayQueue } from './delay-queue/delay-queue';
 import { QueueRegistry } from './queue.registry';
-import { QueueExplorer, type FoundMethod } from './queue.explorer';
+import { QueueExplorer, type DiscoveredHandlers, type FoundMethod } from './queue.explorer';
 import { QueueSettings } from './queue.settings';
 import { RedisConnection } from './redis/redis-connection';
 import { RecurringSchedules } from './recurring/recurring-schedules';
 import { DeclaredState } from './declared-state';
 import type { RecurringOptions } from './interfaces';
 import { raceTimeout, TIMED_OUT } from './utils/timers';
-import type {
-  BatchConsumerMetadata,
-  DelayConsumerMetadata,
-  QueueEventHandlerMetadata,
-  TaskSourceMetadata,
-} from './decorators';
 
 /**
  * Mounts what QueueExplorer found, and owns the library's lifecycle: event handlers are subscribed at
@@ -31,10 +25,13 @@ import type {
 @Injectable()
 export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('QueueModule');
-  private batchConsumers: FoundMethod<BatchConsumerMetadata>[] = [];
-  private delayConsumers: FoundMethod<DelayConsumerMetadata>[] = [];
-  private recurring: FoundMethod<RecurringOptions>[] = [];
-  private taskSources: FoundMethod<TaskSourceMetadata>[] = [];
+  /** What discovery found, mounted once the application is bootstrapped. */
+  private found: Omit<DiscoveredHandlers, 'eventHandlers'> = {
+    batchConsumers: [],
+    delayConsumers: [],
+    recurring: [],
+    taskSources: [],
+  };
   private readonly started: Consumer[] = [];
   /** What discovery refused, thrown once every module is initialised. */
   private refused: unknown;
@@ -53,12 +50,9 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
 
   onModuleInit(): void {
     try {
-      const found = this.explorer.explore();
-      this.batchConsumers = found.batchConsumers;
-      this.delayConsumers = found.delayConsumers;
-      this.recurring = found.recurring;
-      this.taskSources = found.taskSources;
-      for (const handler of found.eventHandlers) this.listen(handler);
+      const { eventHandlers, ...found } = this.explorer.explore();
+      this.found = found;
+      for (const handler of eventHandlers) this.listen(handler);
     } catch (error) {
       // Thrown at bootstrap: the connection's own start-up (PING) runs beside this hook, and closing it
       // now would be reported as Redis being unreachable.
@@ -71,9 +65,10 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       if (this.refused !== undefined) throw this.refused;
       // Every consumer is built first: a misconfigured one fails start-up before any claims work.
       const built: (Consumer | undefined)[] = [];
-      for (const found of this.delayConsumers) built.push(await this.factory.delayConsumer(found));
-      for (const found of this.batchConsumers) built.push(await this.factory.batchConsumer(found));
-      for (const found of [...this.recurring, ...this.taskSourceSchedules()])
+      const { delayConsumers, batchConsumers, recurring } = this.found;
+      for (const found of delayConsumers) built.push(await this.factory.delayConsumer(found));
+      for (const found of batchConsumers) built.push(await this.factory.batchConsumer(found));
+      for (const found of [...recurring, ...this.taskSourceSchedules()])
         built.push(await this.factory.recurringConsumer(found));
       this.declaredState.start();
       // Made here, not by Nest: their records are asserted here, as a registered queue's is at its init.
@@ -130,7 +125,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
    */
   private taskSourceSchedules(): FoundMethod<RecurringOptions>[] {
     const schedules: FoundMethod<RecurringOptions>[] = [];
-    for (const { instance, method, label, metadata } of this.taskSources) {
+    for (const { instance, method, label, metadata } of this.found.taskSources) {
       const queue = this.factory.queueOf('delay', metadata.queue);
       // Replaced by a test's provider override: nothing to reconcile.
       if (!(queue instanceof DelayQueue)) continue;
@@ -144,7 +139,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
         metadata: { name: `reconcile.${queue.name}`, ...(everyMs !== undefined ? { everyMs } : { cron: cron! }) },
       });
     }
-    const sourced = new Set(this.taskSources.map(({ metadata }) => metadata.queue));
+    const sourced = new Set(this.found.taskSources.map(({ metadata }) => metadata.queue));
     for (const { kind, name, queue } of this.registry.all()) {
       if (kind !== 'delay' || sourced.has(name)) continue;
       const { everyMs, cron } = queue.options.reconcile ?? {};
@@ -153,7 +148,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     return schedules;
   }
 
-  private listen({ instance, method, label, metadata: { event, queue } }: FoundMethod<QueueEventHandlerMetadata>) {
+  private listen({ instance, method, label, metadata: { event, queue } }: DiscoveredHandlers['eventHandlers'][number]) {
     if (!QUEUE_EVENT_NAMES.includes(event))
       throw unknownEvent(`@OnQueueEvent on ${label}: `, String(event), QUEUE_EVENT_NAMES);
     // A listener filtering on a queue that does not exist would never be called: say so at start-up.

@@ -39,14 +39,7 @@ export class QueueRegistry {
 
   /** The FixedQueue of that name, made on its first registration (see `register`). */
   fixedQueue(options: FixedQueueOptions, registeredIn?: () => string): FixedQueue {
-    const { connection, settings, events, consumers } = this;
-    return this.register(
-      'fixed',
-      options?.name,
-      options,
-      () => new FixedQueue(options, connection, settings, events, consumers),
-      registeredIn,
-    );
+    return this.register('fixed', options, (...made) => new FixedQueue(options, ...made), registeredIn);
   }
 
   /**
@@ -54,27 +47,21 @@ export class QueueRegistry {
    * queue the library makes for itself differs (a `@Recurring` schedule's).
    */
   delayQueue(options: DelayQueueOptions, registeredIn?: () => string, internal?: DelayQueueInternals): DelayQueue {
-    const { connection, settings, events, consumers } = this;
-    return this.register(
-      'delay',
-      options?.name,
-      options,
-      () => new DelayQueue(options, connection, settings, events, consumers, internal),
-      registeredIn,
-    );
+    return this.register('delay', options, (...made) => new DelayQueue(options, ...made, internal), registeredIn);
   }
 
   /**
-   * Returns the queue of that name, creating it on first registration. Several modules may register
-   * the same queue (with equal options) and share one instance; other options under the name are refused.
+   * Returns the queue of that name, creating it on first registration from what every queue is made
+   * with. Several modules may register the same queue (with equal options) and share one instance;
+   * other options under the name are refused.
    */
   private register<Q>(
     kind: QueueKind,
-    name: string,
-    options: unknown,
-    create: () => Q,
+    options: { name: string } | undefined,
+    create: (...made: [RedisConnection, QueueSettings, QueueEvents, ConsumerRegistry]) => Q,
     registeredIn?: () => string,
   ): Q {
+    const name = options?.name as string;
     const existing = this.queues.get(name);
     if (existing) {
       if (existing.kind !== kind) throw queueKindConflict(name, existing.kind, kind);
@@ -84,7 +71,7 @@ export class QueueRegistry {
       }
       return existing.queue as Q;
     }
-    const queue = create();
+    const queue = create(this.connection, this.settings, this.events, this.consumers);
     this.queues.set(name, { kind, options, queue, registeredIn });
     return queue;
   }

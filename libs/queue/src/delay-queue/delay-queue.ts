@@ -48,6 +48,7 @@ import { RepeatOccurrences } from './repeat-occurrences';
 import { TaskReconciler } from './task-reconciler';
 import { RepeatSchedule } from './repeat-schedule';
 import { queueLogContext } from '../utils/log-line';
+import { QueueControls } from '../queue-controls';
 import { leaseRenamed } from './delay-queue.messages';
 
 /** @internal How a queue the library makes for itself differs from an application's. */
@@ -68,12 +69,12 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   /** @internal Its keys, scripts and replies: for tests that look underneath. */
   readonly store: DelayQueueStore;
   private readonly codec: PayloadCodec;
-  private readonly pauseFlag: PauseFlag;
   /** @internal Its record in Redis, whose loss says its data was lost. */
   readonly record: QueueRecord;
   /** @internal Wake-up hints of this queue from this process, its consumers' included. */
   readonly hints: WakeHints;
   private readonly writes: TaskWrites;
+  private readonly controls: QueueControls;
   private readonly inspection: TaskInspection<T>;
   private readonly occurrences: RepeatOccurrences;
   /** The calls safe to repeat, retried within their `retryMs`. */
@@ -87,7 +88,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     options: DelayQueueOptions,
     private readonly connection: RedisConnection,
     settings: QueueSettings,
-    private readonly events: QueueEvents,
+    events: QueueEvents,
     private readonly consumers: ConsumerRegistry,
     internal: DelayQueueInternals = {},
   ) {
@@ -115,7 +116,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       internal.reportsLoss ?? true,
     );
     this.hints = WakeHints.of(connection, this.store.keys.wakeChannel, this.options.shards, settings.idlePollMs);
-    this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards, this.hints);
+    const pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards, this.hints);
     this.occurrences = new RepeatOccurrences(this.store, connection.clock);
     this.writes = new TaskWrites({
       queue: this.name,
@@ -126,6 +127,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       tracer: (this.options.tracing ?? settings.tracing) ? new QueueTracer(this.name, 'delay') : undefined,
     });
     this.inspection = new TaskInspection(this.store, this.options.shards);
+    this.controls = new QueueControls('delay', this, pauseFlag, events, consumers, () => this.writes.flush());
     connection.holdsWrites(this.writes.batcher);
     connection.holdsWrites(this.retries);
     this.reconciler = new TaskReconciler({
@@ -351,11 +353,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
    */
   async obliterate(options?: ObliterateOptions): Promise<void> {
     assertCallOptions('obliterate(options)', options, CALL_OPTIONS.obliterate);
-    this.consumers.assertObliterable('delay', this.name, options?.force === true);
-    // Schedules made before the call are deleted too.
-    this.writes.flush();
-    await Promise.all(Array.from({ length: this.options.shards }, (_, shard) => this.store.obliterate(shard)));
-    await this.record.delete();
+    await this.controls.obliterate(options?.force === true);
   }
 
   stats(): Promise<DelayQueueStats> {
@@ -368,28 +366,26 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
    * data went with it). Resolves with whether a loss was recorded. A pass of its task source clears it too (see `reconcile`).
    */
   acknowledgeDataLoss(): Promise<boolean> {
-    return this.record.acknowledgeLoss();
+    return this.controls.acknowledgeDataLoss();
   }
 
   /**
-   * Stops every consumer of this queue, in every process, from claiming: once this resolves no claim
-   * hands anything out (work in flight finishes normally). Producers keep writing; due work waits.
+   * Stops every consumer of this queue, in every process, from claiming tasks: once this resolves no
+   * claim hands one out (tasks running finish normally). Producers keep scheduling; due tasks wait.
    * The flag lives in Redis, so consumers started later stay paused too.
    */
-  async pause(): Promise<void> {
-    await this.pauseFlag.switch(true);
-    if (this.events.has('queue.paused')) this.events.emit('queue.paused', { queue: this.name, kind: 'delay' });
+  pause(): Promise<void> {
+    return this.controls.pause();
   }
 
-  /** Lets consumers claim again; work that fell due meanwhile is handed out at once (they are woken). */
-  async resume(): Promise<void> {
-    await this.pauseFlag.switch(false);
-    if (this.events.has('queue.resumed')) this.events.emit('queue.resumed', { queue: this.name, kind: 'delay' });
+  /** Lets consumers claim again; tasks that fell due meanwhile are handed out at once (they are woken). */
+  resume(): Promise<void> {
+    return this.controls.resume();
   }
 
   /** Whether the queue is paused (any of its shards, should a pause() have failed half-way). */
   isPaused(): Promise<boolean> {
-    return this.pauseFlag.read();
+    return this.controls.isPaused();
   }
 
   /** A call's retry budget: its own `retryMs`, else the queue's. */
