@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { QueueEvents } from './events/queue-events';
 import { QueueRegistry } from './queue.registry';
 import { DECLARE_EVERY_MS } from './recurring/recurring-declaration';
@@ -19,10 +19,10 @@ const QUEUE_RECORDS_EVERY = 5;
  * What this process declares in Redis at start-up — its `@Recurring` schedules and its queues' records
  * — declared again by itself when Redis lost it, checked every few seconds and whenever the connection
  * is ready again (a restarted server). A restore is logged (a warning) and emitted as
- * `state.redeclared`, which QueueMetricsModule counts.
+ * `state.redeclared`, which QueueMetricsModule counts. Started and stopped by QueueOrchestrator.
  */
 @Injectable()
-export class DeclaredState implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class DeclaredState {
   private readonly logger = new Logger('QueueModule');
   private timer?: NodeJS.Timeout;
   private round = 0;
@@ -37,23 +37,20 @@ export class DeclaredState implements OnApplicationBootstrap, BeforeApplicationS
     private readonly events: QueueEvents,
   ) {}
 
-  onApplicationBootstrap(): void {
+  start(): void {
     this.timer = setInterval(() => void this.check(this.round % QUEUE_RECORDS_EVERY === 0), DECLARE_EVERY_MS);
     this.timer.unref();
     this.connection.client.on('ready', this.reconnected);
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  /**
+   * Not waiting for a round in flight: with Redis frozen it could outlast the shutdown budget. One that
+   * lands after the schedules' withdrawal leaves a declaration that expires by itself (DECLARER_ALIVE_MS).
+   */
+  stop(): void {
     this.stopped = true;
     clearInterval(this.timer);
     this.connection.client.off('ready', this.reconnected);
-    // Not waiting for a round in flight: with Redis frozen it could outlast the shutdown budget. One that
-    // lands after the withdrawal leaves a declaration that expires by itself (DECLARER_ALIVE_MS).
-    try {
-      await this.recurring.withdraw();
-    } catch {
-      // Redis away: they expire by themselves.
-    }
   }
 
   /** One round; a round still running (Redis slow) is not doubled. */

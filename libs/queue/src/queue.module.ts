@@ -23,6 +23,7 @@ import type {
   FixedQueueAsyncOptions,
   FixedQueueOptions,
   QueueAsyncOptions,
+  QueueKind,
   QueueModuleOptions,
 } from './interfaces';
 
@@ -68,7 +69,7 @@ import type {
 export class QueueModule extends ConfigurableModuleClass {
   /** Registers a FixedQueue, injectable with `@InjectFixedQueue(name)`. */
   static registerFixedQueue(options: FixedQueueOptions): DynamicModule {
-    return queueModule(getFixedQueueToken(options?.name), given(options), createFixedQueue, [], 'registerFixedQueue');
+    return queueModule('fixed', options?.name, given(options), [], 'registerFixedQueue');
   }
 
   /**
@@ -76,31 +77,17 @@ export class QueueModule extends ConfigurableModuleClass {
    * `registerFixedQueueAsync({ name, imports: [ConfigModule], inject: [ConfigService], useFactory: (config) => ({ ... }) })`.
    */
   static registerFixedQueueAsync(options: FixedQueueAsyncOptions): DynamicModule {
-    const name = asyncName(options, 'QueueModule.registerFixedQueueAsync');
-    return queueModule(
-      getFixedQueueToken(name),
-      factoryOf(name, options),
-      createFixedQueue,
-      options.imports,
-      'registerFixedQueueAsync',
-    );
+    return asyncQueueModule('fixed', options, 'registerFixedQueueAsync');
   }
 
   /** Registers a DelayQueue, injectable with `@InjectDelayQueue(name)`. */
   static registerDelayQueue(options: DelayQueueOptions): DynamicModule {
-    return queueModule(getDelayQueueToken(options?.name), given(options), createDelayQueue, [], 'registerDelayQueue');
+    return queueModule('delay', options?.name, given(options), [], 'registerDelayQueue');
   }
 
   /** Registers a DelayQueue whose options come from `useFactory`, as `registerFixedQueueAsync` does. */
   static registerDelayQueueAsync(options: DelayQueueAsyncOptions): DynamicModule {
-    const name = asyncName(options, 'QueueModule.registerDelayQueueAsync');
-    return queueModule(
-      getDelayQueueToken(name),
-      factoryOf(name, options),
-      createDelayQueue,
-      options.imports,
-      'registerDelayQueueAsync',
-    );
+    return asyncQueueModule('delay', options, 'registerDelayQueueAsync');
   }
 }
 
@@ -112,13 +99,19 @@ export class QueueModule extends ConfigurableModuleClass {
 @Module({})
 export class QueueFeatureModule {}
 
-type CreateQueue = (options: never, registry: QueueRegistry, registeredIn: () => string) => unknown;
-
-const createFixedQueue = (options: FixedQueueOptions, registry: QueueRegistry, registeredIn: () => string) =>
-  registry.fixedQueue(options, registeredIn);
-
-const createDelayQueue = (options: DelayQueueOptions, registry: QueueRegistry, registeredIn: () => string) =>
-  registry.delayQueue(options, registeredIn);
+/** Each kind's injection token, and how its registry makes it. */
+const KINDS = {
+  fixed: {
+    token: getFixedQueueToken,
+    create: (options: FixedQueueOptions, registry: QueueRegistry, registeredIn: () => string) =>
+      registry.fixedQueue(options, registeredIn),
+  },
+  delay: {
+    token: getDelayQueueToken,
+    create: (options: DelayQueueOptions, registry: QueueRegistry, registeredIn: () => string) =>
+      registry.delayQueue(options, registeredIn),
+  },
+};
 
 /** The queue's options as a provider of the feature module: given, or made by the caller's factory. */
 type OptionsSource = Pick<FactoryProvider, 'useFactory' | 'inject'>;
@@ -126,13 +119,20 @@ type OptionsSource = Pick<FactoryProvider, 'useFactory' | 'inject'>;
 // A factory, not useValue: Nest would take `useValue: undefined` for another kind of provider.
 const given = (options: unknown): OptionsSource => ({ useFactory: () => options });
 
+function asyncQueueModule(kind: QueueKind, options: QueueAsyncOptions<{ name: string }>, method: string) {
+  const name = asyncName(options, `QueueModule.${method}`);
+  return queueModule(kind, name, factoryOf(name, options), options.imports, method);
+}
+
 function queueModule(
-  token: string,
+  kind: QueueKind,
+  name: string,
   source: OptionsSource,
-  create: CreateQueue,
   imports: ModuleMetadata['imports'],
   method: string,
 ): DynamicModule {
+  const { token: tokenOf, create } = KINDS[kind];
+  const token = tokenOf(name);
   // Private to this feature module (not exported): modules registering the same queue each have their own.
   const optionsToken = `${token}:options`;
   const providers: Provider[] = [

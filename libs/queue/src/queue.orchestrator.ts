@@ -5,32 +5,33 @@ import { eventQueueKind, QUEUE_EVENT_NAMES, QueueEvents } from './events/queue-e
 import { periodWithoutSource, unknownEvent } from './queue.messages';
 import { DelayQueue } from './delay-queue/delay-queue';
 import { QueueRegistry } from './queue.registry';
-import { QueueExplorer, type FoundMethod } from './queue.explorer';
+import { QueueExplorer, type DiscoveredHandlers, type FoundMethod } from './queue.explorer';
 import { QueueSettings } from './queue.settings';
 import { RedisConnection } from './redis/redis-connection';
 import { RecurringSchedules } from './recurring/recurring-schedules';
+import { DeclaredState } from './declared-state';
 import type { RecurringOptions } from './interfaces';
 import { raceTimeout, TIMED_OUT } from './utils/timers';
-import type {
-  BatchConsumerMetadata,
-  DelayConsumerMetadata,
-  QueueEventHandlerMetadata,
-  TaskSourceMetadata,
-} from './decorators';
 
 /**
- * Mounts what QueueExplorer found, in Nest's lifecycle phases: event handlers are subscribed at module
- * init, consumers are built (and their options checked) then started once the application is
- * bootstrapped, and stop claiming first on shutdown (each waiting up to `shutdownTimeoutMs` for its
- * handlers, then giving back what they did not finish), before the connection closes.
+ * Mounts what QueueExplorer found, and owns the library's lifecycle: event handlers are subscribed at
+ * module init; once the application is bootstrapped, consumers are built (their options checked, each
+ * `@Recurring` schedule added to RecurringSchedules), then, in this order, what this process declares
+ * is kept declared (DeclaredState), the schedules' queues are recorded, the schedules declared, and the
+ * consumers started. Shutdown goes in reverse before the connection closes: consumers stop claiming
+ * (each waiting up to `shutdownTimeoutMs` for its handlers, then giving back what they did not finish),
+ * the schedules are withdrawn, DeclaredState stops.
  */
 @Injectable()
 export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('QueueModule');
-  private batchConsumers: FoundMethod<BatchConsumerMetadata>[] = [];
-  private delayConsumers: FoundMethod<DelayConsumerMetadata>[] = [];
-  private recurring: FoundMethod<RecurringOptions>[] = [];
-  private taskSources: FoundMethod<TaskSourceMetadata>[] = [];
+  /** What discovery found, mounted once the application is bootstrapped. */
+  private found: Omit<DiscoveredHandlers, 'eventHandlers'> = {
+    batchConsumers: [],
+    delayConsumers: [],
+    recurring: [],
+    taskSources: [],
+  };
   private readonly started: Consumer[] = [];
   /** What discovery refused, thrown once every module is initialised. */
   private refused: unknown;
@@ -44,16 +45,14 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     private readonly connection: RedisConnection,
     private readonly recurringSchedules: RecurringSchedules,
     private readonly registry: QueueRegistry,
+    private readonly declaredState: DeclaredState,
   ) {}
 
   onModuleInit(): void {
     try {
-      const found = this.explorer.explore();
-      this.batchConsumers = found.batchConsumers;
-      this.delayConsumers = found.delayConsumers;
-      this.recurring = found.recurring;
-      this.taskSources = found.taskSources;
-      for (const handler of found.eventHandlers) this.listen(handler);
+      const { eventHandlers, ...found } = this.explorer.explore();
+      this.found = found;
+      for (const handler of eventHandlers) this.listen(handler);
     } catch (error) {
       // Thrown at bootstrap: the connection's own start-up (PING) runs beside this hook, and closing it
       // now would be reported as Redis being unreachable.
@@ -66,10 +65,15 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       if (this.refused !== undefined) throw this.refused;
       // Every consumer is built first: a misconfigured one fails start-up before any claims work.
       const built: (Consumer | undefined)[] = [];
-      for (const found of this.delayConsumers) built.push(await this.factory.delayConsumer(found));
-      for (const found of this.batchConsumers) built.push(await this.factory.batchConsumer(found));
-      for (const found of this.recurring) built.push(await this.recurringSchedules.mount(found));
-      built.push(...(await this.mountTaskSources()));
+      const { delayConsumers, batchConsumers, recurring } = this.found;
+      for (const found of delayConsumers) built.push(await this.factory.delayConsumer(found));
+      for (const found of batchConsumers) built.push(await this.factory.batchConsumer(found));
+      for (const found of [...recurring, ...this.taskSourceSchedules()])
+        built.push(await this.factory.recurringConsumer(found));
+      this.declaredState.start();
+      // Made here, not by Nest: their records are asserted here, as a registered queue's is at its init.
+      for (const queue of this.recurringSchedules.queues()) await queue.record.assert();
+      await this.recurringSchedules.declareAll();
       if (!this.settings.consumers) return;
       for (const consumer of built) {
         if (!consumer) continue;
@@ -87,6 +91,16 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    await this.stopConsumers();
+    try {
+      await this.recurringSchedules.withdraw();
+    } catch {
+      // Redis away: the declarations expire by themselves (DECLARER_ALIVE_MS).
+    }
+    this.declaredState.stop();
+  }
+
+  private async stopConsumers(): Promise<void> {
     const timeout = this.settings.shutdownTimeoutMs;
     const consumers = this.started.splice(0);
     // One budget for the whole shutdown (RedisConnection closes by the same deadline): handlers get
@@ -109,27 +123,23 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
    * Gives each DelayQueue its `@TaskSource` (a pass owed since its record was created starts), and the
    * `@Recurring` schedule that runs it every `reconcile.everyMs` / `cron`, once across every process.
    */
-  private async mountTaskSources(): Promise<Consumer[]> {
-    const schedules: Consumer[] = [];
-    for (const { instance, method, label, metadata } of this.taskSources) {
+  private taskSourceSchedules(): FoundMethod<RecurringOptions>[] {
+    const schedules: FoundMethod<RecurringOptions>[] = [];
+    for (const { instance, method, label, metadata } of this.found.taskSources) {
       const queue = this.factory.queueOf('delay', metadata.queue);
       // Replaced by a test's provider override: nothing to reconcile.
       if (!(queue instanceof DelayQueue)) continue;
       queue.reconciler.attach({ label, list: bound(instance, method) });
       const { everyMs, cron } = queue.options.reconcile ?? {};
       if (everyMs === undefined && cron === undefined) continue;
-      const run = { reconcile: () => queue.reconciler.run({}, 'schedule') };
-      const every = everyMs !== undefined ? { everyMs } : { cron: cron as string };
-      schedules.push(
-        await this.recurringSchedules.mount({
-          instance: run,
-          method: 'reconcile',
-          label: `@TaskSource ${label}`,
-          metadata: { name: `reconcile.${queue.name}`, ...every },
-        }),
-      );
+      schedules.push({
+        instance: { reconcile: () => queue.reconciler.run({}, 'schedule') },
+        method: 'reconcile',
+        label: `@TaskSource ${label}`,
+        metadata: { name: `reconcile.${queue.name}`, ...(everyMs !== undefined ? { everyMs } : { cron: cron! }) },
+      });
     }
-    const sourced = new Set(this.taskSources.map(({ metadata }) => metadata.queue));
+    const sourced = new Set(this.found.taskSources.map(({ metadata }) => metadata.queue));
     for (const { kind, name, queue } of this.registry.all()) {
       if (kind !== 'delay' || sourced.has(name)) continue;
       const { everyMs, cron } = queue.options.reconcile ?? {};
@@ -138,7 +148,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     return schedules;
   }
 
-  private listen({ instance, method, label, metadata: { event, queue } }: FoundMethod<QueueEventHandlerMetadata>) {
+  private listen({ instance, method, label, metadata: { event, queue } }: DiscoveredHandlers['eventHandlers'][number]) {
     if (!QUEUE_EVENT_NAMES.includes(event))
       throw unknownEvent(`@OnQueueEvent on ${label}: `, String(event), QUEUE_EVENT_NAMES);
     // A listener filtering on a queue that does not exist would never be called: say so at start-up.

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { isDeepStrictEqual } from 'node:util';
 import { duplicateQueue, queueKindConflict, unknownQueue, wrongKind } from './queue.messages';
 import { ConsumerRegistry } from './consumer/consumer.registry';
-import { DelayQueue } from './delay-queue/delay-queue';
+import { DelayQueue, type DelayQueueInternals } from './delay-queue/delay-queue';
 import { QueueEvents } from './events/queue-events';
 import { FixedQueue } from './fixed-queue/fixed-queue';
 import type { DelayQueueOptions, FixedQueueOptions, QueueKind } from './interfaces';
@@ -39,39 +39,29 @@ export class QueueRegistry {
 
   /** The FixedQueue of that name, made on its first registration (see `register`). */
   fixedQueue(options: FixedQueueOptions, registeredIn?: () => string): FixedQueue {
-    const { connection, settings, events, consumers } = this;
-    return this.register(
-      'fixed',
-      options?.name,
-      options,
-      () => new FixedQueue(options, connection, settings, events, consumers),
-      registeredIn,
-    );
-  }
-
-  /** The DelayQueue of that name, made on its first registration (see `register`). */
-  delayQueue(options: DelayQueueOptions, registeredIn?: () => string): DelayQueue {
-    const { connection, settings, events, consumers } = this;
-    return this.register(
-      'delay',
-      options?.name,
-      options,
-      () => new DelayQueue(options, connection, settings, events, consumers),
-      registeredIn,
-    );
+    return this.register('fixed', options, (...made) => new FixedQueue(options, ...made), registeredIn);
   }
 
   /**
-   * Returns the queue of that name, creating it on first registration. Several modules may register
-   * the same queue (with equal options) and share one instance; other options under the name are refused.
+   * The DelayQueue of that name, made on its first registration (see `register`); `internal` says how a
+   * queue the library makes for itself differs (a `@Recurring` schedule's).
+   */
+  delayQueue(options: DelayQueueOptions, registeredIn?: () => string, internal?: DelayQueueInternals): DelayQueue {
+    return this.register('delay', options, (...made) => new DelayQueue(options, ...made, internal), registeredIn);
+  }
+
+  /**
+   * Returns the queue of that name, creating it on first registration from what every queue is made
+   * with. Several modules may register the same queue (with equal options) and share one instance;
+   * other options under the name are refused.
    */
   private register<Q>(
     kind: QueueKind,
-    name: string,
-    options: unknown,
-    create: () => Q,
+    options: { name: string } | undefined,
+    create: (...made: [RedisConnection, QueueSettings, QueueEvents, ConsumerRegistry]) => Q,
     registeredIn?: () => string,
   ): Q {
+    const name = options?.name as string;
     const existing = this.queues.get(name);
     if (existing) {
       if (existing.kind !== kind) throw queueKindConflict(name, existing.kind, kind);
@@ -81,7 +71,7 @@ export class QueueRegistry {
       }
       return existing.queue as Q;
     }
-    const queue = create();
+    const queue = create(this.connection, this.settings, this.events, this.consumers);
     this.queues.set(name, { kind, options, queue, registeredIn });
     return queue;
   }

@@ -20,11 +20,6 @@ import { delayStats } from './lua/delay-stats';
 import { delaySweep, type SweepInput, type SweepStep } from './lua/delay-sweep';
 import { delaySweepMark, type SweepMarkInput } from './lua/delay-sweep-mark';
 import { delayUnrepeat } from './lua/delay-unrepeat';
-import {
-  recurringDeclare,
-  type RecurringDeclareInput,
-  type RecurringDeclared,
-} from '../recurring/lua/recurring-declare';
 import { readNewestFirst } from '../redis/newest-first';
 import { inChunks } from '../redis/poll-budget';
 import type { ScriptName } from '../redis/script-registry';
@@ -133,11 +128,6 @@ export class DelayQueueStore {
     return this.write(delayRepeat, shard, input);
   }
 
-  /** Declares a `@Recurring` schedule for this process, and places the one in effect. */
-  declareRecurring(shard: number, input: RecurringDeclareInput): Promise<RecurringDeclared> {
-    return this.call(recurringDeclare, shard, input);
-  }
-
   /** Ends an occurrence of a repeat and places the next. */
   advance(shard: number, input: DelayAdvanceInput): Promise<AdvanceOutcome> {
     return this.call(delayAdvance, shard, input);
@@ -161,16 +151,6 @@ export class DelayQueueStore {
   async repeatInfo(shard: number, id: string): Promise<RepeatInfo | null> {
     const stored = await this.scripts.call((client) => client.hget(this.keys.key(shard, 'repeats'), id));
     return stored === null ? null : toRepeatInfo(id, stored);
-  }
-
-  /** Withdraws a process' declaration of the shard's `@Recurring` schedule (at shutdown). */
-  async withdrawDeclaration(shard: number, declarer: string): Promise<void> {
-    await this.scripts.call((client) => client.hdel(this.keys.key(shard, 'declarations'), `p:${declarer}`));
-  }
-
-  /** The `@Recurring` declarations of a shard's schedule (see recurring-declare.lua), as stored. */
-  declarations(shard: number): Promise<Record<string, string>> {
-    return this.scripts.call((client) => client.hgetall(this.keys.key(shard, 'declarations')));
   }
 
   get(shard: number, id: string): Promise<StoredTask | null> {

@@ -1,10 +1,8 @@
 import { Logger, OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { QueueEvents } from '../events/queue-events';
-import { TaskStateError } from '../errors';
 import { QueueKeys, shardOf } from '../redis/keys';
 import { QueueRecord } from '../redis/queue-meta';
-import { RECURRING_QUEUE_PREFIX } from '../queue.constants';
 import type { ConsumerRegistry } from '../consumer/consumer.registry';
 import type { RedisConnection } from '../redis/redis-connection';
 import type { QueueSettings } from '../queue.settings';
@@ -12,7 +10,6 @@ import { resolveDelayQueueOptions } from '../validation/queue-options';
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
 import { assertCallOptions, CALL_OPTIONS } from '../validation/call-options';
 import { resolveDelta, resolveNewTime, resolveTime } from '../validation/time';
-import { ScorePages } from '../redis/score-pages';
 import { QueueError, QueueInputError } from '../errors';
 import type {
   ListedTask,
@@ -40,39 +37,25 @@ import type {
   UpcomingTask,
   WriteRetry,
 } from '../interfaces';
-import { byShard } from '../utils/by-shard';
-import { newestOfShards } from '../redis/newest-first';
-import { ShardBatcher } from '../redis/shard-batcher';
 import { PauseFlag } from '../redis/pause-flag';
 import { WakeHints } from '../redis/wake-hints';
 import { WriteRetries } from '../redis/write-retry';
-import { jsonFrom, storedJson, withCarrier } from '../redis/traced-json';
-import { CreationContexts } from '../tracing/creation-contexts';
-import { MESSAGE_COUNT, QueueTracer } from '../tracing/queue-tracer';
-import {
-  DEAD_LETTERS_PER_CHUNK,
-  DelayQueueStore,
-  type Placement,
-  type ScheduleItem,
-  type ScheduleItemResult,
-  type ScheduleOutcome,
-  type StoredTask,
-} from './delay-queue.store';
+import { QueueTracer } from '../tracing/queue-tracer';
+import { DelayQueueStore } from './delay-queue.store';
+import { TaskInspection } from './task-inspection';
+import { TaskWrites } from './task-writes';
 import { RepeatOccurrences } from './repeat-occurrences';
 import { TaskReconciler } from './task-reconciler';
 import { RepeatSchedule } from './repeat-schedule';
-import type { RecurringDeclareInput, RecurringDeclared } from '../recurring/lua/recurring-declare';
 import { queueLogContext } from '../utils/log-line';
+import { QueueControls } from '../queue-controls';
 import { leaseRenamed } from './delay-queue.messages';
 
-/**
- * Payload bytes (UTF-8, as Redis receives them) one schedule call carries, as for pushes: Redis runs one
- * script at a time, and a call's time grows with its bytes (ShardBatcher bounds its tasks).
- */
-const MAX_SCHEDULE_BYTES = 1024 * 1024;
-
-/** The sorted set each listed state is read from. */
-const LISTED: Record<TaskListState, 'due' | 'active' | 'dead'> = { scheduled: 'due', active: 'active', dead: 'dead' };
+/** @internal How a queue the library makes for itself differs from an application's. */
+export interface DelayQueueInternals {
+  /** Whether the loss of its data is reported (health, event): not for a queue that heals by itself. */
+  reportsLoss?: boolean;
+}
 
 /**
  * Tasks due at a given time, addressable by id so they can be moved or cancelled in O(log N).
@@ -86,15 +69,13 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   /** @internal Its keys, scripts and replies: for tests that look underneath. */
   readonly store: DelayQueueStore;
   private readonly codec: PayloadCodec;
-  private readonly pauseFlag: PauseFlag;
   /** @internal Its record in Redis, whose loss says its data was lost. */
   readonly record: QueueRecord;
   /** @internal Wake-up hints of this queue from this process, its consumers' included. */
   readonly hints: WakeHints;
-  /** Tracing on: each task carries its creation context (a move replaces it); each schedule call or move is a span. */
-  private readonly tracer: QueueTracer | undefined;
-  /** Schedules of one event-loop turn share one script call per shard (as pushes do). */
-  private readonly scheduler: ShardBatcher<ScheduleItem, ScheduleItemResult>;
+  private readonly writes: TaskWrites;
+  private readonly controls: QueueControls;
+  private readonly inspection: TaskInspection<T>;
   private readonly occurrences: RepeatOccurrences;
   /** The calls safe to repeat, retried within their `retryMs`. */
   private readonly retries = new WriteRetries();
@@ -107,8 +88,9 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     options: DelayQueueOptions,
     private readonly connection: RedisConnection,
     settings: QueueSettings,
-    private readonly events: QueueEvents,
+    events: QueueEvents,
     private readonly consumers: ConsumerRegistry,
+    internal: DelayQueueInternals = {},
   ) {
     this.logger = new Logger(queueLogContext(options?.name));
     this.options = resolveDelayQueueOptions(options, `delay queue "${options?.name}"`, () =>
@@ -131,14 +113,22 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       this.name,
       'delay',
       this.options.shards,
-      !this.name.startsWith(RECURRING_QUEUE_PREFIX),
+      internal.reportsLoss ?? true,
     );
     this.hints = WakeHints.of(connection, this.store.keys.wakeChannel, this.options.shards, settings.idlePollMs);
-    this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards, this.hints);
+    const pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards, this.hints);
     this.occurrences = new RepeatOccurrences(this.store, connection.clock);
-    this.scheduler = new ShardBatcher((shard, items) => this.scheduleBatch(shard, items));
-    this.tracer = (this.options.tracing ?? settings.tracing) ? new QueueTracer(this.name, 'delay') : undefined;
-    connection.holdsWrites(this.scheduler);
+    this.writes = new TaskWrites({
+      queue: this.name,
+      store: this.store,
+      hints: this.hints,
+      clock: connection.clock,
+      events,
+      tracer: (this.options.tracing ?? settings.tracing) ? new QueueTracer(this.name, 'delay') : undefined,
+    });
+    this.inspection = new TaskInspection(this.store, this.options.shards);
+    this.controls = new QueueControls('delay', this, pauseFlag, events, consumers, () => this.writes.flush());
+    connection.holdsWrites(this.writes.batcher);
     connection.holdsWrites(this.retries);
     this.reconciler = new TaskReconciler({
       queue: this.name,
@@ -152,7 +142,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       written: (shard, { serverNow, head, results }, sentAt) => {
         connection.clock.observe(serverNow, sentAt);
         if (results.some((result) => result.changed && result.runAt === head))
-          this.hint(shard, { runAt: head, serverNow, isHead: true });
+          this.writes.hint(shard, { runAt: head, serverNow, isHead: true });
       },
     });
   }
@@ -178,11 +168,10 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     const onExists = options.onExists ?? (options.replace === false ? 'keep' : 'replace');
     const json = this.codec.encode(payload);
     const maxWaitMs = options.debounce?.maxWaitMs;
-    const carrier = this.tracer?.creation();
-    const stored = carrier === undefined ? json : withCarrier(carrier, json);
+    const stored = this.writes.stored(json);
     const shard = this.shard(id);
     const result = await this.retries.run(call, retryMs, () =>
-      this.scheduler.add(shard, { id, json: stored, time, onExists, maxWaitMs }),
+      this.writes.schedule(shard, { id, json: stored, time, onExists, maxWaitMs }),
     );
     return { id, runAt: result.runAt, changed: result.changed };
   }
@@ -197,7 +186,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
    */
   async reconcile(options: ReconcileCallOptions = {}): Promise<ReconcileResult> {
     assertCallOptions('reconcile(options)', options, CALL_OPTIONS.reconcile);
-    this.scheduler.flush();
+    this.writes.flush();
     return this.reconciler.run(options, 'call');
   }
 
@@ -216,7 +205,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     assertCallOptions(call, options, CALL_OPTIONS.repeat);
     const schedule = new RepeatSchedule(every, options);
     const json = payload === undefined ? 'null' : this.codec.encode(payload);
-    this.scheduler.flush();
+    this.writes.flush();
     const shard = this.shard(id);
     const declared = await this.occurrences.declare(shard, id, schedule, json);
     if (declared.status === 'ended')
@@ -224,30 +213,14 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     if (declared.status === 'clock')
       throw new QueueError(`repeat "${id}": Redis' clock kept moving away from this process' estimate; try again`);
     if (declared.status === 'changed') this.logger.log(`repeat "${id}" now runs on ${schedule.text}`);
-    this.hint(shard, { runAt: declared.nextRunAt, serverNow: this.connection.clock.estimate(), isHead: true });
+    this.writes.hint(shard, { runAt: declared.nextRunAt, serverNow: this.connection.clock.estimate(), isHead: true });
     return { id, nextRunAt: declared.nextRunAt };
-  }
-
-  /**
-   * @internal Declares the `@Recurring` schedule `id` for this process (see recurring-declare.lua), and
-   * wakes the consumers when an occurrence was placed.
-   */
-  async declareRecurring(
-    id: string,
-    declaration: Omit<RecurringDeclareInput, 'id' | 'window' | 'windowFor'>,
-    expected: string,
-  ): Promise<RecurringDeclared> {
-    const shard = this.shard(id);
-    const declared = await this.occurrences.declareRecurring(shard, { id, ...declaration }, expected);
-    if (declared.status === 'created' || declared.status === 'changed')
-      this.hint(shard, { runAt: declared.nextRunAt, serverNow: this.connection.clock.estimate(), isHead: true });
-    return declared;
   }
 
   /** Stops a repeat: its pending occurrence is deleted, a running one finishes. True when it existed. */
   async unrepeat(id: string): Promise<boolean> {
     assertName(id, 'id');
-    this.scheduler.flush();
+    this.writes.flush();
     return this.store.unrepeat(this.shard(id), id);
   }
 
@@ -257,22 +230,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
    */
   async repeats(options: PageOptions = {}): Promise<Page<RepeatInfo>> {
     assertCallOptions('repeats(page)', options, CALL_OPTIONS.page);
-    const { cursor = '0:0', limit = 100 } = options;
-    const at = typeof cursor === 'string' ? /^(\d+):(\d+)$/.exec(cursor) : null;
-    if (at === null || Number(at[1]) >= this.options.shards)
-      throw new QueueInputError(`repeats: cursor must be one returned by an earlier page, got ${String(cursor)}`);
-    let shard = Number(at[1]);
-    let scan = at[2];
-    const items: RepeatInfo[] = [];
-    while (items.length < limit) {
-      const step = await this.store.scanRepeats(shard, scan, limit - items.length);
-      items.push(...step.repeats);
-      scan = step.cursor;
-      if (scan !== '0') continue;
-      shard += 1;
-      if (shard === this.options.shards) return { items, cursor: null };
-    }
-    return { items, cursor: `${shard}:${scan}` };
+    return this.inspection.repeats(options);
   }
 
   /**
@@ -285,7 +243,9 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     assertCallOptions(call, time, CALL_OPTIONS.reschedule);
     assertName(id, 'id');
     const [mode, ms] = resolveNewTime(time);
-    return this.retries.run(call, this.retryMs(time), () => this.move('reschedule', id, mode, ms));
+    return this.retries.run(call, this.retryMs(time), () =>
+      this.writes.move('reschedule', this.shard(id), id, mode, ms),
+    );
   }
 
   /**
@@ -295,7 +255,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   async shift(id: string, deltaMs: number, options?: NoRetry): Promise<ScheduledTask | null> {
     assertCallOptions('shift(id, deltaMs, options)', options, CALL_OPTIONS.shift);
     assertName(id, 'id');
-    return this.move('shift', id, 'by', resolveDelta(deltaMs));
+    return this.writes.move('shift', this.shard(id), id, 'by', resolveDelta(deltaMs));
   }
 
   /**
@@ -306,7 +266,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     const call = 'cancel(id, options)';
     assertCallOptions(call, options, CALL_OPTIONS.retry);
     assertName(id, 'id');
-    this.scheduler.flush();
+    this.writes.flush();
     const shard = this.shard(id);
     const cancelled = await this.retries.run(call, this.retryMs(options), () => this.store.cancel(shard, id));
     if (cancelled) this.consumers.taskEnded(this.name, id, new Error(`task "${id}" was cancelled`));
@@ -315,9 +275,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
 
   async get(id: string): Promise<(TaskInfo<T> & { lastError?: string }) | null> {
     assertName(id, 'id');
-    this.scheduler.flush();
-    const task = await this.store.get(this.shard(id), id);
-    return task && this.toInfo(id, task);
+    this.writes.flush();
+    return this.inspection.get(this.shard(id), id);
   }
 
   /**
@@ -334,20 +293,15 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     }
     const limit = limitOrPage;
     assertLimit(limit, 10_000);
-    const newest = await newestOfShards(this.options.shards, limit, (shard) => this.store.dead(shard, limit));
-    return newest.map((task) => ({ ...this.toInfo(task.id, task), diedAt: task.diedAt }));
+    return this.inspection.deadLetters(limit);
   }
 
   /** Brings a dead-lettered task back with its attempts reset, due now unless a time is given. Null when it is not dead. */
   async requeue(id: string, time?: TaskTime): Promise<ScheduledTask | null> {
     assertCallOptions('requeue(id, time)', time, CALL_OPTIONS.taskTime);
     assertName(id, 'id');
-    this.scheduler.flush();
-    const shard = this.shard(id);
-    const placed = await this.hints.after(shard, this.store.requeue(shard, id, resolveTime(time)));
-    if (!placed) return null;
-    this.hint(shard, placed);
-    return { id, runAt: placed.runAt };
+    this.writes.flush();
+    return this.writes.requeue(this.shard(id), id, resolveTime(time));
   }
 
   /**
@@ -355,19 +309,12 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
    * DEAD_LETTERS_PER_CHUNK per script call (Redis serves others between them). Resolves with how many.
    */
   async requeueAll(): Promise<number> {
-    this.scheduler.flush();
-    const counts = await Promise.all(
-      Array.from({ length: this.options.shards }, async (_, shard) => {
-        let total = 0;
-        for (;;) {
-          const { requeued, serverNow } = await this.store.requeueDeadChunk(shard);
-          total += requeued;
-          if (requeued > 0 && total === requeued) this.hint(shard, { runAt: serverNow, serverNow, isHead: true });
-          if (requeued < DEAD_LETTERS_PER_CHUNK) return total;
-        }
-      }),
-    );
-    return counts.reduce((sum, count) => sum + count, 0);
+    this.writes.flush();
+    return this.inspection.everyDeadLetter(async (shard, requeuedBefore) => {
+      const { requeued, serverNow } = await this.store.requeueDeadChunk(shard);
+      if (requeued > 0 && requeuedBefore === 0) this.writes.hint(shard, { runAt: serverNow, serverNow, isHead: true });
+      return requeued;
+    });
   }
 
   /**
@@ -377,17 +324,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   async deleteDead(options: { olderThan?: number } = {}): Promise<number> {
     assertCallOptions('deleteDead(options)', options, CALL_OPTIONS.deleteDead);
     const { olderThan = 0 } = options;
-    const counts = await Promise.all(
-      Array.from({ length: this.options.shards }, async (_, shard) => {
-        let total = 0;
-        for (;;) {
-          const deleted = await this.store.deleteDeadChunk(shard, olderThan);
-          total += deleted;
-          if (deleted < DEAD_LETTERS_PER_CHUNK) return total;
-        }
-      }),
-    );
-    return counts.reduce((sum, count) => sum + count, 0);
+    return this.inspection.everyDeadLetter((shard) => this.store.deleteDeadChunk(shard, olderThan));
   }
 
   /**
@@ -398,48 +335,14 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
    */
   async list(state: TaskListState, options: PageOptions = {}): Promise<Page<ListedTask<T>>> {
     assertCallOptions('list(state, page)', options, CALL_OPTIONS.page);
-    const { cursor, limit = 100 } = options;
-    const kind = Object.hasOwn(LISTED, state) ? LISTED[state] : undefined;
-    if (kind === undefined)
-      throw new QueueInputError(`list: state must be 'scheduled', 'active' or 'dead', got ${String(state)}`);
-    this.scheduler.flush();
-    const pages = new ScorePages(this.options.shards, state === 'dead');
-    const page = await pages.page(cursor, limit, (shard, score, skip, count) =>
-      this.store.range(shard, kind, state === 'dead', score, skip, count),
-    );
-    const details = new Map<string, Awaited<ReturnType<DelayQueueStore['details']>>[number]>();
-    await Promise.all(
-      [...byShard(page.items)].map(async ([shard, listed]) => {
-        const ids = listed.map(({ member }) => member);
-        for (const detail of await this.store.details(shard, ids)) details.set(`${shard}:${detail.id}`, detail);
-      }),
-    );
-    const items: ListedTask<T>[] = [];
-    for (const { shard, member, score } of page.items) {
-      const { json, run, lastError } = details.get(`${shard}:${member}`)!;
-      // Completed or cancelled between the two reads.
-      if (json === null) continue;
-      // '<attempts>:<token>:<runAt>' of the latest delivery; none before the first.
-      const [attempts, , ranAt] = (run ?? '0::').split(':');
-      items.push({
-        id: member,
-        state,
-        runAt: state === 'scheduled' ? score : Number(ranAt),
-        attempts: Number(attempts),
-        payload: JSON.parse(storedJson(json)) as T,
-        ...(state === 'active' && { leaseEndsAt: score }),
-        ...(state === 'dead' && { diedAt: score }),
-        ...(lastError !== null && { lastError }),
-      });
-    }
-    return { items, cursor: page.cursor };
+    this.writes.flush();
+    return this.inspection.list(state, options);
   }
 
   /** The next `limit` tasks to fall due (the heads of every shard's due index), soonest first. Costs O(shards × limit). */
   async upcoming(limit = 20): Promise<UpcomingTask[]> {
     assertLimit(limit, 1000);
-    const heads = await this.store.dueHeads(limit);
-    return heads.sort((a, b) => a.runAt - b.runAt).slice(0, limit);
+    return this.inspection.upcoming(limit);
   }
 
   /**
@@ -450,11 +353,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
    */
   async obliterate(options?: ObliterateOptions): Promise<void> {
     assertCallOptions('obliterate(options)', options, CALL_OPTIONS.obliterate);
-    this.consumers.assertObliterable('delay', this.name, options?.force === true);
-    // Schedules made before the call are deleted too.
-    this.scheduler.flush();
-    await Promise.all(Array.from({ length: this.options.shards }, (_, shard) => this.store.obliterate(shard)));
-    await this.record.delete();
+    await this.controls.obliterate(options?.force === true);
   }
 
   stats(): Promise<DelayQueueStats> {
@@ -467,28 +366,26 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
    * data went with it). Resolves with whether a loss was recorded. A pass of its task source clears it too (see `reconcile`).
    */
   acknowledgeDataLoss(): Promise<boolean> {
-    return this.record.acknowledgeLoss();
+    return this.controls.acknowledgeDataLoss();
   }
 
   /**
-   * Stops every consumer of this queue, in every process, from claiming: once this resolves no claim
-   * hands anything out (work in flight finishes normally). Producers keep writing; due work waits.
+   * Stops every consumer of this queue, in every process, from claiming tasks: once this resolves no
+   * claim hands one out (tasks running finish normally). Producers keep scheduling; due tasks wait.
    * The flag lives in Redis, so consumers started later stay paused too.
    */
-  async pause(): Promise<void> {
-    await this.pauseFlag.switch(true);
-    if (this.events.has('queue.paused')) this.events.emit('queue.paused', { queue: this.name, kind: 'delay' });
+  pause(): Promise<void> {
+    return this.controls.pause();
   }
 
-  /** Lets consumers claim again; work that fell due meanwhile is handed out at once (they are woken). */
-  async resume(): Promise<void> {
-    await this.pauseFlag.switch(false);
-    if (this.events.has('queue.resumed')) this.events.emit('queue.resumed', { queue: this.name, kind: 'delay' });
+  /** Lets consumers claim again; tasks that fell due meanwhile are handed out at once (they are woken). */
+  resume(): Promise<void> {
+    return this.controls.resume();
   }
 
   /** Whether the queue is paused (any of its shards, should a pause() have failed half-way). */
   isPaused(): Promise<boolean> {
-    return this.pauseFlag.read();
+    return this.controls.isPaused();
   }
 
   /** A call's retry budget: its own `retryMs`, else the queue's. */
@@ -499,93 +396,5 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   /** @internal */
   shard(id: string): number {
     return shardOf(id, this.options.shards);
-  }
-
-  private async move(
-    operation: 'reschedule' | 'shift',
-    id: string,
-    mode: 'at' | 'in' | 'by',
-    ms: number,
-  ): Promise<ScheduledTask | null> {
-    this.scheduler.flush();
-    const shard = this.shard(id);
-    const placed = await this.hints.after(
-      shard,
-      this.tracer === undefined
-        ? this.store.move(shard, id, mode, ms)
-        : this.tracer.sendOne(operation, { 'messaging.message.id': id }, (carrier) =>
-            this.store.move(shard, id, mode, ms, carrier),
-          ),
-    );
-    if (placed === 'missing') return null;
-    if (typeof placed === 'string') throw new TaskStateError(id, placed);
-    this.hint(shard, placed);
-    return { id, runAt: placed.runAt };
-  }
-
-  private toInfo(id: string, task: StoredTask): TaskInfo<T> & { lastError?: string } {
-    return {
-      id,
-      state: task.state,
-      runAt: task.runAt,
-      attempts: task.attempts,
-      payload: JSON.parse(storedJson(task.json)) as T,
-      ...(task.lastError !== undefined ? { lastError: task.lastError } : {}),
-    };
-  }
-
-  /** A turn's schedules for one shard, in calls of at most MAX_SCHEDULE_BYTES of payloads each, in order. */
-  private async scheduleBatch(shard: number, items: ScheduleItem[]): Promise<ScheduleItemResult[]> {
-    const calls: ScheduleItem[][] = [];
-    let call: ScheduleItem[] = [];
-    let bytes = 0;
-    for (const item of items) {
-      const size = Buffer.byteLength(item.json);
-      if (call.length > 0 && bytes + size > MAX_SCHEDULE_BYTES) {
-        calls.push(call);
-        call = [];
-        bytes = 0;
-      }
-      call.push(item);
-      bytes += size;
-    }
-    calls.push(call);
-    if (calls.length === 1) return this.scheduleCall(shard, items);
-    return (await Promise.all(calls.map((each) => this.scheduleCall(shard, each)))).flat();
-  }
-
-  private async scheduleCall(shard: number, items: ScheduleItem[]): Promise<ScheduleItemResult[]> {
-    const sentAt = Date.now();
-    const { serverNow, head, results } = await this.hints.after(
-      shard,
-      this.tracer === undefined ? this.store.schedule(shard, items) : this.sendTraced(this.tracer, shard, items),
-    );
-    this.connection.clock.observe(serverNow, sentAt);
-    if (results.some((result) => result.changed && result.runAt === head))
-      this.hint(shard, { runAt: head, serverNow, isHead: true });
-    if (this.events.has('tasks.scheduled')) {
-      this.events.emit('tasks.scheduled', {
-        queue: this.name,
-        count: results.filter((result) => result.changed).length,
-      });
-    }
-    return results;
-  }
-
-  /** One schedule call of a traced queue: its send span, linked to the creation contexts of its tasks. */
-  private sendTraced(tracer: QueueTracer, shard: number, items: ScheduleItem[]): Promise<ScheduleOutcome> {
-    const origins = new CreationContexts();
-    for (const item of items) origins.add(item.json);
-    return tracer.send('send', origins, { [MESSAGE_COUNT]: origins.count }, (carrier) => {
-      // Tasks scheduled outside any trace carry this span's context.
-      if (carrier !== undefined)
-        for (const item of items) if (jsonFrom(item.json, 0) === 0) item.json = withCarrier(carrier, item.json);
-      return this.store.schedule(shard, items);
-    });
-  }
-
-  /** Wakes sleeping pollers (in any process) when a task became its shard's earliest. */
-  private hint(shard: number, placed: Placement): void {
-    if (placed.isHead) this.hints.publish(shard, placed.runAt, placed.serverNow);
   }
 }

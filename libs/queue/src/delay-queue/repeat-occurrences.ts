@@ -1,7 +1,6 @@
 import type { RepeatOccurrence } from '../interfaces';
 import type { AdvanceOutcome } from './lua/delay-advance';
 import type { RepeatDeclared } from './lua/delay-repeat';
-import type { RecurringDeclareInput, RecurringDeclared } from '../recurring/lua/recurring-declare';
 import { decodeRepeatEntry } from './lua/repeat-entry';
 import type { ServerClock } from '../redis/server-clock';
 import type { ClaimedTask, DelayQueueStore } from './delay-queue.store';
@@ -39,28 +38,6 @@ export class RepeatOccurrences {
       const declared = await this.store.repeat(shard, { id, schedule: schedule.text, json, window });
       if (declared.status !== 'clock' || call === CALLS) return declared;
       serverNow = declared.serverNow;
-    }
-  }
-
-  /**
-   * Declares a `@Recurring` schedule for this process; the script decides which declared schedule is in
-   * effect and places that one, from a window computed for it: first for `expected` (the one in effect
-   * last time), then for the one the script names.
-   */
-  async declareRecurring(
-    shard: number,
-    declaration: Omit<RecurringDeclareInput, 'window' | 'windowFor'>,
-    expected: string,
-  ): Promise<RecurringDeclared> {
-    let serverNow = this.clock.estimate();
-    let windowFor = expected;
-    // One call more than declare's: the schedule in effect may differ from the one expected.
-    for (let call = 1; ; call++) {
-      const window = RepeatSchedule.parse(windowFor).window(serverNow);
-      const declared = await this.store.declareRecurring(shard, { ...declaration, windowFor, window });
-      if ((declared.status !== 'clock' && declared.status !== 'winner') || call === CALLS + 1) return declared;
-      serverNow = declared.serverNow;
-      windowFor = declared.inEffect;
     }
   }
 

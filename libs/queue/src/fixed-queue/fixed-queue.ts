@@ -39,6 +39,7 @@ import { queueLogContext } from '../utils/log-line';
 import { withCarrier } from '../redis/traced-json';
 import { MESSAGE_COUNT, QueueTracer } from '../tracing/queue-tracer';
 import { CreationContexts } from '../tracing/creation-contexts';
+import { QueueControls } from '../queue-controls';
 
 /**
  * Many small bounded queues, one per group: pushes beyond `capacity` evict the group's oldest
@@ -314,10 +315,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
    */
   async obliterate(options?: ObliterateOptions): Promise<void> {
     assertCallOptions('obliterate(options)', options, CALL_OPTIONS.obliterate);
-    this.consumers.assertObliterable('fixed', this.name, options?.force === true);
-    this.coalescer.flush();
-    await Promise.all(Array.from({ length: this.options.shards }, (_, shard) => this.store.obliterate(shard)));
-    await this.record.delete();
+    await this.controls.obliterate(options?.force === true);
   }
 
   /**
@@ -326,7 +324,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
    * data went with it). Resolves with whether a loss was recorded.
    */
   acknowledgeDataLoss(): Promise<boolean> {
-    return this.record.acknowledgeLoss();
+    return this.controls.acknowledgeDataLoss();
   }
 
   /**
@@ -334,15 +332,18 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
    * hands anything out (work in flight finishes normally). Producers keep writing; due work waits.
    * The flag lives in Redis, so consumers started later stay paused too.
    */
-  async pause(): Promise<void> {
-    await this.pauseFlag.switch(true);
-    if (this.events.has('queue.paused')) this.events.emit('queue.paused', { queue: this.name, kind: 'fixed' });
+  pause(): Promise<void> {
+    return this.controls.pause();
   }
 
   /** Lets consumers claim again; work that fell due meanwhile is handed out at once (they are woken). */
-  async resume(): Promise<void> {
-    await this.pauseFlag.switch(false);
-    if (this.events.has('queue.resumed')) this.events.emit('queue.resumed', { queue: this.name, kind: 'fixed' });
+  resume(): Promise<void> {
+    return this.controls.resume();
+  }
+
+  /** Pause, data loss and obliterate, answered as every kind of queue answers them. */
+  private get controls(): QueueControls {
+    return new QueueControls('fixed', this, this.pauseFlag, this.events, this.consumers, () => this.coalescer.flush());
   }
 
   /**

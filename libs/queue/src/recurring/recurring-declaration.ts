@@ -1,9 +1,11 @@
 import { Logger } from '@nestjs/common';
 import type { DelayQueue } from '../delay-queue/delay-queue';
-import type { RepeatSchedule } from '../delay-queue/repeat-schedule';
+import { RepeatSchedule } from '../delay-queue/repeat-schedule';
 import { clockAdrift, noTickAfterNow } from './recurring.messages';
 import type { QueueEvents } from '../events/queue-events';
-import type { LiveDeclaration, RecurringDeclared } from './lua/recurring-declare';
+import type { ServerClock } from '../redis/server-clock';
+import type { LiveDeclaration, RecurringDeclareInput, RecurringDeclared } from './lua/recurring-declare';
+import type { RecurringStore } from './recurring.store';
 
 /**
  * How often a process declares its `@Recurring` schedules again (DeclaredState): the worst delay before a
@@ -23,6 +25,11 @@ export const DECLARER_ALIVE_MS = 5 * DECLARE_EVERY_MS;
  * of an older version restarting during a rolling deploy finds its schedule older than the new one.
  */
 const FORGOTTEN_AFTER_MS = 30 * 24 * 3600_000;
+/**
+ * Calls whose tick window missed Redis' clock, or was computed for another schedule than the one in
+ * effect, are made again with what Redis replied; a fourth miss is reported as it is.
+ */
+const CALLS = 4;
 
 /** Its schedule as a person reads it in a log line. */
 function describe(schedule: string): string {
@@ -47,7 +54,7 @@ function describeDeclaration({ schedule, declaredBy, firstDeclaredAt }: LiveDecl
 export class RecurringDeclaration {
   /** Whether a declaration landed since this process started: after that, a schedule created again was lost. */
   landed = false;
-  /** Whether the last declaration failed (RecurringSchedules logs that once, until one lands). */
+  /** Whether the last declaration failed (logged once, until one lands). */
   failing = false;
   /** When this process' schedule was first declared, as Redis said last: restored if Redis loses it. */
   private firstDeclaredAt = 0;
@@ -61,11 +68,12 @@ export class RecurringDeclaration {
     readonly name: string,
     readonly label: string,
     readonly schedule: RepeatSchedule,
-    private readonly queue: DelayQueue,
+    /** Its own one-shard queue, whose consumer runs the method for each occurrence. */
+    readonly queue: DelayQueue,
+    private readonly store: RecurringStore,
+    private readonly clock: ServerClock,
     private readonly declarer: { id: string; where: string },
     private readonly events: QueueEvents,
-    /** Records the schedule in the list `RecurringSchedules.list()` reads (a key of its own slot). */
-    private readonly index: () => Promise<unknown>,
   ) {
     this.inEffect = schedule.text;
   }
@@ -80,25 +88,23 @@ export class RecurringDeclaration {
   }
 
   private async send(): Promise<void> {
-    const declared = await this.queue.declareRecurring(
-      this.name,
-      {
-        declarer: this.declarer.id,
-        schedule: this.schedule.text,
-        declaredBy: `${this.label} on ${this.declarer.where}`,
-        aliveMs: DECLARER_ALIVE_MS,
-        firstDeclaredAt: this.firstDeclaredAt,
-        keepMs: FORGOTTEN_AFTER_MS,
-      },
-      this.inEffect,
-    );
+    const declared = await this.call({
+      id: this.name,
+      declarer: this.declarer.id,
+      schedule: this.schedule.text,
+      declaredBy: `${this.label} on ${this.declarer.where}`,
+      aliveMs: DECLARER_ALIVE_MS,
+      firstDeclaredAt: this.firstDeclaredAt,
+      keepMs: FORGOTTEN_AFTER_MS,
+    });
     if (declared.status === 'clock' || declared.status === 'winner') throw clockAdrift(this.name);
     if (declared.status === 'ended') throw noTickAfterNow(this.name, describe(declared.inEffect));
     const own = declared.declarations.find((each) => each.schedule === this.schedule.text);
     if (own) this.firstDeclaredAt = own.firstDeclaredAt;
     this.inEffect = declared.inEffect;
     const lost = this.landed && declared.status === 'created';
-    if (!this.landed || lost) await this.index();
+    // The index `list()` reads: a schedule whose method is gone stays listed until removed.
+    if (!this.landed || lost) await this.store.index(this.name, this.label);
     if (lost) {
       this.logger.warn(
         `@Recurring "${this.name}": its schedule was missing in Redis (its data was lost: FLUSHALL, a restart ` +
@@ -111,6 +117,30 @@ export class RecurringDeclaration {
       this.logger.log(`@Recurring "${this.name}" now runs on ${describe(declared.inEffect)}`);
     this.landed = true;
     this.reportConflict(declared);
+  }
+
+  /** Withdraws this process' declaration, so that the schedule of the processes still alive takes effect at once. */
+  withdraw(): Promise<void> {
+    return this.store.withdraw(this.queue.store, this.declarer.id);
+  }
+
+  /**
+   * One declaration: the script decides which declared schedule is in effect and places that one, from
+   * a window computed for it: first for the one in effect last time, then for the one the script names.
+   * Wakes the consumers when an occurrence was placed.
+   */
+  private async call(declaration: Omit<RecurringDeclareInput, 'window' | 'windowFor'>): Promise<RecurringDeclared> {
+    let serverNow = this.clock.estimate();
+    let windowFor = this.inEffect;
+    for (let call = 1; ; call++) {
+      const window = RepeatSchedule.parse(windowFor).window(serverNow);
+      const declared = await this.store.declare(this.queue.store, { ...declaration, windowFor, window });
+      if (declared.status === 'created' || declared.status === 'changed')
+        this.queue.hints.publish(0, declared.nextRunAt, this.clock.estimate());
+      if ((declared.status !== 'clock' && declared.status !== 'winner') || call === CALLS) return declared;
+      serverNow = declared.serverNow;
+      windowFor = declared.inEffect;
+    }
   }
 
   /**

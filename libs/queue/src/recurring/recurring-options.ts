@@ -1,10 +1,12 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsString, Max, Min, MinLength, ValidateNested } from 'class-validator';
-import { EVERY_MS_MAX, MISSED } from '../delay-queue/repeat-schedule';
+import { EVERY_MS_MAX, MISSED, RepeatSchedule } from '../delay-queue/repeat-schedule';
+import { QueueInputError } from '../errors';
 import type { BackoffOptions, MissedTicks, RecurringOptions, RepeatEvery } from '../interfaces';
 import { cronProblem } from '../validation/cron';
 import { Given, IsName } from '../validation/option-rules';
-import { injectWithoutFactory } from './recurring.messages';
+import { injectWithoutFactory, refusedAsInput } from './recurring.messages';
+import { assertName } from '../validation/payload';
 import { describeValue } from '../validation/option-violations';
 import {
   BackoffRules,
@@ -80,9 +82,7 @@ const recurringChecks: Checks<RecurringOptionsRules> = (options) =>
 /** A `@Recurring` method's options, checked: what its schedule, queue and consumer are made of. */
 export interface RecurringPlan {
   name: string;
-  every: RepeatEvery;
-  tz?: string;
-  missed?: MissedTicks;
+  schedule: RepeatSchedule;
   handlerTimeoutMs?: number;
   maxAttempts?: number;
   backoff?: BackoffOptions;
@@ -104,7 +104,21 @@ export async function resolveRecurring(raw: unknown, label: string, make: MakeOp
     name = label,
     cron,
     everyMs,
+    tz,
+    missed,
     ...rest
   } = resolveOptions(RecurringOptionsRules, await make(raw, where), where, recurringChecks);
-  return { name, every: cron !== undefined ? { cron } : { everyMs: everyMs! }, ...rest };
+  const every: RepeatEvery = cron !== undefined ? { cron } : { everyMs: everyMs! };
+  try {
+    assertName(name, 'name');
+    const schedule = new RepeatSchedule(every, {
+      ...(tz !== undefined && { tz }),
+      ...(missed !== undefined && { missed }),
+    });
+    return { name, schedule, ...rest };
+  } catch (error) {
+    // A schedule refused as input is a mistake in the decorator.
+    if (error instanceof QueueInputError) throw refusedAsInput(where, error);
+    throw error;
+  }
 }
