@@ -9,7 +9,7 @@ import {
   type FixedClaimUnorderedInput,
 } from '../libs/queue/src/fixed-queue/lua/fixed-claim-unordered';
 import { invoke, shardKeys } from '../libs/queue/src/redis/script-protocol';
-import type { DelayQueueOptionsRules } from '../libs/queue/src/validation/queue-options';
+import type { DelayQueueOptionsRules } from '../libs/queue/src/validation/delay-queue-options';
 import { SCRIPT_NAMES, Scripts, scriptText } from '../libs/queue/src/redis/scripts';
 import { pollUntil, rawClient, uniquePrefix } from './support/testing';
 

@@ -29,12 +29,8 @@ import { RedisConnection } from './redis/redis-connection';
 import type { WakeHints } from './redis/wake-hints';
 import { describeError } from './utils/errors';
 import { queueLogContext } from './utils/log-line';
-import {
-  BatchConsumerOptionsRules,
-  batchConsumerChecks,
-  DelayConsumerOptionsRules,
-  resolveOptions,
-} from './validation/queue-options';
+import { resolveOptions } from './validation/apply-rules';
+import { DelayConsumerOptionsRules, resolveBatchConsumerOptions } from './validation/consumer-options';
 
 type Method = (...args: unknown[]) => unknown;
 
@@ -60,11 +56,8 @@ export class ConsumerFactory {
     const { instance, label, metadata } = found;
     const where = `@BatchConsumer on ${label}`;
     const queue = this.consumedQueue('fixed', metadata.queue, label, FixedQueue<unknown>);
-    const options = resolveOptions(
-      BatchConsumerOptionsRules,
-      await this.decoratorOptions(metadata.options, where),
-      where,
-      batchConsumerChecks,
+    const options = resolveBatchConsumerOptions(await this.decoratorOptions(metadata.options, where), where, (m) =>
+      this.logger.warn(m),
     );
     if (!queue) return undefined;
     let onFailed: BatchFailureHandler | undefined;

@@ -8,7 +8,7 @@ import { RECURRING_QUEUE_PREFIX } from '../queue.constants';
 import type { ConsumerRegistry } from '../consumer/consumer.registry';
 import type { RedisConnection } from '../redis/redis-connection';
 import type { QueueSettings } from '../queue.settings';
-import { resolveDelayQueueOptions } from '../validation/queue-options';
+import { resolveDelayQueueOptions } from '../validation/delay-queue-options';
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
 import { assertCallOptions, CALL_OPTIONS } from '../validation/call-options';
 import { resolveDelta, resolveNewTime, resolveTime } from '../validation/time';
@@ -63,7 +63,6 @@ import { TaskReconciler } from './task-reconciler';
 import { RepeatSchedule } from './repeat-schedule';
 import type { RecurringDeclareInput, RecurringDeclared } from '../recurring/lua/recurring-declare';
 import { queueLogContext } from '../utils/log-line';
-import { leaseRenamed } from './delay-queue.messages';
 
 /**
  * Payload bytes (UTF-8, as Redis receives them) one schedule call carries, as for pushes: Redis runs one
@@ -111,8 +110,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     private readonly consumers: ConsumerRegistry,
   ) {
     this.logger = new Logger(queueLogContext(options?.name));
-    this.options = resolveDelayQueueOptions(options, `delay queue "${options?.name}"`, () =>
-      this.logger.warn(leaseRenamed(options.name)),
+    this.options = resolveDelayQueueOptions(options, `delay queue "${options?.name}"`, (warning) =>
+      this.logger.warn(warning),
     );
     this.name = this.options.name;
     this.codec = new PayloadCodec(

@@ -6,15 +6,9 @@ import { cronProblem } from '../validation/cron';
 import { Given, IsName } from '../validation/option-rules';
 import { injectWithoutFactory } from './recurring.messages';
 import { describeValue } from '../validation/option-violations';
-import {
-  BackoffRules,
-  backoffProblem,
-  type Checks,
-  MAX_ATTEMPTS,
-  MAX_HANDLER_TIMEOUT_MS,
-  resolveOptions,
-  type SameKeys,
-} from '../validation/queue-options';
+import { resolveOptions, type Checks, type SameKeys } from '../validation/apply-rules';
+import { MAX_HANDLER_TIMEOUT_MS } from '../validation/consumer-options';
+import { BackoffRules, backoffProblem, MAX_ATTEMPTS } from '../validation/queue-options';
 
 const TZ_RULE = { message: "$property must be an IANA time zone name (such as 'Europe/Paris')" };
 

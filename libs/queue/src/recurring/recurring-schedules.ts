@@ -27,7 +27,9 @@ import type { FoundMethod } from '../queue.explorer';
 import { QueueRegistry } from '../queue.registry';
 import { QueueSettings } from '../queue.settings';
 import { RedisConnection } from '../redis/redis-connection';
-import { DelayQueueOptionsRules, MAX_HANDLER_TIMEOUT_MS, resolveOptions } from '../validation/queue-options';
+import { resolveOptions } from '../validation/apply-rules';
+import { MAX_HANDLER_TIMEOUT_MS } from '../validation/consumer-options';
+import { DelayQueueOptionsRules } from '../validation/delay-queue-options';
 import { nameTaken, refusedAsInput, stillDeclared } from './recurring.messages';
 import { resolveRecurring } from './recurring-options';
 

@@ -8,21 +8,18 @@ import {
   MODULE_DEFAULTS,
 } from '../queue.defaults';
 import { QueueSettings } from '../queue.settings';
-import {
-  BatchConsumerOptionsRules,
-  batchConsumerChecks,
-  DashboardOptionsRules,
-  DelayConsumerOptionsRules,
-  DelayQueueOptionsRules,
-  delayQueueChecks,
-  FixedQueueOptionsRules,
-  fixedQueueChecks,
-  resolveDelayQueueOptions,
-  resolveOptions,
-} from './queue-options';
+import { resolveOptions } from './apply-rules';
+import { DelayConsumerOptionsRules, resolveBatchConsumerOptions } from './consumer-options';
+import { DashboardOptionsRules } from './dashboard-options';
+import { resolveDelayQueueOptions } from './delay-queue-options';
+import { resolveFixedQueueOptions } from './fixed-queue-options';
 
-const fixed = (raw: unknown) => resolveOptions(FixedQueueOptionsRules, raw, 'fixed queue "q"', fixedQueueChecks);
-const delay = (raw: unknown) => resolveOptions(DelayQueueOptionsRules, raw, 'delay queue "q"', delayQueueChecks);
+const unwarned = (warning: string) => {
+  throw new Error(`unexpected warning: ${warning}`);
+};
+const fixed = (raw: unknown) => resolveFixedQueueOptions(raw, 'fixed queue "q"', unwarned);
+const delay = (raw: unknown) => resolveDelayQueueOptions(raw, 'delay queue "q"', unwarned);
+const batch = (raw: unknown) => resolveBatchConsumerOptions(raw, 'Unit.report', unwarned);
 const refusal = (resolve: () => unknown): string => {
   try {
     resolve();
@@ -35,7 +32,8 @@ const refusal = (resolve: () => unknown): string => {
 
 describe('resolveOptions', () => {
   it('fills every option left out from the DEFAULTS objects, nested ones included', () => {
-    expect({ ...fixed({ name: 'q' }) }).toEqual({ name: 'q', ...FIXED_QUEUE_DEFAULTS });
+    const { retryDelayMs: _former, ...fixedDefaults } = FIXED_QUEUE_DEFAULTS;
+    expect({ ...fixed({ name: 'q' }) }).toEqual({ name: 'q', ...fixedDefaults });
     const resolved = delay({ name: 'q', backoff: { type: 'fixed', delayMs: 5 } });
     expect(resolved.backoff).toEqual({
       type: 'fixed',
@@ -75,14 +73,9 @@ describe('resolveOptions', () => {
   it('passes classes and callbacks through untouched', () => {
     const onFailed = () => undefined;
     class Schema {}
-    const options = resolveOptions(
-      BatchConsumerOptionsRules,
-      { onFailed, cron: '* * * * * *' },
-      'consumer',
-      batchConsumerChecks,
-    );
+    const options = batch({ onFailed, cron: '* * * * * *' });
     expect(options.onFailed).toBe(onFailed);
-    expect(options.retries).toBe(BATCH_CONSUMER_DEFAULTS.retries);
+    expect(options.maxAttempts).toBe(BATCH_CONSUMER_DEFAULTS.maxAttempts);
     expect(fixed({ name: 'q', schema: Schema }).schema).toBe(Schema);
     expect(refusal(() => fixed({ name: 'q', schema: 'Schema' }))).toContain('schema must be a class');
   });
@@ -104,7 +97,7 @@ describe('resolveOptions', () => {
     );
     expect(refusal(() => fixed({ name: 'q', maxAgeMs: -1 }))).toContain('maxAgeMs must be an integer ≥ 1 (got -1)');
     expect(refusal(() => delay({ name: 'q', backoff: { delayMs: null } }))).toContain(
-      'backoff.delayMs must be an integer ≥ 0 (got null)',
+      'backoff.delayMs must be an integer between 0 and 2147483647 (got null)',
     );
     expect(refusal(() => fixed({ name: 'a b' }))).toContain('name must be 1-100 characters');
     expect(refusal(() => fixed({ name: 'a b' }))).toContain('(got "a b", a string)');
@@ -148,8 +141,12 @@ describe('resolveOptions', () => {
       'Invalid options for delay queue "q": leaseMs and visibilityTimeoutMs are two names of the lease, ' +
         'given different values (got leaseMs=2000, visibilityTimeoutMs=1000): give leaseMs alone',
     );
+    expect(renamed).toHaveBeenLastCalledWith(
+      'delay queue "q": visibilityTimeoutMs is deprecated, use leaseMs, the lease\'s name on both queues ' +
+        '(it is read as leaseMs meanwhile)',
+    );
     expect(refusal(() => resolve({ visibilityTimeoutMs: 50 }))).toBe(
-      'Invalid options for delay queue "q": visibilityTimeoutMs must be an integer ≥ 100 (got 50)',
+      'Invalid options for delay queue "q": visibilityTimeoutMs must be an integer between 100 and 86400000 (got 50)',
     );
   });
 
