@@ -3,7 +3,7 @@ import { Allow, IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, Min, Validate
 import type { BatchConsumerOptions, DelayConsumerOptions } from '../interfaces';
 import { BATCH_CONSUMER_DEFAULTS, DELAY_CONSUMER_DEFAULTS } from '../queue.defaults';
 import type { Checks, SameKeys } from './apply-rules';
-import { resolveWithFormerNames, written, type FormerName } from './former-names';
+import { withFormerNames, written, type FormerName } from './former-names';
 import { Given } from './option-rules';
 import { BackoffRules, legacyBackoff, MAX_ATTEMPTS, MAX_TIMER_MS } from './queue-options';
 
@@ -125,12 +125,10 @@ const BATCH_FORMER_NAMES: FormerName<BatchConsumerOptionsRules>[] = [
 
 /**
  * A `@BatchConsumer`'s options, resolved: its attempts and their waits under their current names,
- * `maxAttempts` and `backoff`, whichever they were given under; `warn` is told of each former one.
+ * `maxAttempts` and `backoff`, whichever they were given under; each warning told to `warn`.
  */
-export function resolveBatchConsumerOptions(
-  raw: unknown,
-  label: string,
-  warn: (message: string) => void,
-): BatchConsumerOptionsRules {
-  return resolveWithFormerNames(BatchConsumerOptionsRules, raw, label, batchConsumerChecks, BATCH_FORMER_NAMES, warn);
-}
+export const resolveBatchConsumerOptions = withFormerNames(
+  BatchConsumerOptionsRules,
+  batchConsumerChecks,
+  BATCH_FORMER_NAMES,
+);

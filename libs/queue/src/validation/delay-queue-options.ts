@@ -5,7 +5,7 @@ import type { DelayQueueOptions, OnExists, ReconcileOptions, ResolvedDelayQueueO
 import { DELAY_QUEUE_DEFAULTS } from '../queue.defaults';
 import type { Checks, SameKeys } from './apply-rules';
 import { cronProblem } from './cron';
-import { resolveWithFormerNames, type FormerName } from './former-names';
+import { withFormerNames, type FormerName } from './former-names';
 import { Given } from './option-rules';
 import { DAY_MS, QueueOptionsRules, queueProblems } from './queue-options';
 
@@ -89,12 +89,6 @@ const DELAY_FORMER_NAMES: FormerName<DelayQueueOptionsRules>[] = [
 
 /**
  * A DelayQueue's options, resolved: the lease under its one name, `leaseMs`, whichever name it was given
- * under; `warn` is told when it came under its former one.
+ * under; its warning is told to `warn`.
  */
-export function resolveDelayQueueOptions(
-  raw: unknown,
-  label: string,
-  warn: (message: string) => void,
-): ResolvedDelayQueueOptions {
-  return resolveWithFormerNames(DelayQueueOptionsRules, raw, label, delayQueueChecks, DELAY_FORMER_NAMES, warn);
-}
+export const resolveDelayQueueOptions = withFormerNames(DelayQueueOptionsRules, delayQueueChecks, DELAY_FORMER_NAMES);

@@ -3,7 +3,7 @@ import { IsBoolean, IsIn, IsInt, IsOptional, Max, Min, ValidateNested } from 'cl
 import type { FixedQueueOptions, GroupRateLimitOptions, ResolvedFixedQueueOptions } from '../interfaces';
 import { FIXED_QUEUE_DEFAULTS } from '../queue.defaults';
 import { shown, type Checks, type SameKeys } from './apply-rules';
-import { resolveWithFormerNames, written, type FormerName } from './former-names';
+import { withFormerNames, written, type FormerName } from './former-names';
 import { Given } from './option-rules';
 import { DAY_MS, legacyBackoff, QueueOptionsRules, queueProblems } from './queue-options';
 
@@ -111,12 +111,6 @@ const FIXED_FORMER_NAMES: FormerName<FixedQueueOptionsRules>[] = [
 
 /**
  * A FixedQueue's options, resolved: the retry wait under its one name, `backoff`, whichever name it was
- * given under; `warn` is told when it came under its former one.
+ * given under; its warning is told to `warn`.
  */
-export function resolveFixedQueueOptions(
-  raw: unknown,
-  label: string,
-  warn: (message: string) => void,
-): ResolvedFixedQueueOptions {
-  return resolveWithFormerNames(FixedQueueOptionsRules, raw, label, fixedQueueChecks, FIXED_FORMER_NAMES, warn);
-}
+export const resolveFixedQueueOptions = withFormerNames(FixedQueueOptionsRules, fixedQueueChecks, FIXED_FORMER_NAMES);

@@ -42,26 +42,26 @@ function agreeing<T extends object>(formers: FormerName<T>[]): Checks<T> {
 const plain = (value: unknown): unknown => (value !== null && typeof value === 'object' ? { ...value } : value);
 
 /**
- * `resolveOptions`, then every former name given read as the option it became and left out of the
- * result; `warn` is told of each, in words that name `label`, the former name and what to write.
+ * A resolver of options that still reads `formers`: `resolveOptions`, then every former name given read
+ * as the option it became and left out of the result; `warn` is told of each, in words that name
+ * `label`, the former name and what to write now.
  */
-export function resolveWithFormerNames<T extends object>(
+export function withFormerNames<T extends object>(
   rules: new () => T,
-  raw: unknown,
-  label: string,
   checks: Checks<T>,
   formers: FormerName<T>[],
-  warn: (message: string) => void,
-): T {
+): (raw: unknown, label: string, warn: (message: string) => void) => T {
   const both = agreeing(formers);
-  const options = resolveOptions(rules, raw, label, (o, given) => [...checks(o, given), ...both(o, given)]);
-  const read = { ...options } as Record<string, unknown>;
-  for (const { former, current, read: asCurrent, advice } of formers) {
-    const value = read[former];
-    if (value === undefined) continue;
-    delete read[former];
-    read[current] = asCurrent(value as never);
-    warn(formerNameRead(label, former, advice(value as never), current));
-  }
-  return read as T;
+  const allChecks: Checks<T> = (o, given) => [...checks(o, given), ...both(o, given)];
+  return (raw, label, warn) => {
+    const read = { ...resolveOptions(rules, raw, label, allChecks) } as Record<string, unknown>;
+    for (const { former, current, read: asCurrent, advice } of formers) {
+      const value = read[former];
+      if (value === undefined) continue;
+      delete read[former];
+      read[current] = asCurrent(value as never);
+      warn(formerNameRead(label, former, advice(value as never), current));
+    }
+    return read as T;
+  };
 }
