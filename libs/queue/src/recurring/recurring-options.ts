@@ -1,8 +1,9 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsString, Max, Min, MinLength, ValidateNested } from 'class-validator';
-import { EVERY_MS_MAX, MISSED } from '../delay-queue/repeat-schedule';
+import { MISSED } from '../delay-queue/repeat-schedule';
 import type { BackoffOptions, MissedTicks, RecurringOptions, RepeatEvery } from '../interfaces';
 import { cronProblem } from '../validation/cron';
+import { EVERY_MS_MAX } from '../validation/time';
 import { Given, IsName } from '../validation/option-rules';
 import { injectWithoutFactory } from './recurring.messages';
 import { describeValue } from '../validation/option-violations';

@@ -1,6 +1,5 @@
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, Min, ValidateNested } from 'class-validator';
-import { EVERY_MS_MAX } from '../delay-queue/repeat-schedule';
 import type { DelayQueueOptions, OnExists, ReconcileOptions, ResolvedDelayQueueOptions } from '../interfaces';
 import { DELAY_QUEUE_DEFAULTS } from '../queue.defaults';
 import type { Checks, SameKeys } from './apply-rules';
@@ -8,6 +7,7 @@ import { cronProblem } from './cron';
 import { withFormerNames, type FormerName } from './former-names';
 import { Given } from './option-rules';
 import { DAY_MS, QueueOptionsRules, queueProblems } from './queue-options';
+import { EVERY_MS_MAX } from './time';
 
 /**
  * Longest `retryMs`: a caller waits that long at most for a call to be taken (one try under way when it
