@@ -2,7 +2,8 @@ import 'reflect-metadata';
 import { FixedQueueStore } from '../libs/queue/src/fixed-queue/fixed-queue.store';
 import { QueueKeys } from '../libs/queue/src/redis/keys';
 import { Scripts } from '../libs/queue/src/redis/scripts';
-import { FixedQueueOptionsRules, resolveOptions } from '../libs/queue/src/validation/queue-options';
+import { resolveOptions } from '../libs/queue/src/validation/apply-rules';
+import { FixedQueueOptionsRules } from '../libs/queue/src/validation/fixed-queue-options';
 import { recordBatches, useQueueApps } from './support/fixtures';
 import { rawClient, uniquePrefix } from './support/testing';
 

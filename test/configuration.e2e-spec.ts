@@ -3,6 +3,8 @@ import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import {
   BatchConsumer,
+  type BatchConsumerOptions,
+  type BatchContext,
   DelayConsumer,
   type DelayQueue,
   getDelayQueueToken,
@@ -11,6 +13,7 @@ import {
   QUEUE_DEFAULTS,
   QueueConfigError,
   QueueModule,
+  type FixedQueueOptions,
 } from 'nestjs-redis-queues';
 import { CapturedLogs } from './support/faults';
 import { recordBatches, recordTasks, useQueueApps } from './support/fixtures';
@@ -249,6 +252,85 @@ describe('Configuration', () => {
         'Invalid options for delay queue "reminders": leaseMs and visibilityTimeoutMs are two names of the lease, ' +
           'given different values (got leaseMs=2000, visibilityTimeoutMs=1000): give leaseMs alone',
       );
+    });
+  });
+
+  describe('the retry words, maxAttempts and backoff, and their former names', () => {
+    /** The batches of "events", whose first attempt fails, and the warnings logged at start-up. */
+    async function failingOnce(queue: Partial<FixedQueueOptions>, consumer: BatchConsumerOptions = {}) {
+      const logs = new CapturedLogs();
+      const reports = recordBatches<number>('events', consumer, (_messages, ctx: BatchContext) => {
+        if (ctx.attempt === 1) throw new Error('first attempt fails');
+      });
+      const { fixed } = await harness.start({
+        logger: logs,
+        fixed: [{ name: 'events', shards: 1, maxWaitMs: 0, ...queue }],
+        providers: [reports.consumer],
+      });
+      await fixed<number>('events').push('g', 1);
+      await reports.untilMessages(2);
+      const attempts = reports.batches.map((batch) => batch.ctx.attempt);
+      return { attempts, warnings: logs.find('warn', /deprecated/), options: fixed('events').options };
+    }
+
+    const atLeastOnce = { delivery: 'at-least-once', maxAttempts: 2 } as const;
+
+    it('FixedQueue at least once: backoff and maxAttempts retry a failed batch, with nothing to warn of', async () => {
+      const run = await failingOnce({ ...atLeastOnce, backoff: { type: 'fixed', delayMs: 20 } });
+      expect(run.attempts).toEqual([1, 2]);
+      expect(run.options.backoff).toEqual({ type: 'fixed', delayMs: 20, maxDelayMs: 3_600_000 });
+      expect(run.warnings).toEqual([]);
+    });
+
+    it('FixedQueue at least once: retryDelayMs is read as backoff, with one warning naming the queue', async () => {
+      const run = await failingOnce({ ...atLeastOnce, retryDelayMs: 20 });
+      expect(run.attempts).toEqual([1, 2]);
+      expect(run.options.backoff).toEqual({ type: 'exponential', delayMs: 20, maxDelayMs: 3_600_000 });
+      expect(run.options).not.toHaveProperty('retryDelayMs');
+      expect(run.warnings).toEqual([
+        'fixed queue "events": retryDelayMs is deprecated, use backoff: ' +
+          "{ type: 'exponential', delayMs: 20, maxDelayMs: 3600000 }, the retry's words everywhere " +
+          '(it is read as backoff meanwhile)',
+      ]);
+    });
+
+    it('@BatchConsumer at most once: maxAttempts and backoff retry in process, with nothing to warn of', async () => {
+      const run = await failingOnce({}, { maxAttempts: 2, backoff: { type: 'fixed', delayMs: 10 } });
+      expect(run.attempts).toEqual([1, 2]);
+      expect(run.warnings).toEqual([]);
+    });
+
+    it('@BatchConsumer at most once: retries and retryDelayMs are read as them, with one warning each', async () => {
+      const run = await failingOnce({}, { retries: 1, retryDelayMs: 10 });
+      expect(run.attempts).toEqual([1, 2]);
+      expect(run.warnings).toEqual([
+        expect.stringMatching(/^@BatchConsumer on .*: retries is deprecated, use maxAttempts: 2, /),
+        expect.stringMatching(/^@BatchConsumer on .*: retryDelayMs is deprecated, use backoff: /),
+      ]);
+    });
+
+    it('refuse a bad value under either name at start-up, naming the key', async () => {
+      const refused = async (queue: Partial<FixedQueueOptions>, consumer: BatchConsumerOptions = {}) => {
+        const reports = recordBatches<number>('events', consumer);
+        const error = await startupError(
+          harness.start({ fixed: [{ name: 'events', ...queue }], providers: [reports.consumer] }),
+        );
+        expect(error).toBeInstanceOf(QueueConfigError);
+        return error.message;
+      };
+      expect(await refused({ retryDelayMs: -1 })).toBe(
+        'Invalid options for fixed queue "events": retryDelayMs must be an integer between 0 and 86400000 (got -1)',
+      );
+      expect(await refused({ backoff: { type: 'fixed', delayMs: -1 } })).toBe(
+        'Invalid options for fixed queue "events": backoff.delayMs must be an integer between 0 and 2147483647 (got -1)',
+      );
+      expect(await refused({}, { retries: -1 })).toMatch(
+        /^Invalid options for @BatchConsumer on .*: retries must be an integer between 0 and 999 \(got -1\)$/,
+      );
+      expect(await refused({}, { maxAttempts: 0 })).toMatch(
+        /^Invalid options for @BatchConsumer on .*: maxAttempts must be an integer between 1 and 1000 \(got 0\)$/,
+      );
+      expect(await refused(atLeastOnce, { retries: 1 })).toMatch(/maxAttempts \(formerly retries\) above 1 applies/);
     });
   });
 

@@ -1,7 +1,7 @@
 import { DelayQueueStore } from '../libs/queue/src/delay-queue/delay-queue.store';
 import { QueueKeys } from '../libs/queue/src/redis/keys';
 import { Scripts } from '../libs/queue/src/redis/scripts';
-import type { DelayQueueOptionsRules } from '../libs/queue/src/validation/queue-options';
+import type { DelayQueueOptionsRules } from '../libs/queue/src/validation/delay-queue-options';
 import { useQueueApps } from './support/fixtures';
 import { rawClient } from './support/testing';
 

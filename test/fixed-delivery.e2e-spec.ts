@@ -230,7 +230,7 @@ describe('FixedQueue at-least-once failures', () => {
           maxWaitMs: 0,
           batchSize: 5,
           maxAttempts: 3,
-          retryDelayMs: 20,
+          backoff: { type: 'exponential', delayMs: 20 },
           ...options,
         },
       ],

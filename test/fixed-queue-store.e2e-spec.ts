@@ -3,7 +3,7 @@ import { FIXED_QUEUE_DEFAULTS } from '../libs/queue/src/queue.defaults';
 import { QueueKeys } from '../libs/queue/src/redis/keys';
 import { GROUPS_PER_POLL } from '../libs/queue/src/redis/poll-budget';
 import { Scripts } from '../libs/queue/src/redis/scripts';
-import type { FixedQueueOptionsRules } from '../libs/queue/src/validation/queue-options';
+import type { FixedQueueOptionsRules } from '../libs/queue/src/validation/fixed-queue-options';
 import { useQueueApps } from './support/fixtures';
 import { rawClient } from './support/testing';
 

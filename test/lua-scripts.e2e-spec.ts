@@ -10,7 +10,7 @@ import {
   type FixedClaimUnorderedInput,
 } from '../libs/queue/src/fixed-queue/lua/fixed-claim-unordered';
 import { invoke, shardKeys } from '../libs/queue/src/redis/script-protocol';
-import type { DelayQueueOptionsRules } from '../libs/queue/src/validation/queue-options';
+import type { DelayQueueOptionsRules } from '../libs/queue/src/validation/delay-queue-options';
 import { scriptNames, scriptSets } from '../libs/queue/src/redis/script-registry';
 import { Scripts, scriptText } from '../libs/queue/src/redis/scripts';
 // The whole library, so that every protocol it defines, hence every script, is known.

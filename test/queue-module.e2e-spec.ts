@@ -187,7 +187,7 @@ describe('QueueModule', () => {
     const failures: string[] = [];
     @Injectable()
     class Flaky {
-      @BatchConsumer('events', { retries: 2, retryDelayMs: 10, onFailed: 'failed' })
+      @BatchConsumer('events', { maxAttempts: 3, backoff: { type: 'exponential', delayMs: 10 }, onFailed: 'failed' })
       handle(messages: { n: number }[], ctx: BatchContext) {
         seen.push(`${ctx.group}#${ctx.attempt}`);
         if (ctx.group === 'bad') throw new Error('upstream down');

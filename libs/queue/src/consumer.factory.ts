@@ -31,13 +31,12 @@ import { RecurringSchedules } from './recurring/recurring-schedules';
 import type { WakeHints } from './redis/wake-hints';
 import { describeError } from './utils/errors';
 import { queueLogContext } from './utils/log-line';
+import { resolveOptions } from './validation/apply-rules';
 import {
-  BatchConsumerOptionsRules,
-  batchConsumerChecks,
   DelayConsumerOptionsRules,
   MAX_HANDLER_TIMEOUT_MS,
-  resolveOptions,
-} from './validation/queue-options';
+  resolveBatchConsumerOptions,
+} from './validation/consumer-options';
 
 type Method = (...args: unknown[]) => unknown;
 
@@ -64,11 +63,8 @@ export class ConsumerFactory {
     const { instance, label, metadata } = found;
     const where = `@BatchConsumer on ${label}`;
     const queue = this.consumedQueue('fixed', metadata.queue, label, FixedQueue<unknown>);
-    const options = resolveOptions(
-      BatchConsumerOptionsRules,
-      await this.decoratorOptions(metadata.options, where),
-      where,
-      batchConsumerChecks,
+    const options = resolveBatchConsumerOptions(await this.decoratorOptions(metadata.options, where), where, (m) =>
+      this.logger.warn(m),
     );
     if (!queue) return undefined;
     let onFailed: BatchFailureHandler | undefined;

@@ -6,6 +6,20 @@
 const SECOND = 1000;
 const HOUR = 3600 * SECOND;
 const DEAD_LETTER = Object.freeze({ capacity: 10_000, keepStack: false });
+const BACKOFF = Object.freeze({
+  type: 'exponential' as 'fixed' | 'exponential',
+  delayMs: SECOND,
+  maxDelayMs: HOUR,
+});
+
+/** The options both queue kinds take (`QueueBaseOptions`): the same defaults on both. */
+export const QUEUE_BASE_DEFAULTS = Object.freeze({
+  shards: 8,
+  leaseMs: 30 * SECOND,
+  maxAttempts: 5,
+  backoff: BACKOFF,
+  deadLetter: DEAD_LETTER,
+});
 
 /** `QueueModule.forRoot` / `forRootAsync`. */
 export const MODULE_DEFAULTS = Object.freeze({
@@ -22,31 +36,21 @@ export const MODULE_DEFAULTS = Object.freeze({
 
 /** `QueueModule.registerFixedQueue`. */
 export const FIXED_QUEUE_DEFAULTS = Object.freeze({
-  shards: 8,
+  ...QUEUE_BASE_DEFAULTS,
   capacity: 1000,
   batchSize: 128,
   maxWaitMs: SECOND,
   ttlMs: 24 * HOUR,
   ordered: true,
   delivery: 'at-most-once' as 'at-most-once' | 'at-least-once',
-  leaseMs: 30 * SECOND,
-  maxAttempts: 5,
+  /** @deprecated `retryDelayMs` is read as `backoff`, whose default is `backoff` here. */
   retryDelayMs: SECOND,
-  deadLetter: DEAD_LETTER,
   onExhausted: 'dead-letter' as 'dead-letter' | 'pause-group',
 });
 
 /** `QueueModule.registerDelayQueue`. */
 export const DELAY_QUEUE_DEFAULTS = Object.freeze({
-  shards: 8,
-  leaseMs: 30 * SECOND,
-  maxAttempts: 5,
-  backoff: Object.freeze({
-    type: 'exponential' as 'fixed' | 'exponential',
-    delayMs: SECOND,
-    maxDelayMs: HOUR,
-  }),
-  deadLetter: DEAD_LETTER,
+  ...QUEUE_BASE_DEFAULTS,
   retryMs: 0,
 });
 
@@ -54,7 +58,11 @@ export const DELAY_QUEUE_DEFAULTS = Object.freeze({
 export const BATCH_CONSUMER_DEFAULTS = Object.freeze({
   concurrency: 1,
   handlerTimeoutMs: 5 * 60 * SECOND,
+  maxAttempts: 1,
+  backoff: Object.freeze({ ...BACKOFF, delayMs: 100 }),
+  /** @deprecated `retries` is read as `maxAttempts` - 1, whose default is `maxAttempts` here. */
   retries: 0,
+  /** @deprecated `retryDelayMs` is read as `backoff`, whose default is `backoff` here. */
   retryDelayMs: 100,
   raw: false,
 });

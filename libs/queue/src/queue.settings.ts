@@ -1,4 +1,5 @@
-import { ModuleOptionsRules, resolveOptions } from './validation/queue-options';
+import { resolveOptions } from './validation/apply-rules';
+import { ModuleOptionsRules } from './validation/module-options';
 import { assertConnectionShape } from './validation/connection';
 import type { QueueModuleOptions } from './interfaces';
 

@@ -24,7 +24,7 @@ export const DELIVERY = {
   delivery: 'at-least-once',
   leaseMs: 30_000,
   maxAttempts: 3,
-  retryDelayMs: 500,
+  backoff: { type: 'exponential', delayMs: 500 },
   deadLetter: { capacity: 1000 },
 } as const;
 

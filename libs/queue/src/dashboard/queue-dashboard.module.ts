@@ -17,7 +17,8 @@ import {
   Req,
   UseGuards,
 } from '@nestjs/common';
-import { DashboardOptionsRules, resolveOptions } from '../validation/queue-options';
+import { resolveOptions } from '../validation/apply-rules';
+import { DashboardOptionsRules } from '../validation/dashboard-options';
 import type { DashboardGuard, QueueDashboardOptions, QueueKind } from '../interfaces';
 import { DashboardService, type DashboardLimits } from './dashboard.service';
 import { DASHBOARD_CSS, DASHBOARD_JS, dashboardPage } from './dashboard.page';

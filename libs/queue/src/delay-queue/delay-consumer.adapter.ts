@@ -16,7 +16,7 @@ import { ShardBatcher } from '../redis/shard-batcher';
 import { carrierAt, storedJson } from '../redis/traced-json';
 import { ATTRIBUTES, type ProcessSpan } from '../tracing/queue-tracer';
 import { failureText } from '../utils/errors';
-import type { DelayConsumerOptionsRules } from '../validation/queue-options';
+import type { DelayConsumerOptionsRules } from '../validation/consumer-options';
 import { occurrenceNotPlaced } from './delay-queue.messages';
 import type { DelayQueue } from './delay-queue';
 import type { ClaimedTask, DelayQueueStore } from './delay-queue.store';

@@ -6,7 +6,7 @@ import { QueueRecord } from '../redis/queue-meta';
 import type { ConsumerRegistry } from '../consumer/consumer.registry';
 import type { RedisConnection } from '../redis/redis-connection';
 import type { QueueSettings } from '../queue.settings';
-import { resolveDelayQueueOptions } from '../validation/queue-options';
+import { resolveDelayQueueOptions } from '../validation/delay-queue-options';
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
 import { assertCallOptions, CALL_OPTIONS } from '../validation/call-options';
 import { resolveDelta, resolveNewTime, resolveTime } from '../validation/time';
@@ -49,7 +49,6 @@ import { TaskReconciler } from './task-reconciler';
 import { RepeatSchedule } from './repeat-schedule';
 import { queueLogContext } from '../utils/log-line';
 import { QueueControls } from '../queue-controls';
-import { leaseRenamed } from './delay-queue.messages';
 
 /** @internal How a queue the library makes for itself differs from an application's. */
 export interface DelayQueueInternals {
@@ -93,8 +92,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     internal: DelayQueueInternals = {},
   ) {
     this.logger = new Logger(queueLogContext(options?.name));
-    this.options = resolveDelayQueueOptions(options, `delay queue "${options?.name}"`, () =>
-      this.logger.warn(leaseRenamed(options.name)),
+    this.options = resolveDelayQueueOptions(options, `delay queue "${options?.name}"`, (warning) =>
+      this.logger.warn(warning),
     );
     this.name = this.options.name;
     this.codec = new PayloadCodec(

@@ -3,7 +3,7 @@ import { badRepeat } from './delay-queue.messages';
 import type { MissedTicks, RepeatEvery, RepeatOptions } from '../interfaces';
 import type { TickWindow } from './lua/tick-window';
 import { cronProblem } from '../validation/cron';
-import { toEpochMs } from '../validation/time';
+import { EVERY_MS_MAX, toEpochMs } from '../validation/time';
 
 /** Missed ticks run in order under `missed: 'all'`, at most this many: the latest ones. */
 export const MAX_MISSED_RUNS = 100;
@@ -16,7 +16,6 @@ const MAX_WINDOW_TICKS = 256;
 /** How far back a cron schedule is searched for its latest tick before it is taken to have none. */
 const MAX_LOOKBACK_MS = 400 * 24 * 3600_000;
 export const MISSED: readonly MissedTicks[] = ['latest', 'skip', 'all'];
-export const EVERY_MS_MAX = 366 * 24 * 3600_000;
 
 /**
  * A validated schedule: its ticks follow from it alone (never from a clock), so every process computes

@@ -5,7 +5,7 @@ import { QueueEvents } from '../events/queue-events';
 import type { FixedQueueOptions } from '../interfaces';
 import { QueueSettings } from '../queue.settings';
 import { RedisConnection } from '../redis/redis-connection';
-import { BatchConsumerOptionsRules, batchConsumerChecks, resolveOptions } from '../validation/queue-options';
+import { resolveBatchConsumerOptions } from '../validation/consumer-options';
 import { BatchConsumerAdapter, type BatchDelivery, type BatchHandler } from './batch-consumer.adapter';
 import { FixedQueue } from './fixed-queue';
 import { pollUntil } from '../../../../test/support/testing';
@@ -44,7 +44,7 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
   }
 
   function adapter(queue: FixedQueue<number>, consumer: object = {}, handler: BatchHandler = () => undefined) {
-    const options = resolveOptions(BatchConsumerOptionsRules, consumer, 'Unit.report', batchConsumerChecks);
+    const options = resolveBatchConsumerOptions(consumer, 'Unit.report', () => undefined);
     return new BatchConsumerAdapter({ queue, label: 'Unit.report', options, handler, traced: false });
   }
 
@@ -59,7 +59,12 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
     return delivery!;
   }
 
-  const atLeastOnce = { delivery: 'at-least-once', batchSize: 2, maxAttempts: 2, retryDelayMs: 60_000 } as const;
+  const atLeastOnce = {
+    delivery: 'at-least-once',
+    batchSize: 2,
+    maxAttempts: 2,
+    backoff: { type: 'exponential', delayMs: 60_000 },
+  } as const;
 
   it('acknowledges an ordered batch and hands the group’s next one to the same slot', async () => {
     const queue = await queueOf(atLeastOnce);
@@ -78,8 +83,8 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
     expect(batches.settle(second, { ok: true }, false).next).toBeUndefined();
   });
 
-  it('settles a failure as a retry after retryDelayMs, then dead-letters the last attempt', async () => {
-    const queue = await queueOf({ ...atLeastOnce, retryDelayMs: 20 });
+  it('settles a failure as a retry after its backoff, then dead-letters the last attempt', async () => {
+    const queue = await queueOf({ ...atLeastOnce, backoff: { type: 'exponential', delayMs: 20 } });
     await queue.pushMany('g', [1, 2]);
     const batches = adapter(queue);
     const first = await claimOne(batches);
@@ -123,9 +128,9 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
     expect(await batches.extend!(0, [delivery])).toEqual([true]);
   });
 
-  it('at-most-once: retries in this process when the consumer asks for retries, and a failure is only reported', async () => {
+  it('at-most-once: retries in this process when the consumer asks for attempts, and a failure is only reported', async () => {
     const queue = await queueOf({ delivery: 'at-most-once', batchSize: 2 });
-    const batches = adapter(queue, { retries: 2, retryDelayMs: 10 });
+    const batches = adapter(queue, { maxAttempts: 3, backoff: { type: 'exponential', delayMs: 10 } });
     expect(batches.localRetries?.maxAttempts).toBe(3);
     expect(batches.localRetries?.delayAfter(2)).toBe(20);
     await queue.pushMany('g', [1, 2, 3]);
@@ -136,8 +141,9 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
     expect((await claimOne(batches)).batch.messages).toEqual([3]);
   });
 
-  it('refuses consumer retries on an at-least-once queue', async () => {
+  it('refuses consumer retries on an at-least-once queue, under either name', async () => {
     const queue = await queueOf(atLeastOnce);
-    expect(() => adapter(queue, { retries: 1 })).toThrow(QueueConfigError);
+    expect(() => adapter(queue, { maxAttempts: 2 })).toThrow(QueueConfigError);
+    expect(() => adapter(queue, { retries: 1 })).toThrow(/maxAttempts \(formerly retries\) above 1/);
   });
 });

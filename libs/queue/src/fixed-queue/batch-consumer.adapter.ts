@@ -17,7 +17,7 @@ import { ShardBatcher } from '../redis/shard-batcher';
 import { ATTRIBUTES, type ProcessSpan } from '../tracing/queue-tracer';
 import { byShard } from '../utils/by-shard';
 import { failureText } from '../utils/errors';
-import type { BatchConsumerOptionsRules } from '../validation/queue-options';
+import type { BatchConsumerOptionsRules } from '../validation/consumer-options';
 import { partialOutOfRange, retriesOnAtLeastOnce } from './fixed-queue.messages';
 import { givenBackOverdue } from '../consumer/consumer.messages';
 import type { FixedQueue } from './fixed-queue';
@@ -154,7 +154,7 @@ class Context implements BatchContext {
  * a batch holds its group until acknowledged, under a lease, and an acknowledgement may hand the group's
  * next batch to the same slot. At-least-once: resolving acknowledges, throwing schedules the next
  * delivery of the same messages or buries them; at-most-once: the messages left Redis with the claim,
- * retries (`retries`) happen in this process and a failure after the last is only reported.
+ * retries (`maxAttempts`) happen in this process and a failure after the last is only reported.
  */
 export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, BatchDelivery> {
   readonly kind = 'fixed';
@@ -183,7 +183,7 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
     this.atLeastOnce = queueOptions.delivery === 'at-least-once';
     // At most once, the messages left Redis with the claim: late is better than never.
     this.redeliversLapsed = this.atLeastOnce;
-    if (this.atLeastOnce && options.retries > 0) throw retriesOnAtLeastOnce(label, queue.name);
+    if (this.atLeastOnce && options.maxAttempts > 1) throw retriesOnAtLeastOnce(label, queue.name);
     this.queue = queue.name;
     this.label = label;
     this.handler = handler;
@@ -193,9 +193,9 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
     this.batchSize = queueOptions.batchSize;
     this.keepStack = queueOptions.deadLetter.keepStack;
     this.leaseMs = queueOptions.leaseMs;
-    this.retry = RetryPolicy.exponential(queueOptions.maxAttempts, queueOptions.retryDelayMs);
-    if (!this.atLeastOnce && options.retries > 0)
-      this.localRetries = RetryPolicy.exponential(options.retries + 1, options.retryDelayMs);
+    this.retry = new RetryPolicy(queueOptions.maxAttempts, queueOptions.backoff);
+    if (!this.atLeastOnce && options.maxAttempts > 1)
+      this.localRetries = new RetryPolicy(options.maxAttempts, options.backoff);
     // Only ordered deliveries hold their group under a lease.
     if (this.store.ordered)
       this.extend = (shard, running) =>

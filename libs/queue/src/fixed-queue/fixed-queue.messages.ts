@@ -4,8 +4,8 @@ import { QueueConfigError } from '../errors';
 
 export const retriesOnAtLeastOnce = (label: string, queue: string) =>
   new QueueConfigError(
-    `@BatchConsumer on ${label}: retries applies to at-most-once queues; "${queue}" is at-least-once ` +
-      'and retries through Redis (set maxAttempts and retryDelayMs on the queue instead)',
+    `@BatchConsumer on ${label}: maxAttempts (formerly retries) above 1 applies to at-most-once queues; ` +
+      `"${queue}" is at-least-once and retries through Redis (set maxAttempts and backoff on the queue instead)`,
   );
 
 /** A log line's text: the handler's PartialBatchError counted messages its batch does not have. */

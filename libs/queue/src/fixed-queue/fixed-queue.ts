@@ -8,7 +8,7 @@ import { QueueRecord } from '../redis/queue-meta';
 import { RECURRING_QUEUE_PREFIX } from '../queue.constants';
 import type { ConsumerRegistry } from '../consumer/consumer.registry';
 import type { QueueSettings } from '../queue.settings';
-import { FixedQueueOptionsRules, fixedQueueChecks, resolveOptions } from '../validation/queue-options';
+import { resolveFixedQueueOptions } from '../validation/fixed-queue-options';
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
 import { assertCallOptions, CALL_OPTIONS } from '../validation/call-options';
 import type {
@@ -72,7 +72,9 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     private readonly events: QueueEvents,
     private readonly consumers: ConsumerRegistry,
   ) {
-    this.options = resolveOptions(FixedQueueOptionsRules, options, `fixed queue "${options?.name}"`, fixedQueueChecks);
+    this.options = resolveFixedQueueOptions(options, `fixed queue "${options?.name}"`, (warning) =>
+      new Logger(queueLogContext(options.name)).warn(warning),
+    );
     this.name = this.options.name;
     this.codec = new PayloadCodec(
       this.name,

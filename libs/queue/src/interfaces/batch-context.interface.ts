@@ -8,7 +8,7 @@ export interface BatchContext {
   claimedAt: number;
   /**
    * Delivery number, from 1. At-least-once: greater when these messages were delivered before (the
-   * handler threw, or its lease ran out). At-most-once: the in-process attempt (`retries`).
+   * handler threw, or its lease ran out). At-most-once: the in-process attempt (`maxAttempts`).
    */
   attempt: number;
   /**

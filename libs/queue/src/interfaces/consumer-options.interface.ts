@@ -1,5 +1,6 @@
 import type { InjectionToken } from '@nestjs/common';
 import type { BatchContext } from './batch-context.interface';
+import type { BackoffOptions } from './queue-options.interface';
 
 export interface BatchConsumerOptions {
   /** Batches handled at once by this method in this process. Default: `QUEUE_DEFAULTS.batchConsumer.concurrency`. */
@@ -20,16 +21,29 @@ export interface BatchConsumerOptions {
   /** Name of the cron job / interval in SchedulerRegistry. Default `nrq:<queue>:<Class>.<method>`. */
   name?: string;
   /**
-   * At-most-once queues: extra in-process attempts of a batch whose handler threw (an at-least-once queue
-   * retries through Redis, with its `maxAttempts` and `retryDelayMs`, and refuses this). Default:
-   * `QUEUE_DEFAULTS.batchConsumer.retries`.
+   * At-most-once queues: attempts of a batch in this process, its handler run again after `backoff` while
+   * it throws: 1 to 1,000 (an at-least-once queue retries through Redis, with its own `maxAttempts` and
+   * `backoff`, and refuses more than 1). Default: `QUEUE_DEFAULTS.batchConsumer.maxAttempts` (no retry).
+   */
+  maxAttempts?: number;
+  /** Wait before the next in-process attempt. Default: `QUEUE_DEFAULTS.batchConsumer.backoff` (exponential from 100 ms). */
+  backoff?: BackoffOptions;
+  /**
+   * The former words of `maxAttempts`: extra attempts, still read as `maxAttempts: retries + 1` with a
+   * warning at start-up; 0 to 999. Giving both with different values is refused.
+   * @deprecated Use `maxAttempts`, the words of every retry.
    */
   retries?: number;
-  /** Delay before the first retry, doubled for each next one. Default: `QUEUE_DEFAULTS.batchConsumer.retryDelayMs`. */
+  /**
+   * The former name of `backoff` (doubled after each attempt, at most 1 h), still read as
+   * `backoff: { type: 'exponential', delayMs: min(retryDelayMs, 1 h), maxDelayMs: 1 h }` with a warning at
+   * start-up. Giving both with different values is refused.
+   * @deprecated Use `backoff`, the words of every retry.
+   */
   retryDelayMs?: number;
   /**
    * Called with a batch that failed for good, whose messages are not delivered again: at-most-once, its
-   * handler still threw after every in-process retry (`retries`); at-least-once, its last delivery
+   * handler still threw after every in-process attempt (`maxAttempts`); at-least-once, its last delivery
    * (`maxAttempts`) failed and it went to the dead letters. A method name of the same provider, or a function.
    */
   onFailed?: string | ((error: unknown, messages: unknown[], ctx: BatchContext) => unknown);

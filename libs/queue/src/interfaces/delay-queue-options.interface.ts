@@ -1,47 +1,13 @@
-import type { DeadLetterOptions, ReplicaWaitOptions, SchemaClass } from './fixed-queue-options.interface';
-import type { ReconcileOptions } from './task-source.interface';
+import type { QueueBaseOptions, ResolvedQueueBaseOptions } from './queue-options.interface';
 
-export interface BackoffOptions {
-  type: 'fixed' | 'exponential';
-  /** Delay before the first retry; exponential doubles it for each further attempt. */
-  delayMs: number;
-  /** Upper bound of an exponential delay. Default: `QUEUE_DEFAULTS.delayQueue.backoff.maxDelayMs`. */
-  maxDelayMs?: number;
-}
-
-export interface DelayQueueOptions {
-  /** Queue name: letters, digits, `.`, `_`, `-`; at most 100 characters. */
-  name: string;
-  /** Independent sub-queues (and Cluster hash slots) the tasks are spread over. Default: `QUEUE_DEFAULTS.delayQueue.shards`. */
-  shards?: number;
-  /**
-   * Lease of a claimed task: not acknowledged within it (and not extended: a running handler's consumer
-   * extends it every third of it), it is delivered again. Default: `QUEUE_DEFAULTS.delayQueue.leaseMs`.
-   */
-  leaseMs?: number;
+/** A DelayQueue's options: those both queues take (`QueueBaseOptions`) and its own. */
+export interface DelayQueueOptions extends QueueBaseOptions {
   /**
    * The former name of `leaseMs`, still read as it (with a warning at start-up); giving both with
    * different values is refused.
    * @deprecated Use `leaseMs`, the lease's name on both queues.
    */
   visibilityTimeoutMs?: number;
-  /** Deliveries before a failing task goes to the dead-letter set. Default: `QUEUE_DEFAULTS.delayQueue.maxAttempts`. */
-  maxAttempts?: number;
-  /** Delay between failed attempts. Default: `QUEUE_DEFAULTS.delayQueue.backoff`. */
-  backoff?: BackoffOptions;
-  /** class-validator class every payload must satisfy. */
-  schema?: SchemaClass;
-  /** OpenTelemetry spans for this queue's schedules and tasks (see docs/tracing.md). Default: the module's `tracing`. */
-  tracing?: boolean;
-  /** Dead tasks kept per shard, and what failed tasks keep of their error. Default: `QUEUE_DEFAULTS.delayQueue.deadLetter`. */
-  deadLetter?: DeadLetterOptions;
-  /** Size limit of one serialised payload; defaults to the module's `maxPayloadBytes`. */
-  maxPayloadBytes?: number;
-  /**
-   * schedule, reschedule, shift, cancel and requeue resolve only once this many replicas hold the change
-   * (Redis WAIT); see README "Guarantees". Default: off.
-   */
-  waitForReplicas?: ReplicaWaitOptions;
   /**
    * Default `retryMs` of the calls that are safe to repeat (`schedule` with an id, `reschedule`, `cancel`);
    * the others ignore it. A call's own `retryMs` overrides it. Default: `QUEUE_DEFAULTS.delayQueue.retryMs` (off).
@@ -56,27 +22,38 @@ export interface DelayQueueOptions {
 
 /**
  * A DelayQueue's options as it runs with them (`DelayQueue.options`): validated, every default applied.
- * Absent unless given: `maxPayloadBytes` and `tracing` (the module's apply), `schema`, `waitForReplicas`.
- * The lease is `leaseMs`, whichever of its names it was given under.
+ * Absent unless given: `reconcile`, and those of `ResolvedQueueBaseOptions`. The lease is `leaseMs`,
+ * whichever of its names it was given under.
  */
 export interface ResolvedDelayQueueOptions
   extends
-    Required<
-      Omit<
-        DelayQueueOptions,
-        | 'visibilityTimeoutMs'
-        | 'backoff'
-        | 'deadLetter'
-        | 'maxPayloadBytes'
-        | 'tracing'
-        | 'schema'
-        | 'waitForReplicas'
-        | 'reconcile'
-      >
-    >,
-    Pick<DelayQueueOptions, 'maxPayloadBytes' | 'tracing' | 'schema' | 'waitForReplicas' | 'reconcile'> {
-  backoff: Required<BackoffOptions>;
-  deadLetter: Required<DeadLetterOptions>;
+    ResolvedQueueBaseOptions,
+    Required<Omit<DelayQueueOptions, keyof QueueBaseOptions | 'visibilityTimeoutMs' | 'reconcile'>>,
+    Pick<DelayQueueOptions, 'reconcile'> {}
+
+/** How one pass of a queue's task source writes what it lists (`DelayQueue.reconcile`). */
+export interface ReconcileCallOptions {
+  /**
+   * What a listed task does to a task of its id already in Redis. Default `'keep'` (or the queue's
+   * `reconcile.onExists`): scheduled, running and dead tasks are left alone, missing ones written.
+   */
+  onExists?: OnExists;
+  /**
+   * Also cancel the scheduled tasks the pass did not list (never a running or dead one, never a repeat's
+   * occurrence). Default false (or the queue's `reconcile.sweep`).
+   */
+  sweep?: boolean;
+}
+
+/**
+ * `registerDelayQueue({ reconcile })`: when the queue's `@TaskSource` runs besides a lost record (which
+ * runs it whether or not this is given), and its passes' defaults.
+ */
+export interface ReconcileOptions extends ReconcileCallOptions {
+  /** A pass every this many ms, once across every process (a `@Recurring` schedule). */
+  everyMs?: number;
+  /** A pass on this cron expression (seconds field first), once across every process. */
+  cron?: string;
 }
 
 /** When a task is due: `runAt` (a Date, epoch ms or ISO string) or `delayMs` from now (Redis time); neither means now. */

@@ -1,10 +1,10 @@
-import type { Type } from '@nestjs/common';
+import type { QueueBaseOptions, ResolvedQueueBaseOptions } from './queue-options.interface';
 
-export type SchemaClass = Type<object>;
-
-export interface FixedQueueOptions {
-  /** Queue name: letters, digits, `.`, `_`, `-`; at most 100 characters. */
-  name: string;
+/**
+ * A FixedQueue's options: those both queues take (`QueueBaseOptions`), `leaseMs` only on ordered queues and
+ * `maxAttempts`, `backoff` and `deadLetter` only at least once, and its own.
+ */
+export interface FixedQueueOptions extends QueueBaseOptions {
   /** Most messages a group holds; a push beyond it evicts the oldest. Default: `QUEUE_DEFAULTS.fixedQueue.capacity`. */
   capacity?: number;
   /** Most messages handed to a consumer at once, all of one group. Default: `QUEUE_DEFAULTS.fixedQueue.batchSize`. */
@@ -19,16 +19,6 @@ export interface FixedQueueOptions {
    * `QUEUE_DEFAULTS.fixedQueue.ttlMs`.
    */
   ttlMs?: number;
-  /** Independent sub-queues (and Cluster hash slots) the groups are spread over. Default: `QUEUE_DEFAULTS.fixedQueue.shards`. */
-  shards?: number;
-  /** class-validator class every message must satisfy; invalid pushes throw and write nothing. */
-  schema?: SchemaClass;
-  /** OpenTelemetry spans for this queue's pushes and batches (see docs/tracing.md). Default: the module's `tracing`. */
-  tracing?: boolean;
-  /** Size limit of one serialised message; defaults to the module's `maxPayloadBytes`. */
-  maxPayloadBytes?: number;
-  /** Pushes resolve only once this many replicas hold them (Redis WAIT); see README "Guarantees". Default: off. */
-  waitForReplicas?: ReplicaWaitOptions;
   /**
    * One batch of a group out at a time, in push order, across every consumer and process; the next
    * becomes claimable once the previous is finished or its lease ran out. Other groups still run in
@@ -43,17 +33,12 @@ export interface FixedQueueOptions {
    */
   delivery?: FixedQueueDelivery;
   /**
-   * Ordered queues: how long a claimed group stays held without a heartbeat (its consumer died or
-   * stalled); then another consumer gets it, at-least-once with the same batch again (attempt + 1).
-   * Running handlers extend it every third of it. Default: `QUEUE_DEFAULTS.fixedQueue.leaseMs`.
+   * The former name of `backoff` (a delay doubled on each attempt, at most 1 h), still read as
+   * `backoff: { type: 'exponential', delayMs: min(retryDelayMs, 1 h), maxDelayMs: 1 h }` with a warning at
+   * start-up; 0 to a day. Giving both with different values is refused.
+   * @deprecated Use `backoff`, the words of every retry.
    */
-  leaseMs?: number;
-  /** At-least-once: deliveries of a batch before it is dead-lettered. Default: `QUEUE_DEFAULTS.fixedQueue.maxAttempts`. */
-  maxAttempts?: number;
-  /** At-least-once: wait before a failed batch is delivered again, doubled on each attempt (at most 1 h). Default: `QUEUE_DEFAULTS.fixedQueue.retryDelayMs`. */
   retryDelayMs?: number;
-  /** At-least-once: dead batches kept, and what is kept of their last error. Default: `QUEUE_DEFAULTS.fixedQueue.deadLetter`. */
-  deadLetter?: DeadLetterOptions;
   /**
    * At-least-once: what becomes of a batch that failed its last attempt. `'dead-letter'`: it moves to
    * the dead letters and its group goes on with its next batch. `'pause-group'`: it stays its group's
@@ -82,29 +67,17 @@ export type FixedQueueExhausted = 'dead-letter' | 'pause-group';
 
 /**
  * A FixedQueue's options as it runs with them (`FixedQueue.options`): validated, every default applied.
- * Absent unless given: `maxAgeMs` (no age limit), `maxPayloadBytes` and `tracing` (the module's apply),
- * `schema`, `waitForReplicas`, `groupRateLimit`.
+ * Absent unless given: `maxAgeMs` (no age limit), `groupRateLimit`, and those of `ResolvedQueueBaseOptions`.
+ * The retry wait is `backoff`, whichever of its names it was given under.
  */
 export interface ResolvedFixedQueueOptions
   extends
-    Required<Omit<FixedQueueOptions, 'deadLetter' | UnsetFixedQueueOptions>>,
-    Pick<FixedQueueOptions, UnsetFixedQueueOptions> {
-  deadLetter: Required<DeadLetterOptions>;
-}
+    ResolvedQueueBaseOptions,
+    Required<Omit<FixedQueueOptions, keyof QueueBaseOptions | 'retryDelayMs' | UnsetFixedQueueOptions>>,
+    Pick<FixedQueueOptions, UnsetFixedQueueOptions> {}
 
-/** Options of a FixedQueue left unset when not given: no default applies. */
-type UnsetFixedQueueOptions =
-  'maxAgeMs' | 'maxPayloadBytes' | 'tracing' | 'schema' | 'waitForReplicas' | 'groupRateLimit';
-
-export interface DeadLetterOptions {
-  /** Dead tasks or dead batches kept, per shard; the oldest are deleted beyond it. */
-  capacity?: number;
-  /**
-   * Keep the error's stack as `lastError` rather than its name and message. Off by default: a stack
-   * holds the server's file paths, and the dashboard shows `lastError` to whoever may open it.
-   */
-  keepStack?: boolean;
-}
+/** Options of a FixedQueue's own left unset when not given: no default applies. */
+type UnsetFixedQueueOptions = 'maxAgeMs' | 'groupRateLimit';
 
 export type FixedQueueDelivery = 'at-most-once' | 'at-least-once';
 
@@ -121,13 +94,6 @@ export interface DeadBatch<T = unknown> {
   /** The last attempt's error (name and message), or why it ended ('lease expired: ...'). */
   lastError: string;
   diedAt: number;
-}
-
-export interface ReplicaWaitOptions {
-  /** Replicas that must acknowledge each write. */
-  replicas: number;
-  /** How long to wait for them; fewer in time fails the call with QueueReplicationError. */
-  timeoutMs: number;
 }
 
 export interface PushResult {

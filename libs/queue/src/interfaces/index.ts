@@ -1,5 +1,6 @@
 export * from './queue-module-options.interface';
 export * from './queue-kind.interface';
+export * from './queue-options.interface';
 export * from './fixed-queue-options.interface';
 export * from './delay-queue-options.interface';
 export * from './queue-async-options.interface';

@@ -33,7 +33,7 @@ export interface BatchEvent {
   group: string;
   /** Messages in the batch. */
   size: number;
-  /** Attempts the handler was given (`retries` + 1 at most). */
+  /** Attempts the handler was given (the consumer's `maxAttempts` at most). */
   attempts: number;
   /** Redis server time of the claim, epoch ms. */
   claimedAt: number;

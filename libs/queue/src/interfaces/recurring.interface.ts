@@ -1,5 +1,5 @@
 import type { ConsumerOptionsFactory } from './consumer-options.interface';
-import type { BackoffOptions } from './delay-queue-options.interface';
+import type { BackoffOptions } from './queue-options.interface';
 import type { MissedTicks, RepeatOutcome } from './repeat.interface';
 
 /** When a `@Recurring` method runs, and how its runs are retried. */

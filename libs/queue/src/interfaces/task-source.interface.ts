@@ -1,5 +1,3 @@
-import type { OnExists } from './delay-queue-options.interface';
-
 /**
  * One task a `@TaskSource` lists: the task that should exist under `id`, due at `runAt` (a Date, epoch
  * ms or ISO string) or `delayMs` from now (Redis time); neither means now.
@@ -13,31 +11,6 @@ export interface SourcedTask<T = unknown> {
 
 /** What a `@TaskSource` method returns: its tasks, streamed (a generator over a database cursor). */
 export type TaskSourceRows<T = unknown> = AsyncIterable<SourcedTask<T>> | Iterable<SourcedTask<T>>;
-
-/** How one pass of a queue's task source writes what it lists (`DelayQueue.reconcile`). */
-export interface ReconcileCallOptions {
-  /**
-   * What a listed task does to a task of its id already in Redis. Default `'keep'` (or the queue's
-   * `reconcile.onExists`): scheduled, running and dead tasks are left alone, missing ones written.
-   */
-  onExists?: OnExists;
-  /**
-   * Also cancel the scheduled tasks the pass did not list (never a running or dead one, never a repeat's
-   * occurrence). Default false (or the queue's `reconcile.sweep`).
-   */
-  sweep?: boolean;
-}
-
-/**
- * `registerDelayQueue({ reconcile })`: when the queue's `@TaskSource` runs besides a lost record (which
- * runs it whether or not this is given), and its passes' defaults.
- */
-export interface ReconcileOptions extends ReconcileCallOptions {
-  /** A pass every this many ms, once across every process (a `@Recurring` schedule). */
-  everyMs?: number;
-  /** A pass on this cron expression (seconds field first), once across every process. */
-  cron?: string;
-}
 
 /** Why a pass of a task source ran. */
 export type ReconcileTrigger = 'record-created' | 'data-lost' | 'schedule' | 'call';

@@ -1,22 +1,17 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsString, Max, Min, MinLength, ValidateNested } from 'class-validator';
-import { EVERY_MS_MAX, MISSED, RepeatSchedule } from '../delay-queue/repeat-schedule';
+import { MISSED, RepeatSchedule } from '../delay-queue/repeat-schedule';
 import { QueueInputError } from '../errors';
 import type { BackoffOptions, MissedTicks, RecurringOptions, RepeatEvery } from '../interfaces';
 import { cronProblem } from '../validation/cron';
+import { EVERY_MS_MAX } from '../validation/time';
 import { Given, IsName } from '../validation/option-rules';
 import { injectWithoutFactory, refusedAsInput } from './recurring.messages';
 import { assertName } from '../validation/payload';
 import { describeValue } from '../validation/option-violations';
-import {
-  BackoffRules,
-  backoffProblem,
-  type Checks,
-  MAX_ATTEMPTS,
-  MAX_HANDLER_TIMEOUT_MS,
-  resolveOptions,
-  type SameKeys,
-} from '../validation/queue-options';
+import { resolveOptions, type Checks, type SameKeys } from '../validation/apply-rules';
+import { MAX_HANDLER_TIMEOUT_MS } from '../validation/consumer-options';
+import { BackoffRules, backoffProblem, MAX_ATTEMPTS } from '../validation/queue-options';
 
 const TZ_RULE = { message: "$property must be an IANA time zone name (such as 'Europe/Paris')" };
 

@@ -1,6 +1,5 @@
 import { Allow, IsIn, IsInt, IsString, Max, Min } from 'class-validator';
 
-import type { DelayQueue } from '../delay-queue/delay-queue';
 import type {
   DebounceOptions,
   MissedTicks,
@@ -20,7 +19,8 @@ import type {
 } from '../interfaces';
 import { describeValue, optionKeys } from './option-violations';
 import { Given, IsAnyNumber, IsName, IsTime, IsTrueOrFalse } from './option-rules';
-import { applyRules, MAX_RETRY_MS, type Checks, type SameKeys } from './queue-options';
+import { applyRules, type Checks, type SameKeys } from './apply-rules';
+import { MAX_RETRY_MS } from './delay-queue-options';
 import { badCallOptions } from './validation.messages';
 
 // The options of every public method that takes an options object, checked like module options are, and
@@ -198,7 +198,10 @@ class RepeatOptionsRules implements RepeatOptions, SameKeys<RepeatOptions, Repea
   missed?: MissedTicks;
 }
 
-type DeleteDeadOptions = NonNullable<Parameters<DelayQueue['deleteDead']>[0]>;
+/** `DelayQueue.deleteDead`'s options. */
+interface DeleteDeadOptions {
+  olderThan?: number;
+}
 
 class DeleteDeadOptionsRules implements DeleteDeadOptions, SameKeys<DeleteDeadOptions, DeleteDeadOptionsRules> {
   /** How long ago, in ms, a task died at least. */

@@ -4,20 +4,16 @@ import fc from 'fast-check';
 import { CALL_OPTIONS } from './call-options';
 import { directRules } from './direct-rules';
 import { optionKeys } from './option-violations';
-import {
-  BatchConsumerOptionsRules,
-  DashboardOptionsRules,
-  DelayConsumerOptionsRules,
-  DelayQueueOptionsRules,
-  FixedQueueOptionsRules,
-  ModuleOptionsRules,
-} from './queue-options';
+import { BatchConsumerOptionsRules, DelayConsumerOptionsRules } from './consumer-options';
+import { DashboardOptionsRules } from './dashboard-options';
+import { DelayQueueOptionsRules } from './delay-queue-options';
+import { FixedQueueOptionsRules } from './fixed-queue-options';
+import { ModuleOptionsRules } from './module-options';
 
 const FLAT: (new () => object)[] = [
   ...Object.values(CALL_OPTIONS).map(({ rules }) => rules),
   ModuleOptionsRules,
   DashboardOptionsRules,
-  BatchConsumerOptionsRules,
   DelayConsumerOptionsRules,
 ];
 
@@ -55,5 +51,6 @@ describe('directRules', () => {
   it('leaves options with nested rules to class-validator', () => {
     expect(directRules(FixedQueueOptionsRules)).toBeUndefined();
     expect(directRules(DelayQueueOptionsRules)).toBeUndefined();
+    expect(directRules(BatchConsumerOptionsRules)).toBeUndefined();
   });
 });

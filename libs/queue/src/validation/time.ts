@@ -4,6 +4,9 @@ import { badTime } from './validation.messages';
 /** Absolute epoch ms, or ms from Redis' now. */
 export type ResolvedTime = ['at' | 'in', number];
 
+/** Longest `everyMs` of a repeat (and of a task source's passes): a year, a leap one included. */
+export const EVERY_MS_MAX = 366 * 24 * 3600_000;
+
 /** Dates beyond this are not representable (ECMAScript's limit). */
 const MAX_TIME_MS = 8.64e15;
 

@@ -40,3 +40,7 @@ export const badLimit = (max: number, value: unknown) =>
 
 /** A time refused: its message alone, the caller's words. */
 export const badTime = (message: string) => new QueueInputError(message);
+
+/** Logged at start-up when an option was given under its former name. */
+export const formerNameRead = (label: string, former: string, advice: string, current: string): string =>
+  `${label}: ${former} is deprecated, use ${advice} (it is read as ${current} meanwhile)`;
