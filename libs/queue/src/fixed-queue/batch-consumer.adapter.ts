@@ -2,9 +2,10 @@ import type {
   Abandoned,
   ConsumerAdapter,
   DeliveryOutcome,
+  DeliveryReports,
   HandlerResult,
   OpenedDelivery,
-  Settled,
+  RecordedOutcome,
   Settlement,
 } from '../consumer/consumer-adapter';
 import { LazyAbort, leaseLost } from '../consumer/deliveries';
@@ -12,6 +13,7 @@ import type { FailedHook } from '../consumer/outcome-reporter';
 import { RetryPolicy } from '../consumer/retry-policy';
 import type { Claimed } from '../consumer/shard-poller';
 import { PartialBatchError } from '../errors';
+import type { QueueEvents } from '../events/queue-events';
 import type { BatchContext, BatchEvent } from '../interfaces';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { ATTRIBUTES, type ProcessSpan } from '../tracing/queue-tracer';
@@ -150,6 +152,28 @@ class Context implements BatchContext {
 }
 
 /**
+ * What a batch's outcomes say. A batch has no event of its start, nor of a retry (its log line says
+ * it): its last attempt's failure, dead-lettered or not, is `batch.failed`.
+ */
+const BATCH_REPORTS: DeliveryReports<BatchDelivery> = {
+  words: {
+    retry: 'batch failed, will be delivered again',
+    nextAt: 'nextAttemptAt',
+    dead: 'batch failed its last attempt and is dead-lettered',
+    failed: 'batch failed after its last attempt',
+  },
+  completed(events, batch, durationMs) {
+    if (events.has('batch.completed')) events.emit('batch.completed', { ...batch.event(), durationMs });
+  },
+  dead: batchFailed,
+  failed: batchFailed,
+};
+
+function batchFailed(events: QueueEvents, batch: BatchDelivery, durationMs: number, error: unknown): void {
+  if (events.has('batch.failed')) events.emit('batch.failed', { ...batch.event(), durationMs, error });
+}
+
+/**
  * How a `@BatchConsumer` consumes a FixedQueue: claims due batches (one group each); on ordered queues
  * a batch holds its group until acknowledged, under a lease, and an acknowledgement may hand the group's
  * next batch to the same slot. At-least-once: resolving acknowledges, throwing schedules the next
@@ -158,6 +182,7 @@ class Context implements BatchContext {
  */
 export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, BatchDelivery> {
   readonly kind = 'fixed';
+  readonly reports = BATCH_REPORTS;
   readonly queue: string;
   readonly label: string;
   readonly handler: BatchHandler;
@@ -235,19 +260,19 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
   settle(running: BatchDelivery, result: HandlerResult, next: boolean): Settlement<ClaimedBatch> {
     if (this.atLeastOnce) {
       // The lease was lost: the batch is another consumer's to finish.
-      if (leaseLost(running)) return { outcome: Promise.resolve({ outcome: LEASE_LOST }) };
+      if (leaseLost(running)) return { recorded: Promise.resolve({ outcome: LEASE_LOST }) };
       if (!result.ok) {
         const handled = this.handled(running, result.error);
         // Every message handled: the delivery is done, whatever the handler threw.
         if (handled.count < running.batch.messages.length)
-          return { outcome: this.fail(running, result.error, handled) };
+          return { recorded: this.fail(running, result.error, handled) };
       }
       return this.acknowledge(running, next, acknowledgedUnlessStale);
     }
     // At-most-once: the messages left Redis with the claim, whatever happens to the group's lease.
-    const settled: Settled = { outcome: result.ok ? ACKNOWLEDGED : FAILED };
-    if (!running.delivery) return { outcome: Promise.resolve(settled) };
-    return this.acknowledge(running, next, () => settled.outcome);
+    const recorded: RecordedOutcome = { outcome: result.ok ? ACKNOWLEDGED : FAILED };
+    if (!running.delivery) return { recorded: Promise.resolve(recorded) };
+    return this.acknowledge(running, next, () => recorded.outcome);
   }
 
   /**
@@ -281,22 +306,23 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
   private acknowledge(
     running: BatchDelivery,
     next: boolean,
-    outcome: (acknowledged: boolean) => Settled['outcome'],
+    outcome: (acknowledged: boolean) => DeliveryOutcome,
   ): Settlement<ClaimedBatch> {
     const { shard } = running;
     const held = running.delivery!;
     const handover = next && this.batchSize <= HANDOVER_MAX_BATCH;
     const acked = this.acks.add(shard, handover ? { group: held.group, token: held.token, next: true } : held);
     return {
-      outcome: acked.then(({ dueAt, serverNow, expired }) => {
+      recorded: acked.then(({ dueAt, serverNow, expired }) => {
         if (dueAt !== null && dueAt >= 0 && dueAt <= serverNow) {
           // Due now: the next poll claims it, rather than only listing it for the poll after.
           const candidates = this.candidates[shard];
           if (!candidates.includes(held.group)) candidates.push(held.group);
         }
-        const settled: Settled = { outcome: outcome(dueAt !== null), expired };
-        if (dueAt !== null && dueAt >= 0) settled.due = { at: dueAt, serverNow };
-        return settled;
+        const recorded: RecordedOutcome = { outcome: outcome(dueAt !== null) };
+        if (expired > 0) recorded.expired = { group: held.group, count: expired };
+        if (dueAt !== null && dueAt >= 0) recorded.due = { at: dueAt, serverNow };
+        return recorded;
       }),
       ...(handover && {
         next: acked.then((result) => result.next && { item: result.next, claimedAt: result.serverNow }),
@@ -308,19 +334,19 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
    * How many of a failed delivery's messages its handler handled, from the first: what a
    * PartialBatchError says, when it names part of the batch (otherwise none, and why not).
    */
-  private handled(running: BatchDelivery, error: unknown): { count: number; refused?: string } {
+  private handled(running: BatchDelivery, error: unknown): { count: number; ignoredAnswer?: string } {
     if (!(error instanceof PartialBatchError)) return { count: 0 };
     const { acknowledged } = error;
     const size = running.batch.messages.length;
     if (Number.isInteger(acknowledged) && acknowledged >= 0 && acknowledged <= size) return { count: acknowledged };
-    return { count: 0, refused: partialOutOfRange(acknowledged, size) };
+    return { count: 0, ignoredAnswer: partialOutOfRange(acknowledged, size) };
   }
 
   private async fail(
     running: BatchDelivery,
     error: unknown,
-    handled: { count: number; refused?: string },
-  ): Promise<Settled> {
+    handled: { count: number; ignoredAnswer?: string },
+  ): Promise<RecordedOutcome> {
     const { outcome, at, acknowledged } = await this.store.fail(
       running.shard,
       running.delivery!,
@@ -329,12 +355,14 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
       { handled: handled.count, size: running.batch.messages.length },
     );
     running.acknowledged = acknowledged;
-    const refused = handled.refused === undefined ? {} : { refused: handled.refused };
+    const { ignoredAnswer } = handled;
+    const ignored = ignoredAnswer === undefined ? {} : { ignoredAnswer };
     if (outcome === 'retry' || outcome === 'dead')
-      return { outcome: { type: outcome, at, acknowledged }, due: { at }, ...refused };
+      return { outcome: { type: outcome, at, acknowledged }, due: { at }, ...ignored };
     // Its group is out of the ready index until resumeGroup, which wakes the consumers itself.
-    if (outcome === 'paused') return { outcome: { type: outcome, at, acknowledged }, ...refused };
-    return { outcome: LEASE_LOST, ...refused };
+    if (outcome === 'paused')
+      return { outcome: { type: outcome, at, acknowledged, group: running.batch.group }, ...ignored };
+    return { outcome: LEASE_LOST, ...ignored };
   }
 }
 
