@@ -102,7 +102,7 @@ class FakeAdapter implements ConsumerAdapter<Item, FakeDelivery> {
     this.claims++;
     const items = this.waiting.splice(0, limit);
     const serverNow = Date.now();
-    return { outcome: { serverNow, nextDueAt: this.waiting.length > 0 ? serverNow : Infinity }, items };
+    return { poll: { serverNow, nextDueAt: this.waiting.length > 0 ? serverNow : Infinity }, items };
   }
 
   open(shard: number, item: Item) {

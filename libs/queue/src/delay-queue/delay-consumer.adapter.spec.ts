@@ -60,9 +60,9 @@ describe('DelayConsumerAdapter (on real Redis)', () => {
   /** Claims the task `id` (due now) from its shard, and opens its delivery. */
   async function claimed(tasks: DelayConsumerAdapter, id: string): Promise<TaskDelivery> {
     for (let shard = 0; shard < 2; shard++) {
-      const { items, outcome } = await tasks.claim(shard, 10);
+      const { items, poll } = await tasks.claim(shard, 10);
       const task = items.find((item: ClaimedTask) => item.id === id);
-      if (task) return tasks.open(shard, task, outcome.serverNow);
+      if (task) return tasks.open(shard, task, poll.serverNow);
     }
     throw new Error(`task ${id} was not claimed`);
   }

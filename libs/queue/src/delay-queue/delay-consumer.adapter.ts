@@ -211,8 +211,8 @@ export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDe
   }
 
   async claim(shard: number, limit: number): Promise<Claimed<ClaimedTask>> {
-    const outcome = await this.store.claim(shard, limit);
-    return { outcome, items: outcome.tasks };
+    const claimed = await this.store.claim(shard, limit);
+    return { poll: claimed, items: claimed.tasks };
   }
 
   open(shard: number, task: ClaimedTask, firedAt: number): TaskDelivery {

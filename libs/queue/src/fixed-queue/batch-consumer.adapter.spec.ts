@@ -52,8 +52,8 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
   async function claimOne(batches: BatchConsumerAdapter): Promise<BatchDelivery> {
     let delivery: BatchDelivery | undefined;
     await pollUntil(async () => {
-      const { items, outcome } = await batches.claim(0, 1);
-      if (items.length > 0) delivery = batches.open(0, items[0], outcome.serverNow);
+      const { items, poll } = await batches.claim(0, 1);
+      if (items.length > 0) delivery = batches.open(0, items[0], poll.serverNow);
       return delivery !== undefined;
     }, 'a batch claimed');
     return delivery!;

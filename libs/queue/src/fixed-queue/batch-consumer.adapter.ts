@@ -23,7 +23,7 @@ import type { BatchConsumerOptionsRules } from '../validation/queue-options';
 import { partialOutOfRange, retriesOnAtLeastOnce } from './fixed-queue.messages';
 import { givenBackOverdue } from '../consumer/consumer.messages';
 import type { FixedQueue } from './fixed-queue';
-import type { Acknowledged, ClaimedBatch, Delivery, FixedQueueStore } from './fixed-queue.store';
+import type { Acknowledged, ClaimedBatch, GroupLease, FixedQueueStore } from './fixed-queue.store';
 
 export type BatchHandler = (messages: unknown[], ctx: BatchContext) => unknown;
 export type BatchFailureHandler = (error: unknown, messages: unknown[], ctx: BatchContext) => unknown;
@@ -63,13 +63,13 @@ interface AckResult {
   expired: number;
 }
 
-/** A claimed batch in a slot: one group's messages, and (ordered queues) the delivery holding the group. */
+/** A claimed batch in a slot: one group's messages, and (ordered queues) its lease on the group. */
 export class BatchDelivery implements OpenedDelivery {
   readonly aborter = new LazyAbort();
   span?: ProcessSpan;
   attempt: number;
-  /** Ordered queues: the delivery holding the group. */
-  readonly delivery: Delivery | undefined;
+  /** Ordered queues: its hold on the group, until acknowledged, failed or given back. */
+  readonly lease: GroupLease | undefined;
   /** Messages a PartialBatchError of its handler acknowledged, from the first: `onFailed` gets the rest. */
   acknowledged = 0;
 
@@ -81,7 +81,7 @@ export class BatchDelivery implements OpenedDelivery {
   ) {
     // At-most-once batches count their attempts in this process.
     this.attempt = adapter.atLeastOnce ? batch.attempt : 1;
-    this.delivery = batch.token === undefined ? undefined : { group: batch.group, token: batch.token };
+    this.lease = batch.token === undefined ? undefined : { group: batch.group, token: batch.token };
   }
 
   get what(): string {
@@ -226,7 +226,7 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
       this.extend = (shard, running) =>
         this.store.extend(
           shard,
-          running.map(({ delivery }) => delivery!),
+          running.map(({ lease }) => lease!),
         );
     this.candidates = Array.from({ length: queueOptions.shards }, () => []);
     this.acks = new ShardBatcher<Acknowledged, AckResult>(async (shard, deliveries) => {
@@ -241,15 +241,15 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
     // same candidates would only read their heads for nothing; it lists instead. (Unordered, it takes
     // the groups' next batches.)
     if (this.store.ordered) this.candidates[shard] = [];
-    const outcome = await this.store.take(shard, limit, candidates, this.options.raw, this.traced);
-    this.candidates[shard] = outcome.due;
+    const taken = await this.store.take(shard, limit, candidates, this.options.raw, this.traced);
+    this.candidates[shard] = taken.due;
     return {
-      outcome,
-      items: outcome.batches.filter((batch) => batch.messages.length > 0),
-      expired: outcome.batches
+      poll: taken,
+      items: taken.batches.filter((batch) => batch.messages.length > 0),
+      expired: taken.batches
         .filter((batch) => batch.expired > 0)
         .map(({ group, expired }) => ({ group, count: expired })),
-      paused: outcome.paused,
+      paused: taken.paused,
     };
   }
 
@@ -271,7 +271,7 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
     }
     // At-most-once: the messages left Redis with the claim, whatever happens to the group's lease.
     const recorded: RecordedOutcome = { outcome: result.ok ? ACKNOWLEDGED : FAILED };
-    if (!running.delivery) return { recorded: Promise.resolve(recorded) };
+    if (!running.lease) return { recorded: Promise.resolve(recorded) };
     return this.acknowledge(running, next, () => recorded.outcome);
   }
 
@@ -281,17 +281,17 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
    * past handlerTimeoutMs (see fixed-release.lua).
    */
   async giveBack(abandoned: Abandoned<BatchDelivery>[]): Promise<number> {
-    const held = abandoned.filter(({ delivery }) => delivery.delivery);
+    const held = abandoned.filter(({ delivery }) => delivery.lease);
     const given = await Promise.all(
       [...byShard(held.map(({ delivery }) => delivery))].map(([shard, running]) => {
-        const deliveries = running.map(({ delivery }) => delivery!);
+        const leases = running.map(({ lease }) => lease!);
         if (!this.atLeastOnce)
           return this.store
-            .ack(shard, deliveries)
+            .ack(shard, leases)
             .then(({ dueAt }) => dueAt.map((due) => due !== null))
             .catch(() => [] as boolean[]);
         const counted = new Set(held.filter((given) => given.counted).map((given) => given.delivery));
-        const releases = running.map((delivery) => ({ ...delivery.delivery!, counted: counted.has(delivery) }));
+        const releases = running.map((delivery) => ({ ...delivery.lease!, counted: counted.has(delivery) }));
         return this.store.release(shard, releases, givenBackOverdue(this.label)).catch(() => [] as boolean[]);
       }),
     );
@@ -309,7 +309,7 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
     outcome: (acknowledged: boolean) => DeliveryOutcome,
   ): Settlement<ClaimedBatch> {
     const { shard } = running;
-    const held = running.delivery!;
+    const held = running.lease!;
     const handover = next && this.batchSize <= HANDOVER_MAX_BATCH;
     const acked = this.acks.add(shard, handover ? { group: held.group, token: held.token, next: true } : held);
     return {
@@ -349,7 +349,7 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
   ): Promise<RecordedOutcome> {
     const { outcome, at, acknowledged } = await this.store.fail(
       running.shard,
-      running.delivery!,
+      running.lease!,
       this.retry.delayAfter(running.attempt),
       failureText(error, this.keepStack),
       { handled: handled.count, size: running.batch.messages.length },

@@ -1,7 +1,7 @@
 import { fencingToken } from '../redis/fencing-token';
 import type { QueueKeys } from '../redis/keys';
-import { fixedAck, type Acknowledged, type AckOutcome, type Delivery } from './lua/fixed-ack';
-import type { Claimed, TakeOutcome } from './lua/claim-reply';
+import { fixedAck, type Acknowledged, type AckReply, type GroupLease } from './lua/fixed-ack';
+import type { Claimed, ClaimReply } from './lua/claim-reply';
 import { fixedClaimOrdered } from './lua/fixed-claim-ordered';
 import { fixedClaimUnordered } from './lua/fixed-claim-unordered';
 import { fixedClear } from './lua/fixed-clear';
@@ -9,12 +9,12 @@ import { fixedDead, parseDeadRecord, type DeadRecord } from './lua/fixed-dead';
 import { fixedDeadHeader } from './lua/fixed-dead-header';
 import { fixedExpire } from './lua/fixed-expire';
 import { fixedExtend } from './lua/fixed-extend';
-import { fixedFail, type FailOutcome } from './lua/fixed-fail';
+import { fixedFail, type FailReply } from './lua/fixed-fail';
 import { fixedIdle, type IdleGroups } from './lua/fixed-idle';
 import { fixedObliterate } from './lua/fixed-obliterate';
 import { fixedPauseGroup } from './lua/fixed-pause-group';
-import { fixedPush, type GroupPush, type PushOutcome } from './lua/fixed-push';
-import { fixedRelease, type GivenBackDelivery } from './lua/fixed-release';
+import { fixedPush, type GroupPush, type PushReply } from './lua/fixed-push';
+import { fixedRelease, type GivenBackLease } from './lua/fixed-release';
 import { fixedRequeue } from './lua/fixed-requeue';
 import { fixedResumeGroup, type GroupResumed } from './lua/fixed-resume-group';
 import { fixedStats } from './lua/fixed-stats';
@@ -40,10 +40,10 @@ import type {
   ResolvedFixedQueueOptions,
 } from '../interfaces';
 
-export { messageCount, type GroupPush, type PushOutcome } from './lua/fixed-push';
-export type { ClaimedBatch, TakeOutcome } from './lua/claim-reply';
-export type { Acknowledged, AckOutcome, Delivery } from './lua/fixed-ack';
-export type { FailOutcome } from './lua/fixed-fail';
+export { messageCount, type GroupPush, type PushReply } from './lua/fixed-push';
+export type { ClaimedBatch, ClaimReply } from './lua/claim-reply';
+export type { Acknowledged, AckReply, GroupLease } from './lua/fixed-ack';
+export type { FailReply } from './lua/fixed-fail';
 export type { DeadRecord } from './lua/fixed-dead';
 
 /** Dead batches read per script call: each holds up to batchSize messages. */
@@ -104,7 +104,7 @@ export class FixedQueueStore {
   }
 
   /** `carrier`: a traced call's trace context, for the messages that carry none of their own. */
-  async push(shard: number, groups: GroupPush[], carrier = ''): Promise<PushOutcome> {
+  async push(shard: number, groups: GroupPush[], carrier = ''): Promise<PushReply> {
     const { capacity, batchSize, maxWaitMs, waitForReplicas } = this.options;
     const input = { capacity, batchSize, maxWaitMs, mode: this.mode, carrier, groups };
     return this.call(fixedPush, shard, input, waitForReplicas ? { replicas: waitForReplicas } : 'now');
@@ -116,7 +116,7 @@ export class FixedQueueStore {
    * One call handles a bounded share of that (`PollBudget`); the shard then stays due (`nextDueAt` is
    * `serverNow`), so a caller with more room polls again at once.
    */
-  async take(shard: number, limit: number, listed: string[], raw = false, traced = false): Promise<TakeOutcome> {
+  async take(shard: number, limit: number, listed: string[], raw = false, traced = false): Promise<ClaimReply> {
     // Entry sizes are unknown until read: rather than read a batch of them blind (megabytes, if they
     // are large), the first poll with candidates reads one entry first.
     if (!this.budget.learned && listed.length > 0) this.budget.observe([await this.head(shard, listed[0], 1)]);
@@ -195,9 +195,9 @@ export class FixedQueueStore {
    * come back (their slots run their next batches) while Redis still works on the rest, where one
    * write made this process and Redis take turns (batchSize 1 drained 1.5× faster: BENCHMARKS.md).
    */
-  async ack(shard: number, deliveries: Acknowledged[], raw = false, traced = false): Promise<AckOutcome> {
+  async ack(shard: number, deliveries: Acknowledged[], raw = false, traced = false): Promise<AckReply> {
     const { batchSize, maxWaitMs, maxAgeMs, leaseMs, groupRateLimit } = this.options;
-    const outcomes = await inChunks(deliveries, this.acksPerCall(), async (chunk) => [
+    const replies = await inChunks(deliveries, this.acksPerCall(), async (chunk) => [
       await this.call(
         fixedAck,
         shard,
@@ -218,9 +218,9 @@ export class FixedQueueStore {
         'now',
       ),
     ]);
-    if (outcomes.length === 1) return outcomes[0];
-    const all: AckOutcome = { serverNow: 0, wakeAt: -1, dueAt: [], next: [], expired: [] };
-    for (const { serverNow, wakeAt, dueAt, next, expired } of outcomes) {
+    if (replies.length === 1) return replies[0];
+    const all: AckReply = { serverNow: 0, wakeAt: -1, dueAt: [], next: [], expired: [] };
+    for (const { serverNow, wakeAt, dueAt, next, expired } of replies) {
       all.serverNow = Math.max(all.serverNow, serverNow);
       if (wakeAt >= 0 && (all.wakeAt < 0 || wakeAt < all.wakeAt)) all.wakeAt = wakeAt;
       all.dueAt.push(...dueAt);
@@ -245,16 +245,16 @@ export class FixedQueueStore {
    */
   fail(
     shard: number,
-    delivery: Delivery,
+    lease: GroupLease,
     delayMs: number,
     error: string,
     { handled, size }: { handled: number; size: number } = { handled: 0, size: 0 },
-  ): Promise<FailOutcome> {
+  ): Promise<FailReply> {
     const { batchSize, maxWaitMs, maxAttempts, deadLetter } = this.options;
     return this.call(fixedFail, shard, {
       batchSize,
       maxWaitMs,
-      delivery,
+      lease,
       retryDelayMs: delayMs,
       maxAttempts,
       deadCapacity: deadLetter.capacity,
@@ -269,18 +269,14 @@ export class FixedQueueStore {
    * At-least-once, at shutdown: unfinished deliveries are due again at once, counted as attempts only
    * where their handlers ran past handlerTimeoutMs (`error` is then recorded as their last).
    */
-  release(shard: number, deliveries: GivenBackDelivery[], error = ''): Promise<boolean[]> {
-    return inChunks(deliveries, LEASES_PER_CALL, (chunk) =>
-      this.call(fixedRelease, shard, { error, deliveries: chunk }),
-    );
+  release(shard: number, leases: GivenBackLease[], error = ''): Promise<boolean[]> {
+    return inChunks(leases, LEASES_PER_CALL, (chunk) => this.call(fixedRelease, shard, { error, leases: chunk }));
   }
 
   /** Heartbeat: extends the leases of running deliveries; false where the lease was lost. */
-  extend(shard: number, deliveries: Delivery[]): Promise<boolean[]> {
+  extend(shard: number, leases: GroupLease[]): Promise<boolean[]> {
     const { leaseMs } = this.options;
-    return inChunks(deliveries, LEASES_PER_CALL, (chunk) =>
-      this.call(fixedExtend, shard, { leaseMs, deliveries: chunk }),
-    );
+    return inChunks(leases, LEASES_PER_CALL, (chunk) => this.call(fixedExtend, shard, { leaseMs, leases: chunk }));
   }
 
   /** The newest `limit` dead batches of a shard, a page of at most DEAD_BATCHES_PER_CALL per script call. */

@@ -32,7 +32,7 @@ import { byShard } from '../utils/by-shard';
 import { newestOfShards } from '../redis/newest-first';
 import { PauseFlag } from '../redis/pause-flag';
 import { WakeHints } from '../redis/wake-hints';
-import { FixedQueueStore, messageCount, type DeadRecord, type GroupPush, type PushOutcome } from './fixed-queue.store';
+import { FixedQueueStore, messageCount, type DeadRecord, type GroupPush, type PushReply } from './fixed-queue.store';
 import { GroupExpiry } from './group-expiry';
 import { MAX_BYTES_PER_CALL, MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
 import { queueLogContext } from '../utils/log-line';
@@ -100,11 +100,11 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
         ? (shard, groups) => this.hints.after(shard, this.store.push(shard, groups))
         : (shard, groups) => this.hints.after(shard, this.sendTraced(tracer, shard, groups)),
       (group) => shardOf(group, this.options.shards),
-      (shard, outcome, sentAt, groups) => {
-        connection.clock.observe(outcome.serverNow, sentAt);
+      (shard, reply, sentAt, groups) => {
+        connection.clock.observe(reply.serverNow, sentAt);
         // A group became due earlier: consumers asleep in any process must know.
-        if (outcome.wakeAt >= 0) this.hints.publish(shard, outcome.wakeAt, outcome.serverNow);
-        if (events.has('messages.pushed') || events.has('messages.dropped')) this.report(outcome, groups);
+        if (reply.wakeAt >= 0) this.hints.publish(shard, reply.wakeAt, reply.serverNow);
+        if (events.has('messages.pushed') || events.has('messages.dropped')) this.report(reply, groups);
       },
     );
     connection.holdsWrites(this.coalescer);
@@ -394,7 +394,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   }
 
   /** One script call of a traced queue: its send span, linked to the creation contexts of its messages. */
-  private sendTraced(tracer: QueueTracer, shard: number, groups: GroupPush[]): Promise<PushOutcome> {
+  private sendTraced(tracer: QueueTracer, shard: number, groups: GroupPush[]): Promise<PushReply> {
     const origins = new CreationContexts();
     for (const { messages } of groups) {
       if (typeof messages === 'string') origins.add(messages);
@@ -406,13 +406,13 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Once per script call, not per push: what a write stored and evicted. */
-  private report(outcome: PushOutcome, groups: GroupPush[]): void {
+  private report(reply: PushReply, groups: GroupPush[]): void {
     const dropEvents = this.events.has('messages.dropped');
     let count = 0;
     let dropped = 0;
     for (let i = 0; i < groups.length; i++) {
       count += messageCount(groups[i].messages);
-      const evicted = outcome.evicted[i];
+      const evicted = reply.evicted[i];
       if (evicted === 0) continue;
       dropped += evicted;
       if (dropEvents)

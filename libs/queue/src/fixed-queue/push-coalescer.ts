@@ -1,7 +1,7 @@
 import type { PushResult } from '../interfaces';
 import type { HeldWrites } from '../redis/redis-connection';
 import { notSentAtShutdown } from '../redis/redis.messages';
-import { messageCount, type GroupPush, type PushOutcome } from './fixed-queue.store';
+import { messageCount, type GroupPush, type PushReply } from './fixed-queue.store';
 
 /** Shared result of the common case, so a push that evicts nothing allocates no result. */
 const NOTHING_DROPPED: PushResult = Object.freeze({ dropped: 0 });
@@ -23,15 +23,6 @@ interface GroupBuffer {
   counts: number[] | undefined;
   /** How to settle each request: the function alone while there is one request, as most groups have. */
   resolvers: Settle | Settle[];
-}
-
-/**
- * The resolver the promise being made handed to `capture`: one executor for every push rather than a
- * closure (and its context) made per push.
- */
-let captured: Settle | undefined;
-function capture(resolve: Settle): void {
-  captured = resolve;
 }
 
 /**
@@ -76,19 +67,27 @@ export class PushCoalescer implements HeldWrites {
    */
   private readonly inFlight = new Map<number, number[]>();
   private holdTimer: NodeJS.Timeout | undefined;
+  /**
+   * The resolver the promise being made handed to `capture`, taken at once by `add`: one executor for
+   * every push rather than a closure (and its context) made per push.
+   */
+  private captured: Settle | undefined;
+  private readonly capture = (resolve: Settle): void => {
+    this.captured = resolve;
+  };
 
   constructor(
     /** Writes one script call (the store's `push`, in a send span when the queue traces). */
-    private readonly writeCall: (shard: number, groups: GroupPush[]) => Promise<PushOutcome>,
+    private readonly writeCall: (shard: number, groups: GroupPush[]) => Promise<PushReply>,
     private readonly shardOf: (group: string) => number,
-    private readonly onPushed: (shard: number, outcome: PushOutcome, sentAt: number, groups: GroupPush[]) => void,
+    private readonly onPushed: (shard: number, reply: PushReply, sentAt: number, groups: GroupPush[]) => void,
   ) {}
 
   add(group: string, messages: string | string[], bytes: number): Promise<PushResult> {
     if (this.closed) return Promise.reject(notSentAtShutdown('push'));
-    const promise = new Promise<PushResult>(capture);
-    const resolve = captured!;
-    captured = undefined;
+    const promise = new Promise<PushResult>(this.capture);
+    const resolve = this.captured!;
+    this.captured = undefined;
     const shard = this.shardOf(group);
     let groups = this.buffers.get(shard);
     if (groups === undefined) this.buffers.set(shard, (groups = new Map()));
@@ -231,13 +230,13 @@ export class PushCoalescer implements HeldWrites {
             : part,
         )
       : (call as GroupBuffer[]);
-    let outcome: PushOutcome;
+    let reply: PushReply;
     const sentAt = Date.now();
     const sent = this.inFlight.get(shard);
     if (sent) sent.push(sentAt);
     else this.inFlight.set(shard, [sentAt]);
     try {
-      outcome = await this.writeCall(shard, groups);
+      reply = await this.writeCall(shard, groups);
     } catch (error) {
       eachPart(call, (buffer, first, end) => {
         for (let r = first; r < end; r++) settle(buffer, r, Promise.reject(error));
@@ -251,14 +250,14 @@ export class PushCoalescer implements HeldWrites {
     }
     eachPart(call, (buffer, first, end, i) => {
       // Pushed one by one, each message arriving at a full group evicts one: the evictions belong to the last ones.
-      let evicted = outcome.evicted[i];
+      let evicted = reply.evicted[i];
       for (let r = end - 1; r >= first; r--) {
         const dropped = Math.min(evicted, countOf(buffer, r));
         evicted -= dropped;
         settle(buffer, r, dropped === 0 ? NOTHING_DROPPED : { dropped });
       }
     });
-    this.onPushed(shard, outcome, sentAt, groups);
+    this.onPushed(shard, reply, sentAt, groups);
   }
 
   private schedule(): void {

@@ -22,7 +22,7 @@ export interface FixedPushInput {
   groups: GroupPush[];
 }
 
-export interface PushOutcome {
+export interface PushReply {
   serverNow: number;
   /** Earliest due time this call made earlier (a consumer may want waking), or -1. */
   wakeAt: number;
@@ -31,7 +31,7 @@ export interface PushOutcome {
 }
 
 /** Appends messages to groups of one shard (see fixed-push.lua). */
-export const fixedPush: ScriptProtocol<'fixed-push', FixedPushInput, PushOutcome> = {
+export const fixedPush: ScriptProtocol<'fixed-push', FixedPushInput, PushReply> = {
   script: 'fixed-push',
   keys: (shard, { groups }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'pausedGroups']),
