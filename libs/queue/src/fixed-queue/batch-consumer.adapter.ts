@@ -29,9 +29,9 @@ export type BatchHandler = (messages: unknown[], ctx: BatchContext) => unknown;
 export type BatchFailureHandler = (error: unknown, messages: unknown[], ctx: BatchContext) => unknown;
 
 /**
- * Largest batches handed over by acknowledgements. The script returns the entries itself: worth it while
- * a claim call weighs more than the entries it carries, not for batches of 128, where it cost Redis 69
- * against 41 CPU ms per 100k messages (BENCHMARKS.md, "Before and after (issue #21 and #22's changes)").
+ * Largest batches handed over by acknowledgements. The script returns the entries itself, which pays
+ * only while a claim call weighs more than the entries it carries: small batches, not large ones
+ * (BENCHMARKS.md, "Figures behind the code": hand-over).
  */
 const HANDOVER_MAX_BATCH = 16;
 

@@ -5,7 +5,7 @@ import type { Claimed, ClaimReply } from './lua/claim-reply';
 import { fixedClaimOrdered } from './lua/fixed-claim-ordered';
 import { fixedClaimUnordered } from './lua/fixed-claim-unordered';
 import { fixedClear } from './lua/fixed-clear';
-import { fixedDead, parseDeadRecord, type DeadRecord } from './lua/fixed-dead';
+import { fixedDead, type DeadRecord } from './lua/fixed-dead';
 import { fixedDeadHeader } from './lua/fixed-dead-header';
 import { fixedExpire } from './lua/fixed-expire';
 import { fixedExtend } from './lua/fixed-extend';
@@ -20,6 +20,7 @@ import { fixedResumeGroup, type GroupResumed } from './lua/fixed-resume-group';
 import { fixedStats } from './lua/fixed-stats';
 import { fixedUpgrade } from './lua/fixed-upgrade';
 import { readNewestFirst } from '../redis/newest-first';
+import { DEAD_BATCHES_PER_CALL } from './fixed-queue.listings';
 import {
   BYTES_PER_POLL,
   ENTRIES_PER_POLL,
@@ -28,17 +29,9 @@ import {
   PollBudget,
   type PollPlan,
 } from '../redis/poll-budget';
-import type { ScriptName } from '../redis/script-registry';
-import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } from '../redis/script-protocol';
+import { ShardStore } from '../redis/shard-store';
 import type { Scripts } from '../redis/scripts';
-import { zscore, type Scored } from '../redis/score-pages';
-import type {
-  FixedQueueStats,
-  GroupListing,
-  GroupSummary,
-  PausedGroup,
-  ResolvedFixedQueueOptions,
-} from '../interfaces';
+import type { FixedQueueStats, ResolvedFixedQueueOptions } from '../interfaces';
 
 export { messageCount, type GroupPush, type PushReply } from './lua/fixed-push';
 export type { ClaimedBatch, ClaimReply } from './lua/claim-reply';
@@ -46,13 +39,10 @@ export type { Acknowledged, AckReply, GroupLease } from './lua/fixed-ack';
 export type { FailReply } from './lua/fixed-fail';
 export type { DeadRecord } from './lua/fixed-dead';
 
-/** Dead batches read per script call: each holds up to batchSize messages. */
-const DEAD_BATCHES_PER_CALL = 20;
-
 /**
  * Bounds on one call of `obliterate`: groups whose lists it deletes, and the entries they may hold
- * (lists are freed in Redis' own thread unless large, so their size counts too): obliterate 1.7-6.4 ms
- * (BENCHMARKS.md, "Earlier runs", longest script per operation).
+ * (lists are freed in Redis' own thread unless large, so their size counts too), so that one call
+ * holds Redis for a few ms at most (BENCHMARKS.md, "Figures behind the code": obliterate).
  */
 const OBLITERATE_GROUPS_PER_CALL = 500;
 const OBLITERATE_ENTRIES_PER_CALL = 50_000;
@@ -64,21 +54,20 @@ const LEASES_PER_CALL = 500;
 const MODES = { unordered: '0', atMostOnce: '1', atLeastOnce: '2' } as const;
 
 /** The Redis side of a FixedQueue: key names, script arguments and reply decoding, nothing else. */
-export class FixedQueueStore {
+export class FixedQueueStore extends ShardStore {
   /** What `push` and the claim scripts call the queue's mode. */
   private readonly mode: string;
-  private readonly shards: ShardKeys[];
   private readonly budget: PollBudget;
 
   constructor(
-    private readonly scripts: Scripts,
-    readonly keys: QueueKeys,
+    scripts: Scripts,
+    keys: QueueKeys,
     private readonly options: Readonly<ResolvedFixedQueueOptions>,
   ) {
+    super(scripts, keys, options.shards);
     if (!options.ordered) this.mode = MODES.unordered;
     else this.mode = options.delivery === 'at-least-once' ? MODES.atLeastOnce : MODES.atMostOnce;
     this.budget = new PollBudget(options.batchSize);
-    this.shards = Array.from({ length: options.shards }, (_, shard) => shardKeys(keys, shard));
   }
 
   get ordered(): boolean {
@@ -92,15 +81,6 @@ export class FixedQueueStore {
 
   groupKey(shard: number, group: string): string {
     return this.keys.member(shard, 'g', group);
-  }
-
-  private call<In, Out>(
-    protocol: ScriptProtocol<ScriptName, In, Out>,
-    shard: number,
-    input: In,
-    sending?: Sending,
-  ): Promise<Out> {
-    return invoke(this.scripts, protocol, this.shards[shard], input, sending);
   }
 
   /** `carrier`: a traced call's trace context, for the messages that carry none of their own. */
@@ -138,22 +118,11 @@ export class FixedQueueStore {
     raw: boolean,
     traced: boolean,
   ): Promise<Claimed> {
-    const { batchSize, maxAgeMs, maxWaitMs, groupRateLimit } = this.options;
     // With fewer candidates than room, each may give several batches (one under groupRateLimit).
-    const many = groupRateLimit ? 1 : Math.max(1, Math.floor(plan.batches / Math.max(1, candidates.length)));
-    const read = plan.perBatch * many;
-    const input = {
-      batchSize,
-      maxAgeMs: maxAgeMs ?? 0,
-      maxWaitMs,
-      limit: plan.batches,
-      groupRateLimit,
-      candidates,
-      read,
-      raw,
-      traced,
-    };
-    return this.call(fixedClaimUnordered, shard, input);
+    const many = this.options.groupRateLimit
+      ? 1
+      : Math.max(1, Math.floor(plan.batches / Math.max(1, candidates.length)));
+    return this.call(fixedClaimUnordered, shard, this.claimInput(plan, plan.perBatch * many, candidates, raw, traced));
   }
 
   /**
@@ -167,25 +136,33 @@ export class FixedQueueStore {
     raw: boolean,
     traced: boolean,
   ): Promise<Claimed> {
-    const { batchSize, maxAgeMs, maxWaitMs, leaseMs, maxAttempts, deadLetter, groupRateLimit } = this.options;
+    const { leaseMs, maxAttempts, deadLetter } = this.options;
     return this.call(fixedClaimOrdered, shard, {
-      batchSize,
-      maxAgeMs: maxAgeMs ?? 0,
-      maxWaitMs,
-      limit: plan.batches,
+      ...this.claimInput(plan, plan.perBatch, candidates, raw, traced),
       mode: this.mode,
       leaseMs,
       maxAttempts,
       deadCapacity: deadLetter.capacity,
       pauseExhausted: this.pausesExhausted,
-      groupRateLimit,
       // The shard leads so that a dead batch's id (its last delivery's token) says where to find it.
       tokenBase: `${shard}.${fencingToken()}`,
+    });
+  }
+
+  /** What both claim scripts take: the group's batch rules, the poll's share, and how to read entries. */
+  private claimInput(plan: PollPlan, read: number, candidates: string[], raw: boolean, traced: boolean) {
+    const { batchSize, maxAgeMs, maxWaitMs, groupRateLimit } = this.options;
+    return {
+      batchSize,
+      maxAgeMs: maxAgeMs ?? 0,
+      maxWaitMs,
+      limit: plan.batches,
+      groupRateLimit,
       candidates,
-      read: plan.perBatch,
+      read,
       raw,
       traced,
-    });
+    };
   }
 
   /**
@@ -193,7 +170,7 @@ export class FixedQueueStore {
    * Each call leaves in a socket write of its own rather than with the tick's other commands: the
    * shards' acknowledgements of one tick then reach Redis one after the other, and the first replies
    * come back (their slots run their next batches) while Redis still works on the rest, where one
-   * write made this process and Redis take turns (batchSize 1 drained 1.5× faster: BENCHMARKS.md).
+   * write made this process and Redis take turns (BENCHMARKS.md, "Figures behind the code": acknowledgements).
    */
   async ack(shard: number, deliveries: Acknowledged[], raw = false, traced = false): Promise<AckReply> {
     const { batchSize, maxWaitMs, maxAgeMs, leaseMs, groupRateLimit } = this.options;
@@ -339,35 +316,8 @@ export class FixedQueueStore {
     return this.scripts.call((client) => client.lrange(this.groupKey(shard, group), 0, count - 1));
   }
 
-  /** One ZSCAN step over a shard's groups (the last-push index), with their sizes: the next scan cursor and the groups holding messages. */
-  async scanGroups(shard: number, scan: string, count: number): Promise<[string, GroupListing[]]> {
-    const [next, flat] = await this.scripts.call((client) =>
-      client.zscan(this.keys.key(shard, 'lastPush'), scan, 'COUNT', count),
-    );
-    const groups = flat.filter((_, i) => i % 2 === 0);
-    const sizes = await Promise.all(
-      groups.map((group) => this.scripts.call((client) => client.llen(this.groupKey(shard, group)))),
-    );
-    return [next, groups.map((group, i) => ({ group, size: sizes[i] })).filter(({ size }) => size > 0)];
-  }
-
-  /** One HSCAN step over a shard's paused groups: the next scan cursor and the groups it found. */
-  async scanPausedGroups(shard: number, scan: string, count: number): Promise<[string, PausedGroup[]]> {
-    const [next, flat] = await this.scripts.call((client) =>
-      client.hscan(this.keys.key(shard, 'pausedGroups'), scan, 'COUNT', count),
-    );
-    const groups: PausedGroup[] = [];
-    for (let i = 0; i < flat.length; i += 2) {
-      // '<paused at>:<reason>' (see the paused-groups include).
-      const record = flat[i + 1];
-      const colon = record.indexOf(':');
-      groups.push({
-        group: flat[i],
-        pausedAt: Number(record.slice(0, colon)),
-        reason: record.slice(colon + 1) as PausedGroup['reason'],
-      });
-    }
-    return [next, groups];
+  size(shard: number, group: string): Promise<number> {
+    return this.scripts.call((client) => client.llen(this.groupKey(shard, group)));
   }
 
   /** Up to `count` groups of a shard that nobody may have pushed to for ttlMs: the candidates of `expire`. */
@@ -378,59 +328,6 @@ export class FixedQueueStore {
   /** Deletes the listed groups whose newest message is older than ttlMs (counted expired): how many each lost. */
   expire(shard: number, groups: string[]): Promise<{ serverNow: number; expired: number[] }> {
     return this.call(fixedExpire, shard, { ttlMs: this.options.ttlMs, groups });
-  }
-
-  /** Up to `count` dead batch ids of a shard with their death times, down from `score`, past the first `skip` at exactly that time. */
-  async deadRange(shard: number, score: number, skip: number, count: number): Promise<Scored[]> {
-    const reply = await this.scripts.call((client) =>
-      client.zrange(
-        this.keys.key(shard, 'dead'),
-        zscore(score),
-        '-inf',
-        'BYSCORE',
-        'REV',
-        'LIMIT',
-        skip,
-        count,
-        'WITHSCORES',
-      ),
-    );
-    const entries: Scored[] = [];
-    for (let i = 0; i < reply.length; i += 2) entries.push({ shard, member: reply[i], score: Number(reply[i + 1]) });
-    return entries;
-  }
-
-  /** Dead batches of a shard by id; null where one is gone (re-queued, trimmed). */
-  async deadRecords(shard: number, ids: string[]): Promise<(DeadRecord | null)[]> {
-    const stored: (string | null)[] = [];
-    // A few at a time, as `dead` pages them: one HMGET of a thousand batches would hold Redis for long.
-    for (let from = 0; from < ids.length; from += DEAD_BATCHES_PER_CALL) {
-      const slice = ids.slice(from, from + DEAD_BATCHES_PER_CALL);
-      stored.push(...(await this.scripts.call((client) => client.hmget(this.keys.key(shard, 'deadData'), ...slice))));
-    }
-    return stored.map((record, i) => (record === null ? null : parseDeadRecord(ids[i], record)));
-  }
-
-  size(shard: number, group: string): Promise<number> {
-    return this.scripts.call((client) => client.llen(this.groupKey(shard, group)));
-  }
-
-  /** The first `perShard` groups of each shard's ready index (the due-soonest: full groups are due now) with their sizes. */
-  async readyHeads(perShard: number): Promise<GroupSummary[]> {
-    const shards = await Promise.all(
-      Array.from({ length: this.options.shards }, async (_, shard) => {
-        const heads = await this.scripts.call((client) =>
-          client.zrange(this.keys.key(shard, 'ready'), 0, perShard - 1, 'WITHSCORES'),
-        );
-        return Promise.all(
-          Array.from({ length: heads.length / 2 }, async (_, i): Promise<GroupSummary> => {
-            const group = heads[2 * i];
-            return { group, size: await this.size(shard, group), dueAt: Number(heads[2 * i + 1]) };
-          }),
-        );
-      }),
-    );
-    return shards.flat();
   }
 
   async stats(): Promise<FixedQueueStats> {

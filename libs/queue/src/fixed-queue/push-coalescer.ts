@@ -34,9 +34,8 @@ type Part = GroupBuffer | [GroupBuffer, number, number];
 /**
  * Bounds on one script call. Redis runs one script at a time, so a long one freezes every client of
  * the server, and a call's time grows with its new groups and its bytes far more than with its
- * messages. These keep a call within a few ms (test/faults/slowlog.e2e-spec.ts; BENCHMARKS.md, "Earlier
- * runs", longest script per operation: a burst of pushes to 4,000 new groups 40.8 ms before them,
- * 2.3-7.9 ms with them). The message bound also keeps the arguments well below Lua's unpack limit.
+ * messages. These keep a call within a few ms (test/faults/slowlog.e2e-spec.ts; BENCHMARKS.md, "Figures behind the code": push
+ * call bounds). The message bound also keeps the arguments well below Lua's unpack limit.
  * Bytes are UTF-8, as Redis receives them: a string's length counts UTF-16 units, up to three times fewer.
  */
 export const MAX_MESSAGES_PER_CALL = 4000;
@@ -61,9 +60,8 @@ export class PushCoalescer implements HeldWrites {
   /**
    * Per shard, when each call on its way was sent. A shard's pushes wait for the reply of the call before
    * them and then go as one larger call: Redis' and Node's cost is mostly per group visit and per call, so
-   * under load calls grow instead of multiplying (BENCHMARKS.md, "Earlier runs", push before and after issue
-   * #16: 1,000 pushes in flight 1.71× → 1.82-1.87× the seed). They wait `HOLD_MS` at most, so a slow or lost
-   * reply does not delay them past its own timeout.
+   * under load calls grow instead of multiplying (BENCHMARKS.md, "Figures behind the code": pushes in flight). They wait `HOLD_MS` at
+   * most, so a slow or lost reply does not delay them past its own timeout.
    */
   private readonly inFlight = new Map<number, number[]>();
   private holdTimer: NodeJS.Timeout | undefined;
@@ -94,8 +92,8 @@ export class PushCoalescer implements HeldWrites {
     const buffer = groups.get(group);
     if (buffer === undefined) {
       // A group's first request (most are its only one) is kept as it came: arrays come with a second,
-      // and a pushMany's is copied to size (growing arrays from empty made about 500 bytes more garbage a
-      // push: BENCHMARKS.md, "Earlier runs", push before and after issue #16).
+      // and a pushMany's is copied to size (growing arrays from empty made garbage on every push:
+      // BENCHMARKS.md, "Figures behind the code": push buffers).
       groups.set(group, {
         group,
         messages: typeof messages === 'string' ? messages : [...messages],
