@@ -3,7 +3,7 @@ import type { QueueKeys } from '../redis/keys';
 import { fixedAck, type Acknowledged, type AckReply, type GroupLease } from './lua/fixed-ack';
 import type { Claimed, ClaimReply } from './lua/claim-reply';
 import { fixedClaimOrdered } from './lua/fixed-claim-ordered';
-import { fixedClaimUnordered } from './lua/fixed-claim-unordered';
+import { fixedClaimUnordered, type FixedClaimUnorderedInput } from './lua/fixed-claim-unordered';
 import { fixedClear } from './lua/fixed-clear';
 import { fixedDead, type DeadRecord } from './lua/fixed-dead';
 import { fixedDeadHeader } from './lua/fixed-dead-header';
@@ -49,6 +49,9 @@ const OBLITERATE_ENTRIES_PER_CALL = 50_000;
 
 /** Leases extended or given back per script call: a few lookups each, for up to `concurrency` deliveries. */
 const LEASES_PER_CALL = 500;
+
+/** What both claim scripts take: all an unordered claim needs, to which an ordered one adds its own. */
+type ClaimInput = FixedClaimUnorderedInput;
 
 /** What `push` and the claim scripts call the ordered modes (ARGV). */
 const MODES = { unordered: '0', atMostOnce: '1', atLeastOnce: '2' } as const;
@@ -103,42 +106,30 @@ export class FixedQueueStore extends ShardStore {
     const plan = this.budget.plan(limit);
     // Never more than the plan's batches are claimed: reading more heads would be work for nothing.
     const candidates = listed.length > plan.batches ? listed.slice(0, plan.batches) : listed;
+    const input = this.claimInput(plan, candidates, raw, traced);
     const { outcome, lists } = this.ordered
-      ? await this.claimOrdered(shard, plan, candidates, raw, traced)
-      : await this.claimUnordered(shard, plan, candidates, raw, traced);
+      ? await this.claimOrdered(shard, input)
+      : await this.claimUnordered(shard, input, plan);
     this.budget.observe(lists);
     return outcome;
   }
 
   /** `take` for unordered queues: a group may give several batches at once. */
-  private claimUnordered(
-    shard: number,
-    plan: PollPlan,
-    candidates: string[],
-    raw: boolean,
-    traced: boolean,
-  ): Promise<Claimed> {
+  private claimUnordered(shard: number, input: ClaimInput, plan: PollPlan): Promise<Claimed> {
     // With fewer candidates than room, each may give several batches (one under groupRateLimit).
-    const many = this.options.groupRateLimit
-      ? 1
-      : Math.max(1, Math.floor(plan.batches / Math.max(1, candidates.length)));
-    return this.call(fixedClaimUnordered, shard, this.claimInput(plan, plan.perBatch * many, candidates, raw, traced));
+    if (!this.options.groupRateLimit)
+      input.read *= Math.max(1, Math.floor(plan.batches / Math.max(1, input.candidates.length)));
+    return this.call(fixedClaimUnordered, shard, input);
   }
 
   /**
    * `take` for ordered queues: one batch per group at most, the group held by a token until `ack`
    * (or `fail`/`release`, or its lease running out).
    */
-  private claimOrdered(
-    shard: number,
-    plan: PollPlan,
-    candidates: string[],
-    raw: boolean,
-    traced: boolean,
-  ): Promise<Claimed> {
+  private claimOrdered(shard: number, input: ClaimInput): Promise<Claimed> {
     const { leaseMs, maxAttempts, deadLetter } = this.options;
     return this.call(fixedClaimOrdered, shard, {
-      ...this.claimInput(plan, plan.perBatch, candidates, raw, traced),
+      ...input,
       mode: this.mode,
       leaseMs,
       maxAttempts,
@@ -150,16 +141,17 @@ export class FixedQueueStore extends ShardStore {
   }
 
   /** What both claim scripts take: the group's batch rules, the poll's share, and how to read entries. */
-  private claimInput(plan: PollPlan, read: number, candidates: string[], raw: boolean, traced: boolean) {
+  private claimInput(plan: PollPlan, candidates: string[], raw: boolean, traced: boolean): ClaimInput {
     const { batchSize, maxAgeMs, maxWaitMs, groupRateLimit } = this.options;
+    const limit = plan.batches;
     return {
       batchSize,
       maxAgeMs: maxAgeMs ?? 0,
       maxWaitMs,
-      limit: plan.batches,
+      limit,
       groupRateLimit,
       candidates,
-      read,
+      read: plan.perBatch,
       raw,
       traced,
     };
