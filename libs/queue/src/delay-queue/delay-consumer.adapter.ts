@@ -9,7 +9,7 @@ import type {
   Settlement,
 } from '../consumer/consumer-adapter';
 import { givenBackOverdue } from '../consumer/consumer.messages';
-import { LazyAbort } from '../consumer/deliveries';
+import { HandlerContext, LazyAbort } from '../consumer/deliveries';
 import { RetryPolicy } from '../consumer/retry-policy';
 import type { Claimed } from '../consumer/shard-poller';
 import type { QueueEvents } from '../events/queue-events';
@@ -119,8 +119,8 @@ export class TaskDelivery implements OpenedDelivery {
   }
 }
 
-/** A handler's context; its signal is made when first asked for. */
-class Context implements DelayContext {
+/** A task handler's context. */
+class Context extends HandlerContext implements DelayContext {
   constructor(
     readonly queue: string,
     readonly id: string,
@@ -128,49 +128,11 @@ class Context implements DelayContext {
     readonly dueAt: number,
     readonly runAt: number,
     readonly firedAt: number,
-    private readonly aborter: LazyAbort,
+    aborter: LazyAbort,
     readonly repeat?: RepeatOccurrence,
-  ) {}
-
-  get signal(): AbortSignal {
-    return this.aborter.signal;
+  ) {
+    super(aborter);
   }
-}
-
-/**
- * What a task's outcomes say: `task.fired` as its handler starts, and a failure as `task.failed` while
- * it runs again (a retry, or a repeat's next occurrence), `task.dead` once dead-lettered.
- */
-const TASK_REPORTS: DeliveryReports<TaskDelivery> = {
-  words: {
-    retry: 'task failed, will retry',
-    nextAt: 'nextRunAt',
-    dead: 'task failed its last attempt and is dead-lettered',
-    failed: 'repeat occurrence failed its last attempt; the schedule goes on',
-  },
-  started(events, task) {
-    if (events.has('task.fired')) events.emit('task.fired', task.event());
-  },
-  completed(events, task, durationMs) {
-    if (events.has('task.completed')) events.emit('task.completed', { ...task.event(), durationMs });
-  },
-  retry: taskFailed,
-  dead(events, task, durationMs, error, diedAt) {
-    if (events.has('task.dead')) events.emit('task.dead', { ...task.event(), durationMs, error, diedAt });
-  },
-  failed: taskFailed,
-};
-
-/** Failed, with a next run (a retry, or a repeat's next occurrence); a failure with none has no event. */
-function taskFailed(
-  events: QueueEvents,
-  task: TaskDelivery,
-  durationMs: number,
-  error: unknown,
-  nextRunAt?: number,
-): void {
-  if (nextRunAt !== undefined && events.has('task.failed'))
-    events.emit('task.failed', { ...task.event(), durationMs, error, nextRunAt });
 }
 
 /**
@@ -282,4 +244,40 @@ export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDe
     if (ended.status === 'clock' || ended.status === 'changed') throw occurrenceNotPlaced(running.id, ended.status);
     return { outcome: done, ...(ended.status === 'next' && { due: { at: ended.nextRunAt } }) };
   }
+}
+
+/**
+ * What a task's outcomes say: `task.fired` as its handler starts, and a failure as `task.failed` while
+ * it runs again (a retry, or a repeat's next occurrence), `task.dead` once dead-lettered.
+ */
+const TASK_REPORTS: DeliveryReports<TaskDelivery> = {
+  words: {
+    retry: 'task failed, will retry',
+    nextAt: 'nextRunAt',
+    dead: 'task failed its last attempt and is dead-lettered',
+    failed: 'repeat occurrence failed its last attempt; the schedule goes on',
+  },
+  started(events, task) {
+    if (events.has('task.fired')) events.emit('task.fired', task.event());
+  },
+  completed(events, task, durationMs) {
+    if (events.has('task.completed')) events.emit('task.completed', { ...task.event(), durationMs });
+  },
+  retry: taskFailed,
+  dead(events, task, durationMs, error, diedAt) {
+    if (events.has('task.dead')) events.emit('task.dead', { ...task.event(), durationMs, error, diedAt });
+  },
+  failed: taskFailed,
+};
+
+/** Failed, with a next run (a retry, or a repeat's next occurrence); a failure with none has no event. */
+function taskFailed(
+  events: QueueEvents,
+  task: TaskDelivery,
+  durationMs: number,
+  error: unknown,
+  nextRunAt?: number,
+): void {
+  if (nextRunAt !== undefined && events.has('task.failed'))
+    events.emit('task.failed', { ...task.event(), durationMs, error, nextRunAt });
 }

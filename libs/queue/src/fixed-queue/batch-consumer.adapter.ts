@@ -8,7 +8,7 @@ import type {
   RecordedOutcome,
   Settlement,
 } from '../consumer/consumer-adapter';
-import { LazyAbort, leaseLost } from '../consumer/deliveries';
+import { HandlerContext, LazyAbort, leaseLost } from '../consumer/deliveries';
 import type { FailedHook } from '../consumer/outcome-reporter';
 import { RetryPolicy } from '../consumer/retry-policy';
 import type { Claimed } from '../consumer/shard-poller';
@@ -131,7 +131,7 @@ export class BatchDelivery implements OpenedDelivery {
   }
 }
 
-class Context implements BatchContext {
+class Context extends HandlerContext implements BatchContext {
   readonly group: string;
   readonly expired: number;
 
@@ -140,37 +140,12 @@ class Context implements BatchContext {
     batch: ClaimedBatch,
     readonly claimedAt: number,
     readonly attempt: number,
-    private readonly aborter: LazyAbort,
+    aborter: LazyAbort,
   ) {
+    super(aborter);
     this.group = batch.group;
     this.expired = batch.expired;
   }
-
-  get signal(): AbortSignal {
-    return this.aborter.signal;
-  }
-}
-
-/**
- * What a batch's outcomes say. A batch has no event of its start, nor of a retry (its log line says
- * it): its last attempt's failure, dead-lettered or not, is `batch.failed`.
- */
-const BATCH_REPORTS: DeliveryReports<BatchDelivery> = {
-  words: {
-    retry: 'batch failed, will be delivered again',
-    nextAt: 'nextAttemptAt',
-    dead: 'batch failed its last attempt and is dead-lettered',
-    failed: 'batch failed after its last attempt',
-  },
-  completed(events, batch, durationMs) {
-    if (events.has('batch.completed')) events.emit('batch.completed', { ...batch.event(), durationMs });
-  },
-  dead: batchFailed,
-  failed: batchFailed,
-};
-
-function batchFailed(events: QueueEvents, batch: BatchDelivery, durationMs: number, error: unknown): void {
-  if (events.has('batch.failed')) events.emit('batch.failed', { ...batch.event(), durationMs, error });
 }
 
 /**
@@ -364,6 +339,28 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
       return { outcome: { type: outcome, at, acknowledged, group: running.batch.group }, ...ignored };
     return { outcome: LEASE_LOST, ...ignored };
   }
+}
+
+/**
+ * What a batch's outcomes say. A batch has no event of its start, nor of a retry (its log line says
+ * it): its last attempt's failure, dead-lettered or not, is `batch.failed`.
+ */
+const BATCH_REPORTS: DeliveryReports<BatchDelivery> = {
+  words: {
+    retry: 'batch failed, will be delivered again',
+    nextAt: 'nextAttemptAt',
+    dead: 'batch failed its last attempt and is dead-lettered',
+    failed: 'batch failed after its last attempt',
+  },
+  completed(events, batch, durationMs) {
+    if (events.has('batch.completed')) events.emit('batch.completed', { ...batch.event(), durationMs });
+  },
+  dead: batchFailed,
+  failed: batchFailed,
+};
+
+function batchFailed(events: QueueEvents, batch: BatchDelivery, durationMs: number, error: unknown): void {
+  if (events.has('batch.failed')) events.emit('batch.failed', { ...batch.event(), durationMs, error });
 }
 
 /** A `@BatchConsumer`'s `onFailed` hook, given the batch's messages and its last attempt's context. */
