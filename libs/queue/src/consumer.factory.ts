@@ -148,7 +148,7 @@ export class ConsumerFactory {
   ): Consumer {
     const reporter = new OutcomeReporter<D>({
       queue: queue.name,
-      kind: adapter.kind,
+      reports: adapter.reports,
       label,
       logger: new Logger(queueLogContext(queue.name)),
       events: this.events,

@@ -1,5 +1,6 @@
-import type { BatchEvent, QueueKind, TaskEvent } from '../interfaces';
 import type * as Otel from '@opentelemetry/api';
+import type { QueueEvents } from '../events/queue-events';
+import type { QueueKind } from '../interfaces';
 import type { ProcessSpan } from '../tracing/queue-tracer';
 import type { RunningDelivery } from './deliveries';
 import type { RetryPolicy } from './retry-policy';
@@ -20,13 +21,9 @@ export interface OpenedDelivery extends RunningDelivery {
   call(): unknown;
   /** Log-line fields naming it (`group`, `size` / `id`). */
   fields(): Record<string, string | number>;
-  /** The fields of its events, without the run's duration. */
-  event(): DeliveryEventBase;
   /** Its process span's attributes and the creation contexts it links to (or, `parent`, continues). */
   trace(): { attributes: Otel.Attributes; carriers?: readonly string[]; parent?: boolean };
 }
-
-export type DeliveryEventBase = Omit<BatchEvent, 'durationMs'> | TaskEvent;
 
 /** How a handler's run ended, as the runtime hands it to `settle`. */
 export type HandlerResult = { ok: true } | { ok: false; error: unknown };
@@ -42,8 +39,8 @@ export type DeliveryOutcome =
   | { type: 'retry'; at: number; acknowledged?: number }
   /** Failed its last attempt and dead-lettered at `at`. */
   | { type: 'dead'; at: number; acknowledged?: number }
-  /** Failed its last attempt, kept at the head of its group, which was paused at `at` (until resumed). */
-  | { type: 'paused'; at: number; acknowledged?: number }
+  /** Failed its last attempt, kept at the head of `group`, which was paused at `at` (until resumed). */
+  | { type: 'paused'; at: number; acknowledged?: number; group: string }
   /** Failed its last attempt, nothing kept (at-most-once; a repeat occurrence given up until `nextRunAt`). */
   | { type: 'failed'; nextRunAt?: number }
   /** No longer this consumer's: its lease ran out under the handler (or the task was cancelled). */
@@ -65,23 +62,50 @@ export interface Handover<I> {
   claimedAt: number;
 }
 
+/** Messages of a group discarded for age (count > 0). */
+export interface ExpiredMessages {
+  group: string;
+  count: number;
+}
+
 /**
  * A delivery's outcome once recorded, what it made due again, and messages its group lost to age
  * meanwhile. `acknowledged` in a failure's outcome: messages of the delivery acknowledged all the same,
- * its first (a batch handler's PartialBatchError); `refused`: what of the handler's answer the adapter
- * could not take, and what it did instead, for a person to read.
+ * its first (a batch handler's PartialBatchError).
  */
-export interface Settled {
+export interface RecordedOutcome {
   outcome: DeliveryOutcome;
   due?: DueAgain;
-  expired?: number;
-  refused?: string;
+  expired?: ExpiredMessages;
+  /**
+   * Part of the handler's answer the adapter could not use, and what it did instead (a PartialBatchError
+   * naming no part of the batch, so none counts as handled), for a person to read: logged as an error.
+   */
+  ignoredAnswer?: string;
 }
 
 /** What `settle` sends to Redis: the outcome once recorded, and the next item for the slot if it asked. */
 export interface Settlement<I> {
-  outcome: Promise<Settled>;
+  recorded: Promise<RecordedOutcome>;
   next?: Promise<Handover<I> | undefined>;
+}
+
+/**
+ * How a kind of queue tells what became of its deliveries: the words of its log lines and the events
+ * it emits, each knowing its own delivery (as bullmq's handleCompleted / handleFailed know their job).
+ * The reporter calls these and knows no kind. Each emits only when its event has listeners.
+ */
+export interface DeliveryReports<D> {
+  /** Log lines of failures: delivered again, dead-lettered, failed for good; the field naming when next. */
+  readonly words: { retry: string; nextAt: string; dead: string; failed: string };
+  /** Its handler is about to run. */
+  started?(events: QueueEvents, delivery: D): void;
+  completed(events: QueueEvents, delivery: D, durationMs: number): void;
+  /** Failed; delivered again at `nextRunAt`. */
+  retry?(events: QueueEvents, delivery: D, durationMs: number, error: unknown, nextRunAt: number): void;
+  dead(events: QueueEvents, delivery: D, durationMs: number, error: unknown, diedAt: number): void;
+  /** Failed its last attempt, nothing kept (a repeat occurrence: the schedule goes on at `nextRunAt`). */
+  failed(events: QueueEvents, delivery: D, durationMs: number, error: unknown, nextRunAt?: number): void;
 }
 
 /**
@@ -89,7 +113,10 @@ export interface Settlement<I> {
  * settled, kept and given back. Built from the queue's own store; the runtime knows nothing else of it.
  */
 export interface ConsumerAdapter<I, D extends OpenedDelivery> {
+  /** For health reports only: the runtime does not branch on it. */
   readonly kind: QueueKind;
+  /** How its deliveries' outcomes are told (events and log words). */
+  readonly reports: DeliveryReports<D>;
   /** The lease a claim takes; its deliveries' leases are extended by the runtime's heartbeat. */
   readonly leaseMs: number;
   /**

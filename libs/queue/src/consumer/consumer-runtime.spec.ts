@@ -8,8 +8,9 @@ import type {
   ConsumerAdapter,
   DeliveryOutcome,
   HandlerResult,
+  DeliveryReports,
   OpenedDelivery,
-  Settled,
+  RecordedOutcome,
   Settlement,
 } from './consumer-adapter';
 import { ConsumerRuntime } from './consumer-runtime';
@@ -71,9 +72,21 @@ class FakeDelivery implements OpenedDelivery {
   }
 }
 
+/** The fake queue names its outcomes with a DelayQueue's task events, the ones these tests listen to. */
+const FAKE_REPORTS: DeliveryReports<FakeDelivery> = {
+  words: { retry: 'failed, will retry', nextAt: 'nextRunAt', dead: 'dead-lettered', failed: 'failed for good' },
+  completed: (events, delivery, durationMs) => events.emit('task.completed', { ...delivery.event(), durationMs }),
+  retry: (events, delivery, durationMs, error, nextRunAt) =>
+    events.emit('task.failed', { ...delivery.event(), durationMs, error, nextRunAt }),
+  dead: (events, delivery, durationMs, error, diedAt) =>
+    events.emit('task.dead', { ...delivery.event(), durationMs, error, diedAt }),
+  failed: () => undefined,
+};
+
 /** A queue kept in memory, so that the runtime is driven without Redis. */
 class FakeAdapter implements ConsumerAdapter<Item, FakeDelivery> {
   readonly kind = 'delay';
+  readonly reports = FAKE_REPORTS;
   readonly leaseMs = 150;
   redeliversLapsed = true;
   localRetries?: RetryPolicy;
@@ -89,7 +102,7 @@ class FakeAdapter implements ConsumerAdapter<Item, FakeDelivery> {
     this.claims++;
     const items = this.waiting.splice(0, limit);
     const serverNow = Date.now();
-    return { outcome: { serverNow, nextDueAt: this.waiting.length > 0 ? serverNow : Infinity }, items };
+    return { poll: { serverNow, nextDueAt: this.waiting.length > 0 ? serverNow : Infinity }, items };
   }
 
   open(shard: number, item: Item) {
@@ -99,12 +112,12 @@ class FakeAdapter implements ConsumerAdapter<Item, FakeDelivery> {
   settle(delivery: FakeDelivery, result: HandlerResult, next: boolean): Settlement<Item> {
     const { item } = delivery;
     this.settled.push({ id: item.id, result, next, attempt: delivery.attempt });
-    const settled: Settled = result.ok
+    const recorded: RecordedOutcome = result.ok
       ? { outcome: { type: 'acknowledged' } }
       : { outcome: item.failure ?? { type: 'retry', at: Date.now() + 3_600_000 } };
-    if (settled.outcome.type === 'retry') settled.due = { at: settled.outcome.at };
+    if (recorded.outcome.type === 'retry') recorded.due = { at: recorded.outcome.at };
     return {
-      outcome: Promise.resolve(settled),
+      recorded: Promise.resolve(recorded),
       ...(next &&
         item.next && {
           next: Promise.resolve({ item: item.next, claimedAt: Date.now() - (item.next.claimedAgoMs ?? 0) }),
@@ -149,7 +162,7 @@ describe('ConsumerRuntime (driven by a fake adapter, no Redis)', () => {
     jest.spyOn(logger, 'error').mockImplementation(() => undefined);
     const reporter = new OutcomeReporter<FakeDelivery>({
       queue: 'fake',
-      kind: 'delay',
+      reports: adapter.reports,
       label: 'Fake.handle',
       logger,
       events,

@@ -325,16 +325,16 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
     durationMs: number,
   ): Promise<Handover<I> | undefined> | undefined {
     const settlement = this.adapter.settle(delivery, result, next);
-    const recorded = settlement.outcome.then(
-      (settled) => {
-        if (settled.due) this.dueAt(delivery.shard, settled.due);
-        return this.reporter.settled(delivery, result, settled, durationMs);
+    const reported = settlement.recorded.then(
+      (recorded) => {
+        if (recorded.due) this.dueAt(delivery.shard, recorded.due);
+        return this.reporter.settled(delivery, result, recorded, durationMs);
       },
       (error: unknown) => this.reporter.unrecorded(delivery, result, error),
     );
-    this.recording.add(recorded);
-    const done = () => this.recording.delete(recorded);
-    recorded.then(done, done);
+    this.recording.add(reported);
+    const done = () => this.recording.delete(reported);
+    reported.then(done, done);
     return settlement.next;
   }
 

@@ -35,6 +35,15 @@ export class LazyAbort {
   }
 }
 
+/** What every handler's context shares, whatever its kind: its signal, made when first asked for. */
+export abstract class HandlerContext {
+  protected constructor(private readonly aborter: LazyAbort) {}
+
+  get signal(): AbortSignal {
+    return this.aborter.signal;
+  }
+}
+
 /** A delivery a consumer is handling: its shard, and what aborts its handler's signal. */
 export interface RunningDelivery {
   readonly shard: number;

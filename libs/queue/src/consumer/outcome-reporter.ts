@@ -1,18 +1,25 @@
 import type { Logger } from '@nestjs/common';
 import type { QueueEvents } from '../events/queue-events';
-import type { BatchEvent, ConsumerErrorEvent, QueueKind, TaskEvent } from '../interfaces';
+import type { ConsumerErrorEvent } from '../interfaces';
 import { ATTRIBUTES, type QueueTracer } from '../tracing/queue-tracer';
 import { describeError } from '../utils/errors';
 import { logLine } from '../utils/log-line';
 import { RepeatedFailure } from '../utils/repeated-failure';
-import type { DeliveryOutcome, HandlerResult, OpenedDelivery, Settled } from './consumer-adapter';
+import type {
+  DeliveryOutcome,
+  DeliveryReports,
+  HandlerResult,
+  OpenedDelivery,
+  RecordedOutcome,
+} from './consumer-adapter';
 
 /** A consumer's failed deliveries, once no attempt is left: its `onFailed` hook, bound to its own arguments. */
 export type FailedHook<D> = (error: unknown, delivery: D) => unknown;
 
 export interface OutcomeReporterOptions<D> {
   queue: string;
-  kind: QueueKind;
+  /** Its kind's events and words (the adapter's). */
+  reports: DeliveryReports<D>;
   /** `Class.method` of the consumer. */
   label: string;
   logger: Logger;
@@ -22,22 +29,6 @@ export interface OutcomeReporterOptions<D> {
   onFailed?: FailedHook<D>;
 }
 
-/** What each kind calls its deliveries in log lines. */
-const WORDS = {
-  fixed: {
-    retry: 'batch failed, will be delivered again',
-    next: 'nextAttemptAt',
-    dead: 'batch failed its last attempt and is dead-lettered',
-    failed: 'batch failed after its last attempt',
-  },
-  delay: {
-    retry: 'task failed, will retry',
-    next: 'nextRunAt',
-    dead: 'task failed its last attempt and is dead-lettered',
-    failed: 'repeat occurrence failed its last attempt; the schedule goes on',
-  },
-} as const;
-
 /**
  * Everything a consumer says about its deliveries, in one place: each delivery's process span, its
  * outcome turned into the span's end, the event (and so the metrics), the log line and `onFailed`; and
@@ -45,13 +36,13 @@ const WORDS = {
  * deadline, outcomes Redis did not take).
  */
 export class OutcomeReporter<D extends OpenedDelivery> {
-  private readonly words: (typeof WORDS)[QueueKind];
+  private readonly reports: DeliveryReports<D>;
   /** Every shard's poll fails while Redis is away, each retrying with backoff: one account of it for all. */
   private readonly claimFailures: RepeatedFailure;
 
   constructor(private readonly options: OutcomeReporterOptions<D>) {
     const { label, logger } = options;
-    this.words = WORDS[options.kind];
+    this.reports = options.reports;
     this.claimFailures = new RepeatedFailure({
       first: (error) => logger.warn(logLine(label, 'could not claim, retrying', { error })),
       summary: (count, sinceMs, error) =>
@@ -60,15 +51,14 @@ export class OutcomeReporter<D extends OpenedDelivery> {
     });
   }
 
-  /** A handler is about to run: its span begins (traced queues), a task's `task.fired`. */
+  /** A handler is about to run: its span begins (traced queues), and its kind's event if it has one. */
   started(delivery: D): void {
     const { tracer, events } = this.options;
     if (tracer) {
       const { attributes, carriers, parent } = delivery.trace();
       delivery.span = tracer.process(attributes, carriers, parent);
     }
-    if (this.options.kind === 'delay' && events.has('task.fired'))
-      events.emit('task.fired', delivery.event() as TaskEvent);
+    this.reports.started?.(events, delivery);
   }
 
   /** An in-process attempt failed and the next follows. */
@@ -83,37 +73,39 @@ export class OutcomeReporter<D extends OpenedDelivery> {
   settled(
     delivery: D,
     result: HandlerResult,
-    { outcome, expired, refused }: Settled,
+    { outcome, expired, ignoredAnswer }: RecordedOutcome,
     durationMs: number,
   ): void | Promise<void> {
     const { span, attempt } = delivery;
-    if (expired && 'group' in delivery.subject) this.expired(delivery.subject.group, expired);
-    if (refused !== undefined) this.options.logger.error(logLine(this.options.label, refused, delivery.fields()));
+    const { events } = this.options;
+    const { reports } = this;
+    if (expired) this.expired(expired.group, expired.count);
+    if (ignoredAnswer !== undefined)
+      this.options.logger.error(logLine(this.options.label, ignoredAnswer, delivery.fields()));
     const error = result.ok ? undefined : result.error;
     if (span && !result.ok && outcome.type !== 'lease-lost') span.failed(error);
     switch (outcome.type) {
       case 'acknowledged':
         span?.end('ack', { [ATTRIBUTES.attempt]: attempt });
-        this.emit('completed', delivery, { durationMs });
+        reports.completed(events, delivery, durationMs);
         return;
       case 'retry': {
         const nextAt = new Date(outcome.at).toISOString();
         span?.event('retry', { 'messaging.nestjs_redis_queues.next_attempt_at': nextAt });
         span?.end('retry');
-        this.log('warn', this.words.retry, delivery, { ...partOf(outcome), [this.words.next]: nextAt }, error);
-        this.emit('retry', delivery, { durationMs, error, nextRunAt: outcome.at });
+        this.log('warn', reports.words.retry, delivery, { ...partOf(outcome), [reports.words.nextAt]: nextAt }, error);
+        reports.retry?.(events, delivery, durationMs, error, outcome.at);
         return;
       }
       case 'dead':
         span?.event('dead_letter');
         span?.end('dead');
-        this.log('error', this.words.dead, delivery, partOf(outcome), error);
-        this.emit('dead', delivery, { durationMs, error, diedAt: outcome.at });
+        this.log('error', reports.words.dead, delivery, partOf(outcome), error);
+        reports.dead(events, delivery, durationMs, error, outcome.at);
         return this.failedForGood(delivery, error);
       case 'paused':
         span?.event('group_paused');
         span?.end('paused');
-        // Only batches have a group to pause.
         this.log(
           'warn',
           'batch failed its last attempt; its group is paused with it at its head until resumeGroup',
@@ -121,19 +113,19 @@ export class OutcomeReporter<D extends OpenedDelivery> {
           partOf(outcome),
           error,
         );
-        if ('group' in delivery.subject) this.groupPaused(delivery.subject.group);
+        this.groupPaused(outcome.group);
         return;
       case 'failed': {
         span?.end('failed', { [ATTRIBUTES.attempt]: attempt });
         const { nextRunAt } = outcome;
         this.log(
           'error',
-          this.words.failed,
+          reports.words.failed,
           delivery,
           nextRunAt === undefined ? {} : { nextRunAt: new Date(nextRunAt).toISOString() },
           error,
         );
-        this.emit('failed', delivery, { durationMs, error, nextRunAt });
+        reports.failed(events, delivery, durationMs, error, nextRunAt);
         return this.failedForGood(delivery, error);
       }
       case 'lease-lost':
@@ -269,34 +261,6 @@ export class OutcomeReporter<D extends OpenedDelivery> {
   ): void {
     const fields = { ...delivery.fields(), attempt: delivery.attempt, ...extra, error: describeError(error) };
     this.options.logger[level](logLine(this.options.label, what, fields));
-  }
-
-  /** The event of an outcome, in its kind's words (a batch's retry has none: its log line says it). */
-  private emit(
-    outcome: 'completed' | 'retry' | 'dead' | 'failed',
-    delivery: D,
-    extra: { durationMs: number; error?: unknown; nextRunAt?: number; diedAt?: number },
-  ): void {
-    const { events } = this.options;
-    if (this.options.kind === 'fixed') {
-      if (outcome === 'retry') return;
-      const name = outcome === 'completed' ? 'batch.completed' : 'batch.failed';
-      if (!events.has(name)) return;
-      const base = delivery.event() as BatchEvent;
-      const event = { ...base, durationMs: extra.durationMs };
-      if (name === 'batch.completed') events.emit(name, event);
-      else events.emit(name, { ...event, error: extra.error });
-      return;
-    }
-    const { durationMs, error, nextRunAt, diedAt } = extra;
-    const base = delivery.event() as TaskEvent;
-    if (outcome === 'completed') {
-      if (events.has('task.completed')) events.emit('task.completed', { ...base, durationMs });
-    } else if (outcome === 'dead') {
-      if (events.has('task.dead')) events.emit('task.dead', { ...base, durationMs, error, diedAt: diedAt! });
-    } else if (nextRunAt !== undefined && events.has('task.failed')) {
-      events.emit('task.failed', { ...base, durationMs, error, nextRunAt });
-    }
   }
 
   private async failedForGood(delivery: D, error: unknown): Promise<void> {

@@ -1,5 +1,5 @@
 import { ServerClock } from '../redis/server-clock';
-import type { PollOutcome } from './shard-loop';
+import type { PollResult } from './shard-loop';
 import { ShardLoop } from './shard-loop';
 
 /** A shard whose polls answer with the next due time the test sets, the server clock being the local one. */
@@ -7,7 +7,7 @@ function shard(onHintsOnly = false, idlePollMs = 1000) {
   const polls: number[] = [];
   /** `dueNowPolls`: that many polls more find work due now (a drain), then `nextDueIn` applies. */
   const state = { nextDueIn: Infinity, dueNowPolls: 0 };
-  const poll = async (): Promise<PollOutcome> => {
+  const poll = async (): Promise<PollResult> => {
     const now = Date.now();
     polls.push(now);
     if (state.dueNowPolls > 0) {

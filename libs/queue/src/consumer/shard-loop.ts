@@ -1,7 +1,7 @@
 import type { ServerClock } from '../redis/server-clock';
 
 /** What one poll of a shard learned. Times are Redis server time (epoch ms). */
-export interface PollOutcome {
+export interface PollResult {
   serverNow: number;
   /** When the shard next has due work: `serverNow` to poll again at once, Infinity when nothing is known. */
   nextDueAt: number;
@@ -28,7 +28,7 @@ export class ShardLoop {
   private stopListening?: () => void;
 
   constructor(
-    private readonly poll: () => Promise<PollOutcome>,
+    private readonly poll: () => Promise<PollResult>,
     private readonly clock: ServerClock,
     private readonly idlePollMs: number,
     private readonly onError: (error: unknown) => void,
@@ -69,10 +69,10 @@ export class ShardLoop {
     if (this.onHintsOnly) await this.sleep(Infinity);
     while (this.running) {
       this.hintedDuringPoll = Infinity;
-      let outcome: PollOutcome;
+      let poll: PollResult;
       const sent = Date.now();
       try {
-        outcome = await this.poll();
+        poll = await this.poll();
         failures = 0;
       } catch (error) {
         if (!this.running) break;
@@ -82,12 +82,12 @@ export class ShardLoop {
         continue;
       }
       if (!this.running) break;
-      this.clock.observe(outcome.serverNow, sent);
+      this.clock.observe(poll.serverNow, sent);
       const due = this.onHintsOnly
-        ? outcome.nextDueAt <= outcome.serverNow
-          ? outcome.serverNow
+        ? poll.nextDueAt <= poll.serverNow
+          ? poll.serverNow
           : Infinity
-        : Math.min(outcome.nextDueAt, outcome.serverNow + this.idlePollMs);
+        : Math.min(poll.nextDueAt, poll.serverNow + this.idlePollMs);
       const target = Math.min(due, this.hintedDuringPoll);
       const delay = this.clock.toLocal(target) - Date.now();
       if (delay > 0) await this.sleep(delay, target);

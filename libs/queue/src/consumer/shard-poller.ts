@@ -1,11 +1,11 @@
 import type { ServerClock } from '../redis/server-clock';
-import { ShardLoop, type PollOutcome } from './shard-loop';
+import { ShardLoop, type PollResult } from './shard-loop';
 import { Slots } from './slots';
 import { waitOrTimeout } from '../utils/timers';
 
 /** What one claim of a shard brought: what the shard loop learned, and the items to handle. */
 export interface Claimed<I> {
-  outcome: PollOutcome;
+  poll: PollResult;
   items: I[];
   /** Messages of groups discarded for age on the way (FixedQueue). */
   expired?: { group: string; count: number }[];
@@ -128,7 +128,7 @@ export class ShardPoller<I> {
     held?.release();
   }
 
-  private async poll(shard: number): Promise<PollOutcome> {
+  private async poll(shard: number): Promise<PollResult> {
     let reserved: number;
     for (;;) {
       while (this.held && !this.stopped) await this.held.until;
@@ -141,13 +141,13 @@ export class ShardPoller<I> {
     let handed = 0;
     try {
       if (reserved === 0 || this.stopped) return { serverNow: 0, nextDueAt: Infinity };
-      const { outcome, items } = await this.options.claim(shard, reserved);
+      const { poll, items } = await this.options.claim(shard, reserved);
       // Claimed work is handed over even when stop() began meanwhile: it is no longer waiting in Redis.
       for (const item of items) {
         handed++;
-        this.slots.run((free) => this.options.handle(shard, item, outcome.serverNow, free));
+        this.slots.run((free) => this.options.handle(shard, item, poll.serverNow, free));
       }
-      return outcome;
+      return poll;
     } finally {
       this.slots.release(reserved - handed);
     }

@@ -134,11 +134,7 @@ function fixedCard(queue: FixedOverview, time: number): string {
   );
   const dead = (b: DeadBatchSummary) =>
     `<tr data-dead-id="${escapeHtml(b.id)}">${cell(b.group)}${cell(number(b.size), ' class="num tight"')}${cell(b.attempts, ' class="num tight"')}${cell(firstLine(b.lastError))}${cell(ago(time - b.diedAt), ' class="tight"')}</tr>`;
-  return [
-    `<section data-queue="${escapeHtml(queue.name)}">`,
-    title(queue, 'FixedQueue', fixedMode(queue)),
-    ...recordLines(queue, time),
-    '<div class="figures">',
+  const figures = [
     figure('pending messages', number(s.pending), 'pending'),
     figure('groups', number(s.groups), 'groups'),
     figure('messages pushed', number(s.pushed), 'pushed'),
@@ -152,7 +148,8 @@ function fixedCard(queue: FixedOverview, time: number): string {
     figure('messages redelivered', number(s.redelivered), 'redelivered'),
     figure('messages in dead batches', number(s.dead), 'dead'),
     figure('lag', duration(s.lagMs), 'lag'),
-    '</div>',
+  ];
+  return card(queue, time, title(queue, 'FixedQueue', fixedMode(queue)), figures, [
     '<h3>hottest groups</h3>',
     table(['group', 'messages', 'due'], hottest, 'no group holds messages'),
     ...pausedTable(queue, time),
@@ -163,8 +160,7 @@ function fixedCard(queue: FixedOverview, time: number): string {
           table(['group', 'messages', 'attempts', 'last error', 'died'], queue.dead.map(dead), 'no dead batch'),
         ]
       : []),
-    '</section>',
-  ].join('');
+  ]);
 }
 
 function delayCard(queue: DelayOverview, time: number): string {
@@ -172,11 +168,7 @@ function delayCard(queue: DelayOverview, time: number): string {
   const upcoming = queue.upcoming.slice(0, 5).map((t) => `<tr>${cell(t.id)}${cell(ago(time - t.runAt))}</tr>`);
   const dead = (t: DeadSummary) =>
     `<tr data-dead-id="${escapeHtml(t.id)}">${cell(t.id)}${cell(t.attempts, ' class="num tight"')}${cell(firstLine(t.lastError))}${cell(ago(time - t.diedAt), ' class="tight"')}</tr>`;
-  return [
-    `<section data-queue="${escapeHtml(queue.name)}">`,
-    title(queue, 'DelayQueue'),
-    ...recordLines(queue, time),
-    '<div class="figures">',
+  const figures = [
     figure('tasks scheduled', number(s.scheduled), 'scheduled'),
     figure('tasks running', number(s.active), 'active'),
     figure('tasks due, waiting', number(s.due), 'due'),
@@ -185,12 +177,26 @@ function delayCard(queue: DelayOverview, time: number): string {
     figure('tasks completed', number(s.completed), 'completed'),
     figure('deliveries / s', NOT_YET, 'fired-rate'),
     figure('lag', duration(s.lagMs), 'lag'),
-    '</div>',
+  ];
+  return card(queue, time, title(queue, 'DelayQueue'), figures, [
     '<h3>upcoming</h3>',
     table(['task', 'due'], upcoming, 'nothing scheduled'),
     ...overdueTable(queue),
     '<h3>dead tasks</h3>',
     table(['task', 'attempts', 'last error', 'died'], queue.dead.map(dead), 'no dead task'),
+  ]);
+}
+
+/** A queue's card: its title, what its record says, its figures, then its tables. */
+function card(queue: QueueOverview, time: number, heading: string, figures: string[], tables: string[]): string {
+  return [
+    `<section data-queue="${escapeHtml(queue.name)}">`,
+    heading,
+    ...recordLines(queue, time),
+    '<div class="figures">',
+    ...figures,
+    '</div>',
+    ...tables,
     '</section>',
   ].join('');
 }

@@ -61,9 +61,9 @@ describe('DelayConsumerAdapter (on real Redis)', () => {
   /** Claims the task `id` (due now) from its shard, and opens its delivery. */
   async function claimed(tasks: DelayConsumerAdapter, id: string): Promise<TaskDelivery> {
     for (let shard = 0; shard < 2; shard++) {
-      const { items, outcome } = await tasks.claim(shard, 10);
+      const { items, poll } = await tasks.claim(shard, 10);
       const task = items.find((item: ClaimedTask) => item.id === id);
-      if (task) return tasks.open(shard, task, outcome.serverNow);
+      if (task) return tasks.open(shard, task, poll.serverNow);
     }
     throw new Error(`task ${id} was not claimed`);
   }
@@ -76,7 +76,7 @@ describe('DelayConsumerAdapter (on real Redis)', () => {
     expect(await queue.get('a')).toMatchObject({ state: 'active' });
     await delivery.call();
     expect(seen).toEqual([{ n: 7 }, 'a', 1]);
-    expect(await tasks.settle(delivery, { ok: true }).outcome).toEqual({ outcome: { type: 'acknowledged' } });
+    expect(await tasks.settle(delivery, { ok: true }).recorded).toEqual({ outcome: { type: 'acknowledged' } });
     expect(await queue.get('a')).toBeNull();
   });
 
@@ -84,7 +84,7 @@ describe('DelayConsumerAdapter (on real Redis)', () => {
     const tasks = adapter();
     await queue.schedule({ n: 1 }, { id: 'b' });
     const first = await claimed(tasks, 'b');
-    const retry = await tasks.settle(first, { ok: false, error: new Error('no') }).outcome;
+    const retry = await tasks.settle(first, { ok: false, error: new Error('no') }).recorded;
     expect(retry.outcome.type).toBe('retry');
     // Due again after the queue's fixed backoff, and the runtime is told when.
     const at = (retry.outcome as { at: number }).at;
@@ -93,7 +93,7 @@ describe('DelayConsumerAdapter (on real Redis)', () => {
     await queue.reschedule('b', { delayMs: 0 });
     const second = await claimed(tasks, 'b');
     expect(second.attempt).toBe(2);
-    const dead = await tasks.settle(second, { ok: false, error: new Error('still no') }).outcome;
+    const dead = await tasks.settle(second, { ok: false, error: new Error('still no') }).recorded;
     expect(dead.outcome.type).toBe('dead');
     expect(await queue.get('b')).toMatchObject({ state: 'dead', lastError: expect.stringContaining('still no') });
   });
@@ -104,7 +104,7 @@ describe('DelayConsumerAdapter (on real Redis)', () => {
     const delivery = await claimed(tasks, 'c');
     await queue.cancel('c');
     expect(await tasks.extend(delivery.shard, [delivery])).toEqual([false]);
-    expect((await tasks.settle(delivery, { ok: true }).outcome).outcome).toEqual({ type: 'lease-lost' });
+    expect((await tasks.settle(delivery, { ok: true }).recorded).outcome).toEqual({ type: 'lease-lost' });
   });
 
   it('gives back what shutdown abandoned: due again at once', async () => {
@@ -160,7 +160,7 @@ describe('DelayConsumerAdapter (on real Redis)', () => {
       adapter: tasks,
       reporter: new OutcomeReporter<TaskDelivery>({
         queue: 'tasks',
-        kind: 'delay',
+        reports: tasks.reports,
         label: 'Unit.handle',
         logger,
         events,

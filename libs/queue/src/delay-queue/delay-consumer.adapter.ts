@@ -1,15 +1,18 @@
 import type {
   Abandoned,
   ConsumerAdapter,
+  DeliveryOutcome,
+  DeliveryReports,
   HandlerResult,
   OpenedDelivery,
-  Settled,
+  RecordedOutcome,
   Settlement,
 } from '../consumer/consumer-adapter';
 import { givenBackOverdue } from '../consumer/consumer.messages';
-import { LazyAbort } from '../consumer/deliveries';
+import { HandlerContext, LazyAbort } from '../consumer/deliveries';
 import { RetryPolicy } from '../consumer/retry-policy';
 import type { Claimed } from '../consumer/shard-poller';
+import type { QueueEvents } from '../events/queue-events';
 import type { DelayContext, RepeatOccurrence, TaskEvent } from '../interfaces';
 import type { ServerClock } from '../redis/server-clock';
 import { ShardBatcher } from '../redis/shard-batcher';
@@ -116,8 +119,8 @@ export class TaskDelivery implements OpenedDelivery {
   }
 }
 
-/** A handler's context; its signal is made when first asked for. */
-class Context implements DelayContext {
+/** A task handler's context. */
+class Context extends HandlerContext implements DelayContext {
   constructor(
     readonly queue: string,
     readonly id: string,
@@ -125,12 +128,10 @@ class Context implements DelayContext {
     readonly dueAt: number,
     readonly runAt: number,
     readonly firedAt: number,
-    private readonly aborter: LazyAbort,
+    aborter: LazyAbort,
     readonly repeat?: RepeatOccurrence,
-  ) {}
-
-  get signal(): AbortSignal {
-    return this.aborter.signal;
+  ) {
+    super(aborter);
   }
 }
 
@@ -142,6 +143,7 @@ class Context implements DelayContext {
  */
 export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDelivery> {
   readonly kind = 'delay';
+  readonly reports = TASK_REPORTS;
   readonly queue: string;
   readonly label: string;
   readonly handler: DelayHandler;
@@ -171,8 +173,8 @@ export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDe
   }
 
   async claim(shard: number, limit: number): Promise<Claimed<ClaimedTask>> {
-    const outcome = await this.store.claim(shard, limit);
-    return { outcome, items: outcome.tasks };
+    const claimed = await this.store.claim(shard, limit);
+    return { poll: claimed, items: claimed.tasks };
   }
 
   open(shard: number, task: ClaimedTask, firedAt: number): TaskDelivery {
@@ -181,7 +183,7 @@ export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDe
   }
 
   settle(running: TaskDelivery, result: HandlerResult): Settlement<ClaimedTask> {
-    return { outcome: this.record(running, result) };
+    return { recorded: this.record(running, result) };
   }
 
   extend(shard: number, deliveries: TaskDelivery[]): Promise<boolean[]> {
@@ -202,7 +204,7 @@ export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDe
     return released.filter(Boolean).length;
   }
 
-  private async record(running: TaskDelivery, result: HandlerResult): Promise<Settled> {
+  private async record(running: TaskDelivery, result: HandlerResult): Promise<RecordedOutcome> {
     const { plan } = running;
     if (plan?.skip) {
       const error = plan.skip === 'failed' ? 'its last attempt ran out of lease' : '';
@@ -235,11 +237,47 @@ export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDe
     plan: OccurrencePlan,
     outcome: 'completed' | 'failed' | 'skipped',
     error: string,
-    done: Settled['outcome'],
-  ): Promise<Settled> {
+    done: DeliveryOutcome,
+  ): Promise<RecordedOutcome> {
     const ended = await this.repeats.end(running.shard, running.task, plan, outcome, error);
     if (ended.status === 'fenced') return { outcome: { type: 'lease-lost' } };
     if (ended.status === 'clock' || ended.status === 'changed') throw occurrenceNotPlaced(running.id, ended.status);
     return { outcome: done, ...(ended.status === 'next' && { due: { at: ended.nextRunAt } }) };
   }
+}
+
+/**
+ * What a task's outcomes say: `task.fired` as its handler starts, and a failure as `task.failed` while
+ * it runs again (a retry, or a repeat's next occurrence), `task.dead` once dead-lettered.
+ */
+const TASK_REPORTS: DeliveryReports<TaskDelivery> = {
+  words: {
+    retry: 'task failed, will retry',
+    nextAt: 'nextRunAt',
+    dead: 'task failed its last attempt and is dead-lettered',
+    failed: 'repeat occurrence failed its last attempt; the schedule goes on',
+  },
+  started(events, task) {
+    if (events.has('task.fired')) events.emit('task.fired', task.event());
+  },
+  completed(events, task, durationMs) {
+    if (events.has('task.completed')) events.emit('task.completed', { ...task.event(), durationMs });
+  },
+  retry: taskFailed,
+  dead(events, task, durationMs, error, diedAt) {
+    if (events.has('task.dead')) events.emit('task.dead', { ...task.event(), durationMs, error, diedAt });
+  },
+  failed: taskFailed,
+};
+
+/** Failed, with a next run (a retry, or a repeat's next occurrence); a failure with none has no event. */
+function taskFailed(
+  events: QueueEvents,
+  task: TaskDelivery,
+  durationMs: number,
+  error: unknown,
+  nextRunAt?: number,
+): void {
+  if (nextRunAt !== undefined && events.has('task.failed'))
+    events.emit('task.failed', { ...task.event(), durationMs, error, nextRunAt });
 }

@@ -23,7 +23,8 @@ import { delayUnrepeat } from './lua/delay-unrepeat';
 import { readNewestFirst } from '../redis/newest-first';
 import { inChunks } from '../redis/poll-budget';
 import type { ScriptName } from '../redis/script-registry';
-import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } from '../redis/script-protocol';
+import type { ScriptProtocol } from '../redis/script-protocol';
+import { ShardStore } from '../redis/shard-store';
 import { zscore, type Scored } from '../redis/score-pages';
 import type { ResolvedTime } from '../validation/time';
 import type { DelayQueueStats, RepeatInfo, ResolvedDelayQueueOptions, UpcomingTask } from '../interfaces';
@@ -63,24 +64,13 @@ const SHARD_KINDS: ShardKeyKind[] = [
 ];
 
 /** The Redis side of a DelayQueue: key names, script arguments and reply decoding, nothing else. */
-export class DelayQueueStore {
-  private readonly shards: ShardKeys[];
-
+export class DelayQueueStore extends ShardStore {
   constructor(
-    private readonly scripts: Scripts,
-    readonly keys: QueueKeys,
+    scripts: Scripts,
+    keys: QueueKeys,
     private readonly options: Readonly<ResolvedDelayQueueOptions>,
   ) {
-    this.shards = Array.from({ length: options.shards }, (_, shard) => shardKeys(keys, shard));
-  }
-
-  private call<In, Out>(
-    protocol: ScriptProtocol<ScriptName, In, Out>,
-    shard: number,
-    input: In,
-    sending?: Sending,
-  ): Promise<Out> {
-    return invoke(this.scripts, protocol, this.shards[shard], input, sending);
+    super(scripts, keys, options.shards);
   }
 
   /** A producer's change, sent at once (`Scripts.runNow`); waits for replicas when the queue asks for it. */

@@ -52,8 +52,8 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
   async function claimOne(batches: BatchConsumerAdapter): Promise<BatchDelivery> {
     let delivery: BatchDelivery | undefined;
     await pollUntil(async () => {
-      const { items, outcome } = await batches.claim(0, 1);
-      if (items.length > 0) delivery = batches.open(0, items[0], outcome.serverNow);
+      const { items, poll } = await batches.claim(0, 1);
+      if (items.length > 0) delivery = batches.open(0, items[0], poll.serverNow);
       return delivery !== undefined;
     }, 'a batch claimed');
     return delivery!;
@@ -75,7 +75,7 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
     await first.call();
     expect(seen).toEqual([[1, 2], 'g', 1]);
     const settlement = batches.settle(first, { ok: true }, true);
-    expect((await settlement.outcome).outcome).toEqual({ type: 'acknowledged' });
+    expect((await settlement.recorded).outcome).toEqual({ type: 'acknowledged' });
     const next = await settlement.next;
     expect(next?.item.messages).toEqual([3, 4]);
     // Without asking, nothing is handed over.
@@ -89,7 +89,7 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
     const batches = adapter(queue);
     const first = await claimOne(batches);
     const before = Date.now();
-    const retry = await batches.settle(first, { ok: false, error: new Error('no') }, false).outcome;
+    const retry = await batches.settle(first, { ok: false, error: new Error('no') }, false).recorded;
     expect(retry.outcome.type).toBe('retry');
     const at = (retry.outcome as { at: number }).at;
     expect(retry.due).toEqual({ at });
@@ -97,7 +97,7 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
     const second = await claimOne(batches);
     expect(second.attempt).toBe(2);
     expect(second.batch.messages).toEqual([1, 2]);
-    const dead = await batches.settle(second, { ok: false, error: new Error('still no') }, false).outcome;
+    const dead = await batches.settle(second, { ok: false, error: new Error('still no') }, false).recorded;
     expect(dead.outcome.type).toBe('dead');
     expect(await queue.stats()).toMatchObject({ dead: 2 });
   });
@@ -107,8 +107,8 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
     await queue.pushMany('g', [1, 2]);
     const batches = adapter(queue);
     const delivery = await claimOne(batches);
-    const paused = await batches.settle(delivery, { ok: false, error: new Error('no') }, false).outcome;
-    expect(paused).toEqual({ outcome: { type: 'paused', at: expect.any(Number), acknowledged: 0 } });
+    const paused = await batches.settle(delivery, { ok: false, error: new Error('no') }, false).recorded;
+    expect(paused).toEqual({ outcome: { type: 'paused', at: expect.any(Number), acknowledged: 0, group: 'g' } });
     expect((await queue.pausedGroups()).items).toEqual([
       { group: 'g', pausedAt: expect.any(Number), reason: 'exhausted' },
     ]);
@@ -121,7 +121,7 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
     const batches = adapter(queue);
     const delivery = await claimOne(batches);
     delivery.aborter.abort(new Error('lease lost'));
-    expect(await batches.settle(delivery, { ok: false, error: new Error('no') }, false).outcome).toEqual({
+    expect(await batches.settle(delivery, { ok: false, error: new Error('no') }, false).recorded).toEqual({
       outcome: { type: 'lease-lost' },
     });
     // Still held by the delivery: nothing failed it.
@@ -136,7 +136,7 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
     await queue.pushMany('g', [1, 2, 3]);
     const delivery = await claimOne(batches);
     const settled = batches.settle(delivery, { ok: false, error: new Error('no') }, false);
-    expect((await settled.outcome).outcome).toEqual({ type: 'failed' });
+    expect((await settled.recorded).outcome).toEqual({ type: 'failed' });
     // The group was let go: its next batch can be claimed.
     expect((await claimOne(batches)).batch.messages).toEqual([3]);
   });

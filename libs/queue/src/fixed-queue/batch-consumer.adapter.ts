@@ -2,16 +2,18 @@ import type {
   Abandoned,
   ConsumerAdapter,
   DeliveryOutcome,
+  DeliveryReports,
   HandlerResult,
   OpenedDelivery,
-  Settled,
+  RecordedOutcome,
   Settlement,
 } from '../consumer/consumer-adapter';
-import { LazyAbort, leaseLost } from '../consumer/deliveries';
+import { HandlerContext, LazyAbort, leaseLost } from '../consumer/deliveries';
 import type { FailedHook } from '../consumer/outcome-reporter';
 import { RetryPolicy } from '../consumer/retry-policy';
 import type { Claimed } from '../consumer/shard-poller';
 import { PartialBatchError } from '../errors';
+import type { QueueEvents } from '../events/queue-events';
 import type { BatchContext, BatchEvent } from '../interfaces';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { ATTRIBUTES, type ProcessSpan } from '../tracing/queue-tracer';
@@ -21,15 +23,15 @@ import type { BatchConsumerOptionsRules } from '../validation/consumer-options';
 import { partialOutOfRange, retriesOnAtLeastOnce } from './fixed-queue.messages';
 import { givenBackOverdue } from '../consumer/consumer.messages';
 import type { FixedQueue } from './fixed-queue';
-import type { Acknowledged, ClaimedBatch, Delivery, FixedQueueStore } from './fixed-queue.store';
+import type { Acknowledged, ClaimedBatch, GroupLease, FixedQueueStore } from './fixed-queue.store';
 
 export type BatchHandler = (messages: unknown[], ctx: BatchContext) => unknown;
 export type BatchFailureHandler = (error: unknown, messages: unknown[], ctx: BatchContext) => unknown;
 
 /**
- * Largest batches handed over by acknowledgements. The script returns the entries itself: worth it while
- * a claim call weighs more than the entries it carries, not for batches of 128, where it cost Redis 69
- * against 41 CPU ms per 100k messages (BENCHMARKS.md, "Before and after (issue #21 and #22's changes)").
+ * Largest batches handed over by acknowledgements. The script returns the entries itself, which pays
+ * only while a claim call weighs more than the entries it carries: small batches, not large ones
+ * (BENCHMARKS.md, "Figures behind the code": hand-over).
  */
 const HANDOVER_MAX_BATCH = 16;
 
@@ -61,13 +63,13 @@ interface AckResult {
   expired: number;
 }
 
-/** A claimed batch in a slot: one group's messages, and (ordered queues) the delivery holding the group. */
+/** A claimed batch in a slot: one group's messages, and (ordered queues) its lease on the group. */
 export class BatchDelivery implements OpenedDelivery {
   readonly aborter = new LazyAbort();
   span?: ProcessSpan;
   attempt: number;
-  /** Ordered queues: the delivery holding the group. */
-  readonly delivery: Delivery | undefined;
+  /** Ordered queues: its hold on the group, until acknowledged, failed or given back. */
+  readonly lease: GroupLease | undefined;
   /** Messages a PartialBatchError of its handler acknowledged, from the first: `onFailed` gets the rest. */
   acknowledged = 0;
 
@@ -79,7 +81,7 @@ export class BatchDelivery implements OpenedDelivery {
   ) {
     // At-most-once batches count their attempts in this process.
     this.attempt = adapter.atLeastOnce ? batch.attempt : 1;
-    this.delivery = batch.token === undefined ? undefined : { group: batch.group, token: batch.token };
+    this.lease = batch.token === undefined ? undefined : { group: batch.group, token: batch.token };
   }
 
   get what(): string {
@@ -129,7 +131,7 @@ export class BatchDelivery implements OpenedDelivery {
   }
 }
 
-class Context implements BatchContext {
+class Context extends HandlerContext implements BatchContext {
   readonly group: string;
   readonly expired: number;
 
@@ -138,14 +140,11 @@ class Context implements BatchContext {
     batch: ClaimedBatch,
     readonly claimedAt: number,
     readonly attempt: number,
-    private readonly aborter: LazyAbort,
+    aborter: LazyAbort,
   ) {
+    super(aborter);
     this.group = batch.group;
     this.expired = batch.expired;
-  }
-
-  get signal(): AbortSignal {
-    return this.aborter.signal;
   }
 }
 
@@ -158,6 +157,7 @@ class Context implements BatchContext {
  */
 export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, BatchDelivery> {
   readonly kind = 'fixed';
+  readonly reports = BATCH_REPORTS;
   readonly queue: string;
   readonly label: string;
   readonly handler: BatchHandler;
@@ -201,7 +201,7 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
       this.extend = (shard, running) =>
         this.store.extend(
           shard,
-          running.map(({ delivery }) => delivery!),
+          running.map(({ lease }) => lease!),
         );
     this.candidates = Array.from({ length: queueOptions.shards }, () => []);
     this.acks = new ShardBatcher<Acknowledged, AckResult>(async (shard, deliveries) => {
@@ -216,15 +216,15 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
     // same candidates would only read their heads for nothing; it lists instead. (Unordered, it takes
     // the groups' next batches.)
     if (this.store.ordered) this.candidates[shard] = [];
-    const outcome = await this.store.take(shard, limit, candidates, this.options.raw, this.traced);
-    this.candidates[shard] = outcome.due;
+    const taken = await this.store.take(shard, limit, candidates, this.options.raw, this.traced);
+    this.candidates[shard] = taken.due;
     return {
-      outcome,
-      items: outcome.batches.filter((batch) => batch.messages.length > 0),
-      expired: outcome.batches
+      poll: taken,
+      items: taken.batches.filter((batch) => batch.messages.length > 0),
+      expired: taken.batches
         .filter((batch) => batch.expired > 0)
         .map(({ group, expired }) => ({ group, count: expired })),
-      paused: outcome.paused,
+      paused: taken.paused,
     };
   }
 
@@ -235,19 +235,19 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
   settle(running: BatchDelivery, result: HandlerResult, next: boolean): Settlement<ClaimedBatch> {
     if (this.atLeastOnce) {
       // The lease was lost: the batch is another consumer's to finish.
-      if (leaseLost(running)) return { outcome: Promise.resolve({ outcome: LEASE_LOST }) };
+      if (leaseLost(running)) return { recorded: Promise.resolve({ outcome: LEASE_LOST }) };
       if (!result.ok) {
         const handled = this.handled(running, result.error);
         // Every message handled: the delivery is done, whatever the handler threw.
         if (handled.count < running.batch.messages.length)
-          return { outcome: this.fail(running, result.error, handled) };
+          return { recorded: this.fail(running, result.error, handled) };
       }
       return this.acknowledge(running, next, acknowledgedUnlessStale);
     }
     // At-most-once: the messages left Redis with the claim, whatever happens to the group's lease.
-    const settled: Settled = { outcome: result.ok ? ACKNOWLEDGED : FAILED };
-    if (!running.delivery) return { outcome: Promise.resolve(settled) };
-    return this.acknowledge(running, next, () => settled.outcome);
+    const recorded: RecordedOutcome = { outcome: result.ok ? ACKNOWLEDGED : FAILED };
+    if (!running.lease) return { recorded: Promise.resolve(recorded) };
+    return this.acknowledge(running, next, () => recorded.outcome);
   }
 
   /**
@@ -256,17 +256,17 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
    * past handlerTimeoutMs (see fixed-release.lua).
    */
   async giveBack(abandoned: Abandoned<BatchDelivery>[]): Promise<number> {
-    const held = abandoned.filter(({ delivery }) => delivery.delivery);
+    const held = abandoned.filter(({ delivery }) => delivery.lease);
     const given = await Promise.all(
       [...byShard(held.map(({ delivery }) => delivery))].map(([shard, running]) => {
-        const deliveries = running.map(({ delivery }) => delivery!);
+        const leases = running.map(({ lease }) => lease!);
         if (!this.atLeastOnce)
           return this.store
-            .ack(shard, deliveries)
+            .ack(shard, leases)
             .then(({ dueAt }) => dueAt.map((due) => due !== null))
             .catch(() => [] as boolean[]);
         const counted = new Set(held.filter((given) => given.counted).map((given) => given.delivery));
-        const releases = running.map((delivery) => ({ ...delivery.delivery!, counted: counted.has(delivery) }));
+        const releases = running.map((delivery) => ({ ...delivery.lease!, counted: counted.has(delivery) }));
         return this.store.release(shard, releases, givenBackOverdue(this.label)).catch(() => [] as boolean[]);
       }),
     );
@@ -281,22 +281,23 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
   private acknowledge(
     running: BatchDelivery,
     next: boolean,
-    outcome: (acknowledged: boolean) => Settled['outcome'],
+    outcome: (acknowledged: boolean) => DeliveryOutcome,
   ): Settlement<ClaimedBatch> {
     const { shard } = running;
-    const held = running.delivery!;
+    const held = running.lease!;
     const handover = next && this.batchSize <= HANDOVER_MAX_BATCH;
     const acked = this.acks.add(shard, handover ? { group: held.group, token: held.token, next: true } : held);
     return {
-      outcome: acked.then(({ dueAt, serverNow, expired }) => {
+      recorded: acked.then(({ dueAt, serverNow, expired }) => {
         if (dueAt !== null && dueAt >= 0 && dueAt <= serverNow) {
           // Due now: the next poll claims it, rather than only listing it for the poll after.
           const candidates = this.candidates[shard];
           if (!candidates.includes(held.group)) candidates.push(held.group);
         }
-        const settled: Settled = { outcome: outcome(dueAt !== null), expired };
-        if (dueAt !== null && dueAt >= 0) settled.due = { at: dueAt, serverNow };
-        return settled;
+        const recorded: RecordedOutcome = { outcome: outcome(dueAt !== null) };
+        if (expired > 0) recorded.expired = { group: held.group, count: expired };
+        if (dueAt !== null && dueAt >= 0) recorded.due = { at: dueAt, serverNow };
+        return recorded;
       }),
       ...(handover && {
         next: acked.then((result) => result.next && { item: result.next, claimedAt: result.serverNow }),
@@ -308,34 +309,58 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
    * How many of a failed delivery's messages its handler handled, from the first: what a
    * PartialBatchError says, when it names part of the batch (otherwise none, and why not).
    */
-  private handled(running: BatchDelivery, error: unknown): { count: number; refused?: string } {
+  private handled(running: BatchDelivery, error: unknown): { count: number; ignoredAnswer?: string } {
     if (!(error instanceof PartialBatchError)) return { count: 0 };
     const { acknowledged } = error;
     const size = running.batch.messages.length;
     if (Number.isInteger(acknowledged) && acknowledged >= 0 && acknowledged <= size) return { count: acknowledged };
-    return { count: 0, refused: partialOutOfRange(acknowledged, size) };
+    return { count: 0, ignoredAnswer: partialOutOfRange(acknowledged, size) };
   }
 
   private async fail(
     running: BatchDelivery,
     error: unknown,
-    handled: { count: number; refused?: string },
-  ): Promise<Settled> {
+    handled: { count: number; ignoredAnswer?: string },
+  ): Promise<RecordedOutcome> {
     const { outcome, at, acknowledged } = await this.store.fail(
       running.shard,
-      running.delivery!,
+      running.lease!,
       this.retry.delayAfter(running.attempt),
       failureText(error, this.keepStack),
       { handled: handled.count, size: running.batch.messages.length },
     );
     running.acknowledged = acknowledged;
-    const refused = handled.refused === undefined ? {} : { refused: handled.refused };
+    const { ignoredAnswer } = handled;
+    const ignored = ignoredAnswer === undefined ? {} : { ignoredAnswer };
     if (outcome === 'retry' || outcome === 'dead')
-      return { outcome: { type: outcome, at, acknowledged }, due: { at }, ...refused };
+      return { outcome: { type: outcome, at, acknowledged }, due: { at }, ...ignored };
     // Its group is out of the ready index until resumeGroup, which wakes the consumers itself.
-    if (outcome === 'paused') return { outcome: { type: outcome, at, acknowledged }, ...refused };
-    return { outcome: LEASE_LOST, ...refused };
+    if (outcome === 'paused')
+      return { outcome: { type: outcome, at, acknowledged, group: running.batch.group }, ...ignored };
+    return { outcome: LEASE_LOST, ...ignored };
   }
+}
+
+/**
+ * What a batch's outcomes say. A batch has no event of its start, nor of a retry (its log line says
+ * it): its last attempt's failure, dead-lettered or not, is `batch.failed`.
+ */
+const BATCH_REPORTS: DeliveryReports<BatchDelivery> = {
+  words: {
+    retry: 'batch failed, will be delivered again',
+    nextAt: 'nextAttemptAt',
+    dead: 'batch failed its last attempt and is dead-lettered',
+    failed: 'batch failed after its last attempt',
+  },
+  completed(events, batch, durationMs) {
+    if (events.has('batch.completed')) events.emit('batch.completed', { ...batch.event(), durationMs });
+  },
+  dead: batchFailed,
+  failed: batchFailed,
+};
+
+function batchFailed(events: QueueEvents, batch: BatchDelivery, durationMs: number, error: unknown): void {
+  if (events.has('batch.failed')) events.emit('batch.failed', { ...batch.event(), durationMs, error });
 }
 
 /** A `@BatchConsumer`'s `onFailed` hook, given the batch's messages and its last attempt's context. */

@@ -1,25 +1,26 @@
 import { fencingToken } from '../redis/fencing-token';
 import type { QueueKeys } from '../redis/keys';
-import { fixedAck, type Acknowledged, type AckOutcome, type Delivery } from './lua/fixed-ack';
-import type { Claimed, TakeOutcome } from './lua/claim-reply';
+import { fixedAck, type Acknowledged, type AckReply, type GroupLease } from './lua/fixed-ack';
+import type { Claimed, ClaimReply } from './lua/claim-reply';
 import { fixedClaimOrdered } from './lua/fixed-claim-ordered';
-import { fixedClaimUnordered } from './lua/fixed-claim-unordered';
+import { fixedClaimUnordered, type FixedClaimUnorderedInput } from './lua/fixed-claim-unordered';
 import { fixedClear } from './lua/fixed-clear';
-import { fixedDead, parseDeadRecord, type DeadRecord } from './lua/fixed-dead';
+import { fixedDead, type DeadRecord } from './lua/fixed-dead';
 import { fixedDeadHeader } from './lua/fixed-dead-header';
 import { fixedExpire } from './lua/fixed-expire';
 import { fixedExtend } from './lua/fixed-extend';
-import { fixedFail, type FailOutcome } from './lua/fixed-fail';
+import { fixedFail, type FailReply } from './lua/fixed-fail';
 import { fixedIdle, type IdleGroups } from './lua/fixed-idle';
 import { fixedObliterate } from './lua/fixed-obliterate';
 import { fixedPauseGroup } from './lua/fixed-pause-group';
-import { fixedPush, type GroupPush, type PushOutcome } from './lua/fixed-push';
-import { fixedRelease, type GivenBackDelivery } from './lua/fixed-release';
+import { fixedPush, type GroupPush, type PushReply } from './lua/fixed-push';
+import { fixedRelease, type GivenBackLease } from './lua/fixed-release';
 import { fixedRequeue } from './lua/fixed-requeue';
 import { fixedResumeGroup, type GroupResumed } from './lua/fixed-resume-group';
 import { fixedStats } from './lua/fixed-stats';
 import { fixedUpgrade } from './lua/fixed-upgrade';
 import { readNewestFirst } from '../redis/newest-first';
+import { DEAD_BATCHES_PER_CALL } from './fixed-queue.listings';
 import {
   BYTES_PER_POLL,
   ENTRIES_PER_POLL,
@@ -28,31 +29,20 @@ import {
   PollBudget,
   type PollPlan,
 } from '../redis/poll-budget';
-import type { ScriptName } from '../redis/script-registry';
-import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } from '../redis/script-protocol';
+import { ShardStore } from '../redis/shard-store';
 import type { Scripts } from '../redis/scripts';
-import { zscore, type Scored } from '../redis/score-pages';
-import type {
-  FixedQueueStats,
-  GroupListing,
-  GroupSummary,
-  PausedGroup,
-  ResolvedFixedQueueOptions,
-} from '../interfaces';
+import type { FixedQueueStats, ResolvedFixedQueueOptions } from '../interfaces';
 
-export { messageCount, type GroupPush, type PushOutcome } from './lua/fixed-push';
-export type { ClaimedBatch, TakeOutcome } from './lua/claim-reply';
-export type { Acknowledged, AckOutcome, Delivery } from './lua/fixed-ack';
-export type { FailOutcome } from './lua/fixed-fail';
+export { messageCount, type GroupPush, type PushReply } from './lua/fixed-push';
+export type { ClaimedBatch, ClaimReply } from './lua/claim-reply';
+export type { Acknowledged, AckReply, GroupLease } from './lua/fixed-ack';
+export type { FailReply } from './lua/fixed-fail';
 export type { DeadRecord } from './lua/fixed-dead';
-
-/** Dead batches read per script call: each holds up to batchSize messages. */
-const DEAD_BATCHES_PER_CALL = 20;
 
 /**
  * Bounds on one call of `obliterate`: groups whose lists it deletes, and the entries they may hold
- * (lists are freed in Redis' own thread unless large, so their size counts too): obliterate 1.7-6.4 ms
- * (BENCHMARKS.md, "Earlier runs", longest script per operation).
+ * (lists are freed in Redis' own thread unless large, so their size counts too), so that one call
+ * holds Redis for a few ms at most (BENCHMARKS.md, "Figures behind the code": obliterate).
  */
 const OBLITERATE_GROUPS_PER_CALL = 500;
 const OBLITERATE_ENTRIES_PER_CALL = 50_000;
@@ -60,25 +50,27 @@ const OBLITERATE_ENTRIES_PER_CALL = 50_000;
 /** Leases extended or given back per script call: a few lookups each, for up to `concurrency` deliveries. */
 const LEASES_PER_CALL = 500;
 
+/** What both claim scripts take: all an unordered claim needs, to which an ordered one adds its own. */
+type ClaimInput = FixedClaimUnorderedInput;
+
 /** What `push` and the claim scripts call the ordered modes (ARGV). */
 const MODES = { unordered: '0', atMostOnce: '1', atLeastOnce: '2' } as const;
 
 /** The Redis side of a FixedQueue: key names, script arguments and reply decoding, nothing else. */
-export class FixedQueueStore {
+export class FixedQueueStore extends ShardStore {
   /** What `push` and the claim scripts call the queue's mode. */
   private readonly mode: string;
-  private readonly shards: ShardKeys[];
   private readonly budget: PollBudget;
 
   constructor(
-    private readonly scripts: Scripts,
-    readonly keys: QueueKeys,
+    scripts: Scripts,
+    keys: QueueKeys,
     private readonly options: Readonly<ResolvedFixedQueueOptions>,
   ) {
+    super(scripts, keys, options.shards);
     if (!options.ordered) this.mode = MODES.unordered;
     else this.mode = options.delivery === 'at-least-once' ? MODES.atLeastOnce : MODES.atMostOnce;
     this.budget = new PollBudget(options.batchSize);
-    this.shards = Array.from({ length: options.shards }, (_, shard) => shardKeys(keys, shard));
   }
 
   get ordered(): boolean {
@@ -94,17 +86,8 @@ export class FixedQueueStore {
     return this.keys.member(shard, 'g', group);
   }
 
-  private call<In, Out>(
-    protocol: ScriptProtocol<ScriptName, In, Out>,
-    shard: number,
-    input: In,
-    sending?: Sending,
-  ): Promise<Out> {
-    return invoke(this.scripts, protocol, this.shards[shard], input, sending);
-  }
-
   /** `carrier`: a traced call's trace context, for the messages that carry none of their own. */
-  async push(shard: number, groups: GroupPush[], carrier = ''): Promise<PushOutcome> {
+  async push(shard: number, groups: GroupPush[], carrier = ''): Promise<PushReply> {
     const { capacity, batchSize, maxWaitMs, waitForReplicas } = this.options;
     const input = { capacity, batchSize, maxWaitMs, mode: this.mode, carrier, groups };
     return this.call(fixedPush, shard, input, waitForReplicas ? { replicas: waitForReplicas } : 'now');
@@ -116,43 +99,26 @@ export class FixedQueueStore {
    * One call handles a bounded share of that (`PollBudget`); the shard then stays due (`nextDueAt` is
    * `serverNow`), so a caller with more room polls again at once.
    */
-  async take(shard: number, limit: number, listed: string[], raw = false, traced = false): Promise<TakeOutcome> {
+  async take(shard: number, limit: number, listed: string[], raw = false, traced = false): Promise<ClaimReply> {
     // Entry sizes are unknown until read: rather than read a batch of them blind (megabytes, if they
     // are large), the first poll with candidates reads one entry first.
     if (!this.budget.learned && listed.length > 0) this.budget.observe([await this.head(shard, listed[0], 1)]);
     const plan = this.budget.plan(limit);
     // Never more than the plan's batches are claimed: reading more heads would be work for nothing.
     const candidates = listed.length > plan.batches ? listed.slice(0, plan.batches) : listed;
+    const input = this.claimInput(plan, candidates, raw, traced);
     const { outcome, lists } = this.ordered
-      ? await this.claimOrdered(shard, plan, candidates, raw, traced)
-      : await this.claimUnordered(shard, plan, candidates, raw, traced);
+      ? await this.claimOrdered(shard, input)
+      : await this.claimUnordered(shard, input, plan);
     this.budget.observe(lists);
     return outcome;
   }
 
   /** `take` for unordered queues: a group may give several batches at once. */
-  private claimUnordered(
-    shard: number,
-    plan: PollPlan,
-    candidates: string[],
-    raw: boolean,
-    traced: boolean,
-  ): Promise<Claimed> {
-    const { batchSize, maxAgeMs, maxWaitMs, groupRateLimit } = this.options;
+  private claimUnordered(shard: number, input: ClaimInput, plan: PollPlan): Promise<Claimed> {
     // With fewer candidates than room, each may give several batches (one under groupRateLimit).
-    const many = groupRateLimit ? 1 : Math.max(1, Math.floor(plan.batches / Math.max(1, candidates.length)));
-    const read = plan.perBatch * many;
-    const input = {
-      batchSize,
-      maxAgeMs: maxAgeMs ?? 0,
-      maxWaitMs,
-      limit: plan.batches,
-      groupRateLimit,
-      candidates,
-      read,
-      raw,
-      traced,
-    };
+    if (!this.options.groupRateLimit)
+      input.read *= Math.max(1, Math.floor(plan.batches / Math.max(1, input.candidates.length)));
     return this.call(fixedClaimUnordered, shard, input);
   }
 
@@ -160,32 +126,35 @@ export class FixedQueueStore {
    * `take` for ordered queues: one batch per group at most, the group held by a token until `ack`
    * (or `fail`/`release`, or its lease running out).
    */
-  private claimOrdered(
-    shard: number,
-    plan: PollPlan,
-    candidates: string[],
-    raw: boolean,
-    traced: boolean,
-  ): Promise<Claimed> {
-    const { batchSize, maxAgeMs, maxWaitMs, leaseMs, maxAttempts, deadLetter, groupRateLimit } = this.options;
+  private claimOrdered(shard: number, input: ClaimInput): Promise<Claimed> {
+    const { leaseMs, maxAttempts, deadLetter } = this.options;
     return this.call(fixedClaimOrdered, shard, {
-      batchSize,
-      maxAgeMs: maxAgeMs ?? 0,
-      maxWaitMs,
-      limit: plan.batches,
+      ...input,
       mode: this.mode,
       leaseMs,
       maxAttempts,
       deadCapacity: deadLetter.capacity,
       pauseExhausted: this.pausesExhausted,
-      groupRateLimit,
       // The shard leads so that a dead batch's id (its last delivery's token) says where to find it.
       tokenBase: `${shard}.${fencingToken()}`,
+    });
+  }
+
+  /** What both claim scripts take: the group's batch rules, the poll's share, and how to read entries. */
+  private claimInput(plan: PollPlan, candidates: string[], raw: boolean, traced: boolean): ClaimInput {
+    const { batchSize, maxAgeMs, maxWaitMs, groupRateLimit } = this.options;
+    const limit = plan.batches;
+    return {
+      batchSize,
+      maxAgeMs: maxAgeMs ?? 0,
+      maxWaitMs,
+      limit,
+      groupRateLimit,
       candidates,
       read: plan.perBatch,
       raw,
       traced,
-    });
+    };
   }
 
   /**
@@ -193,11 +162,11 @@ export class FixedQueueStore {
    * Each call leaves in a socket write of its own rather than with the tick's other commands: the
    * shards' acknowledgements of one tick then reach Redis one after the other, and the first replies
    * come back (their slots run their next batches) while Redis still works on the rest, where one
-   * write made this process and Redis take turns (batchSize 1 drained 1.5× faster: BENCHMARKS.md).
+   * write made this process and Redis take turns (BENCHMARKS.md, "Figures behind the code": acknowledgements).
    */
-  async ack(shard: number, deliveries: Acknowledged[], raw = false, traced = false): Promise<AckOutcome> {
+  async ack(shard: number, deliveries: Acknowledged[], raw = false, traced = false): Promise<AckReply> {
     const { batchSize, maxWaitMs, maxAgeMs, leaseMs, groupRateLimit } = this.options;
-    const outcomes = await inChunks(deliveries, this.acksPerCall(), async (chunk) => [
+    const replies = await inChunks(deliveries, this.acksPerCall(), async (chunk) => [
       await this.call(
         fixedAck,
         shard,
@@ -218,9 +187,9 @@ export class FixedQueueStore {
         'now',
       ),
     ]);
-    if (outcomes.length === 1) return outcomes[0];
-    const all: AckOutcome = { serverNow: 0, wakeAt: -1, dueAt: [], next: [], expired: [] };
-    for (const { serverNow, wakeAt, dueAt, next, expired } of outcomes) {
+    if (replies.length === 1) return replies[0];
+    const all: AckReply = { serverNow: 0, wakeAt: -1, dueAt: [], next: [], expired: [] };
+    for (const { serverNow, wakeAt, dueAt, next, expired } of replies) {
       all.serverNow = Math.max(all.serverNow, serverNow);
       if (wakeAt >= 0 && (all.wakeAt < 0 || wakeAt < all.wakeAt)) all.wakeAt = wakeAt;
       all.dueAt.push(...dueAt);
@@ -245,16 +214,16 @@ export class FixedQueueStore {
    */
   fail(
     shard: number,
-    delivery: Delivery,
+    lease: GroupLease,
     delayMs: number,
     error: string,
     { handled, size }: { handled: number; size: number } = { handled: 0, size: 0 },
-  ): Promise<FailOutcome> {
+  ): Promise<FailReply> {
     const { batchSize, maxWaitMs, maxAttempts, deadLetter } = this.options;
     return this.call(fixedFail, shard, {
       batchSize,
       maxWaitMs,
-      delivery,
+      lease,
       retryDelayMs: delayMs,
       maxAttempts,
       deadCapacity: deadLetter.capacity,
@@ -269,18 +238,14 @@ export class FixedQueueStore {
    * At-least-once, at shutdown: unfinished deliveries are due again at once, counted as attempts only
    * where their handlers ran past handlerTimeoutMs (`error` is then recorded as their last).
    */
-  release(shard: number, deliveries: GivenBackDelivery[], error = ''): Promise<boolean[]> {
-    return inChunks(deliveries, LEASES_PER_CALL, (chunk) =>
-      this.call(fixedRelease, shard, { error, deliveries: chunk }),
-    );
+  release(shard: number, leases: GivenBackLease[], error = ''): Promise<boolean[]> {
+    return inChunks(leases, LEASES_PER_CALL, (chunk) => this.call(fixedRelease, shard, { error, leases: chunk }));
   }
 
   /** Heartbeat: extends the leases of running deliveries; false where the lease was lost. */
-  extend(shard: number, deliveries: Delivery[]): Promise<boolean[]> {
+  extend(shard: number, leases: GroupLease[]): Promise<boolean[]> {
     const { leaseMs } = this.options;
-    return inChunks(deliveries, LEASES_PER_CALL, (chunk) =>
-      this.call(fixedExtend, shard, { leaseMs, deliveries: chunk }),
-    );
+    return inChunks(leases, LEASES_PER_CALL, (chunk) => this.call(fixedExtend, shard, { leaseMs, leases: chunk }));
   }
 
   /** The newest `limit` dead batches of a shard, a page of at most DEAD_BATCHES_PER_CALL per script call. */
@@ -343,35 +308,8 @@ export class FixedQueueStore {
     return this.scripts.call((client) => client.lrange(this.groupKey(shard, group), 0, count - 1));
   }
 
-  /** One ZSCAN step over a shard's groups (the last-push index), with their sizes: the next scan cursor and the groups holding messages. */
-  async scanGroups(shard: number, scan: string, count: number): Promise<[string, GroupListing[]]> {
-    const [next, flat] = await this.scripts.call((client) =>
-      client.zscan(this.keys.key(shard, 'lastPush'), scan, 'COUNT', count),
-    );
-    const groups = flat.filter((_, i) => i % 2 === 0);
-    const sizes = await Promise.all(
-      groups.map((group) => this.scripts.call((client) => client.llen(this.groupKey(shard, group)))),
-    );
-    return [next, groups.map((group, i) => ({ group, size: sizes[i] })).filter(({ size }) => size > 0)];
-  }
-
-  /** One HSCAN step over a shard's paused groups: the next scan cursor and the groups it found. */
-  async scanPausedGroups(shard: number, scan: string, count: number): Promise<[string, PausedGroup[]]> {
-    const [next, flat] = await this.scripts.call((client) =>
-      client.hscan(this.keys.key(shard, 'pausedGroups'), scan, 'COUNT', count),
-    );
-    const groups: PausedGroup[] = [];
-    for (let i = 0; i < flat.length; i += 2) {
-      // '<paused at>:<reason>' (see the paused-groups include).
-      const record = flat[i + 1];
-      const colon = record.indexOf(':');
-      groups.push({
-        group: flat[i],
-        pausedAt: Number(record.slice(0, colon)),
-        reason: record.slice(colon + 1) as PausedGroup['reason'],
-      });
-    }
-    return [next, groups];
+  size(shard: number, group: string): Promise<number> {
+    return this.scripts.call((client) => client.llen(this.groupKey(shard, group)));
   }
 
   /** Up to `count` groups of a shard that nobody may have pushed to for ttlMs: the candidates of `expire`. */
@@ -382,59 +320,6 @@ export class FixedQueueStore {
   /** Deletes the listed groups whose newest message is older than ttlMs (counted expired): how many each lost. */
   expire(shard: number, groups: string[]): Promise<{ serverNow: number; expired: number[] }> {
     return this.call(fixedExpire, shard, { ttlMs: this.options.ttlMs, groups });
-  }
-
-  /** Up to `count` dead batch ids of a shard with their death times, down from `score`, past the first `skip` at exactly that time. */
-  async deadRange(shard: number, score: number, skip: number, count: number): Promise<Scored[]> {
-    const reply = await this.scripts.call((client) =>
-      client.zrange(
-        this.keys.key(shard, 'dead'),
-        zscore(score),
-        '-inf',
-        'BYSCORE',
-        'REV',
-        'LIMIT',
-        skip,
-        count,
-        'WITHSCORES',
-      ),
-    );
-    const entries: Scored[] = [];
-    for (let i = 0; i < reply.length; i += 2) entries.push({ shard, member: reply[i], score: Number(reply[i + 1]) });
-    return entries;
-  }
-
-  /** Dead batches of a shard by id; null where one is gone (re-queued, trimmed). */
-  async deadRecords(shard: number, ids: string[]): Promise<(DeadRecord | null)[]> {
-    const stored: (string | null)[] = [];
-    // A few at a time, as `dead` pages them: one HMGET of a thousand batches would hold Redis for long.
-    for (let from = 0; from < ids.length; from += DEAD_BATCHES_PER_CALL) {
-      const slice = ids.slice(from, from + DEAD_BATCHES_PER_CALL);
-      stored.push(...(await this.scripts.call((client) => client.hmget(this.keys.key(shard, 'deadData'), ...slice))));
-    }
-    return stored.map((record, i) => (record === null ? null : parseDeadRecord(ids[i], record)));
-  }
-
-  size(shard: number, group: string): Promise<number> {
-    return this.scripts.call((client) => client.llen(this.groupKey(shard, group)));
-  }
-
-  /** The first `perShard` groups of each shard's ready index (the due-soonest: full groups are due now) with their sizes. */
-  async readyHeads(perShard: number): Promise<GroupSummary[]> {
-    const shards = await Promise.all(
-      Array.from({ length: this.options.shards }, async (_, shard) => {
-        const heads = await this.scripts.call((client) =>
-          client.zrange(this.keys.key(shard, 'ready'), 0, perShard - 1, 'WITHSCORES'),
-        );
-        return Promise.all(
-          Array.from({ length: heads.length / 2 }, async (_, i): Promise<GroupSummary> => {
-            const group = heads[2 * i];
-            return { group, size: await this.size(shard, group), dueAt: Number(heads[2 * i + 1]) };
-          }),
-        );
-      }),
-    );
-    return shards.flat();
   }
 
   async stats(): Promise<FixedQueueStats> {

@@ -32,13 +32,14 @@ import { byShard } from '../utils/by-shard';
 import { newestOfShards } from '../redis/newest-first';
 import { PauseFlag } from '../redis/pause-flag';
 import { WakeHints } from '../redis/wake-hints';
-import { FixedQueueStore, messageCount, type DeadRecord, type GroupPush, type PushOutcome } from './fixed-queue.store';
+import { FixedQueueListings } from './fixed-queue.listings';
+import { FixedQueueStore, type DeadRecord } from './fixed-queue.store';
 import { GroupExpiry } from './group-expiry';
-import { MAX_BYTES_PER_CALL, MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
+import { MAX_BYTES_PER_CALL, MAX_MESSAGES_PER_CALL, type PushCoalescer } from './push-coalescer';
+import { pushWrites } from './push-writes';
 import { queueLogContext } from '../utils/log-line';
 import { withCarrier } from '../redis/traced-json';
-import { MESSAGE_COUNT, QueueTracer } from '../tracing/queue-tracer';
-import { CreationContexts } from '../tracing/creation-contexts';
+import { QueueTracer } from '../tracing/queue-tracer';
 import { QueueControls } from '../queue-controls';
 
 /**
@@ -56,6 +57,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   private readonly codec: PayloadCodec;
   private readonly pauseFlag: PauseFlag;
   private readonly coalescer: PushCoalescer;
+  private readonly listings: FixedQueueListings;
   private readonly expiry: GroupExpiry;
   /** @internal Its record in Redis, whose loss says its data was lost. */
   readonly record: QueueRecord;
@@ -97,19 +99,16 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     this.hints = WakeHints.of(connection, this.store.keys.wakeChannel, this.options.shards, settings.idlePollMs);
     this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards, this.hints);
     this.tracer = (this.options.tracing ?? settings.tracing) ? new QueueTracer(this.name, 'fixed') : undefined;
-    const tracer = this.tracer;
-    this.coalescer = new PushCoalescer(
-      tracer === undefined
-        ? (shard, groups) => this.hints.after(shard, this.store.push(shard, groups))
-        : (shard, groups) => this.hints.after(shard, this.sendTraced(tracer, shard, groups)),
-      (group) => shardOf(group, this.options.shards),
-      (shard, outcome, sentAt, groups) => {
-        connection.clock.observe(outcome.serverNow, sentAt);
-        // A group became due earlier: consumers asleep in any process must know.
-        if (outcome.wakeAt >= 0) this.hints.publish(shard, outcome.wakeAt, outcome.serverNow);
-        if (events.has('messages.pushed') || events.has('messages.dropped')) this.report(outcome, groups);
-      },
-    );
+    this.listings = new FixedQueueListings(connection.scripts, this.store.keys, this.options.shards);
+    this.coalescer = pushWrites({
+      queue: this.name,
+      shards: this.options.shards,
+      store: this.store,
+      hints: this.hints,
+      clock: connection.clock,
+      events,
+      tracer: this.tracer,
+    });
     connection.holdsWrites(this.coalescer);
     this.expiry = new GroupExpiry(
       this.store,
@@ -207,7 +206,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
    */
   async hottestGroups(limit = 10): Promise<GroupSummary[]> {
     assertLimit(limit, 1000);
-    const heads = await this.store.readyHeads(limit);
+    const heads = await this.listings.readyHeads(limit);
     return heads.sort((a, b) => b.size - a.size || a.dueAt - b.dueAt).slice(0, limit);
   }
 
@@ -251,19 +250,19 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     assertCallOptions('groups(page)', page, CALL_OPTIONS.page);
     const { cursor, limit = 100 } = page;
     return new ScanPages(this.options.shards).page(cursor, limit, (shard, scan, count) =>
-      this.store.scanGroups(shard, scan, count),
+      this.listings.scanGroups(shard, scan, count),
     );
   }
 
   private async deadLetterPage({ cursor, limit = 100 }: PageOptions): Promise<Page<DeadBatch<T>>> {
     const page = await new ScorePages(this.options.shards, true).page(cursor, limit, (shard, score, skip, count) =>
-      this.store.deadRange(shard, score, skip, count),
+      this.listings.deadRange(shard, score, skip, count),
     );
     const records = new Map<string, DeadRecord>();
     await Promise.all(
       [...byShard(page.items)].map(async ([shard, listed]) => {
         const ids = listed.map(({ member }) => member);
-        for (const record of await this.store.deadRecords(shard, ids)) if (record) records.set(record.id, record);
+        for (const record of await this.listings.deadRecords(shard, ids)) if (record) records.set(record.id, record);
       }),
     );
     const items: DeadBatch<T>[] = [];
@@ -387,40 +386,12 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     assertCallOptions('pausedGroups(page)', page, CALL_OPTIONS.page);
     const { cursor, limit = 100 } = page;
     return new ScanPages(this.options.shards).page(cursor, limit, (shard, scan, count) =>
-      this.store.scanPausedGroups(shard, scan, count),
+      this.listings.scanPausedGroups(shard, scan, count),
     );
   }
 
   /** Whether the queue is paused (any of its shards, should a pause() have failed half-way). */
   isPaused(): Promise<boolean> {
     return this.pauseFlag.read();
-  }
-
-  /** One script call of a traced queue: its send span, linked to the creation contexts of its messages. */
-  private sendTraced(tracer: QueueTracer, shard: number, groups: GroupPush[]): Promise<PushOutcome> {
-    const origins = new CreationContexts();
-    for (const { messages } of groups) {
-      if (typeof messages === 'string') origins.add(messages);
-      else for (const message of messages) origins.add(message);
-    }
-    return tracer.send('send', origins, { [MESSAGE_COUNT]: origins.count }, (carrier) =>
-      this.store.push(shard, groups, carrier),
-    );
-  }
-
-  /** Once per script call, not per push: what a write stored and evicted. */
-  private report(outcome: PushOutcome, groups: GroupPush[]): void {
-    const dropEvents = this.events.has('messages.dropped');
-    let count = 0;
-    let dropped = 0;
-    for (let i = 0; i < groups.length; i++) {
-      count += messageCount(groups[i].messages);
-      const evicted = outcome.evicted[i];
-      if (evicted === 0) continue;
-      dropped += evicted;
-      if (dropEvents)
-        this.events.emit('messages.dropped', { queue: this.name, group: groups[i].group, count: evicted });
-    }
-    this.events.emit('messages.pushed', { queue: this.name, count, dropped });
   }
 }

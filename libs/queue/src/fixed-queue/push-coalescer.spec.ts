@@ -1,4 +1,4 @@
-import type { GroupPush, PushOutcome } from './fixed-queue.store';
+import type { GroupPush, PushReply } from './fixed-queue.store';
 import { MAX_BYTES_PER_CALL, MAX_MESSAGES_PER_CALL, PushCoalescer } from './push-coalescer';
 
 /** Groups named `<shard>/<name>` live on that shard. */
@@ -10,8 +10,8 @@ const shardOf = (group: string) => Number(group.split('/')[0]);
  */
 function coalescer(evicted: (groups: GroupPush[]) => number[] = (groups) => groups.map(() => 0), refuse?: number) {
   const calls: { shard: number; groups: Written[] }[] = [];
-  const pushed: { shard: number; groups: Written[]; outcome: PushOutcome }[] = [];
-  const write = async (shard: number, groups: GroupPush[]): Promise<PushOutcome> => {
+  const pushed: { shard: number; groups: Written[]; outcome: PushReply }[] = [];
+  const write = async (shard: number, groups: GroupPush[]): Promise<PushReply> => {
     calls.push({ shard, groups: groups.map(written) });
     if (shard === refuse) throw new Error(`shard ${shard} refused`);
     return { serverNow: 1000, wakeAt: -1, evicted: evicted(groups) };
@@ -162,7 +162,7 @@ describe('PushCoalescer: one flush, script calls each Redis runs quickly', () =>
     const answers: (() => void)[] = [];
     const calls: string[][] = [];
     const write = (_shard: number, groups: GroupPush[]) =>
-      new Promise<PushOutcome>((resolve) => {
+      new Promise<PushReply>((resolve) => {
         calls.push(groups.flatMap((g) => g.messages));
         answers.push(() => resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) }));
       });
@@ -188,7 +188,7 @@ describe('PushCoalescer: one flush, script calls each Redis runs quickly', () =>
     const write = (_shard: number, groups: GroupPush[]) => {
       calls.push(groups.flatMap((g) => g.messages));
       return calls.length === 1
-        ? new Promise<PushOutcome>(() => undefined)
+        ? new Promise<PushReply>(() => undefined)
         : Promise.resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) });
     };
     const pushes = new PushCoalescer(write, shardOf, () => undefined);
@@ -207,7 +207,7 @@ describe('PushCoalescer at shutdown', () => {
     const calls: string[][] = [];
     const answers: (() => void)[] = [];
     const write = (_shard: number, groups: GroupPush[]) =>
-      new Promise<PushOutcome>((resolve) => {
+      new Promise<PushReply>((resolve) => {
         calls.push(groups.flatMap((g) => g.messages));
         answers.push(() => resolve({ serverNow: 1000, wakeAt: -1, evicted: groups.map(() => 0) }));
       });

@@ -1,7 +1,7 @@
 import type { PushResult } from '../interfaces';
 import type { HeldWrites } from '../redis/redis-connection';
 import { notSentAtShutdown } from '../redis/redis.messages';
-import { messageCount, type GroupPush, type PushOutcome } from './fixed-queue.store';
+import { messageCount, type GroupPush, type PushReply } from './fixed-queue.store';
 
 /** Shared result of the common case, so a push that evicts nothing allocates no result. */
 const NOTHING_DROPPED: PushResult = Object.freeze({ dropped: 0 });
@@ -26,15 +26,6 @@ interface GroupBuffer {
 }
 
 /**
- * The resolver the promise being made handed to `capture`: one executor for every push rather than a
- * closure (and its context) made per push.
- */
-let captured: Settle | undefined;
-function capture(resolve: Settle): void {
-  captured = resolve;
-}
-
-/**
  * A call's share of one group: its whole buffer (the common case: no object of its own, held until the
  * reply), or, when a big flush is cut, whole requests of it: [buffer, first request, end request].
  */
@@ -43,9 +34,8 @@ type Part = GroupBuffer | [GroupBuffer, number, number];
 /**
  * Bounds on one script call. Redis runs one script at a time, so a long one freezes every client of
  * the server, and a call's time grows with its new groups and its bytes far more than with its
- * messages. These keep a call within a few ms (test/faults/slowlog.e2e-spec.ts; BENCHMARKS.md, "Earlier
- * runs", longest script per operation: a burst of pushes to 4,000 new groups 40.8 ms before them,
- * 2.3-7.9 ms with them). The message bound also keeps the arguments well below Lua's unpack limit.
+ * messages. These keep a call within a few ms (test/faults/slowlog.e2e-spec.ts; BENCHMARKS.md, "Figures behind the code": push
+ * call bounds). The message bound also keeps the arguments well below Lua's unpack limit.
  * Bytes are UTF-8, as Redis receives them: a string's length counts UTF-16 units, up to three times fewer.
  */
 export const MAX_MESSAGES_PER_CALL = 4000;
@@ -70,33 +60,40 @@ export class PushCoalescer implements HeldWrites {
   /**
    * Per shard, when each call on its way was sent. A shard's pushes wait for the reply of the call before
    * them and then go as one larger call: Redis' and Node's cost is mostly per group visit and per call, so
-   * under load calls grow instead of multiplying (BENCHMARKS.md, "Earlier runs", push before and after issue
-   * #16: 1,000 pushes in flight 1.71× → 1.82-1.87× the seed). They wait `HOLD_MS` at most, so a slow or lost
-   * reply does not delay them past its own timeout.
+   * under load calls grow instead of multiplying (BENCHMARKS.md, "Figures behind the code": pushes in flight). They wait `HOLD_MS` at
+   * most, so a slow or lost reply does not delay them past its own timeout.
    */
   private readonly inFlight = new Map<number, number[]>();
   private holdTimer: NodeJS.Timeout | undefined;
+  /**
+   * The resolver the promise being made handed to `capture`, taken at once by `add`: one executor for
+   * every push rather than a closure (and its context) made per push.
+   */
+  private captured: Settle | undefined;
+  private readonly capture = (resolve: Settle): void => {
+    this.captured = resolve;
+  };
 
   constructor(
     /** Writes one script call (the store's `push`, in a send span when the queue traces). */
-    private readonly writeCall: (shard: number, groups: GroupPush[]) => Promise<PushOutcome>,
+    private readonly writeCall: (shard: number, groups: GroupPush[]) => Promise<PushReply>,
     private readonly shardOf: (group: string) => number,
-    private readonly onPushed: (shard: number, outcome: PushOutcome, sentAt: number, groups: GroupPush[]) => void,
+    private readonly onPushed: (shard: number, reply: PushReply, sentAt: number, groups: GroupPush[]) => void,
   ) {}
 
   add(group: string, messages: string | string[], bytes: number): Promise<PushResult> {
     if (this.closed) return Promise.reject(notSentAtShutdown('push'));
-    const promise = new Promise<PushResult>(capture);
-    const resolve = captured!;
-    captured = undefined;
+    const promise = new Promise<PushResult>(this.capture);
+    const resolve = this.captured!;
+    this.captured = undefined;
     const shard = this.shardOf(group);
     let groups = this.buffers.get(shard);
     if (groups === undefined) this.buffers.set(shard, (groups = new Map()));
     const buffer = groups.get(group);
     if (buffer === undefined) {
       // A group's first request (most are its only one) is kept as it came: arrays come with a second,
-      // and a pushMany's is copied to size (growing arrays from empty made about 500 bytes more garbage a
-      // push: BENCHMARKS.md, "Earlier runs", push before and after issue #16).
+      // and a pushMany's is copied to size (growing arrays from empty made garbage on every push:
+      // BENCHMARKS.md, "Figures behind the code": push buffers).
       groups.set(group, {
         group,
         messages: typeof messages === 'string' ? messages : [...messages],
@@ -231,13 +228,13 @@ export class PushCoalescer implements HeldWrites {
             : part,
         )
       : (call as GroupBuffer[]);
-    let outcome: PushOutcome;
+    let reply: PushReply;
     const sentAt = Date.now();
     const sent = this.inFlight.get(shard);
     if (sent) sent.push(sentAt);
     else this.inFlight.set(shard, [sentAt]);
     try {
-      outcome = await this.writeCall(shard, groups);
+      reply = await this.writeCall(shard, groups);
     } catch (error) {
       eachPart(call, (buffer, first, end) => {
         for (let r = first; r < end; r++) settle(buffer, r, Promise.reject(error));
@@ -251,14 +248,14 @@ export class PushCoalescer implements HeldWrites {
     }
     eachPart(call, (buffer, first, end, i) => {
       // Pushed one by one, each message arriving at a full group evicts one: the evictions belong to the last ones.
-      let evicted = outcome.evicted[i];
+      let evicted = reply.evicted[i];
       for (let r = end - 1; r >= first; r--) {
         const dropped = Math.min(evicted, countOf(buffer, r));
         evicted -= dropped;
         settle(buffer, r, dropped === 0 ? NOTHING_DROPPED : { dropped });
       }
     });
-    this.onPushed(shard, outcome, sentAt, groups);
+    this.onPushed(shard, reply, sentAt, groups);
   }
 
   private schedule(): void {

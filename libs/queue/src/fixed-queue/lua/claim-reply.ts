@@ -17,7 +17,7 @@ export interface ClaimedBatch {
 }
 
 /** What a claim answers, ordered or not (see includes/claim-reply.lua). */
-export interface TakeOutcome {
+export interface ClaimReply {
   serverNow: number;
   /** Next due time of the shard (server ms): `serverNow` when some group is due already, Infinity when empty. */
   nextDueAt: number;
@@ -30,7 +30,7 @@ export interface TakeOutcome {
 
 /** A claim's outcome, with the entries it read (their sizes plan the next poll). */
 export interface Claimed {
-  outcome: TakeOutcome;
+  outcome: ClaimReply;
   lists: string[][];
 }
 
@@ -38,7 +38,7 @@ export interface Claimed {
  * The head of a claim reply (see includes/claim-reply.lua): `{now, next due or -1, count, group...}`; the
  * script's values per candidate follow it, from `claimsAt`.
  */
-export function decodeClaimHead(reply: (string | number)[]): { outcome: TakeOutcome; claimsAt: number } {
+export function decodeClaimHead(reply: (string | number)[]): { outcome: ClaimReply; claimsAt: number } {
   const claimsAt = 3 + (reply[2] as number);
   return {
     outcome: {
@@ -65,7 +65,7 @@ export interface ClaimInput {
 
 /** Adds a candidate's batches to a claim's outcome, from its values (`at` on) and the entries read of it. */
 export type ClaimedFrom<In extends ClaimInput> = (
-  outcome: TakeOutcome,
+  outcome: ClaimReply,
   values: (string | number)[],
   at: number,
   list: string[],

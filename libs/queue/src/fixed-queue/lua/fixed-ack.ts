@@ -5,14 +5,17 @@ import type { GroupRateLimitOptions } from '../../interfaces';
 import type { ClaimedBatch } from './claim-reply';
 import { rateArgs, rateKeys } from './group-rate';
 
-/** A delivery of an ordered queue, as acknowledgements and heartbeats name it. */
-export interface Delivery {
+/**
+ * The hold of an ordered queue's delivery on its group: the group, and the fencing token its claim took
+ * (a call naming a token that lost the group changes nothing).
+ */
+export interface GroupLease {
   group: string;
   token: string;
 }
 
 /** An acknowledgement; with `next`, the group's next batch (if due now) is claimed for the same slot. */
-export interface Acknowledged extends Delivery {
+export interface Acknowledged extends GroupLease {
   next?: boolean;
 }
 
@@ -35,7 +38,7 @@ export interface FixedAckInput {
   deliveries: Acknowledged[];
 }
 
-export interface AckOutcome {
+export interface AckReply {
   serverNow: number;
   /** Earliest due time the acknowledgements set (a group ready again), or -1. */
   wakeAt: number;
@@ -48,7 +51,7 @@ export interface AckOutcome {
 }
 
 /** Finishes deliveries of an ordered queue, handing over next batches (see fixed-ack.lua). */
-export const fixedAck = FIXED_QUEUE_SCRIPTS.define<'fixed-ack', FixedAckInput, AckOutcome>({
+export const fixedAck = FIXED_QUEUE_SCRIPTS.define<'fixed-ack', FixedAckInput, AckReply>({
   script: 'fixed-ack',
   // Built with plain loops, not spreads and maps: an acknowledgement call is made for every few
   // deliveries (with batchSize 1, for every one of them).
@@ -82,7 +85,7 @@ export const fixedAck = FIXED_QUEUE_SCRIPTS.define<'fixed-ack', FixedAckInput, A
   },
   decode: (reply, { deliveries, raw, traced }) => {
     const values = reply as (string | number)[];
-    const outcome: AckOutcome = {
+    const outcome: AckReply = {
       serverNow: values[0] as number,
       wakeAt: values[1] as number,
       dueAt: [],

@@ -1,16 +1,16 @@
 import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
 import { kindsOf } from '../../redis/script-protocol';
-import type { Delivery } from './fixed-ack';
+import type { GroupLease } from './fixed-ack';
 
 export interface FixedExtendInput {
   leaseMs: number;
-  deliveries: Delivery[];
+  leases: GroupLease[];
 }
 
 /** Extends leases of running deliveries (see fixed-extend.lua): false where the lease was lost. */
 export const fixedExtend = FIXED_QUEUE_SCRIPTS.define<'fixed-extend', FixedExtendInput, boolean[]>({
   script: 'fixed-extend',
   keys: (shard) => kindsOf(shard, ['held', 'leases']),
-  args: ({ leaseMs, deliveries }) => [leaseMs, ...deliveries.flatMap(({ group, token }) => [group, token])],
+  args: ({ leaseMs, leases }) => [leaseMs, ...leases.flatMap(({ group, token }) => [group, token])],
   decode: (reply) => (reply as number[]).map((held) => held === 1),
 });

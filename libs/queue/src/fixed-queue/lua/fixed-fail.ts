@@ -1,11 +1,11 @@
 import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
 import { kindsOf } from '../../redis/script-protocol';
-import type { Delivery } from './fixed-ack';
+import type { GroupLease } from './fixed-ack';
 
 export interface FixedFailInput {
   batchSize: number;
   maxWaitMs: number;
-  delivery: Delivery;
+  lease: GroupLease;
   retryDelayMs: number;
   maxAttempts: number;
   deadCapacity: number;
@@ -18,7 +18,7 @@ export interface FixedFailInput {
   size: number;
 }
 
-export type FailOutcome = {
+export type FailReply = {
   outcome: 'retry' | 'dead' | 'paused' | 'gone' | 'stale';
   at: number;
   /** Messages acknowledged first (fewer than `handled` where capacity evicted some meanwhile). */
@@ -26,17 +26,17 @@ export type FailOutcome = {
 };
 
 /** Records a failed at-least-once delivery: a retry, its burial or its group's pause (see fixed-fail.lua). */
-export const fixedFail = FIXED_QUEUE_SCRIPTS.define<'fixed-fail', FixedFailInput, FailOutcome>({
+export const fixedFail = FIXED_QUEUE_SCRIPTS.define<'fixed-fail', FixedFailInput, FailReply>({
   script: 'fixed-fail',
-  keys: (shard, { delivery }) => [
+  keys: (shard, { lease }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors', 'pausedGroups']),
-    shard.group(delivery.group),
+    shard.group(lease.group),
   ],
   args: (input) => [
     input.batchSize,
     input.maxWaitMs,
-    input.delivery.group,
-    input.delivery.token,
+    input.lease.group,
+    input.lease.token,
     input.retryDelayMs,
     input.maxAttempts,
     input.deadCapacity,
@@ -46,7 +46,7 @@ export const fixedFail = FIXED_QUEUE_SCRIPTS.define<'fixed-fail', FixedFailInput
     input.size,
   ],
   decode: (reply) => {
-    const [outcome, at, acknowledged] = reply as [FailOutcome['outcome'], number, number];
+    const [outcome, at, acknowledged] = reply as [FailReply['outcome'], number, number];
     return { outcome, at, acknowledged };
   },
 });

@@ -23,7 +23,7 @@ export interface FixedPushInput {
   groups: GroupPush[];
 }
 
-export interface PushOutcome {
+export interface PushReply {
   serverNow: number;
   /** Earliest due time this call made earlier (a consumer may want waking), or -1. */
   wakeAt: number;
@@ -32,7 +32,7 @@ export interface PushOutcome {
 }
 
 /** Appends messages to groups of one shard (see fixed-push.lua). */
-export const fixedPush = FIXED_QUEUE_SCRIPTS.define<'fixed-push', FixedPushInput, PushOutcome>({
+export const fixedPush = FIXED_QUEUE_SCRIPTS.define<'fixed-push', FixedPushInput, PushReply>({
   script: 'fixed-push',
   keys: (shard, { groups }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'pausedGroups']),

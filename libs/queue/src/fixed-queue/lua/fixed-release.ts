@@ -1,23 +1,23 @@
 import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
 import { kindsOf } from '../../redis/script-protocol';
-import type { Delivery } from './fixed-ack';
+import type { GroupLease } from './fixed-ack';
 
-/** A delivery shutdown gives back, and whether its attempt counts (its handler ran past handlerTimeoutMs). */
-export interface GivenBackDelivery extends Delivery {
+/** A group lease shutdown gives back, and whether its attempt counts (its handler ran past handlerTimeoutMs). */
+export interface GivenBackLease extends GroupLease {
   counted?: boolean;
 }
 
 /** Gives unfinished deliveries back (see fixed-release.lua): true for each given back, false where stale. */
 export const fixedRelease = FIXED_QUEUE_SCRIPTS.define<
   'fixed-release',
-  { error: string; deliveries: GivenBackDelivery[] },
+  { error: string; leases: GivenBackLease[] },
   boolean[]
 >({
   script: 'fixed-release',
   keys: (shard) => kindsOf(shard, ['ready', 'held', 'leases', 'pausedGroups', 'stats', 'errors']),
-  args: ({ error, deliveries }) => [
+  args: ({ error, leases }) => [
     error,
-    ...deliveries.flatMap(({ group, token, counted }) => [group, token, counted ? '1' : '0']),
+    ...leases.flatMap(({ group, token, counted }) => [group, token, counted ? '1' : '0']),
   ],
   decode: (reply) => (reply as number[]).map((done) => done === 1),
 });

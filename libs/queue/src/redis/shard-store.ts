@@ -1,0 +1,30 @@
+import type { QueueKeys } from './keys';
+import type { ScriptName } from './script-registry';
+import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } from './script-protocol';
+import type { Scripts } from './scripts';
+
+/**
+ * What a queue kind's store starts from: its scripts, its keys, and each shard's keys named once, so
+ * that every call of a script names the same strings without building them.
+ */
+export abstract class ShardStore {
+  private readonly shards: ShardKeys[];
+
+  protected constructor(
+    protected readonly scripts: Scripts,
+    readonly keys: QueueKeys,
+    shards: number,
+  ) {
+    this.shards = Array.from({ length: shards }, (_, shard) => shardKeys(keys, shard));
+  }
+
+  /** Calls a script of `shard` through its protocol. */
+  protected call<In, Out>(
+    protocol: ScriptProtocol<ScriptName, In, Out>,
+    shard: number,
+    input: In,
+    sending?: Sending,
+  ): Promise<Out> {
+    return invoke(this.scripts, protocol, this.shards[shard], input, sending);
+  }
+}
