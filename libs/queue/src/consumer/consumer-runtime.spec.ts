@@ -350,7 +350,8 @@ describe('ConsumerRuntime (driven by a fake adapter, no Redis)', () => {
 
   it('stop() counts the attempt of a delivery given back past handlerTimeoutMs, not of one within its time', async () => {
     adapter.waiting.push(item('hung', () => new Promise(() => undefined)));
-    const consumer = runtime({ handlerTimeoutMs: 30 });
+    // Long enough that the fresh handler stays within its time until stop(), even on a loaded machine.
+    const consumer = runtime({ handlerTimeoutMs: 500 });
     await consumer.start();
     await pollUntil(() => consumer.status().overdue.length === 1, 'the hung handler past its deadline');
     adapter.waiting.push(item('fresh', () => new Promise(() => undefined)));
