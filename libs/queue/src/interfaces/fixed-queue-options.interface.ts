@@ -1,8 +1,8 @@
 import type { QueueBaseOptions, ResolvedQueueBaseOptions } from './queue-options.interface';
 
 /**
- * A FixedQueue's options: those both queues take (`QueueBaseOptions`), `leaseMs` only on ordered queues and
- * `maxAttempts`, `backoff` and `deadLetter` only at least once, and its own.
+ * A FixedQueue's options: those both queues take (`QueueBaseOptions`; here `leaseMs` applies to ordered
+ * queues, `maxAttempts`, `backoff` and `deadLetter` to at-least-once ones), and its own.
  */
 export interface FixedQueueOptions extends QueueBaseOptions {
   /** Most messages a group holds; a push beyond it evicts the oldest. Default: `QUEUE_DEFAULTS.fixedQueue.capacity`. */
