@@ -11,7 +11,7 @@ import { RedisConnection } from './redis/redis-connection';
 import { RecurringSchedules } from './recurring/recurring-schedules';
 import { DeclaredState } from './declared-state';
 import type { RecurringOptions } from './interfaces';
-import { raceTimeout, TIMED_OUT } from './utils/timers';
+import { raceTimeout, TIMED_OUT, waitOrTimeout } from './utils/timers';
 
 /**
  * Mounts what QueueExplorer found, and owns the library's lifecycle: event handlers are subscribed at
@@ -91,24 +91,23 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    await this.stopConsumers();
-    try {
-      await this.recurringSchedules.withdraw();
-    } catch {
-      // Redis away: the declarations expire by themselves (DECLARER_ALIVE_MS).
-    }
+    // One budget for the whole shutdown (RedisConnection closes by the same deadline): handlers get
+    // `shutdownTimeoutMs`, handing back their unfinished work and withdrawing the schedules share
+    // `commandTimeoutMs` more, whatever state Redis is in. A hand-back cut short is dropped with the
+    // connection (its lease returns it); a withdrawal cut short expires by itself (DECLARER_ALIVE_MS).
+    const timeout = this.settings.shutdownTimeoutMs;
+    const closeBy = Date.now() + timeout + this.settings.commandTimeoutMs;
+    await this.stopConsumers(timeout, closeBy);
+    const withdrawn = this.recurringSchedules.withdraw().catch(() => undefined);
+    await waitOrTimeout(withdrawn, Math.max(0, closeBy - Date.now()));
     this.declaredState.stop();
   }
 
-  private async stopConsumers(): Promise<void> {
-    const timeout = this.settings.shutdownTimeoutMs;
+  private async stopConsumers(timeout: number, closeBy: number): Promise<void> {
     const consumers = this.started.splice(0);
-    // One budget for the whole shutdown (RedisConnection closes by the same deadline): handlers get
-    // `shutdownTimeoutMs`, handing back their unfinished work at most `commandTimeoutMs` more, whatever
-    // state Redis is in. A hand-back cut short is dropped with the connection; its lease returns it.
     const stopped = await raceTimeout(
       Promise.all(consumers.map((consumer) => consumer.stop(timeout))),
-      timeout + this.settings.commandTimeoutMs,
+      closeBy - Date.now(),
     );
     consumers.forEach((consumer, i) => {
       this.consumers.delete(consumer);
