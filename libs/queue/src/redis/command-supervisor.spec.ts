@@ -1,15 +1,16 @@
 import { EventEmitter } from 'node:events';
 import IORedis, { Cluster } from 'ioredis';
+import { CommandHeartbeat, type SupervisedClient } from './command-heartbeat';
 import { CommandSupervisor } from './command-supervisor';
 
-/** A node connection of a Cluster: ready, its socket open, one call sent and never answered. */
-function silentNode(port: number) {
+/**
+ * A connection as ioredis keeps one: its socket, its status, and the queue of calls sent and not yet
+ * answered (`sent`, which the test fills and empties). A PING is sent and never answered by itself.
+ */
+function fakeClient(status: string, sent: { reject: jest.Mock }[]) {
   const socket = Object.assign(new EventEmitter(), { destroyed: false, destroy: () => (socket.destroyed = true) });
-  const call = { reject: jest.fn() };
-  const sent = [call];
-  const node = Object.assign(new EventEmitter(), {
-    options: { host: '127.0.0.1', port },
-    status: 'ready',
+  const client = Object.assign(new EventEmitter(), {
+    status,
     stream: socket,
     commandQueue: {
       get length() {
@@ -20,8 +21,164 @@ function silentNode(port: number) {
         return command && { command };
       },
     },
-    ping: () => new Promise(() => undefined),
+    pings: 0,
+    ping: () => {
+      client.pings++;
+      sent.push({ reject: jest.fn() });
+      return new Promise(() => undefined);
+    },
   });
+  return { client, socket };
+}
+
+/** A connection whose socket, status and queue of sent calls the test drives. */
+function connection(status = 'ready') {
+  const sent: { reject: jest.Mock }[] = [];
+  const { client, socket } = fakeClient(status, sent);
+  const stalls: { silentMs: number; waiting: number }[] = [];
+  const heartbeat = new CommandHeartbeat(client as unknown as SupervisedClient, {
+    error: (silentMs) => new Error(`silent for ${silentMs} ms`),
+    stalled: (silentMs, waiting) => stalls.push({ silentMs, waiting }),
+    deadlineMs: 3000,
+    quietMs: 15_000,
+  });
+  const call = () => {
+    const command = { reject: jest.fn() };
+    sent.push(command);
+    return command;
+  };
+  /** A reply arrives: the oldest call is answered. */
+  const reply = () => {
+    sent.shift();
+    socket.emit('data');
+  };
+  /** The 3 s deadline of silence goes by: no stall before it, then one at most (the test checks which). */
+  const passDeadline = async () => {
+    await jest.advanceTimersByTimeAsync(2500);
+    expect(stalls).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1100);
+  };
+  return { client, socket, heartbeat, sent, stalls, call, reply, passDeadline };
+}
+
+describe('CommandHeartbeat', () => {
+  beforeEach(() => jest.useFakeTimers({ now: 1_000_000 }));
+  afterEach(() => jest.useRealTimers());
+
+  it('leaves a connection whose replies keep coming alone, however long its calls keep it busy', async () => {
+    const { heartbeat, stalls, call, reply, socket, client } = connection();
+    heartbeat.start();
+    for (let round = 0; round < 20; round++) {
+      call();
+      call();
+      await jest.advanceTimersByTimeAsync(1000);
+      reply();
+    }
+    expect(stalls).toEqual([]);
+    expect(socket.destroyed).toBe(false);
+    expect(client.pings).toBe(0);
+    heartbeat.stop();
+  });
+
+  it('fails the calls awaiting replies and destroys the socket after the deadline of silence', async () => {
+    const { heartbeat, stalls, call, sent, socket, passDeadline } = connection();
+    heartbeat.start();
+    await jest.advanceTimersByTimeAsync(5000);
+    const calls = [call(), call()];
+    await passDeadline();
+    expect(stalls).toEqual([{ silentMs: expect.any(Number) as number, waiting: 2 }]);
+    expect(stalls[0].silentMs).toBeGreaterThanOrEqual(3000);
+    for (const command of calls)
+      expect(command.reject).toHaveBeenCalledWith(new Error(`silent for ${stalls[0].silentMs} ms`));
+    expect(sent).toHaveLength(0);
+    expect(socket.destroyed).toBe(true);
+    heartbeat.stop();
+  });
+
+  it('pings a connection quiet for 15 s, and replaces it when the PING goes unanswered', async () => {
+    const { heartbeat, stalls, client, socket } = connection();
+    heartbeat.start();
+    await jest.advanceTimersByTimeAsync(14_500);
+    expect(client.pings).toBe(0);
+    await jest.advanceTimersByTimeAsync(500);
+    expect(client.pings).toBe(1);
+    await jest.advanceTimersByTimeAsync(4000);
+    expect(client.pings).toBe(1);
+    expect(stalls).toEqual([{ silentMs: expect.any(Number) as number, waiting: 1 }]);
+    expect(socket.destroyed).toBe(true);
+    heartbeat.stop();
+  });
+
+  it('costs one PING per quiet spell when it is answered', async () => {
+    const { heartbeat, stalls, client, reply } = connection();
+    heartbeat.start();
+    for (let spell = 1; spell <= 4; spell++) {
+      await jest.advanceTimersByTimeAsync(15_000);
+      expect(client.pings).toBe(spell);
+      reply();
+    }
+    expect(stalls).toEqual([]);
+    heartbeat.stop();
+  });
+
+  it('replaces a connection whose handshake goes unanswered, not one waiting for a loading server', async () => {
+    const { heartbeat, stalls, client, socket, call, reply, passDeadline } = connection('connecting');
+    heartbeat.start();
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(stalls).toEqual([]);
+    client.status = 'connect';
+    client.emit('connect');
+    // The ready check is answered "loading": ioredis asks again later, nothing is due meanwhile.
+    call();
+    await jest.advanceTimersByTimeAsync(500);
+    reply();
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(stalls).toEqual([]);
+    call();
+    await passDeadline();
+    expect(stalls).toHaveLength(1);
+    expect(socket.destroyed).toBe(true);
+    heartbeat.stop();
+  });
+
+  it('waits out the silence a WAIT announced', async () => {
+    const { heartbeat, stalls, call, reply } = connection();
+    heartbeat.start();
+    call();
+    heartbeat.allowSilence(8000);
+    await jest.advanceTimersByTimeAsync(8000);
+    expect(stalls).toEqual([]);
+    reply();
+    call();
+    await jest.advanceTimersByTimeAsync(3600);
+    expect(stalls).toHaveLength(1);
+    heartbeat.stop();
+  });
+
+  it('reads what arrived during a pause of the process before calling the connection silent', async () => {
+    jest.useFakeTimers({ now: 1_000_000, doNotFake: ['setImmediate'] });
+    const { heartbeat, stalls, call, reply } = connection();
+    heartbeat.start();
+    call();
+    // The check that finds 3 s of silence runs first in the turn after a pause; the reply that came
+    // meanwhile is read in that turn's I/O, before the stall is confirmed.
+    jest.advanceTimersByTime(3500);
+    reply();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stalls).toEqual([]);
+    call();
+    jest.advanceTimersByTime(3500);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stalls).toHaveLength(1);
+    heartbeat.stop();
+  });
+});
+
+/** A node connection of a Cluster: ready, its socket open, one call sent and never answered. */
+function silentNode(port: number) {
+  const call = { reject: jest.fn() };
+  const { client, socket } = fakeClient('ready', [call]);
+  const node = Object.assign(client, { options: { host: '127.0.0.1', port } });
   return { node: node as unknown as IORedis, socket, call, emitter: node };
 }
 
