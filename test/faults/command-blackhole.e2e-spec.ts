@@ -1,10 +1,17 @@
 import { Cluster } from 'ioredis';
 import { Registry } from 'prom-client';
 import { QueueConnectionError, QueueHealthIndicator, QueueMetricsModule } from 'nestjs-redis-queues';
-import { recordBatches, useQueueApps } from '../support/fixtures';
-import { CapturedLogs, startCluster, startRedis, timed, type LocalCluster, type RedisServer } from '../support/faults';
-import { RedisProxy } from '../support/redis-proxy';
-import { pollUntil, resolves, uniquePrefix } from '../support/testing';
+import { recordBatches, useQueueApps } from '@test/support/fixtures';
+import {
+  CapturedLogs,
+  startCluster,
+  startRedis,
+  timed,
+  type LocalCluster,
+  type RedisServer,
+} from '@test/support/faults';
+import { RedisProxy } from '@test/support/redis-proxy';
+import { pollUntil, resolves, uniquePrefix } from '@test/support/testing';
 
 const batches = recordBatches<{ n: number }>('events');
 

@@ -1,9 +1,9 @@
 import { Registry } from 'prom-client';
 import { QueueHealthIndicator, QueueMetricsModule, type SubscriberHealthDetails } from 'nestjs-redis-queues';
-import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
-import { CapturedLogs, startRedis, type RedisServer } from '../support/faults';
-import { RedisProxy } from '../support/redis-proxy';
-import { pollUntil } from '../support/testing';
+import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
+import { CapturedLogs, startRedis, type RedisServer } from '@test/support/faults';
+import { RedisProxy } from '@test/support/redis-proxy';
+import { pollUntil } from '@test/support/testing';
 
 const batches = recordBatches<{ n: number }>('events');
 const tasks = recordTasks<{ n: number }>('timers');

@@ -11,10 +11,10 @@ import {
   type SourcedTask,
   TaskSource,
 } from 'nestjs-redis-queues';
-import { CapturedLogs, freePort, startRedis, type RedisServer } from '../support/faults';
-import { startQueueApp, type QueueApp } from '../support/fixtures';
-import { pollUntil, redisUrl, uniquePrefix } from '../support/testing';
-import { useWorkerProcesses } from '../support/worker-processes';
+import { CapturedLogs, freePort, startRedis, type RedisServer } from '@test/support/faults';
+import { startQueueApp, type QueueApp } from '@test/support/fixtures';
+import { pollUntil, redisUrl, uniquePrefix } from '@test/support/testing';
+import { useWorkerProcesses } from '@test/support/worker-processes';
 
 class Meal {
   @IsInt()
