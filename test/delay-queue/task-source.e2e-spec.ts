@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { IsInt, Min } from 'class-validator';
 import { Registry } from 'prom-client';
 import {
   QueueConfigError,
@@ -10,17 +9,11 @@ import {
   type SourcedTask,
   TaskSource,
 } from 'nestjs-redis-queues';
+import { HOUR, Meal } from '@test/support/meals';
 import { CapturedLogs } from '@test/support/faults';
 import { recordTasks, useQueueApps } from '@test/support/fixtures';
 import { deferred, pollUntil, uniquePrefix } from '@test/support/testing';
 
-class Meal {
-  @IsInt()
-  @Min(0)
-  grams!: number;
-}
-
-const HOUR = 3600_000;
 let rows: unknown[] = [];
 let listed = 0;
 

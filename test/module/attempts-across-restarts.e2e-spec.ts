@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import {
   type BatchContext,
   type DelayContext,
+  type FixedQueueOptions,
   HandlerTimeoutError,
   Recurring,
   type RecurringContext,
@@ -61,21 +62,20 @@ describe('attempts of a handler past handlerTimeoutMs, across app restarts', () 
     await harness.close(app);
   }
 
-  it('FixedQueue at least once: attempts 1, 2, 3, then the batch is dead-lettered; each give-back counted in stats', async () => {
-    const options: QueueAppOptions = {
-      prefix: harness.prefix(),
-      fixed: [
-        {
-          name: 'events',
-          shards: 1,
-          maxWaitMs: 0,
-          delivery: 'at-least-once',
-          maxAttempts: MAX_ATTEMPTS,
-          leaseMs: 30_000,
-        },
-      ],
-      providers: [batches.consumer],
+  /** An at-least-once FixedQueue of one shard, each batch handed out at once, to the hanging consumer. */
+  function atLeastOnceEvents(options: Partial<FixedQueueOptions>): QueueAppOptions {
+    const events = {
+      name: 'events',
+      shards: 1,
+      maxWaitMs: 0,
+      delivery: 'at-least-once' as const,
+      maxAttempts: MAX_ATTEMPTS,
     };
+    return { prefix: harness.prefix(), fixed: [{ ...events, ...options }], providers: [batches.consumer] };
+  }
+
+  it('FixedQueue at least once: attempts 1, 2, 3, then the batch is dead-lettered; each give-back counted in stats', async () => {
+    const options = atLeastOnceEvents({ leaseMs: 30_000 });
     const producer = await harness.start({ ...options, root: { consumers: false } });
     const queue = producer.fixed<{ n: number }>('events');
     await queue.pushMany('poison', [{ n: 0 }, { n: 1 }]);
@@ -100,20 +100,7 @@ describe('attempts of a handler past handlerTimeoutMs, across app restarts', () 
   });
 
   it("FixedQueue onExhausted 'pause-group': the third counted give-back pauses the group, announced", async () => {
-    const options: QueueAppOptions = {
-      prefix: harness.prefix(),
-      fixed: [
-        {
-          name: 'events',
-          shards: 1,
-          maxWaitMs: 0,
-          delivery: 'at-least-once',
-          maxAttempts: MAX_ATTEMPTS,
-          onExhausted: 'pause-group',
-        },
-      ],
-      providers: [batches.consumer],
-    };
+    const options = atLeastOnceEvents({ onExhausted: 'pause-group' });
     const producer = await harness.start({ ...options, root: { consumers: false } });
     const queue = producer.fixed<{ n: number }>('events');
     await queue.push('poison', { n: 0 });
