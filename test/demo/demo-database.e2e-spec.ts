@@ -1,14 +1,13 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import IORedis from 'ioredis';
 import { type DelayQueue, getDelayQueueToken } from 'nestjs-redis-queues';
-import { startDemo } from '../../apps/demo/src/demo.app';
 import type { MealTask, PetView } from '../../apps/demo/src/pets/dto/pet.dto';
 import { type Pet, PetStore } from '../../apps/demo/src/pets/pet.store';
 import { PET_FEEDING } from '../../apps/demo/src/pets/pets.constants';
 import { type RedisServer, startRedis } from '@test/support/faults';
 import { TestLogger } from '@test/support/logs';
-import { pollUntil, uniquePrefix } from '@test/support/testing';
-import { DEMO_DATABASE } from '@test/support/demo';
+import { pollUntil } from '@test/support/testing';
+import { startTestDemo } from '@test/support/demo';
 
 /** A pet hour lasts 100 s: a meal is longer than this whole file, so that none ends on its own. */
 const SCALE = 36;
@@ -33,19 +32,7 @@ describe('demo: pets in PostgreSQL, the record of their meals', () => {
 
   beforeAll(async () => {
     server = await startRedis();
-    app = await startDemo(
-      {
-        ...DEMO_DATABASE,
-        redisUrl: server.url,
-        prefix: uniquePrefix('demo'),
-        port: 0,
-        timeScale: SCALE,
-        eventsPerSecond: 0,
-        summaryIntervalMs: 0,
-        petStory: false,
-      },
-      logs,
-    );
+    app = await startTestDemo({ redisUrl: server.url, timeScale: SCALE, eventsPerSecond: 0 }, logs);
     api = await app.getUrl();
     feeding = app.get(getDelayQueueToken(PET_FEEDING));
     store = app.get(PetStore);

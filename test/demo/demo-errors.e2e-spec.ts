@@ -1,8 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { startDemo } from '../../apps/demo/src/demo.app';
 import { startRedis, type RedisServer } from '@test/support/faults';
-import { pollUntil, uniquePrefix } from '@test/support/testing';
-import { DEMO_DATABASE } from '@test/support/demo';
+import { pollUntil } from '@test/support/testing';
+import { startTestDemo } from '@test/support/demo';
 
 // The demo answers the queues' errors through QueueExceptionFilter, as an application would.
 describe('demo app: queue errors over HTTP', () => {
@@ -11,18 +10,7 @@ describe('demo app: queue errors over HTTP', () => {
 
   beforeAll(async () => {
     server = await startRedis();
-    app = await startDemo(
-      {
-        ...DEMO_DATABASE,
-        redisUrl: server.url,
-        prefix: uniquePrefix('demo'),
-        port: 0,
-        eventsPerSecond: 0,
-        summaryIntervalMs: 0,
-        petStory: false,
-      },
-      false,
-    );
+    app = await startTestDemo({ redisUrl: server.url, eventsPerSecond: 0 }, false);
   });
 
   afterAll(async () => {

@@ -1,26 +1,13 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { startDemo } from '../../apps/demo/src/demo.app';
-import { DEMO_QUEUES, DEMO_DATABASE } from '@test/support/demo';
-import { pollUntil, redisUrl, uniquePrefix } from '@test/support/testing';
+import { DEMO_QUEUES, startTestDemo } from '@test/support/demo';
+import { pollUntil } from '@test/support/testing';
 
 describe('demo: /metrics and /health', () => {
   let app: NestExpressApplication;
   let api: string;
 
   beforeAll(async () => {
-    app = await startDemo(
-      {
-        ...DEMO_DATABASE,
-        redisUrl: redisUrl(),
-        prefix: uniquePrefix('demo'),
-        port: 0,
-        eventsPerSecond: 500,
-        games: 20,
-        summaryIntervalMs: 0,
-        petStory: false,
-      },
-      ['error'],
-    );
+    app = await startTestDemo({ eventsPerSecond: 500, games: 20 }, ['error']);
     api = await app.getUrl();
   });
   afterAll(async () => {

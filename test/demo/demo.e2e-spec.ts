@@ -6,7 +6,6 @@ import {
   type GroupResumedEvent,
   QueueEvents,
 } from 'nestjs-redis-queues';
-import { startDemo } from '../../apps/demo/src/demo.app';
 import type { DemoConfig } from '../../apps/demo/src/demo.config';
 import { DIGEST_TYPES, type EventType, type GameEvent } from '../../apps/demo/src/games/dto/game-event.dto';
 import type { GameView } from '../../apps/demo/src/games/game-events.service';
@@ -19,8 +18,8 @@ import {
   type SinkTotals,
 } from '../../apps/demo/src/games/upstream/report-sink';
 import { TestLogger } from '@test/support/logs';
-import { pollUntil, redisUrl, uniquePrefix } from '@test/support/testing';
-import { DEMO_DATABASE } from '@test/support/demo';
+import { pollUntil, uniquePrefix } from '@test/support/testing';
+import { startTestDemo } from '@test/support/demo';
 
 const THREE_MINUTES = 180_000;
 const FLAKY = 'com.demo.game02';
@@ -34,19 +33,7 @@ interface Demo {
 
 async function boot(overrides: Partial<DemoConfig>, logger: TestLogger): Promise<Demo> {
   const prefix = uniquePrefix('demo');
-  const app = await startDemo(
-    {
-      ...DEMO_DATABASE,
-      redisUrl: redisUrl(),
-      prefix,
-      port: 0,
-      summaryIntervalMs: 0,
-      petStory: false,
-      digestIntervalMs: 300,
-      ...overrides,
-    },
-    logger,
-  );
+  const app = await startTestDemo({ prefix, digestIntervalMs: 300, ...overrides }, logger);
   return { app, prefix, api: await app.getUrl(), upstream: app.get(ReportSink).url };
 }
 
