@@ -38,6 +38,7 @@ const ON_VALKEY = [
 // since these suites wait for real time to pass; QueueClock.advance has suites of its own
 // (queue-clock, and the engine's unit specs). Left out: what only a server has (faults/: killed, frozen
 // or restarted servers, TLS, ACLs; maxmemory, SLOWLOG, replication, the cluster and server suites).
+// A load test whose size only measures speed is smaller there (`onMemory` in test/support/testing.ts).
 const ON_MEMORY = [...ON_BOTH];
 
 /** @type {import('jest').Config} */
