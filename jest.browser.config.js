@@ -6,7 +6,10 @@ module.exports = {
   roots: ['<rootDir>/test/browser'],
   testRegex: '\\.browser-spec\\.ts$',
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
-  moduleNameMapper: { '^nestjs-redis-queues$': '<rootDir>/libs/queue/src' },
+  moduleNameMapper: {
+    '^nestjs-redis-queues$': '<rootDir>/libs/queue/src',
+    '^@test/support/(.*)$': '<rootDir>/test/support/$1',
+  },
   globalSetup: '<rootDir>/test/setup/global-setup.js',
   globalTeardown: '<rootDir>/test/setup/global-teardown.js',
   testTimeout: 90_000,

@@ -4,32 +4,33 @@ const shared = {
   moduleNameMapper: {
     '^nestjs-redis-queues$': '<rootDir>/libs/queue/src',
     '^nestjs-redis-queues/testing$': '<rootDir>/libs/queue/src/testing',
+    '^@test/support/(.*)$': '<rootDir>/test/support/$1',
   },
 };
 
 // The behaviour suites of both queues run on one redis-server, on a local Redis Cluster, and on Valkey.
 const ON_BOTH = [
-  'fixed-queue',
-  'fixed-queue-groups',
-  'fixed-delivery',
-  'delay-queue',
-  'obliterate',
-  'pause',
-  'recurring',
-  'recurring-decorator',
-  'task-source',
+  'fixed-queue/fixed-queue',
+  'fixed-queue/fixed-queue-groups',
+  'fixed-queue/fixed-delivery',
+  'delay-queue/delay-queue',
+  'delay-queue/task-source',
+  'module/obliterate',
+  'module/pause',
+  'recurring/recurring',
+  'recurring/recurring-decorator',
 ];
-const CLUSTER_ONLY = ['cluster'];
+const CLUSTER_ONLY = ['redis/cluster'];
 // Valkey 8 (Debian's backports) runs the suites of both queues, delivery order and recurring tasks.
 const ON_VALKEY = [
-  'server',
-  'fixed-queue',
-  'fixed-queue-groups',
-  'fixed-delivery',
-  'delay-queue',
-  'recurring',
-  'recurring-decorator',
-  'task-source',
+  'redis/server',
+  'fixed-queue/fixed-queue',
+  'fixed-queue/fixed-queue-groups',
+  'fixed-queue/fixed-delivery',
+  'delay-queue/delay-queue',
+  'delay-queue/task-source',
+  'recurring/recurring',
+  'recurring/recurring-decorator',
 ];
 
 // The in-process memory engine (connection: 'memory://') runs the queue suites too: the library's own
@@ -37,6 +38,7 @@ const ON_VALKEY = [
 // since these suites wait for real time to pass; QueueClock.advance has suites of its own
 // (queue-clock, and the engine's unit specs). Left out: what only a server has (faults/: killed, frozen
 // or restarted servers, TLS, ACLs; maxmemory, SLOWLOG, replication, the cluster and server suites).
+// A load test whose size only measures speed is smaller there (`onMemory` in test/support/testing.ts).
 const ON_MEMORY = [...ON_BOTH];
 
 /** @type {import('jest').Config} */

@@ -6,10 +6,10 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { startDemo } from '../../apps/demo/src/demo.app';
 import { VET_CHECKS } from '../../apps/demo/src/pets/pets.constants';
 import { VetConsumer } from '../../apps/demo/src/pets/vet.consumer';
-import { DEMO_QUEUES, DEMO_DATABASE } from '../support/demo';
-import { CapturedLogs } from '../support/faults';
-import { recordBatches, useQueueApps } from '../support/fixtures';
-import { pollUntil, redisUrl, uniquePrefix } from '../support/testing';
+import { DEMO_QUEUES, DEMO_DATABASE } from '@test/support/demo';
+import { CapturedLogs } from '@test/support/faults';
+import { recordBatches, useQueueApps } from '@test/support/fixtures';
+import { pollUntil, redisUrl, uniquePrefix } from '@test/support/testing';
 
 const ARTIFACTS = join(__dirname, '../../test-artifacts');
 /** A pet hour lasts 200 ms: the story's vet check-ups come 200 ms in. */

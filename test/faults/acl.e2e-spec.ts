@@ -1,9 +1,9 @@
 import IORedis from 'ioredis';
 import { scriptNames } from '../../libs/queue/src/redis/script-registry';
 import { scriptText } from '../../libs/queue/src/redis/scripts';
-import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
-import { pollUntil } from '../support/testing';
-import { CapturedLogs, startRedis, watchUnhandledRejections, type RedisServer } from '../support/faults';
+import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
+import { pollUntil } from '@test/support/testing';
+import { CapturedLogs, startRedis, watchUnhandledRejections, type RedisServer } from '@test/support/faults';
 
 /** What the README tells an operator to grant, besides the keys `~<prefix>:*` and channels `&<prefix>:*`. */
 const CLIENT_COMMANDS = [

@@ -9,8 +9,8 @@ import {
   QueueModule,
   type QueueModuleOptions,
 } from 'nestjs-redis-queues';
-import { pollUntil, uniquePrefix } from '../support/testing';
-import { CapturedLogs, createLoggedApp, freePort, startRedis, timed, type RedisServer } from '../support/faults';
+import { pollUntil, uniquePrefix } from '@test/support/testing';
+import { CapturedLogs, createLoggedApp, freePort, startRedis, timed, type RedisServer } from '@test/support/faults';
 
 // What a QueueConnectionError says about its call: `not-sent` only when the call cannot have reached
 // Redis, `unknown` (and "may or may not have been applied") whenever Redis may have run it.

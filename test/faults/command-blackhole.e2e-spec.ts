@@ -1,10 +1,10 @@
 import { Cluster } from 'ioredis';
 import { Registry } from 'prom-client';
 import { QueueConnectionError, QueueHealthIndicator, QueueMetricsModule } from 'nestjs-redis-queues';
-import { recordBatches, useQueueApps } from '../support/fixtures';
-import { CapturedLogs, startCluster, startRedis, timed, type LocalCluster, type RedisServer } from '../support/faults';
-import { RedisProxy } from '../support/redis-proxy';
-import { pollUntil, resolves, uniquePrefix } from '../support/testing';
+import { recordBatches, useQueueApps } from '@test/support/fixtures';
+import { CapturedLogs, startCluster, timed, type LocalCluster } from '@test/support/faults';
+import { RedisProxy, useProxiedRedis } from '@test/support/redis-proxy';
+import { pollUntil, resolves, uniquePrefix } from '@test/support/testing';
 
 const batches = recordBatches<{ n: number }>('events');
 
@@ -17,24 +17,13 @@ const batches = recordBatches<{ n: number }>('events');
  */
 describe('a black-holed command connection', () => {
   const harness = useQueueApps();
-  let server: RedisServer;
-  let proxy: RedisProxy;
-
-  beforeAll(async () => {
-    server = await startRedis();
-    proxy = new RedisProxy(server.port);
-    await proxy.start();
-  });
-  afterAll(async () => {
-    await proxy.stop();
-    await server.stop();
-  });
+  const redis = useProxiedRedis();
 
   it('is replaced within seconds: calls in flight fail as unknown, health is down, and work resumes once the path is back', async () => {
     const logs = new CapturedLogs();
     const registry = new Registry();
     const { app, fixed } = await harness.start({
-      connection: `redis://127.0.0.1:${proxy.port}`,
+      connection: redis.url,
       root: { commandTimeoutMs: 30_000 },
       fixed: [{ name: 'events', shards: 2, maxWaitMs: 0 }],
       providers: [batches.consumer],
@@ -47,9 +36,9 @@ describe('a black-holed command connection', () => {
     const status = async () => (await health.isHealthy('queues')).queues.status;
     await fixed('events').push('warm', { n: 0 });
     await batches.untilMessages(1);
-    const opened = proxy.commandConnections;
+    const opened = redis.proxy.commandConnections;
 
-    proxy.blackHoleCommands(true);
+    redis.proxy.blackHoleCommands(true);
     const push = await timed(fixed('events').push('lost', { n: 1 }));
     expect(push.error).toBeInstanceOf(QueueConnectionError);
     expect((push.error as QueueConnectionError).outcome).toBe('unknown');
@@ -57,11 +46,11 @@ describe('a black-holed command connection', () => {
     expect(push.ms).toBeLessThan(8_000);
     expect(await status()).toBe('down');
     // The silent socket was dropped and another one opened (black-holed too while the path is down).
-    await pollUntil(() => proxy.commandConnections > opened, 'a new command connection', 10_000);
+    await pollUntil(() => redis.proxy.commandConnections > opened, 'a new command connection', 10_000);
     await pollUntil(() => logs.find('warn', /^Redis: no reply for /).length > 0, 'the warning', 5_000);
     expect(await restarts()).toBeGreaterThanOrEqual(1);
 
-    proxy.blackHoleCommands(false);
+    redis.proxy.blackHoleCommands(false);
     const restored = Date.now();
     await pollUntil(() => resolves(() => fixed('events').push('healed', { n: 2 })), 'a push to succeed', 10_000);
     const pushedAfterMs = Date.now() - restored;

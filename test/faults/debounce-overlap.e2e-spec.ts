@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { useQueueApps } from '../support/fixtures';
-import { pollUntil } from '../support/testing';
-import { useWorkerProcesses } from '../support/worker-processes';
+import { useQueueApps } from '@test/support/fixtures';
+import { pollUntil } from '@test/support/testing';
+import { useWorkerProcesses } from '@test/support/worker-processes';
 
 /**
  * A debounced stream faster than its handler, consumed by two processes with one slot each: a schedule

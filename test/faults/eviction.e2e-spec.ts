@@ -1,7 +1,7 @@
 import IORedis from 'ioredis';
 import { QueueConfigError, QueueHealthIndicator, QueueMemoryError } from 'nestjs-redis-queues';
-import { useQueueApps } from '../support/fixtures';
-import { CapturedLogs, startRedis, type RedisServer } from '../support/faults';
+import { useQueueApps } from '@test/support/fixtures';
+import { CapturedLogs, startRedis, type RedisServer } from '@test/support/faults';
 
 /** Redis deleting keys under memory pressure loses queued work silently: start-up says so, health shows it. */
 describe('Redis eviction policy and out-of-memory', () => {

@@ -1,8 +1,8 @@
 import { Cluster } from 'ioredis';
 import { type DelayQueue, type FixedQueue, QueueConnectionError } from 'nestjs-redis-queues';
-import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
-import { pollUntil, uniquePrefix } from '../support/testing';
-import { startCluster, watchUnhandledRejections, type LocalCluster } from '../support/faults';
+import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
+import { pollUntil, uniquePrefix } from '@test/support/testing';
+import { startCluster, watchUnhandledRejections, type LocalCluster } from '@test/support/faults';
 
 const SHARDS = 8;
 

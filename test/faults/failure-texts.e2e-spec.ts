@@ -1,7 +1,7 @@
 import { QueueConnectionError } from 'nestjs-redis-queues';
-import { recordTasks, useQueueApps } from '../support/fixtures';
-import { CapturedLogs, freePort, startRedis, type RedisServer } from '../support/faults';
-import { pollUntil } from '../support/testing';
+import { recordTasks, useQueueApps } from '@test/support/fixtures';
+import { CapturedLogs, freePort, startRedis, type RedisServer } from '@test/support/faults';
+import { pollUntil } from '@test/support/testing';
 
 const tasks = recordTasks('tasks');
 

@@ -1,8 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import IORedis from 'ioredis';
 import { DelayQueue, FixedQueue, getDelayQueueToken, getFixedQueueToken, QueueModule } from 'nestjs-redis-queues';
-import { startRedis, type RedisServer } from '../support/faults';
-import { createApp, uniquePrefix } from '../support/testing';
+import { startRedis, type RedisServer } from '@test/support/faults';
+import { createApp, uniquePrefix } from '@test/support/testing';
 
 /**
  * A fencing token must tell apart every delivery a task ever had, including those Redis forgot:

@@ -1,8 +1,8 @@
 import type { FixedQueueOptions } from 'nestjs-redis-queues';
 import { shardOf } from '../../libs/queue/src/redis/keys';
-import { recordBatches, useQueueApps } from '../support/fixtures';
-import { pollUntil, uniquePrefix } from '../support/testing';
-import { useWorkerProcesses } from '../support/worker-processes';
+import { recordBatches, useQueueApps } from '@test/support/fixtures';
+import { pollUntil, uniquePrefix } from '@test/support/testing';
+import { useWorkerProcesses } from '@test/support/worker-processes';
 
 interface Message {
   n: number;

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { compileLibrary, libraryEnv } from '../support/compile-library';
-import { startRedis, type RedisServer } from '../support/faults';
-import { uniquePrefix } from '../support/testing';
+import { compileLibrary, libraryEnv } from '@test/support/compile-library';
+import { startRedis, type RedisServer } from '@test/support/faults';
+import { uniquePrefix } from '@test/support/testing';
 
 /** How long a closed process may take to exit: Node's own teardown on a busy machine. */
 const EXIT_WITHIN_MS = 3000;

@@ -1,7 +1,7 @@
 import { QueueInputError } from 'nestjs-redis-queues';
-import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
-import { pollUntil, rawClient, uniquePrefix } from '../support/testing';
-import { delayQueueViolations, fixedQueueViolations } from '../support/invariants';
+import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
+import { pollUntil, rawClient, uniquePrefix } from '@test/support/testing';
+import { delayQueueViolations, fixedQueueViolations } from '@test/support/invariants';
 
 /** Names that look like key syntax, separators or nothing at all. */
 const HOSTILE = [

@@ -1,9 +1,9 @@
 import IORedis from 'ioredis';
 import { QueueConsumers } from 'nestjs-redis-queues';
-import { recordBatches, recordTasks, useQueueApps, type QueueApp } from '../support/fixtures';
-import { CapturedLogs, startRedis, type RedisServer } from '../support/faults';
-import { RedisProxy } from '../support/redis-proxy';
-import { pollUntil, uniquePrefix } from '../support/testing';
+import { recordBatches, recordTasks, useQueueApps, type QueueApp } from '@test/support/fixtures';
+import { CapturedLogs, startRedis, type RedisServer } from '@test/support/faults';
+import { RedisProxy } from '@test/support/redis-proxy';
+import { pollUntil, uniquePrefix } from '@test/support/testing';
 
 const LEASE_MS = 500;
 const GROUP = 'lapsed-group';

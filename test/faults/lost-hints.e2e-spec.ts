@@ -1,7 +1,7 @@
 import IORedis from 'ioredis';
-import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
-import { startRedis, type RedisServer } from '../support/faults';
-import { pollUntil } from '../support/testing';
+import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
+import { startRedis, type RedisServer } from '@test/support/faults';
+import { pollUntil } from '@test/support/testing';
 
 const batches = recordBatches<{ n: number }>('events');
 const tasks = recordTasks<{ n: number }>('timers');

@@ -4,9 +4,9 @@ import { QueueKeys } from '../../libs/queue/src/redis/keys';
 import { fixedExpire } from '../../libs/queue/src/fixed-queue/lua/fixed-expire';
 import { invoke, shardKeys } from '../../libs/queue/src/redis/script-protocol';
 import { Scripts } from '../../libs/queue/src/redis/scripts';
-import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
-import { startRedis, type RedisServer } from '../support/faults';
-import { deferred, pollUntil, uniquePrefix } from '../support/testing';
+import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
+import { startRedis, type RedisServer } from '@test/support/faults';
+import { deferred, pollUntil, uniquePrefix } from '@test/support/testing';
 
 interface Message {
   n: number;

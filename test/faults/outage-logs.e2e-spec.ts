@@ -1,6 +1,6 @@
-import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
-import { CapturedLogs, startRedis, type RedisServer } from '../support/faults';
-import { pollUntil } from '../support/testing';
+import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
+import { CapturedLogs, startRedis, type RedisServer } from '@test/support/faults';
+import { pollUntil } from '@test/support/testing';
 
 const tasks = recordTasks('tasks', { concurrency: 4 });
 const batches = recordBatches('events', { concurrency: 2 });

@@ -1,6 +1,6 @@
-import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
-import { startRedis, type RedisServer } from '../support/faults';
-import { pollUntil, resolves } from '../support/testing';
+import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
+import { startRedis, type RedisServer } from '@test/support/faults';
+import { pollUntil, resolves } from '@test/support/testing';
 
 const batches = recordBatches<{ n: number }>('reports');
 const tasks = recordTasks<{ n: number }>('timers');

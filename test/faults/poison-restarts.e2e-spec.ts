@@ -1,6 +1,6 @@
-import { useQueueApps } from '../support/fixtures';
-import { pollUntil } from '../support/testing';
-import { useWorkerProcesses } from '../support/worker-processes';
+import { useQueueApps } from '@test/support/fixtures';
+import { pollUntil } from '@test/support/testing';
+import { useWorkerProcesses } from '@test/support/worker-processes';
 
 /**
  * A poison handler (hangs, ignores its signal) in a process that SIGTERM restarts, as rolling deploys

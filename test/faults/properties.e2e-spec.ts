@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { type DelayQueueOptions, type FixedQueueOptions, QueueConfigError, QueueError } from 'nestjs-redis-queues';
-import { type QueueApp, useQueueApps } from '../support/fixtures';
-import { rawClient, uniquePrefix } from '../support/testing';
-import { delayQueueViolations, fixedQueueViolations } from '../support/invariants';
+import { type QueueApp, useQueueApps } from '@test/support/fixtures';
+import { rawClient, uniquePrefix } from '@test/support/testing';
+import { delayQueueViolations, fixedQueueViolations } from '@test/support/invariants';
 
 const RUNS = Number(process.env.FAULT_RUNS ?? 100);
 

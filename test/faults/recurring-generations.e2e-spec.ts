@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { QueueDashboardModule, Recurring, RecurringSchedules } from 'nestjs-redis-queues';
-import { CapturedLogs } from '../support/faults';
-import { startQueueApp, type QueueApp } from '../support/fixtures';
-import { pollUntil, redisUrl, uniquePrefix } from '../support/testing';
-import { useWorkerProcesses } from '../support/worker-processes';
+import { CapturedLogs } from '@test/support/faults';
+import { startQueueApp, type QueueApp } from '@test/support/fixtures';
+import { pollUntil, redisUrl, uniquePrefix } from '@test/support/testing';
+import { useWorkerProcesses } from '@test/support/worker-processes';
 
 /** The method recurring-worker.js declares, as an older pod of the same application would. */
 @Injectable()

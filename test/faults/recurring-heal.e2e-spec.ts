@@ -10,9 +10,9 @@ import {
   RecurringSchedules,
   type StateRedeclaredEvent,
 } from 'nestjs-redis-queues';
-import { CapturedLogs, freePort, startRedis, type RedisServer } from '../support/faults';
-import { startQueueApp, type QueueApp } from '../support/fixtures';
-import { pollUntil, uniquePrefix } from '../support/testing';
+import { CapturedLogs, freePort, startRedis, type RedisServer } from '@test/support/faults';
+import { startQueueApp, type QueueApp } from '@test/support/fixtures';
+import { pollUntil, uniquePrefix } from '@test/support/testing';
 
 const EVERY_MS = 200;
 const runs: { app: number; occurrence: number; attempt: number; at: number }[] = [];

@@ -1,6 +1,6 @@
 import type IORedis from 'ioredis';
-import { pollUntil, rawClient, uniquePrefix } from '../support/testing';
-import { useWorkerProcesses } from '../support/worker-processes';
+import { pollUntil, rawClient, uniquePrefix } from '@test/support/testing';
+import { useWorkerProcesses } from '@test/support/worker-processes';
 
 const EVERY_MS = 200;
 

@@ -9,8 +9,8 @@ import {
   QueueModule,
   QueueReplicationError,
 } from 'nestjs-redis-queues';
-import { startRedis, type RedisServer } from '../support/faults';
-import { createApp, pollUntil, uniquePrefix } from '../support/testing';
+import { startRedis, type RedisServer } from '@test/support/faults';
+import { createApp, pollUntil, uniquePrefix } from '@test/support/testing';
 
 describe('waitForReplicas: writes resolve once replicas hold them (Redis WAIT)', () => {
   let primary: RedisServer;

@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto';
 import IORedis from 'ioredis';
 import type { DelayQueue, FixedQueue } from 'nestjs-redis-queues';
 import { scriptText } from '../../libs/queue/src/redis/scripts';
-import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
-import { pollUntil, resolves, uniquePrefix } from '../support/testing';
-import { startRedis, watchUnhandledRejections, type RedisServer } from '../support/faults';
+import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
+import { pollUntil, resolves, uniquePrefix } from '@test/support/testing';
+import { startRedis, watchUnhandledRejections, type RedisServer } from '@test/support/faults';
 
 const fixedOptions = { name: 'events', shards: 4, capacity: 1_000_000, batchSize: 256, maxWaitMs: 20 };
 const delayOptions = { name: 'tasks', shards: 4, leaseMs: 1000 };

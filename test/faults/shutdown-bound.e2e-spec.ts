@@ -1,5 +1,5 @@
-import { recordTasks, useQueueApps } from '../support/fixtures';
-import { startRedis, timed, type RedisServer } from '../support/faults';
+import { recordTasks, useQueueApps } from '@test/support/fixtures';
+import { startRedis, timed, type RedisServer } from '@test/support/faults';
 
 // Holds every delivery until shutdown aborts it: a handler still running when close() begins.
 const hanging = recordTasks('tasks', { concurrency: 2 }, (_payload, ctx) => {

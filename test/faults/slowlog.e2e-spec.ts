@@ -10,8 +10,8 @@ import {
   QueueModule,
   TaskSource,
 } from 'nestjs-redis-queues';
-import { startRedis, type RedisServer } from '../support/faults';
-import { createApp, uniquePrefix } from '../support/testing';
+import { startRedis, type RedisServer } from '@test/support/faults';
+import { createApp, uniquePrefix } from '@test/support/testing';
 
 /**
  * Redis runs one script (or MULTI) at a time: a long one freezes every other client of the server.

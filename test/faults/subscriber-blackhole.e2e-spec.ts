@@ -1,9 +1,9 @@
 import { Registry } from 'prom-client';
 import { QueueHealthIndicator, QueueMetricsModule, type SubscriberHealthDetails } from 'nestjs-redis-queues';
-import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
-import { CapturedLogs, startRedis, type RedisServer } from '../support/faults';
-import { RedisProxy } from '../support/redis-proxy';
-import { pollUntil } from '../support/testing';
+import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
+import { CapturedLogs } from '@test/support/faults';
+import { useProxiedRedis } from '@test/support/redis-proxy';
+import { pollUntil } from '@test/support/testing';
 
 const batches = recordBatches<{ n: number }>('events');
 const tasks = recordTasks<{ n: number }>('timers');
@@ -16,24 +16,13 @@ const tasks = recordTasks<{ n: number }>('timers');
  */
 describe('a black-holed subscriber connection', () => {
   const harness = useQueueApps();
-  let server: RedisServer;
-  let proxy: RedisProxy;
-
-  beforeAll(async () => {
-    server = await startRedis();
-    proxy = new RedisProxy(server.port);
-    await proxy.start();
-  });
-  afterAll(async () => {
-    await proxy.stop();
-    await server.stop();
-  });
+  const redis = useProxiedRedis();
 
   it('is noticed within seconds: work pushed or scheduled after it died is handed out, one warning, health says so', async () => {
     const logs = new CapturedLogs();
     const registry = new Registry();
     const { app, fixed, delay } = await harness.start({
-      connection: `redis://127.0.0.1:${proxy.port}`,
+      connection: redis.url,
       fixed: [{ name: 'events', shards: 2, maxWaitMs: 0 }],
       delay: [{ name: 'timers', shards: 2 }],
       providers: [batches.consumer, tasks.consumer],
@@ -48,7 +37,7 @@ describe('a black-holed subscriber connection', () => {
     await batches.untilMessages(1);
     expect((await subscriber())?.state).toBe('connected');
 
-    proxy.blackHoleSubscribers(true);
+    redis.proxy.blackHoleSubscribers(true);
     await fixed('events').push('after', { n: 1 });
     await delay('timers').schedule({ n: 1 }, { id: 'after' });
     // Before: 27-60 s (a consumer's idle poll). After: the missed PING is noticed within about 5 s.
@@ -64,7 +53,7 @@ describe('a black-holed subscriber connection', () => {
       (await registry.getSingleMetric('nrq_subscriber_restarts_total')!.get()).values[0].value;
     expect(await restarts()).toBeGreaterThanOrEqual(2);
 
-    proxy.blackHoleSubscribers(false);
+    redis.proxy.blackHoleSubscribers(false);
     await pollUntil(async () => (await subscriber())?.state === 'connected', 'the subscriber to answer again', 15_000);
     expect(logs.find('log', /Redis subscriber: answering again/)).toHaveLength(1);
     // Hints flow again: a push is handed out at once, not at the next idle poll.

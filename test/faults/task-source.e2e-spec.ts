@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import IORedis from 'ioredis';
 import { Registry } from 'prom-client';
-import { IsInt, Min } from 'class-validator';
 import {
   QueueEvents,
   QueueHealthIndicator,
@@ -11,18 +10,11 @@ import {
   type SourcedTask,
   TaskSource,
 } from 'nestjs-redis-queues';
-import { CapturedLogs, freePort, startRedis, type RedisServer } from '../support/faults';
-import { startQueueApp, type QueueApp } from '../support/fixtures';
-import { pollUntil, redisUrl, uniquePrefix } from '../support/testing';
-import { useWorkerProcesses } from '../support/worker-processes';
-
-class Meal {
-  @IsInt()
-  @Min(0)
-  grams!: number;
-}
-
-const HOUR = 3600_000;
+import { HOUR, Meal } from '@test/support/meals';
+import { CapturedLogs, freePort, startRedis, type RedisServer } from '@test/support/faults';
+import { startQueueApp, type QueueApp } from '@test/support/fixtures';
+import { pollUntil, redisUrl, uniquePrefix } from '@test/support/testing';
+import { useWorkerProcesses } from '@test/support/worker-processes';
 
 /** The application's records: what each test says the queue should hold. */
 let rows: SourcedTask<Meal | Record<string, unknown>>[] = [];

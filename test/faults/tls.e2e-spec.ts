@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
-import { freePort, startRedis, type RedisServer } from '../support/faults';
-import { expectErrors, expectedErrors } from '../support/logs';
-import { pollUntil } from '../support/testing';
+import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
+import { freePort, startRedis, type RedisServer } from '@test/support/faults';
+import { expectErrors, expectedErrors } from '@test/support/logs';
+import { pollUntil } from '@test/support/testing';
 
 // A self-signed certificate for 127.0.0.1 / localhost, made for these tests only (valid until 2126).
 const TLS_DIR = join(__dirname, '../fixtures/tls');

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { OnQueueEvent, type TaskDeadEvent, type TaskFailedEvent } from 'nestjs-redis-queues';
-import { recordTasks, useQueueApps } from '../support/fixtures';
-import { CapturedLogs } from '../support/faults';
-import { pollUntil } from '../support/testing';
+import { recordTasks, useQueueApps } from '@test/support/fixtures';
+import { CapturedLogs } from '@test/support/faults';
+import { pollUntil } from '@test/support/testing';
 
 const thrown: { value: unknown } = { value: undefined };
 const failing = recordTasks('tasks', { concurrency: 2 }, () => {

@@ -1,7 +1,7 @@
 import IORedis from 'ioredis';
 import { QueueConfigError, QueueConnectionError, type QueueModuleOptions } from 'nestjs-redis-queues';
-import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
-import { pollUntil, resolves, uniquePrefix } from '../support/testing';
+import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
+import { pollUntil, resolves, uniquePrefix } from '@test/support/testing';
 import {
   CapturedLogs,
   freePort,
@@ -9,7 +9,7 @@ import {
   timed,
   watchUnhandledRejections,
   type RedisServer,
-} from '../support/faults';
+} from '@test/support/faults';
 
 const taskLog = recordTasks('tasks', { concurrency: 4 });
 const eventLog = recordBatches<string>('events', { concurrency: 2 });

@@ -1,7 +1,7 @@
 import type IORedis from 'ioredis';
-import { recordBatches, recordTasks, useQueueApps } from '../support/fixtures';
-import { pollUntil, rawClient, uniquePrefix } from '../support/testing';
-import { useWorkerProcesses } from '../support/worker-processes';
+import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
+import { pollUntil, rawClient, uniquePrefix } from '@test/support/testing';
+import { useWorkerProcesses } from '@test/support/worker-processes';
 
 /**
  * Work that becomes available in one process must wake the consumers of the others, which sleep up to

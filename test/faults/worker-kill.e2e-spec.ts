@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import type IORedis from 'ioredis';
 import { DelayQueue, FixedQueue, getDelayQueueToken, getFixedQueueToken, QueueModule } from 'nestjs-redis-queues';
-import { createApp, pollUntil, rawClient, redisUrl, uniquePrefix } from '../support/testing';
-import { compileLibrary, libraryEnv } from '../support/compile-library';
+import { createApp, pollUntil, rawClient, redisUrl, uniquePrefix } from '@test/support/testing';
+import { compileLibrary, libraryEnv } from '@test/support/compile-library';
 
 const TASKS = 10_000;
 const WORKERS = 4;

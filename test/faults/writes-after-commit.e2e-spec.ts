@@ -1,7 +1,7 @@
 import { QueueConnectionError, QueueInputError } from 'nestjs-redis-queues';
-import { recordTasks, useQueueApps } from '../support/fixtures';
-import { freePort, startRedis, timed, type RedisServer } from '../support/faults';
-import { pollUntil } from '../support/testing';
+import { recordTasks, useQueueApps } from '@test/support/fixtures';
+import { freePort, startRedis, timed, type RedisServer } from '@test/support/faults';
+import { pollUntil } from '@test/support/testing';
 
 /**
  * A write made after the application's database committed must reach Redis, or say why it did not:

@@ -1,4 +1,5 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import { startRedis, type RedisServer } from './faults';
 
 /** What ioredis writes to subscribe (RESP): how the proxy tells a subscriber from a command connection. */
 const SUBSCRIBE = /\r\nsubscribe\r\n/i;
@@ -130,4 +131,31 @@ export class RedisProxy {
     }
     await new Promise((resolve) => this.server?.close(resolve));
   }
+}
+
+/**
+ * A private redis-server behind a RedisProxy for the enclosing `describe`: started before its tests,
+ * stopped after them. `url` is the proxy's, for the applications that must go through it.
+ */
+export function useProxiedRedis(): { readonly proxy: RedisProxy; readonly url: string } {
+  let server: RedisServer | undefined;
+  let proxy: RedisProxy | undefined;
+  beforeAll(async () => {
+    server = await startRedis();
+    proxy = new RedisProxy(server.port);
+    await proxy.start();
+  });
+  afterAll(async () => {
+    await proxy?.stop();
+    await server?.stop();
+  });
+  return {
+    get proxy() {
+      if (!proxy) throw new Error('useProxiedRedis(): read its proxy in a test or hook');
+      return proxy;
+    },
+    get url() {
+      return `redis://127.0.0.1:${this.proxy.port}`;
+    },
+  };
 }

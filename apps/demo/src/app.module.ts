@@ -17,11 +17,10 @@ export class AppModule {
       module: AppModule,
       global: true,
       imports: [
-        // Before QueueModule: on shutdown the queues must drop their scheduled drain before @nestjs/schedule
-        // clears its registry, or removing the drain (already gone) throws and stops the shutdown.
+        // Runs the digest's drain (DigestReporter's intervalMs).
         ScheduleModule.forRoot(),
         QueueModule.forRoot({ connection: nodes ? { cluster: nodes } : config.redisUrl, prefix: config.prefix }),
-        GamesModule.forRoot(config),
+        GamesModule,
         PetsModule,
         OpsModule.forRoot(),
         // A demo on loopback: no guard. An application exposed to others passes one (README: Dashboard).

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { HandlerTimeoutError } from '../errors';
 import { QueueEvents } from '../events/queue-events';
 import { ServerClock } from '../redis/server-clock';
-import { pollUntil } from '../../../../test/support/testing';
+import { pollUntil } from '@test/support/testing';
 import type {
   Abandoned,
   ConsumerAdapter,

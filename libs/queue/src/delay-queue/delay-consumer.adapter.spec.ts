@@ -11,7 +11,7 @@ import { DelayConsumerOptionsRules } from '../validation/consumer-options';
 import { DelayConsumerAdapter, type DelayHandler, type TaskDelivery } from './delay-consumer.adapter';
 import { DelayQueue } from './delay-queue';
 import type { ClaimedTask } from './delay-queue.store';
-import { pollUntil } from '../../../../test/support/testing';
+import { pollUntil } from '@test/support/testing';
 
 /**
  * The DelayQueue adapter against the real redis-server of the test run (REDIS_URL): claims, outcomes,

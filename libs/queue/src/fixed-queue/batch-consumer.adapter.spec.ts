@@ -8,7 +8,7 @@ import { RedisConnection } from '../redis/redis-connection';
 import { resolveBatchConsumerOptions } from '../validation/consumer-options';
 import { BatchConsumerAdapter, type BatchDelivery, type BatchHandler } from './batch-consumer.adapter';
 import { FixedQueue } from './fixed-queue';
-import { pollUntil } from '../../../../test/support/testing';
+import { pollUntil } from '@test/support/testing';
 
 /**
  * The FixedQueue adapter against the real redis-server of the test run (REDIS_URL): claims,

@@ -1,31 +1,19 @@
 import { createBatchContext, createDelayContext } from 'nestjs-redis-queues/testing';
 
 describe('test contexts', () => {
-  it('builds a complete first delivery of a batch, with a signal that is not aborted', () => {
-    const ctx = createBatchContext();
-    expect(ctx).toEqual({
-      queue: 'queue',
-      group: 'group',
-      expired: 0,
-      claimedAt: expect.any(Number),
-      attempt: 1,
-      signal: expect.any(AbortSignal),
-    });
+  /** Exactly these fields (none missing, none more): a first attempt on 'queue', its signal not aborted. */
+  function expectFirstDelivery(ctx: { signal: AbortSignal }, fields: object): void {
+    expect(ctx).toEqual({ queue: 'queue', attempt: 1, signal: expect.any(AbortSignal), ...fields });
     expect(ctx.signal.aborted).toBe(false);
+  }
+
+  it('builds a complete first delivery of a batch, with a signal that is not aborted', () => {
+    expectFirstDelivery(createBatchContext(), { group: 'group', expired: 0, claimedAt: expect.any(Number) });
   });
 
   it('builds a complete first delivery of a task, due when it was claimed', () => {
     const ctx = createDelayContext();
-    expect(ctx).toEqual({
-      queue: 'queue',
-      id: 'task',
-      attempt: 1,
-      dueAt: ctx.firedAt,
-      runAt: ctx.firedAt,
-      firedAt: expect.any(Number),
-      signal: expect.any(AbortSignal),
-    });
-    expect(ctx.signal.aborted).toBe(false);
+    expectFirstDelivery(ctx, { id: 'task', dueAt: ctx.firedAt, runAt: ctx.firedAt, firedAt: expect.any(Number) });
   });
 
   it('takes any field from the test, the signal included', () => {

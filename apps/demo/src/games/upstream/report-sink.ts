@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { DemoConfig } from '../../demo.config';
 import { GameSequences } from '../game-sequences';
-import { REPORTING } from '../games.constants';
+import { MAX_EVENT_AGE_MS, MAX_EVENTS_PER_REPORT } from '../games.constants';
 import { type Losses, SequenceCheck, type StreamCounts } from './sequence-check';
 
 /** What the reporters send: one batch of one game. */
@@ -204,9 +204,9 @@ export class ReportSink implements OnModuleInit, OnApplicationShutdown {
     const age = receivedAt - batch.oldestTs;
     if (games.length !== 1 || games[0] !== report.game)
       batch.violations.push(`holds events of ${games.join(', ')} in a report for ${report.game}`);
-    if (batch.count > REPORTING.batchSize)
-      batch.violations.push(`${batch.count} events, more than ${REPORTING.batchSize}`);
-    if (age > REPORTING.maxAgeMs) batch.violations.push(`an event ${Math.round(age / 1000)} s old`);
+    if (batch.count > MAX_EVENTS_PER_REPORT)
+      batch.violations.push(`${batch.count} events, more than ${MAX_EVENTS_PER_REPORT}`);
+    if (age > MAX_EVENT_AGE_MS) batch.violations.push(`an event ${Math.round(age / 1000)} s old`);
     this.checkOrder(report, batch);
     if (batch.violations.length > 0) {
       this.sums.violations += 1;

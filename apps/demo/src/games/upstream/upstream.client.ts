@@ -8,7 +8,7 @@ import {
 import type { GameEvent } from '../dto/game-event.dto';
 import { GameSequences } from '../game-sequences';
 import { GameStats, type ReportKind } from '../game-stats';
-import { GAME_DIGEST, GAME_EVENTS, REPORTING } from '../games.constants';
+import { GAME_DIGEST, GAME_EVENTS, MAX_EVENT_AGE_MS } from '../games.constants';
 import { ReportSink } from './report-sink';
 import type { Losses } from './sequence-check';
 
@@ -35,7 +35,7 @@ export class UpstreamClient {
    * Throws when the upstream refuses, so that the queue delivers the batch again.
    */
   async report(kind: ReportKind, events: GameEvent[], ctx: BatchContext): Promise<void> {
-    const cutoff = Date.now() - REPORTING.maxAgeMs;
+    const cutoff = Date.now() - MAX_EVENT_AGE_MS;
     const fresh = events.filter((event) => event.ts >= cutoff);
     const tooOld = events.length - fresh.length;
     if (tooOld > 0) this.sink.lost(kind, ctx.group, this.sequences.run, { tooOld });

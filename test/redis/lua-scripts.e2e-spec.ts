@@ -1,0 +1,187 @@
+import { readdirSync } from 'node:fs';
+import { DelayQueueStore } from '../../libs/queue/src/delay-queue/delay-queue.store';
+import { QueueKeys } from '../../libs/queue/src/redis/keys';
+import { delayAck } from '../../libs/queue/src/delay-queue/lua/delay-ack';
+import { delayClaim } from '../../libs/queue/src/delay-queue/lua/delay-claim';
+import { delaySchedule } from '../../libs/queue/src/delay-queue/lua/delay-schedule';
+import { fixedPush } from '../../libs/queue/src/fixed-queue/lua/fixed-push';
+import {
+  fixedClaimUnordered,
+  type FixedClaimUnorderedInput,
+} from '../../libs/queue/src/fixed-queue/lua/fixed-claim-unordered';
+import { invoke, shardKeys } from '../../libs/queue/src/redis/script-protocol';
+import type { DelayQueueOptionsRules } from '../../libs/queue/src/validation/delay-queue-options';
+import { scriptNames, scriptSets } from '../../libs/queue/src/redis/script-registry';
+import { Scripts, scriptText } from '../../libs/queue/src/redis/scripts';
+// The whole library, so that every protocol it defines, hence every script, is known.
+import '../../libs/queue/src';
+import { pollUntil, rawClient, uniquePrefix } from '@test/support/testing';
+
+describe('Lua scripts', () => {
+  it('are all defined by the protocols the library imports', () => {
+    const files = scriptSets().flatMap(({ dir }) => readdirSync(dir).filter((file) => file.endsWith('.lua')));
+    expect(
+      scriptNames()
+        .map((name) => `${name}.lua`)
+        .sort(),
+    ).toEqual(files.sort());
+    expect(files.length).toBeGreaterThan(30);
+  });
+
+  it.each(scriptNames())('%s compiles on the server, its includes inlined', async (name) => {
+    const redis = rawClient();
+    try {
+      expect(await redis.script('LOAD', scriptText(name))).toMatch(/^[0-9a-f]{40}$/);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
+
+describe('fixed-claim-unordered through its protocol (the reads and the script in one MULTI)', () => {
+  const push = (shard: ReturnType<typeof shardKeys>, scripts: Scripts, messages: string[]) =>
+    invoke(scripts, fixedPush, shard, {
+      capacity: 100,
+      batchSize: 2,
+      maxWaitMs: 0,
+      mode: '0',
+      carrier: '',
+      groups: [{ group: 'a', messages }],
+    });
+  const taking = (maxAgeMs: number): FixedClaimUnorderedInput => ({
+    batchSize: 2,
+    maxAgeMs,
+    maxWaitMs: 0,
+    limit: 1,
+    candidates: ['a'],
+    read: 2,
+    raw: true,
+  });
+
+  it('reads the lists as the script saw them, and reloads a flushed script inside the transaction', async () => {
+    const redis = rawClient();
+    const scripts = new Scripts(redis);
+    const shard = shardKeys(new QueueKeys(uniquePrefix(), 'q', 1), 0);
+    try {
+      await push(shard, scripts, ['{"n":1}', '{"n":2}', '{"n":3}']);
+      await redis.script('FLUSH');
+      const { outcome, lists } = await invoke(scripts, fixedClaimUnordered, shard, taking(0));
+      expect(lists).toEqual([
+        [expect.stringMatching(/^\[\d{13},\{"n":1\}\]$/), expect.stringMatching(/^\[\d{13},\{"n":2\}\]$/)],
+      ]);
+      // 'a' is listed again: one message left, due after maxWait 0.
+      expect(outcome).toMatchObject({
+        due: ['a'],
+        batches: [{ group: 'a', expired: 0, messages: ['{"n":1}', '{"n":2}'], attempt: 1 }],
+      });
+      expect(await redis.lrange(shard.group('a'), 0, -1)).toEqual([expect.stringContaining('{"n":3}')]);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('claims nothing from a read made only of expired entries, trims them all, and gives the fresh ones next', async () => {
+    const redis = rawClient();
+    const scripts = new Scripts(redis);
+    const shard = shardKeys(new QueueKeys(uniquePrefix(), 'q', 1), 0);
+    const serverMs = async () => {
+      const [s, us] = await redis.time();
+      return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+    };
+    try {
+      await push(shard, scripts, ['1', '2', '3']);
+      const pushedAt = await serverMs();
+      await pollUntil(async () => (await serverMs()) > pushedAt + 60, 'the first entries to age past maxAgeMs');
+      await push(shard, scripts, ['4']);
+      // Three expired (more than the two read): nothing claimed.
+      const first = await invoke(scripts, fixedClaimUnordered, shard, taking(50));
+      expect(first.outcome.batches).toEqual([{ group: 'a', expired: 3, messages: [], attempt: 0 }]);
+      const second = await invoke(scripts, fixedClaimUnordered, shard, taking(50));
+      expect(second.outcome.batches).toEqual([{ group: 'a', expired: 0, messages: ['4'], attempt: 1 }]);
+      expect(await redis.hgetall(shard.key('stats'))).toMatchObject({
+        pushed: '4',
+        expired: '3',
+        delivered: '1',
+        pending: '0',
+      });
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
+
+describe('scripts with the largest batches the library sends', () => {
+  it('fixed-push takes 4,000 groups in one call, and delay-claim / delay-ack 3,000 tasks', async () => {
+    const redis = rawClient();
+    const scripts = new Scripts(redis);
+    const prefix = uniquePrefix();
+    const fixed = shardKeys(new QueueKeys(prefix, 'q', 1), 0);
+    const delay = shardKeys(new QueueKeys(prefix, 'd', 1), 0);
+    try {
+      const groups = Array.from({ length: 4000 }, (_, i) => ({ group: `g${i}`, messages: ['{"n":1}'] }));
+      const pushed = await invoke(scripts, fixedPush, fixed, {
+        capacity: 1000,
+        batchSize: 128,
+        maxWaitMs: 1000,
+        mode: '0',
+        carrier: '',
+        groups,
+      });
+      expect(pushed.evicted.every((evicted) => evicted === 0)).toBe(true);
+      expect(await redis.zrange(fixed.key('lastPush'), 0, -1)).toEqual(expect.arrayContaining(['g0', 'g3999']));
+      expect(await redis.zcard(fixed.key('lastPush'))).toBe(4000);
+      expect(await redis.zcard(fixed.key('ready'))).toBe(4000);
+
+      const ids = Array.from({ length: 3000 }, (_, i) => `t${i}`);
+      await invoke(
+        scripts,
+        delaySchedule,
+        delay,
+        ids.map((id) => ({ id, json: '{}', time: ['in', 0] as ['in', number], onExists: 'replace' })),
+      );
+      const claimed = await invoke(scripts, delayClaim, delay, {
+        limit: 3000,
+        leaseMs: 30_000,
+        maxAttempts: 5,
+        deadCapacity: 100,
+        token: 'token-1',
+      });
+      expect(claimed.tasks).toHaveLength(3000);
+      const acked = await invoke(
+        scripts,
+        delayAck,
+        delay,
+        claimed.tasks.map(({ id, token }) => ({ id, token })),
+      );
+      expect(acked.filter(Boolean)).toHaveLength(3000);
+      expect(await redis.hlen(delay.key('data'))).toBe(0);
+      expect(await redis.hlen(delay.key('runs'))).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
+
+describe('dead letters listed a page per script call', () => {
+  it('lists them newest first, none twice and none missed, where a page ends among equal death times', async () => {
+    const redis = rawClient();
+    const keys = new QueueKeys(uniquePrefix(), 'd', 1);
+    const store = new DelayQueueStore(new Scripts(redis), keys, { shards: 1 } as unknown as DelayQueueOptionsRules);
+    try {
+      // 150 tasks died in each of three milliseconds: pages of 200 end inside a millisecond.
+      const pipeline = redis.pipeline();
+      for (let i = 0; i < 450; i++) {
+        pipeline.zadd(keys.key(0, 'dead'), 1_700_000_000_000 + Math.floor(i / 150), `t${i}`);
+        pipeline.hset(keys.key(0, 'data'), `t${i}`, `{"i":${i}}`);
+        pipeline.hset(keys.key(0, 'runs'), `t${i}`, `2:tok:1700000000000`);
+      }
+      await pipeline.exec();
+      const newestFirst = await redis.zrange(keys.key(0, 'dead'), '+inf', '-inf', 'BYSCORE', 'REV');
+      expect((await store.dead(0, 10_000)).map((task) => task.id)).toEqual(newestFirst);
+      expect((await store.dead(0, 350)).map((task) => task.id)).toEqual(newestFirst.slice(0, 350));
+      expect((await store.dead(0, 1))[0]).toMatchObject({ id: newestFirst[0], attempts: 2, json: '{"i":449}' });
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
