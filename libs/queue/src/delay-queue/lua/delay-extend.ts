@@ -1,5 +1,6 @@
 import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
 import { kindsOf } from '../../redis/script-protocol';
+import { decodePerDelivery } from '../../redis/lua/per-delivery';
 import type { TaskDelivery } from './delay-ack';
 
 /** Extends leases of running deliveries (see delay-extend.lua): false where lost. */
@@ -11,5 +12,5 @@ export const delayExtend = DELAY_QUEUE_SCRIPTS.define<
   script: 'delay-extend',
   keys: (shard) => kindsOf(shard, ['active', 'runs']),
   args: ({ leaseMs, deliveries }) => [leaseMs, ...deliveries.flatMap(({ id, token }) => [id, token])],
-  decode: (reply) => (reply as number[]).map((kept) => kept === 1),
+  decode: decodePerDelivery,
 });

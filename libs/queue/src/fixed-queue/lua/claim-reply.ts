@@ -53,6 +53,11 @@ export function decodeClaimHead(reply: (string | number)[]): { outcome: ClaimRep
 
 /** What both claims (ordered or not) are given. */
 export interface ClaimInput {
+  batchSize: number;
+  maxAgeMs: number;
+  maxWaitMs: number;
+  /** Most batches to claim (ordered: one per group), and groups to list. */
+  limit: number;
   groupRateLimit?: GroupRateLimitOptions;
   candidates: string[];
   /** Entries read of each candidate. */

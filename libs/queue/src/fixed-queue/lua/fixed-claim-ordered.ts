@@ -3,11 +3,6 @@ import { batchOf, candidateArgs, claimProtocol, type ClaimInput, type Claimed, t
 import { rateArgs } from './group-rate';
 
 export interface FixedClaimOrderedInput extends ClaimInput {
-  batchSize: number;
-  maxAgeMs: number;
-  maxWaitMs: number;
-  /** Most batches (one per group) to claim, and groups to list. */
-  limit: number;
   /** '1' at-most-once, '2' at-least-once. */
   mode: string;
   leaseMs: number;

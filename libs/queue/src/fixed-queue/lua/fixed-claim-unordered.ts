@@ -2,13 +2,8 @@ import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
 import { batchOf, candidateArgs, claimProtocol, type ClaimInput, type Claimed, type ClaimedFrom } from './claim-reply';
 import { rateArgs } from './group-rate';
 
-export interface FixedClaimUnorderedInput extends ClaimInput {
-  batchSize: number;
-  maxAgeMs: number;
-  maxWaitMs: number;
-  /** Most batches to claim, and groups to list. */
-  limit: number;
-}
+/** An unordered claim is given only what every claim is. */
+export type FixedClaimUnorderedInput = ClaimInput;
 
 /** A candidate's values: offset, expired, claimed; cut into batches of batchSize. */
 const claimedUnordered: ClaimedFrom<FixedClaimUnorderedInput> = (outcome, values, at, list, input, group) => {

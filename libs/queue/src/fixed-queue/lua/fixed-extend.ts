@@ -1,5 +1,6 @@
 import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
 import { kindsOf } from '../../redis/script-protocol';
+import { decodePerDelivery } from '../../redis/lua/per-delivery';
 import type { GroupLease } from './fixed-ack';
 
 export interface FixedExtendInput {
@@ -12,5 +13,5 @@ export const fixedExtend = FIXED_QUEUE_SCRIPTS.define<'fixed-extend', FixedExten
   script: 'fixed-extend',
   keys: (shard) => kindsOf(shard, ['held', 'leases']),
   args: ({ leaseMs, leases }) => [leaseMs, ...leases.flatMap(({ group, token }) => [group, token])],
-  decode: (reply) => (reply as number[]).map((held) => held === 1),
+  decode: decodePerDelivery,
 });

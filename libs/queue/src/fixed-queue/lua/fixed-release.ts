@@ -1,5 +1,6 @@
 import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
 import { kindsOf } from '../../redis/script-protocol';
+import { decodePerDelivery } from '../../redis/lua/per-delivery';
 import type { GroupLease } from './fixed-ack';
 
 /** A group lease shutdown gives back, and whether its attempt counts (its handler ran past handlerTimeoutMs). */
@@ -19,5 +20,5 @@ export const fixedRelease = FIXED_QUEUE_SCRIPTS.define<
     error,
     ...leases.flatMap(({ group, token, counted }) => [group, token, counted ? '1' : '0']),
   ],
-  decode: (reply) => (reply as number[]).map((done) => done === 1),
+  decode: decodePerDelivery,
 });
