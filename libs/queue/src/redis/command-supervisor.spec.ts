@@ -31,6 +31,9 @@ function fakeClient(status: string, sent: { reject: jest.Mock }[]) {
   return { client, socket };
 }
 
+/** The heartbeats a test started, stopped after it. */
+const heartbeats: CommandHeartbeat[] = [];
+
 /** A connection whose socket, status and queue of sent calls the test drives. */
 function connection(status = 'ready') {
   const sent: { reject: jest.Mock }[] = [];
@@ -42,6 +45,7 @@ function connection(status = 'ready') {
     deadlineMs: 3000,
     quietMs: 15_000,
   });
+  heartbeats.push(heartbeat);
   const call = () => {
     const command = { reject: jest.fn() };
     sent.push(command);
@@ -63,7 +67,10 @@ function connection(status = 'ready') {
 
 describe('CommandHeartbeat', () => {
   beforeEach(() => jest.useFakeTimers({ now: 1_000_000 }));
-  afterEach(() => jest.useRealTimers());
+  afterEach(() => {
+    for (const heartbeat of heartbeats.splice(0)) heartbeat.stop();
+    jest.useRealTimers();
+  });
 
   it('leaves a connection whose replies keep coming alone, however long its calls keep it busy', async () => {
     const { heartbeat, stalls, call, reply, socket, client } = connection();
@@ -77,7 +84,6 @@ describe('CommandHeartbeat', () => {
     expect(stalls).toEqual([]);
     expect(socket.destroyed).toBe(false);
     expect(client.pings).toBe(0);
-    heartbeat.stop();
   });
 
   it('fails the calls awaiting replies and destroys the socket after the deadline of silence', async () => {
@@ -92,7 +98,6 @@ describe('CommandHeartbeat', () => {
       expect(command.reject).toHaveBeenCalledWith(new Error(`silent for ${stalls[0].silentMs} ms`));
     expect(sent).toHaveLength(0);
     expect(socket.destroyed).toBe(true);
-    heartbeat.stop();
   });
 
   it('pings a connection quiet for 15 s, and replaces it when the PING goes unanswered', async () => {
@@ -106,7 +111,6 @@ describe('CommandHeartbeat', () => {
     expect(client.pings).toBe(1);
     expect(stalls).toEqual([{ silentMs: expect.any(Number) as number, waiting: 1 }]);
     expect(socket.destroyed).toBe(true);
-    heartbeat.stop();
   });
 
   it('costs one PING per quiet spell when it is answered', async () => {
@@ -118,7 +122,6 @@ describe('CommandHeartbeat', () => {
       reply();
     }
     expect(stalls).toEqual([]);
-    heartbeat.stop();
   });
 
   it('replaces a connection whose handshake goes unanswered, not one waiting for a loading server', async () => {
@@ -138,7 +141,6 @@ describe('CommandHeartbeat', () => {
     await passDeadline();
     expect(stalls).toHaveLength(1);
     expect(socket.destroyed).toBe(true);
-    heartbeat.stop();
   });
 
   it('waits out the silence a WAIT announced', async () => {
@@ -152,7 +154,6 @@ describe('CommandHeartbeat', () => {
     call();
     await jest.advanceTimersByTimeAsync(3600);
     expect(stalls).toHaveLength(1);
-    heartbeat.stop();
   });
 
   it('reads what arrived during a pause of the process before calling the connection silent', async () => {
@@ -170,7 +171,6 @@ describe('CommandHeartbeat', () => {
     jest.advanceTimersByTime(3500);
     await new Promise((resolve) => setImmediate(resolve));
     expect(stalls).toHaveLength(1);
-    heartbeat.stop();
   });
 });
 

@@ -24,7 +24,7 @@ export function carrierAt(text: string, from: number): string | undefined {
 
 /**
  * The JSON of a stored task payload (a DelayQueue data hash value), which a debounced task not yet
- * claimed leads with `1,<ms its window opened>,` (see includes/debounce-window.lua).
+ * claimed leads with `1,<ms its window opened>,` (see the DelayQueue's debounce-window include).
  */
 export function storedJson(text: string): string {
   const windowed = text.charCodeAt(0) === 49 && text.charCodeAt(1) === 44;

@@ -111,7 +111,7 @@ export function claimProtocol<In extends ClaimInput>(
   };
 }
 
-/** The messages (and, traced, their carriers) of entries `from` to `to` of a candidate's list. */
+/** The batch of entries `from` to `to` of a candidate's list (ordered: held by `token`). */
 export function batchOf(
   group: string,
   expired: number,
@@ -120,12 +120,14 @@ export function batchOf(
   from: number,
   to: number,
   { raw, traced }: ClaimInput,
+  token?: string,
 ): ClaimedBatch {
   return {
     group,
     expired,
     messages: entryMessages(list, from, to, raw),
     attempt,
+    token,
     carriers: traced ? entryCarriers(list, from, to) : undefined,
   };
 }

@@ -20,9 +20,10 @@ const claimedOrdered: ClaimedFrom<FixedClaimOrderedInput> = (outcome, values, at
   const expired = values[at + 1] as number;
   const claimed = values[at + 2] as number;
   if (claimed > 0) {
-    const batch = batchOf(group, expired, values[at + 3] as number, list, offset, offset + claimed, input);
-    batch.token = values[at + 4] as string;
-    outcome.batches.push(batch);
+    const token = values[at + 4] as string;
+    outcome.batches.push(
+      batchOf(group, expired, values[at + 3] as number, list, offset, offset + claimed, input, token),
+    );
   } else if (expired > 0) {
     outcome.batches.push({ group, expired, messages: [], attempt: 0 });
   }
