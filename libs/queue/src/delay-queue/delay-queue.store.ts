@@ -1,21 +1,21 @@
 import type { Scripts } from '../redis/scripts';
 import { fencingToken } from '../redis/fencing-token';
 import type { QueueKeys, ShardKeyKind } from '../redis/keys';
-import { type Acked, delayAck, type TaskDelivery } from './lua/delay-ack';
-import { delayAdvance, type AdvanceOutcome, type DelayAdvanceInput } from './lua/delay-advance';
+import { type Acked, delayAck, type TaskLease } from './lua/delay-ack';
+import { delayAdvance, type DelayAdvanceReply, type DelayAdvanceInput } from './lua/delay-advance';
 import { delayCancel } from './lua/delay-cancel';
-import { delayClaim, type ClaimOutcome } from './lua/delay-claim';
+import { delayClaim, type DelayClaimReply } from './lua/delay-claim';
 import { delayDead, type DeadTask } from './lua/delay-dead';
 import { delayDeleteDead } from './lua/delay-delete-dead';
 import { delayExtend } from './lua/delay-extend';
-import { delayFail, type TaskFailOutcome } from './lua/delay-fail';
+import { delayFail, type DelayFailReply } from './lua/delay-fail';
 import { delayGet, type StoredTask } from './lua/delay-get';
 import { delayMove, type Placement } from './lua/delay-move';
 import { delayRelease } from './lua/delay-release';
 import { delayRequeue } from './lua/delay-requeue';
 import { delayRepeat, type DelayRepeatInput, type RepeatDeclared } from './lua/delay-repeat';
 import { delayRequeueDead } from './lua/delay-requeue-dead';
-import { delaySchedule, type ScheduleItem, type ScheduleOutcome } from './lua/delay-schedule';
+import { delaySchedule, type ScheduleItem, type DelayScheduleReply } from './lua/delay-schedule';
 import { delayStats } from './lua/delay-stats';
 import { delaySweep, type SweepInput, type SweepStep } from './lua/delay-sweep';
 import { delaySweepMark, type SweepMarkInput } from './lua/delay-sweep-mark';
@@ -31,10 +31,10 @@ import type { DelayQueueStats, RepeatInfo, ResolvedDelayQueueOptions, UpcomingTa
 import { decodeRepeatEntry } from './lua/repeat-entry';
 import { RepeatSchedule } from './repeat-schedule';
 
-export type { ClaimedTask, ClaimOutcome } from './lua/delay-claim';
+export type { ClaimedTask, DelayClaimReply } from './lua/delay-claim';
 export type { StoredTask } from './lua/delay-get';
 export type { Placement } from './lua/delay-move';
-export type { ScheduleItem, ScheduleItemResult, ScheduleOutcome } from './lua/delay-schedule';
+export type { ScheduleItem, ScheduleItemResult, DelayScheduleReply } from './lua/delay-schedule';
 
 /**
  * Bounds on one script call (Redis runs one script at a time: a long one freezes every client). Before
@@ -44,7 +44,7 @@ export type { ScheduleItem, ScheduleItemResult, ScheduleOutcome } from './lua/de
 const DEAD_LETTERS_PER_CALL = 200;
 const MAX_CLAIM_PER_CALL = 500;
 /** Deliveries acknowledged or extended per script call: about a claim's work each. */
-const DELIVERIES_PER_CALL = 250;
+const LEASES_PER_CALL = 250;
 /** Dead letters re-queued or deleted per script call (requeueAll, deleteDead). */
 export const DEAD_LETTERS_PER_CHUNK = 500;
 
@@ -80,7 +80,7 @@ export class DelayQueueStore extends ShardStore {
   }
 
   /** Schedules tasks of one shard in one call, in order. */
-  schedule(shard: number, tasks: ScheduleItem[]): Promise<ScheduleOutcome> {
+  schedule(shard: number, tasks: ScheduleItem[]): Promise<DelayScheduleReply> {
     return this.write(delaySchedule, shard, tasks);
   }
 
@@ -119,7 +119,7 @@ export class DelayQueueStore extends ShardStore {
   }
 
   /** Ends an occurrence of a repeat and places the next. */
-  advance(shard: number, input: DelayAdvanceInput): Promise<AdvanceOutcome> {
+  advance(shard: number, input: DelayAdvanceInput): Promise<DelayAdvanceReply> {
     return this.call(delayAdvance, shard, input);
   }
 
@@ -147,7 +147,7 @@ export class DelayQueueStore extends ShardStore {
     return this.call(delayGet, shard, id);
   }
 
-  claim(shard: number, limit: number): Promise<ClaimOutcome> {
+  claim(shard: number, limit: number): Promise<DelayClaimReply> {
     const { leaseMs, maxAttempts, deadLetter } = this.options;
     const input = {
       limit: Math.min(limit, MAX_CLAIM_PER_CALL),
@@ -161,14 +161,14 @@ export class DelayQueueStore extends ShardStore {
   }
 
   /** Acknowledges deliveries of one shard: whether each completed its task, and any successor it made due. */
-  ack(shard: number, deliveries: TaskDelivery[]): Promise<Acked[]> {
-    return inChunks(deliveries, DELIVERIES_PER_CALL, (chunk) => this.call(delayAck, shard, chunk));
+  ack(shard: number, leases: TaskLease[]): Promise<Acked[]> {
+    return inChunks(leases, LEASES_PER_CALL, (chunk) => this.call(delayAck, shard, chunk));
   }
 
-  fail(shard: number, id: string, token: string, retryDelayMs: number, error: string): Promise<TaskFailOutcome> {
+  fail(shard: number, id: string, token: string, retryDelayMs: number, error: string): Promise<DelayFailReply> {
     const { maxAttempts, deadLetter } = this.options;
     return this.call(delayFail, shard, {
-      delivery: { id, token },
+      lease: { id, token },
       maxAttempts,
       retryDelayMs,
       deadCapacity: deadLetter.capacity,
@@ -177,11 +177,9 @@ export class DelayQueueStore extends ShardStore {
   }
 
   /** Extends the leases of running deliveries of one shard; true for each still held. */
-  extend(shard: number, deliveries: TaskDelivery[]): Promise<boolean[]> {
+  extend(shard: number, leases: TaskLease[]): Promise<boolean[]> {
     const { leaseMs } = this.options;
-    return inChunks(deliveries, DELIVERIES_PER_CALL, (chunk) =>
-      this.call(delayExtend, shard, { leaseMs, deliveries: chunk }),
-    );
+    return inChunks(leases, LEASES_PER_CALL, (chunk) => this.call(delayExtend, shard, { leaseMs, leases: chunk }));
   }
 
   /**

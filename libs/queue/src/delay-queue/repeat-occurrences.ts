@@ -1,5 +1,5 @@
 import type { RepeatOccurrence } from '../interfaces';
-import type { AdvanceOutcome } from './lua/delay-advance';
+import type { DelayAdvanceReply } from './lua/delay-advance';
 import type { RepeatDeclared } from './lua/delay-repeat';
 import { decodeRepeatEntry } from './lua/repeat-entry';
 import type { ServerClock } from '../redis/server-clock';
@@ -67,7 +67,7 @@ export class RepeatOccurrences {
     plan: OccurrencePlan,
     outcome: 'completed' | 'failed' | 'skipped',
     error = '',
-  ): Promise<AdvanceOutcome> {
+  ): Promise<DelayAdvanceReply> {
     let { schedule } = plan;
     const { occurrence } = plan.occurrence;
     let serverNow = this.clock.estimate();

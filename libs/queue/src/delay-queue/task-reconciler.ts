@@ -6,7 +6,7 @@ import type { QueueRecord } from '../redis/queue-meta';
 import { describeError } from '../utils/errors';
 import { nameProblem } from '../validation/payload';
 import { resolveTime } from '../validation/time';
-import type { DelayQueueStore, ScheduleItem, ScheduleOutcome } from './delay-queue.store';
+import type { DelayQueueStore, ScheduleItem, DelayScheduleReply } from './delay-queue.store';
 import {
   moreRowsRefused,
   noTaskSource,
@@ -49,7 +49,7 @@ export interface ReconcilePort {
   encode(payload: unknown): string;
   shardOf(id: string): number;
   /** A write landed: the queue observes the clock and wakes consumers when a shard's head moved. */
-  written(shard: number, outcome: ScheduleOutcome, sentAt: number): void;
+  written(shard: number, reply: DelayScheduleReply, sentAt: number): void;
 }
 
 interface Counts {
@@ -242,9 +242,9 @@ export class TaskReconciler {
     }
     if (items.length === 0) return;
     const sentAt = Date.now();
-    const outcome = await this.port.store.schedule(shard, items);
-    this.port.written(shard, outcome, sentAt);
-    for (const result of outcome.results) {
+    const reply = await this.port.store.schedule(shard, items);
+    this.port.written(shard, reply, sentAt);
+    for (const result of reply.results) {
       if (result.changed) counts.restored += 1;
       else counts.kept += 1;
     }

@@ -13,7 +13,7 @@ import type {
   Placement,
   ScheduleItem,
   ScheduleItemResult,
-  ScheduleOutcome,
+  DelayScheduleReply,
 } from './delay-queue.store';
 
 /**
@@ -134,7 +134,7 @@ export class TaskWrites {
   }
 
   /** One schedule call of a traced queue: its send span, linked to the creation contexts of its tasks. */
-  private sendTraced(tracer: QueueTracer, shard: number, items: ScheduleItem[]): Promise<ScheduleOutcome> {
+  private sendTraced(tracer: QueueTracer, shard: number, items: ScheduleItem[]): Promise<DelayScheduleReply> {
     const origins = new CreationContexts();
     for (const item of items) origins.add(item.json);
     return tracer.send('send', origins, { [MESSAGE_COUNT]: origins.count }, (carrier) => {

@@ -1,8 +1,11 @@
 import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
 import { kindsOf } from '../../redis/script-protocol';
 
-/** A delivery of a task, as acknowledgements and heartbeats name it. */
-export interface TaskDelivery {
+/**
+ * The hold of a delivery on its task: the task, and the fencing token its claim took (a call naming a
+ * token that lost the task changes nothing).
+ */
+export interface TaskLease {
   id: string;
   token: string;
 }
@@ -13,11 +16,11 @@ export interface Acked {
   successorAt?: number;
 }
 
-/** Completes deliveries (see delay-ack.lua). */
-export const delayAck = DELAY_QUEUE_SCRIPTS.define<'delay-ack', TaskDelivery[], Acked[]>({
+/** Completes the deliveries that still hold their leases (see delay-ack.lua). */
+export const delayAck = DELAY_QUEUE_SCRIPTS.define<'delay-ack', TaskLease[], Acked[]>({
   script: 'delay-ack',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'stats', 'errors', 'runs', 'successors']),
-  args: (deliveries) => deliveries.flatMap(({ id, token }) => [id, token]),
+  args: (leases) => leases.flatMap(({ id, token }) => [id, token]),
   decode: (reply) => {
     const values = reply as number[];
     const count = values.length / 2;

@@ -16,14 +16,14 @@ export interface DelayAdvanceInput {
   window: TickWindow;
 }
 
-export type AdvanceOutcome =
+export type DelayAdvanceReply =
   | { status: 'next'; nextRunAt: number }
   | { status: 'ended' | 'fenced' }
   | { status: 'clock'; serverNow: number }
   | { status: 'changed'; schedule: string };
 
 /** Ends an occurrence of a repeat and places the next (see delay-advance.lua). */
-export const delayAdvance = DELAY_QUEUE_SCRIPTS.define<'delay-advance', DelayAdvanceInput, AdvanceOutcome>({
+export const delayAdvance = DELAY_QUEUE_SCRIPTS.define<'delay-advance', DelayAdvanceInput, DelayAdvanceReply>({
   script: 'delay-advance',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'stats', 'errors', 'runs', 'repeats', 'successors']),
   args: ({ id, token, schedule, missed, outcome, error, after, window }) => [
@@ -37,7 +37,7 @@ export const delayAdvance = DELAY_QUEUE_SCRIPTS.define<'delay-advance', DelayAdv
     ...tickWindowArgs(window),
   ],
   decode: (reply) => {
-    const [status, value] = reply as [AdvanceOutcome['status'], (number | string)?];
+    const [status, value] = reply as [DelayAdvanceReply['status'], (number | string)?];
     if (status === 'next') return { status, nextRunAt: value as number };
     if (status === 'clock') return { status, serverNow: value as number };
     if (status === 'changed') return { status, schedule: value as string };

@@ -14,7 +14,7 @@ export interface ClaimedTask {
   repeat?: string;
 }
 
-export interface ClaimOutcome {
+export interface DelayClaimReply {
   serverNow: number;
   nextDueAt: number;
   tasks: ClaimedTask[];
@@ -30,7 +30,7 @@ export interface DelayClaimInput {
 }
 
 /** Claims due tasks of one shard, after returning those whose lease ran out (see delay-claim.lua). */
-export const delayClaim = DELAY_QUEUE_SCRIPTS.define<'delay-claim', DelayClaimInput, ClaimOutcome>({
+export const delayClaim = DELAY_QUEUE_SCRIPTS.define<'delay-claim', DelayClaimInput, DelayClaimReply>({
   script: 'delay-claim',
   keys: (shard) =>
     kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats', 'successors']),

@@ -1,24 +1,24 @@
 import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
 import { kindsOf } from '../../redis/script-protocol';
-import type { TaskDelivery } from './delay-ack';
+import type { TaskLease } from './delay-ack';
 
 export interface DelayFailInput {
-  delivery: TaskDelivery;
+  lease: TaskLease;
   maxAttempts: number;
   retryDelayMs: number;
   deadCapacity: number;
   error: string;
 }
 
-export type TaskFailOutcome = { outcome: 'retry' | 'dead'; at: number } | null;
+export type DelayFailReply = { outcome: 'retry' | 'dead'; at: number } | null;
 
 /** Fails a delivery (see delay-fail.lua): its retry or burial, or null when the token is stale. */
-export const delayFail = DELAY_QUEUE_SCRIPTS.define<'delay-fail', DelayFailInput, TaskFailOutcome>({
+export const delayFail = DELAY_QUEUE_SCRIPTS.define<'delay-fail', DelayFailInput, DelayFailReply>({
   script: 'delay-fail',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'successors']),
-  args: ({ delivery, maxAttempts, retryDelayMs, deadCapacity, error }) => [
-    delivery.id,
-    delivery.token,
+  args: ({ lease, maxAttempts, retryDelayMs, deadCapacity, error }) => [
+    lease.id,
+    lease.token,
     maxAttempts,
     retryDelayMs,
     deadCapacity,

@@ -1,9 +1,9 @@
 import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
 import { kindsOf } from '../../redis/script-protocol';
-import type { TaskDelivery } from './delay-ack';
+import type { TaskLease } from './delay-ack';
 
 /** A delivery shutdown gives back: whether its attempt counts, and the error recorded if it does. */
-export interface GivenBackTask extends TaskDelivery {
+export interface GivenBackTask extends TaskLease {
   counted: boolean;
   error: string;
 }

@@ -20,7 +20,7 @@ export interface ScheduleItemResult {
   state?: TaskState;
 }
 
-export interface ScheduleOutcome {
+export interface DelayScheduleReply {
   serverNow: number;
   /** The shard's earliest run time, or -1. */
   head: number;
@@ -28,7 +28,7 @@ export interface ScheduleOutcome {
 }
 
 /** Schedules (or replaces) tasks of one shard, in order (see delay-schedule.lua). */
-export const delaySchedule = DELAY_QUEUE_SCRIPTS.define<'delay-schedule', ScheduleItem[], ScheduleOutcome>({
+export const delaySchedule = DELAY_QUEUE_SCRIPTS.define<'delay-schedule', ScheduleItem[], DelayScheduleReply>({
   script: 'delay-schedule',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'successors']),
   args: (tasks) =>
