@@ -65,12 +65,12 @@ describe('fixed-claim-unordered through its protocol (the reads and the script i
     try {
       await push(shard, scripts, ['{"n":1}', '{"n":2}', '{"n":3}']);
       await redis.script('FLUSH');
-      const { outcome, lists } = await invoke(scripts, fixedClaimUnordered, shard, taking(0));
+      const { reply, lists } = await invoke(scripts, fixedClaimUnordered, shard, taking(0));
       expect(lists).toEqual([
         [expect.stringMatching(/^\[\d{13},\{"n":1\}\]$/), expect.stringMatching(/^\[\d{13},\{"n":2\}\]$/)],
       ]);
       // 'a' is listed again: one message left, due after maxWait 0.
-      expect(outcome).toMatchObject({
+      expect(reply).toMatchObject({
         due: ['a'],
         batches: [{ group: 'a', expired: 0, messages: ['{"n":1}', '{"n":2}'], attempt: 1 }],
       });
@@ -95,9 +95,9 @@ describe('fixed-claim-unordered through its protocol (the reads and the script i
       await push(shard, scripts, ['4']);
       // Three expired (more than the two read): nothing claimed.
       const first = await invoke(scripts, fixedClaimUnordered, shard, taking(50));
-      expect(first.outcome.batches).toEqual([{ group: 'a', expired: 3, messages: [], attempt: 0 }]);
+      expect(first.reply.batches).toEqual([{ group: 'a', expired: 3, messages: [], attempt: 0 }]);
       const second = await invoke(scripts, fixedClaimUnordered, shard, taking(50));
-      expect(second.outcome.batches).toEqual([{ group: 'a', expired: 0, messages: ['4'], attempt: 1 }]);
+      expect(second.reply.batches).toEqual([{ group: 'a', expired: 0, messages: ['4'], attempt: 1 }]);
       expect(await redis.hgetall(shard.key('stats'))).toMatchObject({
         pushed: '4',
         expired: '3',

@@ -1,7 +1,7 @@
 import { fencingToken } from '../redis/fencing-token';
 import type { QueueKeys } from '../redis/keys';
 import { fixedAck, type Acknowledged, type AckReply, type GroupLease } from './lua/fixed-ack';
-import type { Claimed, ClaimReply } from './lua/claim-reply';
+import type { ClaimRead, ClaimReply } from './lua/claim-reply';
 import { fixedClaimOrdered } from './lua/fixed-claim-ordered';
 import { fixedClaimUnordered, type FixedClaimUnorderedInput } from './lua/fixed-claim-unordered';
 import { fixedClear } from './lua/fixed-clear';
@@ -107,15 +107,15 @@ export class FixedQueueStore extends ShardStore {
     // Never more than the plan's batches are claimed: reading more heads would be work for nothing.
     const candidates = listed.length > plan.batches ? listed.slice(0, plan.batches) : listed;
     const input = this.claimInput(plan, candidates, raw, traced);
-    const { outcome, lists } = this.ordered
+    const { reply, lists } = this.ordered
       ? await this.claimOrdered(shard, input)
       : await this.claimUnordered(shard, input, plan);
     this.budget.observe(lists);
-    return outcome;
+    return reply;
   }
 
   /** `take` for unordered queues: a group may give several batches at once. */
-  private claimUnordered(shard: number, input: ClaimInput, plan: PollPlan): Promise<Claimed> {
+  private claimUnordered(shard: number, input: ClaimInput, plan: PollPlan): Promise<ClaimRead> {
     // With fewer candidates than room, each may give several batches (one under groupRateLimit).
     if (!this.options.groupRateLimit)
       input.read *= Math.max(1, Math.floor(plan.batches / Math.max(1, input.candidates.length)));
@@ -126,7 +126,7 @@ export class FixedQueueStore extends ShardStore {
    * `take` for ordered queues: one batch per group at most, the group held by a token until `ack`
    * (or `fail`/`release`, or its lease running out).
    */
-  private claimOrdered(shard: number, input: ClaimInput): Promise<Claimed> {
+  private claimOrdered(shard: number, input: ClaimInput): Promise<ClaimRead> {
     const { leaseMs, maxAttempts, deadLetter } = this.options;
     return this.call(fixedClaimOrdered, shard, {
       ...input,

@@ -28,9 +28,9 @@ export interface ClaimReply {
   paused?: string[];
 }
 
-/** A claim's outcome, with the entries it read (their sizes plan the next poll). */
-export interface Claimed {
-  outcome: ClaimReply;
+/** A claim's reply, with the entries it read (their sizes plan the next poll). */
+export interface ClaimRead {
+  reply: ClaimReply;
   lists: string[][];
 }
 
@@ -38,13 +38,13 @@ export interface Claimed {
  * The head of a claim reply (see includes/claim-reply.lua): `{now, next due or -1, count, group...}`; the
  * script's values per candidate follow it, from `claimsAt`.
  */
-export function decodeClaimHead(reply: (string | number)[]): { outcome: ClaimReply; claimsAt: number } {
-  const claimsAt = 3 + (reply[2] as number);
+export function decodeClaimHead(values: (string | number)[]): { reply: ClaimReply; claimsAt: number } {
+  const claimsAt = 3 + (values[2] as number);
   return {
-    outcome: {
-      serverNow: reply[0] as number,
-      nextDueAt: reply[1] === -1 ? Infinity : (reply[1] as number),
-      due: reply.slice(3, claimsAt) as string[],
+    reply: {
+      serverNow: values[0] as number,
+      nextDueAt: values[1] === -1 ? Infinity : (values[1] as number),
+      due: values.slice(3, claimsAt) as string[],
       batches: [],
     },
     claimsAt,
@@ -68,9 +68,9 @@ export interface ClaimInput {
   traced?: boolean;
 }
 
-/** Adds a candidate's batches to a claim's outcome, from its values (`at` on) and the entries read of it. */
+/** Adds a candidate's batches to a claim's reply, from its values (`at` on) and the entries read of it. */
 export type ClaimedFrom<In extends ClaimInput> = (
-  outcome: ClaimReply,
+  reply: ClaimReply,
   values: (string | number)[],
   at: number,
   list: string[],
@@ -92,7 +92,7 @@ export function claimProtocol<In extends ClaimInput>(
   kinds: readonly ShardKeyKind[],
   stride: number,
   claimed: ClaimedFrom<In>,
-): Pick<ScriptProtocol<string, In, Claimed>, 'keys' | 'reads' | 'decode'> {
+): Pick<ScriptProtocol<string, In, ClaimRead>, 'keys' | 'reads' | 'decode'> {
   return {
     keys: (shard, { candidates, groupRateLimit }) => [
       ...kindsOf(shard, kinds),
@@ -102,11 +102,11 @@ export function claimProtocol<In extends ClaimInput>(
     reads: (shard, { candidates, read }) => candidates.map((group) => ({ key: shard.group(group), count: read })),
     decode: (reply, input, lists) => {
       const values = reply as (string | number)[];
-      const { outcome, claimsAt } = decodeClaimHead(values);
+      const { reply: claim, claimsAt } = decodeClaimHead(values);
       const { candidates } = input;
       for (let i = 0; i < candidates.length; i++)
-        claimed(outcome, values, claimsAt + stride * i, lists[i], input, candidates[i]);
-      return { outcome, lists };
+        claimed(claim, values, claimsAt + stride * i, lists[i], input, candidates[i]);
+      return { reply: claim, lists };
     },
   };
 }

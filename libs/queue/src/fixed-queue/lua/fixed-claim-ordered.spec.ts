@@ -23,7 +23,7 @@ describe('fixed-claim-ordered protocol', () => {
         raw: false,
       },
       reads.map(([, entries]) => entries),
-    ).outcome;
+    ).reply;
 
   it('gives one batch per group, with its delivery number and token, after the expired head', () => {
     const taken = claim([

@@ -1,5 +1,12 @@
 import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
-import { batchOf, candidateArgs, claimProtocol, type ClaimInput, type Claimed, type ClaimedFrom } from './claim-reply';
+import {
+  batchOf,
+  candidateArgs,
+  claimProtocol,
+  type ClaimInput,
+  type ClaimRead,
+  type ClaimedFrom,
+} from './claim-reply';
 import { rateArgs } from './group-rate';
 
 export interface FixedClaimOrderedInput extends ClaimInput {
@@ -15,23 +22,21 @@ export interface FixedClaimOrderedInput extends ClaimInput {
 }
 
 /** A candidate's values: offset, expired, claimed, attempt (-1: its group paused), token; one batch at most. */
-const claimedOrdered: ClaimedFrom<FixedClaimOrderedInput> = (outcome, values, at, list, input, group) => {
+const claimedOrdered: ClaimedFrom<FixedClaimOrderedInput> = (reply, values, at, list, input, group) => {
   const offset = values[at] as number;
   const expired = values[at + 1] as number;
   const claimed = values[at + 2] as number;
   if (claimed > 0) {
     const token = values[at + 4] as string;
-    outcome.batches.push(
-      batchOf(group, expired, values[at + 3] as number, list, offset, offset + claimed, input, token),
-    );
+    reply.batches.push(batchOf(group, expired, values[at + 3] as number, list, offset, offset + claimed, input, token));
   } else if (expired > 0) {
-    outcome.batches.push({ group, expired, messages: [], attempt: 0 });
+    reply.batches.push({ group, expired, messages: [], attempt: 0 });
   }
-  if (values[at + 3] === -1) (outcome.paused ??= []).push(group);
+  if (values[at + 3] === -1) (reply.paused ??= []).push(group);
 };
 
 /** Ordered claims (see fixed-claim-ordered.lua). */
-export const fixedClaimOrdered = FIXED_QUEUE_SCRIPTS.define<'fixed-claim-ordered', FixedClaimOrderedInput, Claimed>({
+export const fixedClaimOrdered = FIXED_QUEUE_SCRIPTS.define<'fixed-claim-ordered', FixedClaimOrderedInput, ClaimRead>({
   script: 'fixed-claim-ordered',
   ...claimProtocol(
     ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors', 'pausedGroups'],

@@ -38,7 +38,7 @@ const take = (reads: [string, string[], [number, number, number]][], batchSize: 
       raw,
     ),
     reads.map(([, entries]) => entries),
-  ).outcome;
+  ).reply;
 
 describe('fixed-claim-unordered protocol', () => {
   it('declares the shard keys in the order the script reads them, then each candidate list, and reads each candidate head', () => {
@@ -116,13 +116,13 @@ describe('fixed-claim-unordered protocol', () => {
   });
 
   it("reads the server's time, the next due time (Infinity for an empty shard) and the groups due next", () => {
-    expect(fixedClaimUnordered.decode(reply(7000, ['g1', 'g:2'], []), input([], 10), []).outcome).toEqual({
+    expect(fixedClaimUnordered.decode(reply(7000, ['g1', 'g:2'], []), input([], 10), []).reply).toEqual({
       serverNow: 5000,
       nextDueAt: 7000,
       due: ['g1', 'g:2'],
       batches: [],
     });
-    expect(fixedClaimUnordered.decode(reply(-1, [], []), input([], 10), []).outcome.nextDueAt).toBe(Infinity);
+    expect(fixedClaimUnordered.decode(reply(-1, [], []), input([], 10), []).reply.nextDueAt).toBe(Infinity);
   });
 
   it('hands raw consumers the JSON text as stored, commas and brackets inside it included', () => {

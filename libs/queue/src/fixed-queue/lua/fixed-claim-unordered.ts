@@ -1,20 +1,27 @@
 import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
-import { batchOf, candidateArgs, claimProtocol, type ClaimInput, type Claimed, type ClaimedFrom } from './claim-reply';
+import {
+  batchOf,
+  candidateArgs,
+  claimProtocol,
+  type ClaimInput,
+  type ClaimRead,
+  type ClaimedFrom,
+} from './claim-reply';
 import { rateArgs } from './group-rate';
 
 /** An unordered claim is given only what every claim is. */
 export type FixedClaimUnorderedInput = ClaimInput;
 
 /** A candidate's values: offset, expired, claimed; cut into batches of batchSize. */
-const claimedUnordered: ClaimedFrom<FixedClaimUnorderedInput> = (outcome, values, at, list, input, group) => {
+const claimedUnordered: ClaimedFrom<FixedClaimUnorderedInput> = (reply, values, at, list, input, group) => {
   const offset = values[at] as number;
   const expired = values[at + 1] as number;
   const end = offset + (values[at + 2] as number);
   // Every message was discarded for age: no batch to handle, but the caller learns how many.
-  if (end === offset && expired > 0) outcome.batches.push({ group, expired, messages: [], attempt: 0 });
+  if (end === offset && expired > 0) reply.batches.push({ group, expired, messages: [], attempt: 0 });
   for (let from = offset; from < end; from += input.batchSize) {
     const to = Math.min(end, from + input.batchSize);
-    outcome.batches.push(batchOf(group, from === offset ? expired : 0, 1, list, from, to, input));
+    reply.batches.push(batchOf(group, from === offset ? expired : 0, 1, list, from, to, input));
   }
 };
 
@@ -22,7 +29,7 @@ const claimedUnordered: ClaimedFrom<FixedClaimUnorderedInput> = (outcome, values
 export const fixedClaimUnordered = FIXED_QUEUE_SCRIPTS.define<
   'fixed-claim-unordered',
   FixedClaimUnorderedInput,
-  Claimed
+  ClaimRead
 >({
   script: 'fixed-claim-unordered',
   ...claimProtocol(['ready', 'stats', 'lastPush'], 3, claimedUnordered),
