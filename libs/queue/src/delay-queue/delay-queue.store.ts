@@ -22,7 +22,6 @@ import { delaySweepMark, type SweepMarkInput } from './lua/delay-sweep-mark';
 import { delayUnrepeat } from './lua/delay-unrepeat';
 import { readNewestFirst } from '../redis/newest-first';
 import { inChunks } from '../redis/poll-budget';
-import type { ScriptName } from '../redis/script-registry';
 import type { ScriptProtocol } from '../redis/script-protocol';
 import { ShardStore } from '../redis/shard-store';
 import { zscore, type Scored } from '../redis/score-pages';
@@ -74,7 +73,7 @@ export class DelayQueueStore extends ShardStore {
   }
 
   /** A producer's change, sent at once (`Scripts.runNow`); waits for replicas when the queue asks for it. */
-  private write<In, Out>(protocol: ScriptProtocol<ScriptName, In, Out>, shard: number, input: In): Promise<Out> {
+  private write<In, Out>(protocol: ScriptProtocol<string, In, Out>, shard: number, input: In): Promise<Out> {
     const { waitForReplicas } = this.options;
     return this.call(protocol, shard, input, waitForReplicas ? { replicas: waitForReplicas } : 'now');
   }

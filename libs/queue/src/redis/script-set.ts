@@ -1,4 +1,4 @@
-import { addSource, claim, type ScriptName, type ScriptSource } from './script-registry';
+import { addSource, claim, type ScriptSource } from './script-registry';
 import type { ScriptProtocol, ShardKeys } from './script-protocol';
 
 /**
@@ -8,19 +8,19 @@ import type { ScriptProtocol, ShardKeys } from './script-protocol';
  * is the protocols that exist (as bullmq reads its command files).
  */
 export class ScriptSet implements ScriptSource {
-  private readonly names: ScriptName[] = [];
+  private readonly names: string[] = [];
 
   constructor(
     readonly dir: string,
     readonly includes: readonly string[],
   ) {}
 
-  get scripts(): readonly ScriptName[] {
+  get scripts(): readonly string[] {
     return this.names;
   }
 
   /** Registers a script's protocol: its name must be new to the library. */
-  define<Name extends ScriptName, In, Out, Keys = ShardKeys>(
+  define<Name extends string, In, Out, Keys = ShardKeys>(
     protocol: ScriptProtocol<Name, In, Out, Keys>,
   ): ScriptProtocol<Name, In, Out, Keys> {
     claim(protocol.script, this);

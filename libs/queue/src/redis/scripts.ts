@@ -7,7 +7,7 @@ import { describeConnectionFailure } from './connection-failure';
 import { CallOutcomes, type Issued } from './call-outcome';
 import type { RedisClient } from './redis-client';
 import { loadScript } from './lua-loader';
-import { ownerOf, scriptNames, SHARED_INCLUDES, type ScriptName } from './script-registry';
+import { ownerOf, scriptNames, SHARED_INCLUDES } from './script-registry';
 
 type Evaluation = 'evalsha' | 'eval';
 type Evaluate = (script: string, numKeys: number, keys: string[], args: (string | number)[]) => Promise<unknown>;
@@ -59,14 +59,14 @@ interface Loaded {
   sha: string;
 }
 
-const loaded = new Map<ScriptName, Loaded>();
+const loaded = new Map<string, Loaded>();
 
 /** A script's text as Redis runs it, its includes inlined. */
-export function scriptText(script: ScriptName): string {
+export function scriptText(script: string): string {
   return load(script).lua;
 }
 
-function load(script: ScriptName): Loaded {
+function load(script: string): Loaded {
   let entry = loaded.get(script);
   if (entry === undefined) {
     const { dir, includes } = ownerOf(script);
@@ -104,7 +104,7 @@ export class Scripts {
     this.outcomes = CallOutcomes.of(client);
   }
 
-  async run<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
+  async run<T = unknown>(script: string, keys: string[], args: (string | number)[]): Promise<T> {
     // ioredis flattens array arguments (its typings do not say so): no spread of thousands of messages.
     const client = this.client as unknown as Record<Evaluation, Evaluate>;
     return this.evaluate<T>(script, (how, body) => client[how](body, keys.length, keys, args) as Promise<T>);
@@ -116,7 +116,7 @@ export class Scripts {
    * in a tick, such as a flush of pushes (one call per shard): Redis works on the first while this
    * process still encodes the next, and replies to each as it finishes.
    */
-  async runNow<T = unknown>(script: ScriptName, keys: string[], args: (string | number)[]): Promise<T> {
+  async runNow<T = unknown>(script: string, keys: string[], args: (string | number)[]): Promise<T> {
     return this.evaluate<T>(script, (how, body) => this.sendNow<T>(how, body, keys, args));
   }
 
@@ -149,7 +149,7 @@ export class Scripts {
    * the writes of the connection it is sent on.
    */
   async runReplicated<T = unknown>(
-    script: ScriptName,
+    script: string,
     keys: string[],
     args: (string | number)[],
     wait: ReplicaWait,
@@ -181,7 +181,7 @@ export class Scripts {
    * through Lua (which costs Redis more than reading them).
    */
   async runAfterReads<T = unknown>(
-    script: ScriptName,
+    script: string,
     keys: string[],
     args: (string | number)[],
     reads: ListRead[],
@@ -220,7 +220,7 @@ export class Scripts {
    * and to hand them back after its reply: each list's entries, then each list's length.
    */
   private async runReadingHere<T>(
-    script: ScriptName,
+    script: string,
     keys: string[],
     args: (string | number)[],
     count: number,
@@ -238,7 +238,7 @@ export class Scripts {
    * loading the script on NOSCRIPT and following a redirection of it. Each reply comes with its error.
    */
   private async runAmong(
-    script: ScriptName,
+    script: string,
     keys: string[],
     args: (string | number)[],
     among: Among,
@@ -258,7 +258,7 @@ export class Scripts {
     }
   }
 
-  private async send(script: ScriptName, keys: string[], args: (string | number)[], among: Among, how: Evaluation) {
+  private async send(script: string, keys: string[], args: (string | number)[], among: Among, how: Evaluation) {
     const { lua, sha } = load(script);
     this.corkForThisTick();
     const pipeline = (among.transaction ? this.client.multi() : this.client.pipeline()) as unknown as Pipeline;
@@ -290,7 +290,7 @@ export class Scripts {
    * Runs a script by SHA, then by its text on NOSCRIPT (which caches it), through `send`; bounded,
    * redirections followed, and failures to reach Redis as QueueConnectionError.
    */
-  private async evaluate<T>(script: ScriptName, send: (how: Evaluation, body: string) => Promise<T>): Promise<T> {
+  private async evaluate<T>(script: string, send: (how: Evaluation, body: string) => Promise<T>): Promise<T> {
     const issued = this.outcomes.issue();
     const { lua, sha } = load(script);
     try {

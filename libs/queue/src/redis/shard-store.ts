@@ -1,5 +1,4 @@
 import type { QueueKeys } from './keys';
-import type { ScriptName } from './script-registry';
 import { invoke, shardKeys, type ScriptProtocol, type Sending, type ShardKeys } from './script-protocol';
 import type { Scripts } from './scripts';
 
@@ -20,7 +19,7 @@ export abstract class ShardStore {
 
   /** Calls a script of `shard` through its protocol. */
   protected call<In, Out>(
-    protocol: ScriptProtocol<ScriptName, In, Out>,
+    protocol: ScriptProtocol<string, In, Out>,
     shard: number,
     input: In,
     sending?: Sending,
