@@ -85,7 +85,7 @@ export const fixedAck = FIXED_QUEUE_SCRIPTS.define<'fixed-ack', FixedAckInput, A
   },
   decode: (reply, { deliveries, raw, traced }) => {
     const values = reply as (string | number)[];
-    const outcome: AckReply = {
+    const acked: AckReply = {
       serverNow: values[0] as number,
       wakeAt: values[1] as number,
       dueAt: [],
@@ -97,14 +97,14 @@ export const fixedAck = FIXED_QUEUE_SCRIPTS.define<'fixed-ack', FixedAckInput, A
       const due = values[at] as number;
       const expired = values[at + 1] as number;
       at += 2;
-      outcome.expired.push(expired);
+      acked.expired.push(expired);
       if (due === -3) {
         const token = values[at] as string;
         const count = values[at + 1] as number;
         const entries = values.slice(at + 2, at + 2 + count) as string[];
         at += 2 + count;
-        outcome.dueAt.push(-1);
-        outcome.next.push({
+        acked.dueAt.push(-1);
+        acked.next.push({
           group,
           expired,
           token,
@@ -113,10 +113,10 @@ export const fixedAck = FIXED_QUEUE_SCRIPTS.define<'fixed-ack', FixedAckInput, A
           carriers: traced ? entryCarriers(entries, 0, count) : undefined,
         });
       } else {
-        outcome.dueAt.push(due === -2 ? null : due);
-        outcome.next.push(undefined);
+        acked.dueAt.push(due === -2 ? null : due);
+        acked.next.push(undefined);
       }
     }
-    return outcome;
+    return acked;
   },
 });
