@@ -30,7 +30,7 @@ function besides(group: string, label: string): string {
 
 const MODES: [string, Partial<FixedQueueOptions>][] = [
   ['ordered at-most-once', {}],
-  ['ordered at-least-once', { delivery: 'at-least-once', retryDelayMs: 0 }],
+  ['ordered at-least-once', { delivery: 'at-least-once', backoff: { type: 'exponential', delayMs: 0 } }],
   ['unordered', { ordered: false }],
 ];
 
@@ -203,7 +203,7 @@ describe("FixedQueue onExhausted: 'pause-group'", () => {
     maxWaitMs: 0,
     delivery: 'at-least-once',
     maxAttempts: 2,
-    retryDelayMs: 0,
+    backoff: { type: 'exponential', delayMs: 0 },
     onExhausted: 'pause-group',
   };
 
@@ -353,7 +353,16 @@ describe('PartialBatchError', () => {
   });
   const start = (options: Partial<FixedQueueOptions>, logger = new CapturedLogs()) =>
     harness.start({
-      fixed: [{ name: 'events', shards: 1, maxWaitMs: 0, retryDelayMs: 0, maxAttempts: 3, ...options }],
+      fixed: [
+        {
+          name: 'events',
+          shards: 1,
+          maxWaitMs: 0,
+          backoff: { type: 'exponential', delayMs: 0 },
+          maxAttempts: 3,
+          ...options,
+        },
+      ],
       providers: [PartialReporter],
       logger,
     });
