@@ -205,7 +205,7 @@ describe('the dashboard in a real browser, on dead batches of an at-least-once F
           maxWaitMs: 0,
           delivery: 'at-least-once',
           maxAttempts: 2,
-          retryDelayMs: 10,
+          backoff: { type: 'exponential', delayMs: 10 },
           // Never reached here: the card says it, as the script renders it.
           groupRateLimit: { max: 100, durationMs: 60_000 },
         },

@@ -59,12 +59,12 @@ describe('DelayQueue: a task scheduled again while it runs', () => {
     const first = await harness.start(options());
     await harness.start(options(first.prefix));
     const queue = first.delay<Payload>('tasks');
-    work = () => delay(3_000);
+    work = () => delay(1_500);
 
-    // A stream of events 100 ms apart for 4.5 s, debounced at 300 ms within 2 s.
+    // A stream of events 100 ms apart for 2.25 s, debounced at 300 ms within 1 s.
     let n = 0;
-    for (const end = Date.now() + 4_500; Date.now() < end; await delay(100))
-      await queue.schedule({ n: ++n }, { id: 'digest', delayMs: 300, debounce: { maxWaitMs: 2_000 } });
+    for (const end = Date.now() + 2_250; Date.now() < end; await delay(100))
+      await queue.schedule({ n: ++n }, { id: 'digest', delayMs: 300, debounce: { maxWaitMs: 1_000 } });
 
     await pollUntil(
       async () => (await queue.stats()).scheduled === 0 && (await queue.get('digest')) === null,

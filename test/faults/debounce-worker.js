@@ -1,4 +1,4 @@
-// A consumer process of a DelayQueue "digests" (one slot) whose handler takes 3 s, for tests that no
+// A consumer process of a DelayQueue "digests" (one slot) whose handler takes 1.5 s, for tests that no
 // two runs of one task id overlap across processes while schedules replace it. Each run logs its start
 // and end to Redis ("start|<n>|<ms>", "end|<n>|<ms>", n the payload's, ms this machine's clock).
 // Plain Node (no test runner): it runs the library compiled by test/support/compile-library.ts.
@@ -16,7 +16,7 @@ const log = new IORedis(REDIS_URL);
 class Digests {
   async run(payload) {
     await log.rpush(LOG_KEY, `start|${payload.n}|${Date.now()}`);
-    await delay(3_000);
+    await delay(1_500);
     await log.rpush(LOG_KEY, `end|${payload.n}|${Date.now()}`);
   }
 }

@@ -138,7 +138,7 @@ describe('FixedQueue per-group controls across processes', () => {
     const { downKey, queue, spawnWorker, consumeHere, startsThere } = await setUp({
       delivery: 'at-least-once',
       maxAttempts: 2,
-      retryDelayMs: 0,
+      backoff: { type: 'exponential', delayMs: 0 },
       onExhausted: 'pause-group',
     });
     await harness.redis.sadd(downKey, 'down');

@@ -69,7 +69,7 @@ describe('a full Redis (maxmemory, noeviction)', () => {
           capacity: 100_000,
           delivery: 'at-least-once' as const,
           maxAttempts: 2,
-          retryDelayMs: 10,
+          backoff: { type: 'exponential' as const, delayMs: 10 },
         },
         { name: 'unordered', shards: 2, maxWaitMs: 0, capacity: 100_000, ordered: false },
       ],

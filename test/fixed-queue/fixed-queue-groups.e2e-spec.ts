@@ -30,7 +30,7 @@ function besides(group: string, label: string): string {
 
 const MODES: [string, Partial<FixedQueueOptions>][] = [
   ['ordered at-most-once', {}],
-  ['ordered at-least-once', { delivery: 'at-least-once', retryDelayMs: 0 }],
+  ['ordered at-least-once', { delivery: 'at-least-once', backoff: { type: 'exponential', delayMs: 0 } }],
   ['unordered', { ordered: false }],
 ];
 
@@ -127,27 +127,27 @@ describe.each(MODES)('FixedQueue per-group pause and ttlMs (%s)', (_, mode) => {
     const queue = producer.fixed<Message>('events');
     expect(await queue.pauseGroup('held')).toBe(true);
     await queue.pushMany('held', [{ n: 0 }, { n: 1 }, { n: 2 }]);
-    // One shard: the look that expires the idle group looks at the paused one too.
+    // Still paused when 'held' is resumed: kept past ttlMs through every look below, then consumed.
+    expect(await queue.pauseGroup('kept')).toBe(true);
+    await queue.pushMany('kept', [{ n: 0 }, { n: 1 }]);
+    // One shard: the look that expires the idle group looks at the paused ones too.
     await queue.push('idle', { n: 9 });
     await pollUntil(async () => (await queue.size('idle')) === 0, 'the idle group to expire after ttlMs');
     const pausedFor = await pollUntil(async () => {
       const { items } = await queue.pausedGroups();
+      const { pausedAt } = items.find(({ group }) => group === 'held')!;
       const redisMs = Number((await harness.redis.time())[0]) * 1000;
-      return redisMs - items[0].pausedAt > 2 * 1000 ? redisMs - items[0].pausedAt : undefined;
+      return redisMs - pausedAt > 2 * 1000 ? redisMs - pausedAt : undefined;
     }, 'the pause to last twice ttlMs');
     expect(pausedFor).toBeGreaterThan(2000);
     expect(await queue.size('held')).toBe(3);
-    expect(await queue.stats()).toMatchObject({ expired: 1, pending: 3, pausedGroups: 1 });
+    expect(await queue.stats()).toMatchObject({ expired: 1, pending: 5, pausedGroups: 2 });
 
     expect(await queue.resumeGroup('held')).toBe(true);
     // Nobody consumes here: idle for ttlMs from the resume, it goes as any group does.
     await pollUntil(async () => (await queue.size('held')) === 0, 'the resumed group to expire after ttlMs');
-    expect(await queue.stats()).toMatchObject({ expired: 4, pending: 0 });
+    expect(await queue.stats()).toMatchObject({ expired: 4, pending: 2, pausedGroups: 1 });
 
-    await queue.pauseGroup('kept');
-    await queue.pushMany('kept', [{ n: 0 }, { n: 1 }]);
-    await queue.push('idle', { n: 9 });
-    await pollUntil(async () => (await queue.size('idle')) === 0, 'the idle group to expire again');
     await start(true, producer.prefix);
     expect(await queue.resumeGroup('kept')).toBe(true);
     await pollUntil(() => seqs('kept').length === 2, 'the backlog delivered after the resume');
@@ -203,7 +203,7 @@ describe("FixedQueue onExhausted: 'pause-group'", () => {
     maxWaitMs: 0,
     delivery: 'at-least-once',
     maxAttempts: 2,
-    retryDelayMs: 0,
+    backoff: { type: 'exponential', delayMs: 0 },
     onExhausted: 'pause-group',
   };
 
@@ -353,7 +353,16 @@ describe('PartialBatchError', () => {
   });
   const start = (options: Partial<FixedQueueOptions>, logger = new CapturedLogs()) =>
     harness.start({
-      fixed: [{ name: 'events', shards: 1, maxWaitMs: 0, retryDelayMs: 0, maxAttempts: 3, ...options }],
+      fixed: [
+        {
+          name: 'events',
+          shards: 1,
+          maxWaitMs: 0,
+          backoff: { type: 'exponential', delayMs: 0 },
+          maxAttempts: 3,
+          ...options,
+        },
+      ],
       providers: [PartialReporter],
       logger,
     });
@@ -479,7 +488,7 @@ describe.each(MODES)('FixedQueue groupRateLimit (%s)', (_, mode) => {
   });
 
   it('lets the group grow into a bigger batch while it waits for its window', async () => {
-    const rate = { max: 1, durationMs: 2000 };
+    const rate = { max: 1, durationMs: 1000 };
     const first = await start(true, undefined, rate);
     await start(true, first.prefix, rate);
     const queue = first.fixed<Message>('events');

@@ -22,7 +22,7 @@ describe('FixedQueue stats().redelivered (at-least-once)', () => {
           batchSize: 3,
           maxWaitMs: 0,
           delivery: 'at-least-once',
-          retryDelayMs: 0,
+          backoff: { type: 'exponential', delayMs: 0 },
           ...options,
         },
       ],
@@ -61,7 +61,7 @@ describe('FixedQueue stats().redelivered (at-least-once)', () => {
   });
 
   it('does not count a retry whose messages were cleared while it waited', async () => {
-    const queue = await start({ retryDelayMs: 60_000 });
+    const queue = await start({ backoff: { type: 'exponential', delayMs: 60_000 } });
     await push(queue, 3);
     const first = await claim(queue);
     expect(await queue.store.fail(shard, { group: 'g', token: first.token! }, 60_000, 'boom')).toMatchObject({

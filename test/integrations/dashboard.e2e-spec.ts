@@ -34,7 +34,7 @@ describe('QueueDashboardModule', () => {
           maxWaitMs: 0,
           delivery: 'at-least-once',
           maxAttempts: 2,
-          retryDelayMs: 10,
+          backoff: { type: 'exponential', delayMs: 10 },
           groupRateLimit: { max: 100, durationMs: 60_000 },
         },
       ],

@@ -211,7 +211,15 @@ describe('tracing: OpenTelemetry spans with the real SDK', () => {
   it('a failing batch records the error and its retry; the next delivery is a span of its own, attempt 2', async () => {
     expectErrors(/report service down/);
     const { fixed } = await harness.start({
-      fixed: [{ name: 'flaky', ...fast, delivery: 'at-least-once', retryDelayMs: 20, tracing: true }],
+      fixed: [
+        {
+          name: 'flaky',
+          ...fast,
+          delivery: 'at-least-once',
+          backoff: { type: 'exponential', delayMs: 20 },
+          tracing: true,
+        },
+      ],
       providers: [flaky.consumer],
     });
     await fixed('flaky').pushMany('g', [{ n: 1 }, { n: 2 }]);

@@ -21,7 +21,7 @@ type Seen = { [E in QueueEventName]?: QueueEventMap[E][] };
 class Reporter {
   static failing = new Set<string>();
 
-  @BatchConsumer('events', { retries: 1, retryDelayMs: 10 })
+  @BatchConsumer('events', { maxAttempts: 2, backoff: { type: 'exponential', delayMs: 10 } })
   async report(_messages: unknown[], ctx: BatchContext) {
     if (Reporter.failing.has(ctx.group)) throw new Error(`upstream refused ${ctx.group}`);
   }
@@ -107,7 +107,7 @@ describe('QueueEvents', () => {
     expect(pushed.every((e) => e.queue === 'events')).toBe(true);
     expect(seen['messages.dropped']).toEqual([{ queue: 'events', group: 'full', count: 3 }]);
 
-    // Consumers in a second application: 'bad' fails twice (retries: 1), the others complete.
+    // Consumers in a second application: 'bad' fails twice (maxAttempts: 2), the others complete.
     Reporter.failing.add('bad');
     await fixed.pushMany('bad', [{ n: 1 }, { n: 2 }]);
     await other.push('o', { n: 1 });

@@ -196,7 +196,12 @@ describe('handlerTimeoutMs: a handler past its deadline frees its slot, never it
     const buried = recordBatches<{ n: number }>('buried', { handlerTimeoutMs: TIMEOUT_MS }, async (_m, ctx) => {
       await gate.hold(ctx.signal);
     });
-    const atLeastOnce = { ...fast, delivery: 'at-least-once' as const, retryDelayMs: 50, leaseMs: 600 };
+    const atLeastOnce = {
+      ...fast,
+      delivery: 'at-least-once' as const,
+      backoff: { type: 'exponential' as const, delayMs: 50 },
+      leaseMs: 600,
+    };
     const { fixed } = await harness.start({
       fixed: [
         { name: 'retried', ...atLeastOnce },
