@@ -130,9 +130,14 @@ describe('@TaskSource: a DelayQueue rebuilt from the application records', () =>
     const backMs = Date.now() - flushedAt;
     expect(backMs).toBeLessThan(20_000);
     expect(await a.delay('meals').get('meal:7')).toMatchObject({ state: 'scheduled', payload: { grams: 7 } });
-    await pollUntil(() => reconciled.length === 1, 'the pass reported');
+    // The first pass emits its event just after storing lastPass, so on a busy machine that event can still
+    // arrive after the listeners were added: only the passes after the flush count.
+    const afterFlush = () => reconciled.filter((event) => event.trigger !== 'record-created');
+    await pollUntil(() => afterFlush().length === 1, 'the pass reported');
     expect((listedBy.get(1) ?? 0) + (listedBy.get(2) ?? 0)).toBe(1);
-    expect(reconciled[0]).toMatchObject({ queue: 'meals', trigger: 'data-lost', listed: 200, restored: 200 });
+    expect(afterFlush()).toEqual([
+      expect.objectContaining({ queue: 'meals', trigger: 'data-lost', listed: 200, restored: 200 }),
+    ]);
     expect(lost).toContainEqual({ queue: 'meals', kind: 'delay', restoring: true });
     expect(lost).toContainEqual({ queue: 'events', kind: 'fixed', restoring: false });
     const said = logs.flatMap((log) => log.find('error', /Queue "events": its record was missing .*data was lost/));
