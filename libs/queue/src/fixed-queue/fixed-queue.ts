@@ -57,6 +57,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   private readonly codec: PayloadCodec;
   private readonly pauseFlag: PauseFlag;
   private readonly coalescer: PushCoalescer;
+  /** Pause, data loss and obliterate, answered as every kind of queue answers them. */
+  private readonly controls: QueueControls;
   private readonly listings: FixedQueueListings;
   private readonly expiry: GroupExpiry;
   /** @internal Its record in Redis, whose loss says its data was lost. */
@@ -72,7 +74,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     connection: RedisConnection,
     settings: QueueSettings,
     private readonly events: QueueEvents,
-    private readonly consumers: ConsumerRegistry,
+    consumers: ConsumerRegistry,
   ) {
     this.options = resolveFixedQueueOptions(options, `fixed queue "${options?.name}"`, (warning) =>
       new Logger(queueLogContext(options.name)).warn(warning),
@@ -110,6 +112,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
       tracer: this.tracer,
     });
     connection.holdsWrites(this.coalescer);
+    this.controls = new QueueControls('fixed', this, this.pauseFlag, events, consumers, () => this.coalescer.flush());
     this.expiry = new GroupExpiry(
       this.store,
       this.options.shards,
@@ -340,11 +343,6 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   /** Lets consumers claim again; work that fell due meanwhile is handed out at once (they are woken). */
   resume(): Promise<void> {
     return this.controls.resume();
-  }
-
-  /** Pause, data loss and obliterate, answered as every kind of queue answers them. */
-  private get controls(): QueueControls {
-    return new QueueControls('fixed', this, this.pauseFlag, this.events, this.consumers, () => this.coalescer.flush());
   }
 
   /**
