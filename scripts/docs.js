@@ -178,6 +178,7 @@ if (require.main === module && process.argv[2] === 'contents') {
     'testing.md',
     'guarantees.md',
     'redis-layout.md',
+    'upgrading.md',
     'development.md',
   ];
   console.log(contents(order));

@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import * as ts from 'typescript';
@@ -14,13 +14,17 @@ function sources(dir: string, suffix: string): string[] {
   });
 }
 
+/** Rewrites one source file's text (`file` relative to libs/queue/src) on its way into a private build. */
+export type SourcePatch = (file: string, text: string) => string;
+
 /**
  * Compiles the library into a private directory, for child processes (plain Node, no test runner)
  * that must run the code under test. Transpile-only and private: fast, needs no type-check of the
  * whole tree, and never races a build writing libs/queue/dist. Children resolve its dependencies
- * through NODE_PATH (see `libraryEnv`).
+ * through NODE_PATH (see `libraryEnv`). `patch` builds a deliberately broken library, for tests that
+ * prove a suite notices the break.
  */
-export function compileLibrary(): { dir: string; remove(): void } {
+export function compileLibrary(patch: SourcePatch = (_file, text) => text): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'nrq-lib-'));
   const compilerOptions: ts.CompilerOptions = {
     module: ts.ModuleKind.CommonJS,
@@ -32,13 +36,14 @@ export function compileLibrary(): { dir: string; remove(): void } {
   for (const file of sources(source, '.ts')) {
     const out = join(dir, relative(source, file)).replace(/\.ts$/, '.js');
     mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, ts.transpileModule(readFileSync(file, 'utf8'), { compilerOptions, fileName: file }).outputText);
+    const text = patch(relative(source, file), readFileSync(file, 'utf8'));
+    writeFileSync(out, ts.transpileModule(text, { compilerOptions, fileName: file }).outputText);
   }
   // Scripts and includes as they are: the library inlines the includes as it loads a script.
   for (const file of sources(source, '.lua')) {
     const out = join(dir, relative(source, file));
     mkdirSync(dirname(out), { recursive: true });
-    cpSync(file, out);
+    writeFileSync(out, patch(relative(source, file), readFileSync(file, 'utf8')));
   }
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
