@@ -3,7 +3,7 @@
 // The public API of the package, as API Extractor reads it from the built declarations of each entry
 // point (nestjs-redis-queues and nestjs-redis-queues/testing), compared with the reports committed in
 // libs/queue/api/: a change of the public surface fails here (and in CI) until its report is updated
-// with --update and reviewed with the change.
+// with --update and reviewed with the change. Then the data contract (scripts/data-contract.js).
 'use strict';
 
 const { spawnSync } = require('node:child_process');
@@ -28,4 +28,8 @@ for (const file of ['api-extractor.json', 'api-extractor.testing.json']) {
     );
   }
 }
-process.exit(failed ? 1 : 0);
+// The other contract a release keeps: what its scripts read and write in Redis.
+const contract = spawnSync(process.execPath, [path.join(__dirname, 'data-contract.js'), ...process.argv.slice(2)], {
+  stdio: 'inherit',
+});
+process.exit(failed || contract.status !== 0 ? 1 : 0);
