@@ -528,6 +528,10 @@ describe('DelayQueue (real redis-server)', () => {
     await expect(queue.schedule({ petId: 5 } as never)).rejects.toThrow(QueueSchemaError);
     await expect(queue.schedule({ petId: 'x'.repeat(200) })).rejects.toThrow(/maxPayloadBytes/);
     await expect(queue.shift('a', Number.POSITIVE_INFINITY)).rejects.toThrow(QueueInputError);
-    expect(await keysMatching(harness.redis, `${prefix}:*`)).toEqual([`${prefix}:{feeding}:meta`]);
+    // The queue's record, and the process' announcement (QueueProcesses): nothing of the schedules.
+    expect(await keysMatching(harness.redis, `${prefix}:*`)).toEqual([
+      `${prefix}:{feeding}:meta`,
+      `${prefix}:{processes}:announced`,
+    ]);
   });
 });

@@ -265,7 +265,11 @@ describe('FixedQueue (real redis-server)', () => {
       .push('g', { type: 7, seq: 'x' } as never)
       .catch((error: QueueSchemaError) => error.violations);
     expect(violations).toEqual(expect.arrayContaining([expect.stringMatching(/^type/), expect.stringMatching(/^seq/)]));
-    expect(await keysMatching(harness.redis, `${prefix}:*`)).toEqual([`${prefix}:{events}:meta`]);
+    // The queue's record, and the process' announcement (QueueProcesses): nothing of the pushes.
+    expect(await keysMatching(harness.redis, `${prefix}:*`)).toEqual([
+      `${prefix}:{events}:meta`,
+      `${prefix}:{processes}:announced`,
+    ]);
   });
 
   it('fails start-up on invalid options, naming the rule', async () => {

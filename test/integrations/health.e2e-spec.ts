@@ -6,6 +6,8 @@ import { CapturedLogs, startRedis, type RedisServer } from '@test/support/faults
 import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
 import { pollUntil } from '@test/support/testing';
 
+const LIBRARY_VERSION = (require('../../libs/queue/package.json') as { version: string }).version;
+
 // 'digest' is drained only every 30 s, like a periodic report.
 const consumers = [
   recordBatches('events').consumer,
@@ -90,6 +92,7 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
         digest: { kind: 'fixed', backlog: 0, lagMs: 0, consumers: 1, drainedEveryMs: 30_000 },
         tasks: { kind: 'delay', backlog: 0, lagMs: 0, consumers: 1 },
       },
+      processes: { versions: { [LIBRARY_VERSION]: 1 }, dataContract: 2 },
       // The consumers' wake-up hints arrive there; it answered at least when it connected.
       subscriber: { state: 'connected', lastReplyAgeMs: expect.any(Number), restarts: 0 },
     });

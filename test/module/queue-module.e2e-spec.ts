@@ -68,7 +68,10 @@ describe('QueueModule', () => {
         expect.stringMatching(new RegExp(`^${prefix}:\\{events:[01]\\}:g:g1$`)),
       ]),
     );
-    for (const key of keys) expect(key).toMatch(new RegExp(`^${prefix}:\\{events(:\\d+)?\\}:`));
+    // Besides the hash where the processes of the prefix announce themselves (QueueProcesses).
+    const queueKeys = keys.filter((key) => key !== `${prefix}:{processes}:announced`);
+    expect(queueKeys).toHaveLength(keys.length - 1);
+    for (const key of queueKeys) expect(key).toMatch(new RegExp(`^${prefix}:\\{events(:\\d+)?\\}:`));
   });
 
   it('uses an existing client and never closes it', async () => {

@@ -25,7 +25,11 @@ export type SourcePatch = (file: string, text: string) => string;
  * prove a suite notices the break.
  */
 export function compileLibrary(patch: SourcePatch = (_file, text) => text): { dir: string; remove(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'nrq-lib-'));
+  // dist/ beside a package.json, as in the package: the library reads its version from there.
+  const root = mkdtempSync(join(tmpdir(), 'nrq-lib-'));
+  const dir = join(root, 'dist');
+  mkdirSync(dir);
+  writeFileSync(join(root, 'package.json'), readFileSync(join(source, '..', 'package.json')));
   const compilerOptions: ts.CompilerOptions = {
     module: ts.ModuleKind.CommonJS,
     target: ts.ScriptTarget.ES2022,
@@ -45,7 +49,7 @@ export function compileLibrary(patch: SourcePatch = (_file, text) => text): { di
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, patch(relative(source, file), readFileSync(file, 'utf8')));
   }
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return { dir, remove: () => rmSync(root, { recursive: true, force: true }) };
 }
 
 /** Environment for a child process that requires the compiled library from `dir`. */

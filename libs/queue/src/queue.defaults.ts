@@ -31,6 +31,7 @@ export const MODULE_DEFAULTS = Object.freeze({
   commandTimeoutMs: 10 * SECOND,
   startup: 'fail' as 'fail' | 'continue',
   evictionPolicy: 'warn' as 'warn' | 'fail',
+  dataContract: 'auto' as 'auto' | number,
   tracing: false,
 });
 

@@ -137,3 +137,22 @@ export const dataLostProblem = (queue: string, kind: 'fixed' | 'delay', lostAt: 
   (kind === 'delay'
     ? 'a pass of its @TaskSource (reconcile()) rebuilds it, or acknowledgeDataLoss() once handled'
     : 'acknowledgeDataLoss() once handled');
+
+/** A live process under the prefix speaks a data contract this one cannot work beside. */
+export function incompatibleProcess(
+  prefix: string,
+  mine: { version: string; contract: number },
+  theirs: { id: string; version: string; contract: number },
+  ownTooOld: boolean,
+): string {
+  const what = ownTooOld
+    ? `it needs processes of data contract ${theirs.contract} or later to be gone, or this version to be newer`
+    : `this version works beside data contract ${mine.contract} and later only`;
+  return (
+    `Process ${theirs.id} runs nestjs-redis-queues ${theirs.version} (data contract ${theirs.contract}) under the prefix ` +
+    `"${prefix}", and this process runs ${mine.version} (data contract ${mine.contract}): ${what}. ` +
+    (ownTooOld
+      ? `Finish the rollout instead of rolling back past it, or deploy ${theirs.version} here (Upgrading, in the README).`
+      : `Stop the ${theirs.version} processes first, or upgrade through the release in between (Upgrading, in the README).`)
+  );
+}

@@ -11,6 +11,7 @@ import { QueueExplorer } from './queue.explorer';
 import { QueueOrchestrator } from './queue.orchestrator';
 import { RecurringSchedules } from './recurring/recurring-schedules';
 import { DeclaredState } from './declared-state';
+import { QueueProcesses } from './queue-processes';
 import { QueueMetadataAccessor } from './queue-metadata.accessor';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './queue.module-definition';
 import { QueueRegistry } from './queue.registry';
@@ -47,6 +48,7 @@ import type {
     QueueOrchestrator,
     RecurringSchedules,
     DeclaredState,
+    QueueProcesses,
     ConsumerFactory,
     ConsumerRegistry,
     QueueConsumers,
@@ -56,6 +58,7 @@ import type {
   ],
   exports: [
     QueueClock,
+    QueueProcesses,
     QueueSettings,
     RedisConnection,
     QueueRegistry,

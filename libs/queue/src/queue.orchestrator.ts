@@ -10,6 +10,7 @@ import { QueueSettings } from './queue.settings';
 import { RedisConnection } from './redis/redis-connection';
 import { RecurringSchedules } from './recurring/recurring-schedules';
 import { DeclaredState } from './declared-state';
+import { QueueProcesses } from './queue-processes';
 import type { RecurringOptions } from './interfaces';
 import { raceTimeout, TIMED_OUT, waitOrTimeout } from './utils/timers';
 
@@ -46,6 +47,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     private readonly recurringSchedules: RecurringSchedules,
     private readonly registry: QueueRegistry,
     private readonly declaredState: DeclaredState,
+    private readonly processes: QueueProcesses,
   ) {}
 
   onModuleInit(): void {
@@ -70,6 +72,8 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       for (const found of batchConsumers) built.push(await this.factory.batchConsumer(found));
       for (const found of [...recurring, ...this.taskSourceSchedules()])
         built.push(await this.factory.recurringConsumer(found));
+      // Before anything is written: a process beside one it cannot work with refuses to start.
+      await this.processes.start();
       this.declaredState.start();
       // Made here, not by Nest: their records are asserted here, as a registered queue's is at its init.
       for (const queue of this.recurringSchedules.queues()) await queue.record.assert();
@@ -101,6 +105,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     const withdrawn = this.recurringSchedules.withdraw().catch(() => undefined);
     await waitOrTimeout(withdrawn, Math.max(0, closeBy - Date.now()));
     this.declaredState.stop();
+    await waitOrTimeout(this.processes.stop(), Math.max(0, closeBy - Date.now()));
   }
 
   private async stopConsumers(timeout: number, closeBy: number): Promise<void> {

@@ -20,7 +20,7 @@ export const dashboardPage = (base: string, first?: { html: string; time: number
 <link rel="stylesheet" href="${base}/dashboard.css">
 </head>
 <body>
-<header><h1>Queues</h1><span id="status">${first ? `as of ${new Date(first.time).toISOString()}` : 'connecting…'}</span></header>
+<header><h1>Queues</h1><span id="processes"></span><span id="status">${first ? `as of ${new Date(first.time).toISOString()}` : 'connecting…'}</span></header>
 <main id="queues">${first?.html ?? ''}</main>
 <script src="${base}/dashboard.js"></script>
 </body>
@@ -371,6 +371,8 @@ export const DASHBOARD_JS = `(() => {
     const cards = overview.queues.map((q) => (q.kind === 'fixed' ? fixedCard(q, overview.time) : delayCard(q, overview.time)));
     if (overview.schedules.length > 0) cards.unshift(schedulesCard(overview.schedules, overview.time));
     document.getElementById('queues').replaceChildren(...cards);
+    const versions = Object.entries(overview.processes.versions).map(([version, count]) => version + ' ×' + count).join(', ');
+    document.getElementById('processes').textContent = 'processes: ' + (versions || 'none seen yet') + ' · data contract ' + overview.processes.dataContract;
     if (!/^(re-queued|paused|resumed)/.test(document.getElementById('status').textContent)) setStatus('updated ' + new Date(overview.time).toLocaleTimeString());
   }
 

@@ -20,6 +20,7 @@ import { QueueRegistry } from '../queue.registry';
 import { RedisConnection } from '../redis/redis-connection';
 import { RecurringSchedules } from '../recurring/recurring-schedules';
 import type { ReconcilePass, RecurringScheduleInfo } from '../interfaces';
+import { QueueProcesses } from '../queue-processes';
 
 /** Paused groups listed on a card (its count of them is among its figures). */
 const PAUSED_GROUPS_SHOWN = 50;
@@ -116,11 +117,15 @@ export class DashboardService {
     private readonly connection: RedisConnection,
     private readonly recurring: RecurringSchedules,
     private readonly consumers: ConsumerRegistry,
+    private readonly processes: QueueProcesses,
   ) {}
 
-  async overview(
-    limits: DashboardLimits,
-  ): Promise<{ time: number; queues: QueueOverview[]; schedules: ScheduleOverview[] }> {
+  async overview(limits: DashboardLimits): Promise<{
+    time: number;
+    queues: QueueOverview[];
+    schedules: ScheduleOverview[];
+    processes: { versions: Record<string, number>; dataContract: number };
+  }> {
     const local = (serverTime: number) => this.connection.clock.toLocal(serverTime);
     const listed = this.recurring.list();
     const queues = await Promise.all(
@@ -184,7 +189,12 @@ export class DashboardService {
         }),
       }),
     );
-    return { time: Date.now(), queues: queues.sort((a, b) => a.name.localeCompare(b.name)), schedules };
+    return {
+      time: Date.now(),
+      queues: queues.sort((a, b) => a.name.localeCompare(b.name)),
+      schedules,
+      processes: { versions: this.processes.versions(), dataContract: this.processes.contract },
+    };
   }
 
   private async fixedOverview(fixed: FixedQueue, limits: DashboardLimits): Promise<QueueOverview> {

@@ -33,6 +33,7 @@ const EVENT_KINDS = {
   'state.redeclared': 'both',
   'queue.data-lost': 'both',
   'queue.reconciled': 'delay',
+  'processes.contract-changed': 'both',
 } as const satisfies Record<QueueEventName, QueueKind | 'both'>;
 
 /** Every event name, to refuse a misspelt one when a listener is added rather than never calling it. */

@@ -9,6 +9,7 @@ import { QueueRegistry } from '../queue.registry';
 import { HEALTH_DEFAULTS } from '../queue.defaults';
 import { QueueSettings } from '../queue.settings';
 import { RedisConnection } from '../redis/redis-connection';
+import { QueueProcesses } from '../queue-processes';
 import { RecurringSchedules } from '../recurring/recurring-schedules';
 import type { RepeatSchedule } from '../delay-queue/repeat-schedule';
 import { timedOut } from '../redis/connection-failure';
@@ -73,6 +74,7 @@ export class QueueHealthIndicator {
     private readonly settings: QueueSettings,
     private readonly moduleRef: ModuleRef,
     private readonly recurring: RecurringSchedules,
+    private readonly processes: QueueProcesses,
   ) {}
 
   async isHealthy<Key extends string>(key: Key, options: QueueHealthOptions = {}): Promise<QueueHealthResult<Key>> {
@@ -192,6 +194,8 @@ export class QueueHealthIndicator {
       queues: details,
       ...(Object.keys(recurring).length > 0 && { recurring }),
       ...(subscriber && { subscriber }),
+      // Which versions share this prefix (a deploy under way shows two) and the contract this process keeps to.
+      processes: { versions: this.processes.versions(), dataContract: this.processes.contract },
     };
     if (problems.length > 0) return down({ ...data, message: problems.join('; ') });
     return indicator.up(data) as QueueHealthResult<Key>;

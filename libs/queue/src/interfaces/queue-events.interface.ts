@@ -156,6 +156,19 @@ export interface StateRedeclaredEvent {
 }
 
 /**
+ * This process moved to another data contract (`dataContract: 'auto'`): to an earlier one because a
+ * process speaking it is live under the prefix (a deploy or a rollback started), or to its own because
+ * none has been seen for a lease (the rollout finished). Not a queue's event: `queue` is never set.
+ */
+export interface ProcessesContractChangedEvent {
+  queue?: undefined;
+  from: number;
+  to: number;
+  /** How many live processes run each library version. */
+  versions: Record<string, number>;
+}
+
+/**
  * This process found the queue's record gone in Redis after it had seen it: the queue's data was lost
  * with it (its messages or tasks, its counters). Health reports the queue until a pass of its task source
  * or `acknowledgeDataLoss()`; a DelayQueue with a `@TaskSource` starts that pass (`restoring`).
@@ -194,6 +207,7 @@ export interface QueueEventMap {
   'state.redeclared': StateRedeclaredEvent;
   'queue.data-lost': QueueDataLostEvent;
   'queue.reconciled': QueueReconciledEvent;
+  'processes.contract-changed': ProcessesContractChangedEvent;
 }
 
 export type QueueEventName = keyof QueueEventMap;

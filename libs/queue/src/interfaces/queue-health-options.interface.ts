@@ -108,6 +108,8 @@ export type QueueHealthResult<Key extends string = string> = Record<
     recurring?: Record<string, RecurringHealthDetails>;
     /** The wake-up hints' connection, once a consumer of this process listens for them. */
     subscriber?: SubscriberHealthDetails;
+    /** The processes live under the prefix by library version, and the data contract this one keeps to (Upgrading, in the README). */
+    processes?: { versions: Record<string, number>; dataContract: number };
     message?: string;
   }
 >;

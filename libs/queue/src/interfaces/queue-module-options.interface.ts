@@ -57,6 +57,14 @@ export interface QueueModuleOptions {
    */
   evictionPolicy?: 'warn' | 'fail';
   /**
+   * The data contract this process keeps to while processes of another version share Redis (a rolling
+   * deploy): `'auto'` (`QUEUE_DEFAULTS.module.dataContract`) keeps to the earliest contract a live process
+   * speaks and moves to this version's own once none has been seen for a lease (15 s); a number pins it,
+   * for a slow rollout (an earlier contract this version serves) or to force the switch (its own). See
+   * Upgrading in the README.
+   */
+  dataContract?: 'auto' | number;
+  /**
    * OpenTelemetry spans for every queue (a queue's own `tracing` option overrides it): producer spans
    * for pushes and schedules, their context stored with each message or task, and a process span per
    * batch or task linked to it. Needs `@opentelemetry/api` (the application registers the SDK). Off,

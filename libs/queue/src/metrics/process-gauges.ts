@@ -2,6 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { Gauge } from 'prom-client';
 import type { ConsumerRegistry } from '../consumer/consumer.registry';
 import type { RecurringScheduleInfo } from '../interfaces';
+import type { QueueProcesses } from '../queue-processes';
 import type { QueueRegistry } from '../queue.registry';
 import type { RecurringSchedules } from '../recurring/recurring-schedules';
 import type { RedisConnection } from '../redis/redis-connection';
@@ -86,4 +87,30 @@ export function recurringGauges(metrics: MetricFactory, recurring: RecurringSche
     'The tick each @Recurring schedule runs next (or is running); handled="false": no process here runs it.',
     (schedule) => schedule.nextRunAt,
   );
+}
+
+/**
+ * The processes live under the prefix by library version (every process reports the same values: a
+ * deploy under way shows two versions), and the data contract this one keeps to: read from its last
+ * announcement, no call to Redis.
+ */
+export function processGauges(metrics: MetricFactory, processes: QueueProcesses): void {
+  new metrics.prom.Gauge({
+    name: metrics.name('processes'),
+    help: 'Processes of the application live under the prefix (announced within the last 15 s), by library version.',
+    labelNames: ['version'],
+    registers: metrics.registers,
+    collect() {
+      this.reset();
+      for (const [version, count] of Object.entries(processes.versions())) this.labels(version).set(count);
+    },
+  });
+  new metrics.prom.Gauge({
+    name: metrics.name('data_contract'),
+    help: "The data contract this process keeps to: an earlier one while a process of an earlier version is live (dataContract: 'auto').",
+    registers: metrics.registers,
+    collect() {
+      this.set(processes.contract);
+    },
+  });
 }

@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { ConsumerRegistry } from '../consumer/consumer.registry';
 import { QueueEvents } from '../events/queue-events';
+import { QueueProcesses } from '../queue-processes';
 import { QueueRegistry } from '../queue.registry';
 import { RecurringSchedules } from '../recurring/recurring-schedules';
 import { RedisConnection } from '../redis/redis-connection';
@@ -25,8 +26,9 @@ export class QueueMetricsModule {
             recurring: RecurringSchedules,
             consumers: ConsumerRegistry,
             connection: RedisConnection,
-          ) => new QueueMetrics(events, registry, options, recurring, consumers, connection),
-          inject: [QueueEvents, QueueRegistry, RecurringSchedules, ConsumerRegistry, RedisConnection],
+            processes: QueueProcesses,
+          ) => new QueueMetrics(events, registry, options, recurring, consumers, connection, processes),
+          inject: [QueueEvents, QueueRegistry, RecurringSchedules, ConsumerRegistry, RedisConnection, QueueProcesses],
         },
       ],
       exports: [QueueMetrics],

@@ -8,7 +8,8 @@ import type { RecurringSchedules } from '../recurring/recurring-schedules';
 import type { RedisConnection } from '../redis/redis-connection';
 import type { QueueEventListener, QueueEventName, QueueMetricsOptions } from '../interfaces';
 import { MetricFactory, type PromClient } from './metric-factory';
-import { connectionRestarts, overdueGauge, recurringGauges } from './process-gauges';
+import { connectionRestarts, overdueGauge, processGauges, recurringGauges } from './process-gauges';
+import type { QueueProcesses } from '../queue-processes';
 import { queueStateGauges } from './queue-state-gauges';
 
 const LATENESS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -34,6 +35,7 @@ export class QueueMetrics implements OnModuleDestroy {
     recurring?: RecurringSchedules,
     consumers?: ConsumerRegistry,
     connection?: RedisConnection,
+    processes?: QueueProcesses,
   ) {
     const metrics = (this.metrics = new MetricFactory(
       loadOptional<PromClient>('prom-client', 'QueueMetricsModule'),
@@ -181,6 +183,7 @@ export class QueueMetrics implements OnModuleDestroy {
     queueStateGauges(metrics, queues, this.logger);
     if (recurring) recurringGauges(metrics, recurring, this.logger);
     if (connection) connectionRestarts(metrics, connection);
+    if (processes) processGauges(metrics, processes);
   }
 
   onModuleDestroy(): void {

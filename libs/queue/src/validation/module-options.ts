@@ -2,6 +2,7 @@ import { IsBoolean, IsIn, IsInt, IsString, Matches, Max, Min } from 'class-valid
 import type { QueueModuleOptions } from '../interfaces';
 import { MODULE_DEFAULTS } from '../queue.defaults';
 import type { SameKeys } from './apply-rules';
+import { DATA_CONTRACT, SERVES_FROM } from '../redis/data-contract';
 
 /** `connection` is checked apart (assertConnectionShape): it becomes a client, not a setting. */
 type ModuleOptions = Omit<QueueModuleOptions, 'connection'>;
@@ -38,6 +39,11 @@ export class ModuleOptionsRules implements Required<ModuleOptions>, SameKeys<Mod
 
   @IsIn(['warn', 'fail'])
   evictionPolicy = MODULE_DEFAULTS.evictionPolicy;
+
+  @IsIn(['auto', ...Array.from({ length: DATA_CONTRACT - SERVES_FROM + 1 }, (_, n) => SERVES_FROM + n)], {
+    message: `dataContract must be 'auto' or a data contract this version speaks: ${SERVES_FROM} to ${DATA_CONTRACT}`,
+  })
+  dataContract = MODULE_DEFAULTS.dataContract;
 
   @IsBoolean()
   tracing: boolean = MODULE_DEFAULTS.tracing;
