@@ -329,4 +329,23 @@ describe('the dashboard in a real browser, on dead batches of an at-least-once F
     expect(reporter.batches.at(-1)).toMatchObject({ group: 'sensor-11', messages: [{ celsius: 18 }, { celsius: 19 }] });
     expect(problems).toEqual([]);
   });
+
+  it('shows a data loss with its acknowledge button, which clears it for every process', async () => {
+    const card = page.locator('section[data-queue="readings"]');
+    const { record } = readings;
+    // The record gone, then found so by this process' check: the loss is recorded with it.
+    await harness.redis.del(record.keys.meta);
+    expect(await record.restore()).toBe('lost');
+    const lost = card.locator('p[data-data-lost]');
+    await lost.waitFor();
+    expect(await lost.textContent()).toMatch(
+      /^data lost .+ ago: its messages are gone; shown until acknowledged acknowledge$/,
+    );
+
+    await lost.getByRole('button', { name: 'acknowledge' }).click();
+    await page.locator('#status', { hasText: 'acknowledged the data loss of readings' }).waitFor();
+    await lost.waitFor({ state: 'detached' });
+    expect((await record.state()).lostAt).toBeUndefined();
+    expect(problems).toEqual([]);
+  });
 });

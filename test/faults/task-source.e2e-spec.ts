@@ -142,15 +142,23 @@ describe('@TaskSource: a DelayQueue rebuilt from the application records', () =>
     expect(lost).toContainEqual({ queue: 'events', kind: 'fixed', restoring: false });
     const said = logs.flatMap((log) => log.find('error', /Queue "events": its record was missing .*data was lost/));
     expect(said[0]).toMatch(/acknowledgeDataLoss\(\)/);
-    // The DelayQueue was rebuilt: healthy; the FixedQueue's messages are gone: reported until acknowledged.
+    // The DelayQueue was rebuilt: nothing to report; the FixedQueue's messages are gone: reported until
+    // acknowledged, up (its record is back, so it works) unless dataLoss: 'fail'.
     const health = a.app.get(QueueHealthIndicator);
-    const down = (await health.isHealthy('queues')).queues;
+    const reported = (await health.isHealthy('queues')).queues;
+    expect(reported.status).toBe('up');
+    expect(reported.warning).toMatch(/events: its data was lost/);
+    expect(reported.warning).not.toMatch(/meals: its data was lost/);
+    expect(reported.queues!.events.dataLostAt).toEqual(expect.any(Number));
+    expect(reported.queues!.meals.lastReconcile).toMatchObject({ trigger: 'data-lost', restored: 200 });
+    const down = (await health.isHealthy('queues', { dataLoss: 'fail' })).queues;
     expect(down.status).toBe('down');
     expect(down.message).toMatch(/events: its data was lost/);
-    expect(down.message).not.toMatch(/meals: its data was lost/);
-    expect(down.queues!.meals.lastReconcile).toMatchObject({ trigger: 'data-lost', restored: 200 });
     expect(await b.fixed('events').acknowledgeDataLoss()).toBe(true);
-    expect((await health.isHealthy('queues')).queues.status).toBe('up');
+    const acknowledged = (await health.isHealthy('queues', { dataLoss: 'fail' })).queues;
+    expect(acknowledged).toMatchObject({ status: 'up' });
+    expect(acknowledged.warning).toBeUndefined();
+    expect(acknowledged.queues!.events.dataLostAt).toBeUndefined();
   });
 
   it('rebuilds the queue after a restart without persistence, within seconds of the reconnection', async () => {
@@ -169,7 +177,7 @@ describe('@TaskSource: a DelayQueue rebuilt from the application records', () =>
     expect(await a.delay('meals').get('meal:499')).toMatchObject({ state: 'scheduled' });
   });
 
-  it('without a task source, a lost DelayQueue stays reported until reconcile() or an acknowledgement', async () => {
+  it('without a task source, a lost DelayQueue stays reported until reconcile() or an acknowledgement, in health and metrics', async () => {
     server = await startRedis();
     const logs = new CapturedLogs();
     const registry = new Registry();
@@ -178,15 +186,29 @@ describe('@TaskSource: a DelayQueue rebuilt from the application records', () =>
     const redis = client(server.url);
     await redis.flushall();
     const health = a.app.get(QueueHealthIndicator);
-    const down = await pollUntil(
+    const reported = await pollUntil(
       async () => {
         const result = (await health.isHealthy('queues')).queues;
-        return /meals: its data was lost/.test(String(result.message)) ? result : undefined;
+        return /meals: its data was lost/.test(String(result.warning)) ? result : undefined;
       },
       'the loss reported',
       25_000,
     );
-    expect(down.queues!.meals.dataLostAt).toEqual(expect.any(Number));
+    expect(reported.status).toBe('up');
+    expect(reported.queues!.meals.dataLostAt).toEqual(expect.any(Number));
+    // Held to its own rule: down for the queue that asks for it only.
+    const down = (await health.isHealthy('queues', { queues: { meals: { dataLoss: 'fail' } } })).queues;
+    expect(down.status).toBe('down');
+    expect(down.message).toMatch(/^meals: its data was lost/);
+    expect(down.warning).toMatch(/^events: its data was lost/);
+    const unacknowledged = async () => {
+      const { values } = await registry.getSingleMetric('nrq_data_loss_unacknowledged')!.get();
+      return values.map(({ labels, value }) => [labels.queue, value]).sort();
+    };
+    expect(await unacknowledged()).toEqual([
+      ['events', 1],
+      ['meals', 1],
+    ]);
     expect(logs.find('error', /Queue "meals".*Give it a @TaskSource\('meals'\)/)).toHaveLength(1);
     const { values } = await registry.getSingleMetric('nrq_data_lost_total')!.get();
     expect(values.map(({ labels, value }) => [labels.queue, value]).sort()).toEqual([
@@ -196,7 +218,17 @@ describe('@TaskSource: a DelayQueue rebuilt from the application records', () =>
     await expect(a.delay('meals').reconcile()).rejects.toThrow(/has no task source.*@TaskSource\('meals'\)/);
     expect(await a.delay('meals').acknowledgeDataLoss()).toBe(true);
     expect(await a.fixed('events').acknowledgeDataLoss()).toBe(true);
-    expect((await health.isHealthy('queues')).queues.status).toBe('up');
+    expect((await health.isHealthy('queues', { dataLoss: 'fail' })).queues.status).toBe('up');
+    // A scrape reads Redis at most every 250 ms.
+    await pollUntil(
+      async () =>
+        JSON.stringify(await unacknowledged()) ===
+        JSON.stringify([
+          ['events', 0],
+          ['meals', 0],
+        ]),
+      'the gauge at 0 for both queues',
+    );
   });
 
   it("starts with startup: 'continue' while Redis is down, and lists its source once Redis is up", async () => {

@@ -268,6 +268,42 @@ describe('QueueDashboardModule', () => {
       expect([path, (await post(path)).status]).toEqual([path, 404]);
   });
 
+  it('shows a data loss until it is acknowledged, through a call that needs the header the page sends', async () => {
+    const { base, events } = await serve({});
+    const { record } = events;
+    // The record gone, then found so by this process' check: the loss is recorded with it.
+    await harness.redis.del(record.keys.meta);
+    expect(await record.restore()).toBe('lost');
+    const lostAt = async () => {
+      const overview: any = await (await fetch(`${base}/queues/api`)).json();
+      return overview.queues.map((q: { name: string; dataLostAt?: number }) => [q.name, q.dataLostAt]);
+    };
+    expect(await lostAt()).toEqual([
+      ['events', expect.any(Number)],
+      ['readings', undefined],
+      ['tasks', undefined],
+    ]);
+    const html = await (await fetch(`${base}/queues`)).text();
+    expect(html).toMatch(
+      /<p class="warning" data-data-lost>data lost [^<]+: its messages are gone; shown until acknowledged<\/p>/,
+    );
+
+    const post = (path: string, headers: Record<string, string> = { 'x-requested-with': 'nrq-dashboard' }) =>
+      fetch(`${base}/queues/api/${path}`, { method: 'POST', headers });
+    expect((await post('fixed/events/acknowledge-data-loss', {})).status).toBe(403);
+    expect((await record.state()).lostAt).toEqual(expect.any(Number));
+    const acknowledged = await post('fixed/events/acknowledge-data-loss');
+    expect([acknowledged.status, await acknowledged.json()]).toEqual([200, { acknowledged: true }]);
+    expect(await (await post('fixed/events/acknowledge-data-loss')).json()).toEqual({ acknowledged: false });
+    expect(await lostAt()).toEqual([
+      ['events', undefined],
+      ['readings', undefined],
+      ['tasks', undefined],
+    ]);
+    for (const path of ['fixed/nope/acknowledge-data-loss', 'delay/events/acknowledge-data-loss'])
+      expect([path, (await post(path)).status]).toEqual([path, 404]);
+  });
+
   it('lists paused groups, and resumes one only with the header the page sends', async () => {
     const { base, events } = await serve({});
     await events.pushMany('<b>tenant</b>', [1, 2]);

@@ -4,7 +4,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { QueueHealthIndicator, QueueInputError, UnknownQueueError } from 'nestjs-redis-queues';
 import { CapturedLogs, startRedis, type RedisServer } from '@test/support/faults';
 import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
-import { pollUntil } from '@test/support/testing';
+import { deferred, pollUntil } from '@test/support/testing';
 
 const LIBRARY_VERSION = (require('../../libs/queue/package.json') as { version: string }).version;
 
@@ -49,7 +49,7 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
   });
 
   async function start(opts: { consumers?: boolean } = {}) {
-    const { app, fixed } = await harness.start({
+    const { app, fixed, delay } = await harness.start({
       connection: server.url,
       root: { idlePollMs: 500, commandTimeoutMs: 1000, consumers: opts.consumers },
       fixed: [
@@ -69,6 +69,7 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
       idle: fixed<number>('idle'),
       digest: fixed<number>('digest'),
       events: fixed<number>('events'),
+      tasks: delay('tasks'),
       indicator: app.get(QueueHealthIndicator),
       health: async (query = '') => {
         const response = await fetch(`${base}/health${query}`);
@@ -207,12 +208,58 @@ describe('QueueHealthIndicator (@nestjs/terminus)', () => {
       /timeoutMs must be a number \(got "500", a string\)/,
     );
     await expect(indicator.isHealthy('q', { queues: { events: 5 } } as never)).rejects.toThrow(
-      /queues\.events: expected an options object \{ maxBacklog\?, maxLagMs\? \}, got 5/,
+      /queues\.events: expected an options object \{ maxBacklog\?, maxLagMs\?, dataLoss\? \}, got 5/,
+    );
+    await expect(indicator.isHealthy('q', { queues: { events: { dataLoss: 'down' } } } as never)).rejects.toThrow(
+      /queues\.events\.dataLoss must be 'warn' or 'fail'/,
     );
     await expect(indicator.isHealthy('q', { queues: [5] } as never)).rejects.toThrow(/queues must be queue names/);
     expect(
       (await indicator.isHealthy('q', { maxLagMs: 60_000, queues: { events: { maxBacklog: 10 } } })).q.status,
     ).toBe('up');
+  });
+
+  it('after a restart that lost the data: down until each record is written again, then up and reporting the loss until acknowledged', async () => {
+    const { health, indicator, idle, digest, events, tasks } = await start();
+    const queues = [events, idle, digest, tasks];
+    // The records are checked once the connection is ready: held, to see health meanwhile.
+    const gate = deferred();
+    const restores = queues.map(({ record }) => {
+      const restore = record.restore.bind(record);
+      return jest.spyOn(record, 'restore').mockImplementation(async () => {
+        await gate.promise;
+        return restore();
+      });
+    });
+    try {
+      const { port } = server;
+      await server.kill('SIGKILL');
+      server = await startRedis({ port });
+      const missing = await pollUntil(async () => {
+        const checked = await health();
+        return checked.body.error?.queues.redis === 'up' ? checked : undefined;
+      }, 'Redis to answer');
+      expect(missing.status).toBe(503);
+      for (const name of ['events', 'idle', 'digest', 'tasks'])
+        expect(missing.body.error.queues.message).toContain(`${name}: its record is missing in Redis`);
+    } finally {
+      gate.resolve();
+    }
+    const back = await pollUntil(async () => {
+      const checked = await health();
+      return checked.status === 200 ? checked : undefined;
+    }, 'health up once the records are written again');
+    expect(restores.every((spy) => spy.mock.calls.length > 0)).toBe(true);
+    for (const name of ['events', 'idle', 'digest', 'tasks'])
+      expect(back.body.details.queues.warning).toMatch(new RegExp(`(^|; )${name}: its data was lost`));
+    expect(back.body.details.queues.queues.tasks.dataLostAt).toEqual(expect.any(Number));
+    const strict = await indicator.isHealthy('q', { dataLoss: 'fail' });
+    expect(strict.q).toMatchObject({ status: 'down', message: expect.stringMatching(/^events: its data was lost/) });
+    for (const queue of queues) expect(await queue.acknowledgeDataLoss()).toBe(true);
+    const acknowledged = await health();
+    expect(acknowledged.status).toBe(200);
+    expect(acknowledged.body.details.queues.warning).toBeUndefined();
+    expect((await indicator.isHealthy('q', { dataLoss: 'fail' })).q.status).toBe('up');
   });
 
   // Last: the server does not come back.

@@ -25,10 +25,25 @@ const QUEUE_RECORDS_EVERY = 5;
 export class DeclaredState {
   private readonly logger = new Logger('QueueModule');
   private timer?: NodeJS.Timeout;
-  private round = 0;
-  private running?: Promise<void>;
+  private ticks = 0;
   private stopped = false;
-  private readonly reconnected = () => void this.check(true);
+  // A round owed when the one before it ends may come after stop(): it declares nothing then.
+  private readonly schedules = new OneAtATime(async () => {
+    if (!this.stopped) await this.recurring.redeclare();
+  });
+  private readonly records = new OneAtATime(async () => {
+    if (!this.stopped) await this.checkRecords();
+  });
+  /**
+   * A round in flight may have read Redis before it restarted, or be one that skips the records: the
+   * schedules are declared again once it ends, and the records are checked now, beside any check in
+   * flight (the record's script creates it once, so two checks report a loss once).
+   */
+  private readonly reconnected = () => {
+    if (this.stopped) return;
+    this.schedules.again();
+    void this.checkRecords();
+  };
 
   constructor(
     private readonly connection: RedisConnection,
@@ -38,7 +53,11 @@ export class DeclaredState {
   ) {}
 
   start(): void {
-    this.timer = setInterval(() => void this.check(this.round % QUEUE_RECORDS_EVERY === 0), DECLARE_EVERY_MS);
+    this.timer = setInterval(() => {
+      if (this.stopped) return;
+      this.schedules.run();
+      if (this.ticks++ % QUEUE_RECORDS_EVERY === 0) this.records.run();
+    }, DECLARE_EVERY_MS);
     this.timer.unref();
     this.connection.client.on('ready', this.reconnected);
   }
@@ -53,17 +72,7 @@ export class DeclaredState {
     this.connection.client.off('ready', this.reconnected);
   }
 
-  /** One round; a round still running (Redis slow) is not doubled. */
-  private check(queueRecords: boolean): Promise<void> {
-    if (this.stopped || this.running) return this.running ?? Promise.resolve();
-    this.round += 1;
-    this.running = this.declare(queueRecords).finally(() => (this.running = undefined));
-    return this.running;
-  }
-
-  private async declare(queueRecords: boolean): Promise<void> {
-    await this.recurring.redeclare();
-    if (!queueRecords) return;
+  private async checkRecords(): Promise<void> {
     for (const { kind, name, queue } of this.registry.all()) {
       try {
         const found = await queue.record.restore();
@@ -83,5 +92,33 @@ export class DeclaredState {
         if (error instanceof QueueConfigError) this.logger.error(error.message);
       }
     }
+  }
+}
+
+/**
+ * Rounds of one kind, one at a time: a round asked for while one runs (Redis slow) is not doubled. A
+ * round handles its own failures (Redis away: the next round tries again), so it never rejects.
+ */
+class OneAtATime {
+  private running = false;
+  private owed = false;
+
+  constructor(private readonly round: () => Promise<void>) {}
+
+  run(): void {
+    if (this.running) return;
+    this.running = true;
+    void this.round().finally(() => {
+      this.running = false;
+      if (!this.owed) return;
+      this.owed = false;
+      this.run();
+    });
+  }
+
+  /** A round now, or as soon as the one in flight ends. */
+  again(): void {
+    if (this.running) this.owed = true;
+    else this.run();
   }
 }

@@ -87,6 +87,7 @@ export const DASHBOARD_DEFAULTS = Object.freeze({
 export const HEALTH_DEFAULTS = Object.freeze({
   timeoutMs: SECOND,
   recurringGraceMs: 60 * SECOND,
+  dataLoss: 'warn' as 'warn' | 'fail',
 });
 
 /** `QueueMetricsModule.register`. */

@@ -131,7 +131,11 @@ export const periodWithoutSource = (queue: string) =>
   `Delay queue "${queue}": reconcile.everyMs / reconcile.cron is given but no provider method of this application ` +
   `is its @TaskSource('${queue}'), so nothing runs on that schedule here`;
 
-/** A health problem: the queue's data was lost and nobody has dealt with it yet. */
+/** A health problem: a record this process had seen is gone, and no check has written it again yet. */
+export const recordMissing = (queue: string) =>
+  `${queue}: its record is missing in Redis (its data was lost?); written again within 15 s, at once on a reconnection`;
+
+/** A health warning (a problem with `dataLoss: 'fail'`): the queue's data was lost and nobody has dealt with it yet. */
 export const dataLostProblem = (queue: string, kind: 'fixed' | 'delay', lostAt: number) =>
   `${queue}: its data was lost (its record was found missing in Redis at ${new Date(lostAt).toISOString()}); ` +
   (kind === 'delay'

@@ -251,11 +251,26 @@ export const DASHBOARD_JS = `(() => {
         : []));
   }
 
-  // A data loss not dealt with yet, and the last pass of the queue's task source: shown only when there are.
+  // A data loss not dealt with yet, with its acknowledge button, and the last pass of the queue's task
+  // source: shown only when there are.
   function recordLines(queue, time) {
     const lines = [];
-    if (queue.dataLostAt !== undefined)
-      lines.push(el('p', { class: 'warning', 'data-data-lost': '' }, 'data lost ' + ago(time - queue.dataLostAt) + ': reported until its task source runs or acknowledgeDataLoss()'));
+    if (queue.dataLostAt !== undefined) {
+      const button = el('button', { type: 'button', 'data-action': 'acknowledge-data-loss' }, 'acknowledge');
+      button.addEventListener('click', async () => {
+        button.disabled = true;
+        try {
+          await post(queuePath(queue.kind, queue.name) + '/acknowledge-data-loss');
+          setStatus('acknowledged the data loss of ' + queue.name);
+          await refresh();
+        } catch (error) {
+          button.disabled = false;
+          setStatus('could not acknowledge the data loss of ' + queue.name + ': ' + error.message, true);
+        }
+      });
+      const until = queue.kind === 'fixed' ? 'its messages are gone; shown until acknowledged' : 'shown until its task source runs or it is acknowledged';
+      lines.push(el('p', { class: 'warning', 'data-data-lost': '' }, 'data lost ' + ago(time - queue.dataLostAt) + ': ' + until + ' ', button));
+    }
     const pass = queue.lastReconcile;
     if (pass !== undefined)
       lines.push(el('p', { 'data-last-reconcile': '' }, 'last reconcile (' + pass.trigger + ') ' + ago(time - pass.at) + ': listed ' + fmt.format(pass.listed) +
@@ -373,7 +388,7 @@ export const DASHBOARD_JS = `(() => {
     document.getElementById('queues').replaceChildren(...cards);
     const versions = Object.entries(overview.processes.versions).map(([version, count]) => version + ' ×' + count).join(', ');
     document.getElementById('processes').textContent = 'processes: ' + (versions || 'none seen yet') + ' · data contract ' + overview.processes.dataContract;
-    if (!/^(re-queued|paused|resumed)/.test(document.getElementById('status').textContent)) setStatus('updated ' + new Date(overview.time).toLocaleTimeString());
+    if (!/^(re-queued|paused|resumed|acknowledged)/.test(document.getElementById('status').textContent)) setStatus('updated ' + new Date(overview.time).toLocaleTimeString());
   }
 
   async function loop() {

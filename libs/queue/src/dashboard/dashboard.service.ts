@@ -287,6 +287,12 @@ export class DashboardService {
     return { paused };
   }
 
+  /** Clears a queue's data loss for every process (`acknowledgeDataLoss()`); false when none was recorded. */
+  async acknowledgeDataLoss(kind: QueueKind, queueName: string): Promise<{ acknowledged: boolean }> {
+    const queue = this.find<FixedQueue | DelayQueue>(kind, queueName);
+    return { acknowledged: await queue.acknowledgeDataLoss() };
+  }
+
   /** Resumes a paused group of a FixedQueue, for every process (`resumeGroup`); false when it was not paused. */
   async resumeGroup(queueName: string, group: string): Promise<{ resumed: boolean }> {
     const fixed = this.find<FixedQueue>('fixed', queueName);

@@ -80,10 +80,13 @@ function title(queue: QueueOverview, label: string, mode?: string): string {
 /** A data loss not dealt with yet, and the last pass of the queue's task source, shown only when there are. */
 function recordLines(queue: QueueOverview, time: number): string[] {
   const lines: string[] = [];
+  const until =
+    queue.kind === 'fixed'
+      ? 'its messages are gone; shown until acknowledged'
+      : 'shown until its task source runs or it is acknowledged';
+  // Its acknowledge button needs the script.
   if (queue.dataLostAt !== undefined)
-    lines.push(
-      `<p class="warning" data-data-lost>data lost ${ago(time - queue.dataLostAt)}: reported until its task source runs or acknowledgeDataLoss()</p>`,
-    );
+    lines.push(`<p class="warning" data-data-lost>data lost ${ago(time - queue.dataLostAt)}: ${until}</p>`);
   const pass = queue.lastReconcile;
   if (pass !== undefined)
     lines.push(

@@ -56,7 +56,8 @@ function isGuardClass(guard: DashboardGuard): guard is Type<CanActivate> {
 
 /**
  * An opt-in page showing every queue of the application live: throughput and backlog, the hottest
- * groups, paused groups with a resume button, upcoming tasks, dead tasks and dead batches with a re-queue button. Import it next to `QueueModule`:
+ * groups, paused groups with a resume button, upcoming tasks, dead tasks and dead batches with a re-queue
+ * button, a data loss with an acknowledge button. Import it next to `QueueModule`:
  * `QueueDashboardModule.register({ path: 'queues', guard: AdminGuard })`.
  */
 @Module({})
@@ -141,6 +142,17 @@ export class QueueDashboardModule {
       ) {
         assertFromPage(requestedWith, 'Resuming');
         return this.dashboard.setPaused(queueKind(kind), queue, false);
+      }
+
+      @Post('api/:kind/:queue/acknowledge-data-loss')
+      @HttpCode(200)
+      acknowledgeDataLoss(
+        @Param('kind') kind: string,
+        @Param('queue') queue: string,
+        @Headers('x-requested-with') requestedWith?: string,
+      ) {
+        assertFromPage(requestedWith, 'Acknowledging a data loss');
+        return this.dashboard.acknowledgeDataLoss(queueKind(kind), queue);
       }
 
       @Get('api/:kind/:queue/dead')

@@ -25,7 +25,7 @@ import type {
 } from '../interfaces';
 import { QueueConnectionError } from '../errors';
 import type { RecordState } from '../redis/queue-meta';
-import { dataLostProblem } from '../queue.messages';
+import { dataLostProblem, recordMissing } from '../queue.messages';
 import type { ConsumerStatus } from '../consumer/consumer-runtime';
 
 /** A queue all of whose consumers here drain on a schedule waits up to the longest of their periods. */
@@ -109,7 +109,9 @@ export class QueueHealthIndicator {
     }
 
     const problems: string[] = [];
-    if (eviction.warning && this.settings.evictionPolicy === 'fail') problems.push(eviction.warning);
+    const { warning: evictionWarning, ...policy } = eviction;
+    const warnings = evictionWarning ? [evictionWarning] : [];
+    if (evictionWarning && this.settings.evictionPolicy === 'fail') problems.push(evictionWarning);
     const checked = new Set(queues.map(({ name }) => name));
     const consumers = this.consumerStatus.statuses().filter((consumer) => checked.has(consumer.queue));
     if (this.settings.consumers) {
@@ -129,8 +131,12 @@ export class QueueHealthIndicator {
         overdue.map((handler) => ({ consumer, ...handler })),
       );
       const pausedGroups = kind === 'fixed' ? (stats[i] as FixedQueueStats).pausedGroups : 0;
-      const { lostAt, lastPass } = records[i];
-      if (lostAt !== undefined) problems.push(dataLostProblem(name, kind, lostAt));
+      const { missing, lostAt, lastPass } = records[i];
+      const { maxBacklog, maxLagMs, dataLoss = HEALTH_DEFAULTS.dataLoss } = { ...options, ...limits[name] };
+      if (missing) problems.push(recordMissing(name));
+      // Once its record is back the queue works again: what it lost is reported, not a reason to be unready.
+      else if (lostAt !== undefined)
+        (dataLoss === 'fail' ? problems : warnings).push(dataLostProblem(name, kind, lostAt));
       details[name] = {
         kind,
         backlog,
@@ -145,7 +151,6 @@ export class QueueHealthIndicator {
         ...(lastPass !== undefined && { lastReconcile: lastPass }),
       };
       if (paused[i]) return;
-      const { maxBacklog, maxLagMs } = { ...options, ...limits[name] };
       if (maxBacklog !== undefined && backlog > maxBacklog)
         problems.push(`${name}: backlog ${backlog} > ${maxBacklog}`);
       if (maxLagMs === undefined) return;
@@ -190,7 +195,8 @@ export class QueueHealthIndicator {
     const subscriber = this.connection.subscriberStatus();
     const data = {
       redis: 'up',
-      ...eviction,
+      ...policy,
+      ...(warnings.length > 0 && { warning: warnings.join('; ') }),
       queues: details,
       ...(Object.keys(recurring).length > 0 && { recurring }),
       ...(subscriber && { subscriber }),

@@ -169,9 +169,11 @@ export interface ProcessesContractChangedEvent {
 }
 
 /**
- * This process found the queue's record gone in Redis after it had seen it: the queue's data was lost
- * with it (its messages or tasks, its counters). Health reports the queue until a pass of its task source
- * or `acknowledgeDataLoss()`; a DelayQueue with a `@TaskSource` starts that pass (`restoring`).
+ * This process found the queue's record gone in Redis after it had seen it, and wrote it again: the
+ * queue's data was lost with it (its messages or tasks, its counters). Health (`dataLostAt`, up unless
+ * `dataLoss: 'fail'`), the `nrq_data_loss_unacknowledged` gauge and the dashboard report the queue until a
+ * pass of its task source or `acknowledgeDataLoss()`; a DelayQueue with a `@TaskSource` starts that pass
+ * (`restoring`).
  */
 export interface QueueDataLostEvent {
   queue: string;

@@ -11,6 +11,13 @@ export interface QueueHealthLimits {
    * drains by design: it is allowed this much more than its period (the longest gap between two runs).
    */
   maxLagMs?: number;
+  /**
+   * What a data loss not yet dealt with does to the check once the queue's record is written again:
+   * `'warn'` (default) keeps it up and reports the loss (`dataLostAt`, `warning`), `'fail'` keeps it down
+   * until a pass of its task source or `acknowledgeDataLoss()`. While a record this process had seen is
+   * missing in Redis, the check is down either way. Default: `QUEUE_DEFAULTS.health.dataLoss`.
+   */
+  dataLoss?: 'warn' | 'fail';
 }
 
 export interface QueueHealthOptions extends QueueHealthLimits {
@@ -56,7 +63,8 @@ export interface QueueHealthDetails {
   pausedGroups?: number;
   /**
    * When a process found the queue's record gone after it had seen it (its data was lost), epoch ms:
-   * the queue is reported until a pass of its task source or `acknowledgeDataLoss()`. Absent otherwise.
+   * the queue is reported until a pass of its task source or `acknowledgeDataLoss()` (the check stays
+   * up unless `dataLoss: 'fail'`). Absent otherwise.
    */
   dataLostAt?: number;
   /** DelayQueue: the last pass of its `@TaskSource`, by any process. Absent before the first. */
@@ -101,7 +109,11 @@ export type QueueHealthResult<Key extends string = string> = Record<
     redis: 'up' | 'down';
     /** Redis' `maxmemory-policy` (of every master, when they differ): anything but `noeviction` can lose queued work. */
     evictionPolicy?: string;
-    /** Set when the policy evicts (or could not be read) and `evictionPolicy: 'warn'` lets the application run. */
+    /**
+     * What deserves a look without making the check down: a policy that evicts (or could not be read)
+     * while `evictionPolicy: 'warn'` lets the application run, and data losses not yet dealt with
+     * (`dataLoss: 'warn'`), joined with `; `.
+     */
     warning?: string;
     queues?: Record<string, QueueHealthDetails>;
     /** The `@Recurring` schedules of the application, when there are some. */

@@ -2,6 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { Gauge } from 'prom-client';
 import type { DelayQueueStats, FixedQueueStats, QueueKind } from '../interfaces';
 import type { QueueRegistry } from '../queue.registry';
+import type { RecordState } from '../redis/queue-meta';
 import { describeError } from '../utils/errors';
 import { onePerScrape, type MetricFactory } from './metric-factory';
 
@@ -9,6 +10,7 @@ interface Snapshot {
   kind: QueueKind;
   name: string;
   stats?: FixedQueueStats | DelayQueueStats;
+  record?: RecordState;
 }
 
 type Set = (value: number, ...labels: string[]) => void;
@@ -23,14 +25,16 @@ const FIXED_GAUGES: [suffix: string, help: string, stat: 'pending' | 'groups' | 
 
 /**
  * Gauges describing each whole queue as Redis holds it (every instance reports the same value: take
- * the max, not the sum), read with `stats()` when Prometheus scrapes, O(shards) per queue.
+ * the max, not the sum), read with `stats()` and one HMGET of the queue's record when Prometheus
+ * scrapes, O(shards) per queue.
  */
 export function queueStateGauges(metrics: MetricFactory, queues: QueueRegistry, logger: Logger): void {
   const read = onePerScrape(() =>
     Promise.all(
       queues.all().map(async ({ kind, name, queue }): Promise<Snapshot> => {
         try {
-          return { kind, name, stats: await queue.stats() };
+          const [stats, record] = await Promise.all([queue.stats(), queue.record.state()]);
+          return { kind, name, stats, record };
         } catch (error) {
           logger.warn(`Could not read the stats of queue "${name}" for a scrape: ${describeError(error)}`);
           return { kind, name };
@@ -80,5 +84,11 @@ export function queueStateGauges(metrics: MetricFactory, queues: QueueRegistry, 
     'How long the most overdue group or task has waited past its due time, by Redis time.',
     [],
     (set, { stats }) => set(stats!.lagMs / 1000),
+  );
+  gauge(
+    'data_loss_unacknowledged',
+    'Whether the queue lost its data and nobody dealt with it yet (1): until a pass of its task source or acknowledgeDataLoss().',
+    [],
+    (set, { record }) => set(record!.lostAt === undefined ? 0 : 1),
   );
 }

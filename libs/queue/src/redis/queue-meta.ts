@@ -28,6 +28,8 @@ export type RecordCheck = 'present' | 'created' | 'lost';
 
 /** A queue's data-loss state as Redis holds it, for health and the dashboard. */
 export interface RecordState {
+  /** This process had seen the record and it is gone: a loss not recorded again yet (DeclaredState does it). */
+  missing?: true;
   /** When a process found the record gone after it had seen it (epoch ms); cleared by a pass or an acknowledgement. */
   lostAt?: number;
   lastPass?: ReconcilePass;
@@ -87,12 +89,13 @@ export class QueueRecord {
     return known ? 'lost' : 'created';
   }
 
-  /** Its loss (if unacknowledged) and its last pass, from any process. */
+  /** Its loss (if unacknowledged, or not recorded again yet) and its last pass, from any process. */
   async state(): Promise<RecordState> {
-    const [lostAt, pass] = await this.connection.scripts.call((client) =>
-      client.hmget(this.keys.meta, LOST_AT, LAST_PASS),
+    const [kind, lostAt, pass] = await this.connection.scripts.call((client) =>
+      client.hmget(this.keys.meta, 'kind', LOST_AT, LAST_PASS),
     );
     return {
+      ...(kind === null && this.seen && { missing: true as const }),
       ...(lostAt !== null && { lostAt: Number(lostAt) }),
       ...(pass !== null && { lastPass: JSON.parse(pass) as ReconcilePass }),
     };

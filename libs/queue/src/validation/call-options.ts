@@ -219,6 +219,10 @@ class HealthLimitsRules implements QueueHealthLimits, SameKeys<QueueHealthLimits
   @Given()
   @IsAnyNumber()
   maxLagMs?: number;
+
+  @Given()
+  @IsIn(['warn', 'fail'], { message: "$property must be 'warn' or 'fail'" })
+  dataLoss?: 'warn' | 'fail';
 }
 
 class HealthOptionsRules

@@ -1,0 +1,97 @@
+import { Injectable } from '@nestjs/common';
+import { QueueEvents, Recurring, RecurringSchedules, type QueueDataLostEvent } from 'nestjs-redis-queues';
+import { startRedis, watchUnhandledRejections, type RedisServer } from '@test/support/faults';
+import { useQueueApps, type QueueApp } from '@test/support/fixtures';
+import { deferred, pollUntil } from '@test/support/testing';
+
+@Injectable()
+class Tick {
+  @Recurring({ everyMs: 60_000, name: 'tick' })
+  tick() {}
+}
+
+/** Long enough for a check that runs at once; far shorter than the 15 s between periodic checks of the records. */
+const AT_ONCE_MS = 3_000;
+
+/**
+ * A process checks its queues' records every few rounds of what it declares, and at once when its
+ * connection is ready again. Each test holds one kind of round in flight, restarts Redis empty under it,
+ * and expects the losses found while that round is still held.
+ */
+describe('A reconnection checks every queue record, whatever round is in flight', () => {
+  const unhandled = watchUnhandledRejections();
+  const harness = useQueueApps();
+  let server: RedisServer;
+  let started: QueueApp;
+  const lost: QueueDataLostEvent[] = [];
+  const held: { release: () => void }[] = [];
+
+  beforeEach(async () => {
+    server = await startRedis();
+    started = await harness.start({
+      connection: server.url,
+      root: { idlePollMs: 60_000, commandTimeoutMs: 1000 },
+      fixed: [{ name: 'games' }],
+      delay: [{ name: 'pets' }],
+      providers: [Tick],
+    });
+    started.app.get(QueueEvents).on('queue.data-lost', (event) => lost.push(event));
+  });
+
+  afterEach(async () => {
+    for (const hold of held.splice(0)) hold.release();
+    lost.length = 0;
+    await server.stop();
+  });
+
+  afterAll(() => {
+    expect(unhandled).toEqual([]);
+  });
+
+  /** Holds the next call of `target[method]` (after it ran, when `first` says so) until released. */
+  function holdNext<T extends object, K extends keyof T & string>(target: T, method: K, first: 'run' | 'wait') {
+    const original = (target[method] as (...args: unknown[]) => Promise<unknown>).bind(target);
+    const entered = deferred();
+    const gate = deferred();
+    jest.spyOn(target, method as never).mockImplementationOnce((async (...args: unknown[]) => {
+      const result = first === 'run' ? await original(...args) : undefined;
+      entered.resolve();
+      await gate.promise;
+      return first === 'run' ? result : original(...args);
+    }) as never);
+    held.push({ release: () => gate.resolve() });
+    return entered.promise;
+  }
+
+  async function restartEmpty(): Promise<void> {
+    const { port } = server;
+    await server.kill('SIGKILL');
+    server = await startRedis({ port });
+  }
+
+  const found = (queue: string) => lost.filter((event) => event.queue === queue).length;
+
+  it('during a round of the @Recurring declarations only', async () => {
+    await holdNext(started.app.get(RecurringSchedules), 'redeclare', 'wait');
+    await restartEmpty();
+    await pollUntil(() => found('games') === 1 && found('pets') === 1, 'both losses found', AT_ONCE_MS);
+  });
+
+  it('during a periodic round of the records, which read them before the restart', async () => {
+    // Held once it has read the last record (the queues are checked in the order they were registered).
+    await holdNext(started.delay('pets').record, 'restore', 'run');
+    await restartEmpty();
+    await pollUntil(() => found('games') === 1 && found('pets') === 1, 'both losses found', AT_ONCE_MS);
+  });
+
+  it('during the check of an earlier reconnection', async () => {
+    // Taken by the reconnection's check, before it reads the last record: the first periodic round
+    // comes 3 s after start-up.
+    const entered = holdNext(started.delay('pets').record, 'restore', 'wait');
+    await restartEmpty();
+    await entered;
+    expect(found('games')).toBe(1);
+    await restartEmpty();
+    await pollUntil(() => found('games') === 2 && found('pets') === 1, 'the second losses found', AT_ONCE_MS);
+  });
+});
