@@ -186,7 +186,7 @@ export class DelayQueueStore extends ShardStore {
    * handler ran past handlerTimeoutMs; `error` is then recorded as its last).
    */
   release(shard: number, id: string, token: string, counted = false, error = ''): Promise<boolean> {
-    return this.call(delayRelease, shard, { id, token, counted, error });
+    return this.call(delayRelease, shard, { id, token, counted, error, maxAttempts: this.options.maxAttempts });
   }
 
   requeue(shard: number, id: string, time: ResolvedTime): Promise<Placement | null> {
