@@ -19,8 +19,8 @@ local function firstAnswer(record)
   return redis.call('HGET', record, 'r') or nil
 end
 
--- Written after the item's own writes: a full Redis refuses the call at its first write, which must be
--- the item's (a record kept of a write refused would answer a result that never was).
+-- Written after the item's own writes: a full Redis judges a script by its first write (see the memory
+-- rules in docs/guarantees.md), so a keyed cancel, whose first write frees memory, still runs there.
 local function remember(record, answer, windowMs)
   redis.call('HSET', record, 'r', answer)
   redis.call('PEXPIRE', record, windowMs)
