@@ -11,7 +11,7 @@ import { pollUntil } from '@test/support/testing';
  * lost, and each of those calls is tried again. The task of a schedule applied that way may run and
  * complete before its retry arrives; the retry must not create it again, nor store a push twice.
  */
-describe('retried writes while Redis is busy', () => {
+describe('retried writes', () => {
   const harness = useQueueApps();
   const servers: RedisServer[] = [];
   const proxies: RedisProxy[] = [];
