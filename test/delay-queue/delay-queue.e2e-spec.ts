@@ -57,6 +57,46 @@ describe('DelayQueue (real redis-server)', () => {
     expect(await queue.stats()).toMatchObject({ active: 0 });
   });
 
+  it('applies each write given an idempotencyKey once, from any app, within its window: the first result, nothing written again', async () => {
+    const prefix = uniquePrefix();
+    const [{ queue: a }, { queue: b }] = await Promise.all([
+      start(prefix, {}, { consumer: false }),
+      start(prefix, {}, { consumer: false }),
+    ]);
+    // Without an id, the key names the task: both apps' calls address one.
+    const first = await a.schedule({ petId: 'rex' }, { delayMs: 60_000, idempotencyKey: 'order-1' });
+    expect(await b.schedule({ petId: 'rex' }, { delayMs: 90_000, idempotencyKey: 'order-1' })).toEqual(first);
+    expect(first.changed).toBe(true);
+
+    const placed = await a.schedule({ petId: 'fido' }, { id: 'x', delayMs: 60_000, idempotencyKey: 'k' });
+    expect(await b.schedule({ petId: 'other' }, { id: 'x', delayMs: 1_000, idempotencyKey: 'k' })).toEqual(placed);
+    expect(await a.get('x')).toMatchObject({ payload: { petId: 'fido' }, runAt: placed.runAt });
+
+    // The same key names another call when the operation or the task differs.
+    const shifted = await a.shift('x', 1000, { idempotencyKey: 'k' });
+    expect(shifted).toEqual({ id: 'x', runAt: placed.runAt + 1000 });
+    expect(await b.shift('x', 1000, { idempotencyKey: 'k' })).toEqual(shifted);
+    const moved = await a.reschedule('x', { runAt: placed.runAt + 5000, idempotencyKey: 'm' });
+    expect(await b.reschedule('x', { runAt: placed.runAt + 9000, idempotencyKey: 'm' })).toEqual(moved);
+    expect(await a.get('x')).toMatchObject({ runAt: placed.runAt + 5000 });
+
+    expect(await a.cancel('x', { idempotencyKey: 'c' })).toBe(true);
+    await b.schedule({ petId: 'again' }, { id: 'x', delayMs: 60_000 });
+    // An answer of the first cancel: the task scheduled since is no retry's to delete.
+    expect(await b.cancel('x', { idempotencyKey: 'c' })).toBe(true);
+    expect(await a.get('x')).toMatchObject({ payload: { petId: 'again' } });
+    expect(await a.stats()).toMatchObject({ scheduled: 2, scheduledTotal: 3 });
+
+    // Each record is a key of its shard that Redis deletes after the window: 10 minutes here.
+    const records = await keysMatching(harness.redis, `${prefix}:*:call:*`);
+    expect(records).toHaveLength(5);
+    for (const record of records) {
+      const ttl = await harness.redis.pttl(record);
+      expect(ttl).toBeGreaterThan(590_000);
+      expect(ttl).toBeLessThanOrEqual(600_000);
+    }
+  });
+
   it('reschedules, shifts and cancels scheduled tasks', async () => {
     const { queue } = await start(uniquePrefix(), {}, { consumer: false });
     const a = await queue.schedule({ petId: 'a' }, { id: 'a', delayMs: 4 * 3600_000 });

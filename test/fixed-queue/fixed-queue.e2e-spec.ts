@@ -45,6 +45,29 @@ describe('FixedQueue (real redis-server)', () => {
     expect(collector.batches.every((r) => r.group === 'game-a' && r.ctx.queue === 'events')).toBe(true);
   });
 
+  it('stores a push given an idempotencyKey once, from any app, in push order among the others', async () => {
+    const prefix = uniquePrefix();
+    const { queue: a } = await start(prefix, { batchSize: 100, maxWaitMs: 300 });
+    const { queue: b } = await start(prefix, { batchSize: 100, maxWaitMs: 300 }, []);
+    const [e0, e1, e2, e3, e4] = events(5);
+    // One turn: a keyed push between others of its group keeps its place in the list.
+    const firsts = await Promise.all([
+      a.push('g', e0),
+      a.push('g', e1, { idempotencyKey: 'k1' }),
+      a.push('g', e2),
+      a.pushMany('g', [e3, e4], { idempotencyKey: 'k2' }),
+    ]);
+    expect(firsts).toEqual([{ dropped: 0 }, { dropped: 0 }, { dropped: 0 }, { dropped: 0 }]);
+    expect(await b.push('g', e1, { idempotencyKey: 'k1' })).toEqual({ dropped: 0 });
+    expect(await b.pushMany('g', [e3, e4], { idempotencyKey: 'k2', retryMs: 1000 })).toEqual({ dropped: 0 });
+    // The same key for another group is another call.
+    await b.push('h', e1, { idempotencyKey: 'k1' });
+    await collector.untilMessages(6);
+    expect(delivered().sort()).toEqual(['g/0', 'g/1', 'g/2', 'g/3', 'g/4', 'h/1']);
+    expect(collector.batches.find((batch) => batch.group === 'g')!.messages.map((m) => m.seq)).toEqual([0, 1, 2, 3, 4]);
+    expect(await a.stats()).toMatchObject({ pushed: 6 });
+  });
+
   it('reloads its scripts transparently after SCRIPT FLUSH', async () => {
     const { queue } = await start(uniquePrefix(), { batchSize: 5, maxWaitMs: 20 });
     await queue.pushMany('g', events(5));

@@ -60,7 +60,7 @@ describe('per-call options', () => {
       [() => reminders.schedule({ n: 1 }, { id: 't', delayMs: '5000' } as never), /delayMs must be a number/],
       [
         () => reminders.schedule({ n: 1 }, null as never),
-        /expected an options object \{ id\?, onExists\?, replace\?, debounce\?, retryMs\?, delayMs\?, runAt\? \}, got null/,
+        /expected an options object \{ id\?, onExists\?, replace\?, debounce\?, retryMs\?, idempotencyKey\?, delayMs\?, runAt\? \}, got null/,
       ],
       [() => reminders.schedule({ n: 1 }, 't' as never), /expected an options object/],
       // Undefined is a key left out; null is a value, and not an id.
@@ -128,12 +128,12 @@ describe('per-call options', () => {
     await refusedWithoutWrites([
       [
         () => reminders.schedule({ n: 1 }, { id: 't', priority: 1 } as never),
-        /priority is not an option \(known: id, onExists, replace, debounce, retryMs, delayMs, runAt\)/,
+        /priority is not an option \(known: id, onExists, replace, debounce, retryMs, idempotencyKey, delayMs, runAt\)/,
       ],
       // A key JSON.parse makes, which an assignment would take for the prototype.
       [
         () => reminders.schedule({ n: 1 }, JSON.parse('{ "id": "t", "__proto__": { "delayMs": 5000 } }')),
-        /^schedule\(payload, options\): __proto__ is not an option \(known: id, onExists, replace, debounce, retryMs, delayMs, runAt\)$/,
+        /^schedule\(payload, options\): __proto__ is not an option \(known: id, onExists, replace, debounce, retryMs, idempotencyKey, delayMs, runAt\)$/,
       ],
     ]);
   });

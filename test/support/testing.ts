@@ -55,6 +55,8 @@ const masters = (redis: RawRedis): IORedis[] => (redis instanceof Cluster ? redi
 
 /** KEYS on every master. */
 export async function keysMatching(redis: RawRedis, pattern: string): Promise<string[]> {
+  // A Cluster client knows its masters once it has connected: the first use of a fresh one waits for that.
+  if (redis instanceof Cluster) await redis.ping();
   return (await Promise.all(masters(redis).map((node) => node.keys(pattern)))).flat().sort();
 }
 

@@ -1,4 +1,5 @@
 import type { Scripts } from '../redis/scripts';
+import type { CallKey } from '../redis/call-keys';
 import { fencingToken } from '../redis/fencing-token';
 import type { QueueKeys, ShardKeyKind } from '../redis/keys';
 import { type Acked, delayAck, type TaskLease } from './lua/delay-ack';
@@ -104,12 +105,13 @@ export class DelayQueueStore extends ShardStore {
     mode: 'at' | 'in' | 'by',
     ms: number,
     carrier?: string,
+    call?: CallKey,
   ): Promise<Placement | 'active' | 'dead' | 'missing'> {
-    return this.write(delayMove, shard, { id, mode, ms, carrier });
+    return this.write(delayMove, shard, { id, mode, ms, carrier, call });
   }
 
-  cancel(shard: number, id: string): Promise<boolean> {
-    return this.write(delayCancel, shard, id);
+  cancel(shard: number, id: string, call?: CallKey): Promise<boolean> {
+    return this.write(delayCancel, shard, { id, call });
   }
 
   /** Declares a repeat and places its pending occurrence. */
@@ -186,7 +188,7 @@ export class DelayQueueStore extends ShardStore {
    * handler ran past handlerTimeoutMs; `error` is then recorded as its last).
    */
   release(shard: number, id: string, token: string, counted = false, error = ''): Promise<boolean> {
-    return this.call(delayRelease, shard, { id, token, counted, error });
+    return this.call(delayRelease, shard, { id, token, counted, error, maxAttempts: this.options.maxAttempts });
   }
 
   requeue(shard: number, id: string, time: ResolvedTime): Promise<Placement | null> {

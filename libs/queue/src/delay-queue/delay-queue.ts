@@ -13,7 +13,6 @@ import { resolveDelta, resolveNewTime, resolveTime } from '../validation/time';
 import { QueueError, QueueInputError } from '../errors';
 import type {
   ListedTask,
-  NoRetry,
   Page,
   PageOptions,
   TaskListState,
@@ -40,6 +39,7 @@ import type {
 import { PauseFlag } from '../redis/pause-flag';
 import { WakeHints } from '../redis/wake-hints';
 import { WriteRetries } from '../redis/write-retry';
+import { callKey, idFromKey } from '../redis/call-keys';
 import { QueueTracer } from '../tracing/queue-tracer';
 import { DelayQueueStore } from './delay-queue.store';
 import { TaskInspection } from './task-inspection';
@@ -76,8 +76,9 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   private readonly controls: QueueControls;
   private readonly inspection: TaskInspection<T>;
   private readonly occurrences: RepeatOccurrences;
-  /** The calls safe to repeat, retried within their `retryMs`. */
+  /** Writes retried within their `retryMs`. */
   private readonly retries = new WriteRetries();
+  private readonly commandTimeoutMs: number;
   private readonly logger: Logger;
   /** @internal Runs its `@TaskSource`. */
   readonly reconciler: TaskReconciler;
@@ -129,6 +130,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     this.controls = new QueueControls('delay', this, pauseFlag, events, consumers, () => this.writes.flush());
     connection.holdsWrites(this.writes.batcher);
     connection.holdsWrites(this.retries);
+    this.commandTimeoutMs = settings.commandTimeoutMs;
     this.reconciler = new TaskReconciler({
       queue: this.name,
       shards: this.options.shards,
@@ -154,23 +156,26 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
    * Schedules a task at `runAt` or after `delayMs` (Redis time); neither means now. An existing task with
    * the same id is replaced (new payload, new time), or kept, or either by whichever time is earlier or
    * later (`onExists`); `debounce` pushes it back on each schedule, never past `maxWaitMs` after the one
-   * that created it. The result says the task's time now, and whether this call changed it. With an id,
-   * `retryMs` (or the queue's) retries it when Redis did not take it (see `WriteRetry`); a relative time
-   * then counts from the try that Redis takes.
+   * that created it. The result says the task's time now, and whether this call changed it. `retryMs`
+   * (or the queue's) retries it when Redis did not take it, and an `idempotencyKey` lets the application
+   * send it again itself: either way it is applied once (see `WriteRetry`); a relative time counts from
+   * the try that Redis took.
    */
   async schedule(payload: T, options: ScheduleOptions = {}): Promise<ScheduleResult> {
-    const call = 'schedule(payload, options)';
-    assertCallOptions(call, options, CALL_OPTIONS.schedule);
-    const retryMs = options.id === undefined ? 0 : this.retryMs(options);
-    const id = options.id ?? randomUUID();
+    const name = 'schedule(payload, options)';
+    assertCallOptions(name, options, CALL_OPTIONS.schedule);
+    const retryMs = this.retryMs(options);
+    const { idempotencyKey } = options;
+    const id = options.id ?? (idempotencyKey === undefined ? randomUUID() : idFromKey(idempotencyKey));
     const time = resolveTime(options);
     const onExists = options.onExists ?? (options.replace === false ? 'keep' : 'replace');
     const json = this.codec.encode(payload);
     const maxWaitMs = options.debounce?.maxWaitMs;
     const stored = this.writes.stored(json);
     const shard = this.shard(id);
-    const result = await this.retries.run(call, retryMs, () =>
-      this.writes.schedule(shard, { id, json: stored, time, onExists, maxWaitMs }),
+    const call = callKey('schedule', id, retryMs, this.commandTimeoutMs, idempotencyKey);
+    const result = await this.retries.run(name, retryMs, () =>
+      this.writes.schedule(shard, { id, json: stored, time, onExists, maxWaitMs, call }),
     );
     return { id, runAt: result.runAt, changed: result.changed };
   }
@@ -234,40 +239,42 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
 
   /**
    * Moves a scheduled task to a new time. Null when there is no such task; TaskStateError when it is
-   * running or dead. `retryMs` (or the queue's) retries it when Redis did not take it; a `delayMs` then
-   * counts from the try that Redis takes.
+   * running or dead. `retryMs` (or the queue's) and `idempotencyKey` as for `schedule`: applied once; a
+   * `delayMs` counts from the try that Redis took.
    */
   async reschedule(id: string, time: RescheduleOptions): Promise<ScheduledTask | null> {
-    const call = 'reschedule(id, time)';
-    assertCallOptions(call, time, CALL_OPTIONS.reschedule);
+    const name = 'reschedule(id, time)';
+    assertCallOptions(name, time, CALL_OPTIONS.reschedule);
     assertName(id, 'id');
     const [mode, ms] = resolveNewTime(time);
-    return this.retries.run(call, this.retryMs(time), () =>
-      this.writes.move('reschedule', this.shard(id), id, mode, ms),
-    );
+    return this.move(name, 'reschedule', id, mode, ms, time);
   }
 
   /**
    * Moves a scheduled task by `deltaMs` relative to its current time, atomically (`shift(id, -2 * 3600_000)`).
-   * Not safe to repeat (a repeated try would move it twice): `retryMs` is refused.
+   * `retryMs` (or the queue's) and `idempotencyKey` as for `schedule`: a shift is applied once, so a task
+   * is never moved twice by one call.
    */
-  async shift(id: string, deltaMs: number, options?: NoRetry): Promise<ScheduledTask | null> {
-    assertCallOptions('shift(id, deltaMs, options)', options, CALL_OPTIONS.shift);
+  async shift(id: string, deltaMs: number, options?: WriteRetry): Promise<ScheduledTask | null> {
+    const name = 'shift(id, deltaMs, options)';
+    assertCallOptions(name, options, CALL_OPTIONS.retry);
     assertName(id, 'id');
-    return this.writes.move('shift', this.shard(id), id, 'by', resolveDelta(deltaMs));
+    return this.move(name, 'shift', id, 'by', resolveDelta(deltaMs), options);
   }
 
   /**
-   * Deletes a task in any state. True when it existed (after retries: when the try Redis took found it).
+   * Deletes a task in any state. True when it existed (after retries: when the try Redis applied found it).
    * A running task's `ctx.signal` aborts: at once in this process, at the next lease heartbeat in another.
    */
   async cancel(id: string, options?: WriteRetry): Promise<boolean> {
-    const call = 'cancel(id, options)';
-    assertCallOptions(call, options, CALL_OPTIONS.retry);
+    const name = 'cancel(id, options)';
+    assertCallOptions(name, options, CALL_OPTIONS.retry);
     assertName(id, 'id');
     this.writes.flush();
     const shard = this.shard(id);
-    const cancelled = await this.retries.run(call, this.retryMs(options), () => this.store.cancel(shard, id));
+    const retryMs = this.retryMs(options);
+    const call = callKey('cancel', id, retryMs, this.commandTimeoutMs, options?.idempotencyKey);
+    const cancelled = await this.retries.run(name, retryMs, () => this.store.cancel(shard, id, call));
     if (cancelled) this.consumers.taskEnded(this.name, id, new Error(`task "${id}" was cancelled`));
     return cancelled;
   }
@@ -385,6 +392,19 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   /** Whether the queue is paused (any of its shards, should a pause() have failed half-way). */
   isPaused(): Promise<boolean> {
     return this.controls.isPaused();
+  }
+
+  private move(
+    name: string,
+    operation: 'reschedule' | 'shift',
+    id: string,
+    mode: 'at' | 'in' | 'by',
+    ms: number,
+    options: WriteRetry | undefined,
+  ): Promise<ScheduledTask | null> {
+    const retryMs = this.retryMs(options);
+    const call = callKey(operation, id, retryMs, this.commandTimeoutMs, options?.idempotencyKey);
+    return this.retries.run(name, retryMs, () => this.writes.move(operation, this.shard(id), id, mode, ms, call));
   }
 
   /** A call's retry budget: its own `retryMs`, else the queue's. */

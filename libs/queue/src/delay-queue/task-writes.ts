@@ -1,6 +1,7 @@
 import { TaskStateError } from '../errors';
 import type { QueueEvents } from '../events/queue-events';
 import type { ScheduledTask } from '../interfaces';
+import type { CallKey } from '../redis/call-keys';
 import type { ServerClock } from '../redis/server-clock';
 import { ShardBatcher } from '../redis/shard-batcher';
 import { jsonFrom, withCarrier } from '../redis/traced-json';
@@ -67,15 +68,16 @@ export class TaskWrites {
     id: string,
     mode: 'at' | 'in' | 'by',
     ms: number,
+    call: CallKey | undefined,
   ): Promise<ScheduledTask | null> {
     this.flush();
     const { store, hints, tracer } = this.deps;
     const placed = await hints.after(
       shard,
       tracer === undefined
-        ? store.move(shard, id, mode, ms)
+        ? store.move(shard, id, mode, ms, undefined, call)
         : tracer.sendOne(operation, { 'messaging.message.id': id }, (carrier) =>
-            store.move(shard, id, mode, ms, carrier),
+            store.move(shard, id, mode, ms, carrier, call),
           ),
     );
     if (placed === 'missing') return null;

@@ -17,7 +17,6 @@ import type {
   FixedQueueStats,
   GroupListing,
   GroupSummary,
-  NoRetry,
   ObliterateOptions,
   Page,
   PageOptions,
@@ -25,7 +24,10 @@ import type {
   PeekedMessage,
   PushResult,
   ResolvedFixedQueueOptions,
+  WriteRetry,
 } from '../interfaces';
+import { callKey, type CallKey } from '../redis/call-keys';
+import { WriteRetries } from '../redis/write-retry';
 import { ScanPages } from '../redis/scan-pages';
 import { ScorePages } from '../redis/score-pages';
 import { byShard } from '../utils/by-shard';
@@ -67,6 +69,9 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   readonly hints: WakeHints;
   /** Tracing on: each message carries its creation context, and each script call is a send span. */
   private readonly tracer: QueueTracer | undefined;
+  /** Pushes given a `retryMs`, retried within it. */
+  private readonly retries = new WriteRetries();
+  private readonly commandTimeoutMs: number;
 
   /** @internal Made by Nest (QueueModule), not by the application. */
   constructor(
@@ -112,6 +117,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
       tracer: this.tracer,
     });
     connection.holdsWrites(this.coalescer);
+    connection.holdsWrites(this.retries);
+    this.commandTimeoutMs = settings.commandTimeoutMs;
     this.controls = new QueueControls('fixed', this, this.pauseFlag, events, consumers, () => this.coalescer.flush());
     this.expiry = new GroupExpiry(
       this.store,
@@ -138,27 +145,40 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
 
   /**
    * Appends a message to a group. Resolves once it is stored, with the number of older messages evicted.
-   * Not safe to repeat (a repeated try would add it twice): `retryMs` is refused.
+   * With `retryMs` it is tried again while Redis does not answer, and with an `idempotencyKey` the
+   * application may send it again itself: either way it is stored once (see `WriteRetry`).
    */
-  push(group: string, message: T, options?: NoRetry): Promise<PushResult> {
+  push(group: string, message: T, options?: WriteRetry): Promise<PushResult> {
     // Not an async function: the hot path keeps one promise per push. Refusals reject it all the same.
     let json: string;
+    let call: CallKey | undefined;
     try {
-      if (options !== undefined) assertCallOptions('push(group, message, options)', options, CALL_OPTIONS.push);
+      if (options !== undefined) {
+        assertCallOptions('push(group, message, options)', options, CALL_OPTIONS.retry);
+        call = callKey('push', group, options.retryMs ?? 0, this.commandTimeoutMs, options.idempotencyKey);
+      }
       assertName(group, 'group');
       json = this.codec.encode(message);
     } catch (error) {
       return Promise.reject(error as Error);
     }
     const carrier = this.tracer?.creation();
-    if (carrier === undefined) return this.coalescer.add(group, json, Buffer.byteLength(json));
+    const stored = carrier === undefined ? json : withCarrier(carrier, json);
     // The carrier is ASCII: its bytes are its length, and its marker's (`0,"` and `",`) five.
-    return this.coalescer.add(group, withCarrier(carrier, json), Buffer.byteLength(json) + carrier.length + 5);
+    const bytes = Buffer.byteLength(json) + (carrier === undefined ? 0 : carrier.length + 5);
+    if (call === undefined) return this.coalescer.add(group, stored, bytes);
+    return this.retries.run('push(group, message, options)', options?.retryMs ?? 0, () =>
+      this.coalescer.add(group, stored, bytes, call),
+    );
   }
 
-  /** Appends several messages to a group in one atomic write, in order. `retryMs` is refused, as by `push`. */
-  async pushMany(group: string, messages: readonly T[], options?: NoRetry): Promise<PushResult> {
-    assertCallOptions('pushMany(group, messages, options)', options, CALL_OPTIONS.pushMany);
+  /**
+   * Appends several messages to a group in one atomic write, in order. `retryMs` and `idempotencyKey`
+   * as for `push`: the messages are stored once.
+   */
+  async pushMany(group: string, messages: readonly T[], options?: WriteRetry): Promise<PushResult> {
+    const name = 'pushMany(group, messages, options)';
+    assertCallOptions(name, options, CALL_OPTIONS.retry);
     assertName(group, 'group');
     if (!Array.isArray(messages))
       throw new QueueInputError(`pushMany expects an array of messages, got ${typeof messages}`);
@@ -174,21 +194,18 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
       bytes += Buffer.byteLength(json);
       return json;
     });
-    const write = (stored: string[], bytes: number) => {
-      // One atomic write is one script call, which must stay short (see MAX_BYTES_PER_CALL).
-      if (bytes > MAX_BYTES_PER_CALL) {
-        throw new QueueInputError(
-          `pushMany takes at most ${MAX_BYTES_PER_CALL} bytes (UTF-8) of serialised messages per call, got ${bytes}; split the array`,
-        );
-      }
-      return this.coalescer.add(group, stored, bytes);
-    };
     const carrier = this.tracer?.creation();
-    if (carrier === undefined) return write(encoded, bytes);
-    return write(
-      encoded.map((json) => withCarrier(carrier, json)),
-      bytes + encoded.length * (carrier.length + 5),
-    );
+    const stored = carrier === undefined ? encoded : encoded.map((json) => withCarrier(carrier, json));
+    if (carrier !== undefined) bytes += encoded.length * (carrier.length + 5);
+    // One atomic write is one script call, which must stay short (see MAX_BYTES_PER_CALL).
+    if (bytes > MAX_BYTES_PER_CALL) {
+      throw new QueueInputError(
+        `pushMany takes at most ${MAX_BYTES_PER_CALL} bytes (UTF-8) of serialised messages per call, got ${bytes}; split the array`,
+      );
+    }
+    const retryMs = options?.retryMs ?? 0;
+    const call = callKey('push', group, retryMs, this.commandTimeoutMs, options?.idempotencyKey);
+    return this.retries.run(name, retryMs, () => this.coalescer.add(group, stored, bytes, call));
   }
 
   /** Messages a group holds now (including any not yet discarded for age). */

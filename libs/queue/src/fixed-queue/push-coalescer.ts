@@ -1,6 +1,7 @@
 import type { PushResult } from '../interfaces';
 import type { HeldWrites } from '../redis/redis-connection';
 import { notSentAtShutdown } from '../redis/redis.messages';
+import type { CallKey } from '../redis/call-keys';
 import { messageCount, type GroupPush, type PushReply } from './fixed-queue.store';
 
 /** Shared result of the common case, so a push that evicts nothing allocates no result. */
@@ -23,6 +24,8 @@ interface GroupBuffer {
   counts: number[] | undefined;
   /** How to settle each request: the function alone while there is one request, as most groups have. */
   resolvers: Settle | Settle[];
+  /** A keyed push (see GroupPush): its buffer holds it alone. */
+  call: CallKey | undefined;
 }
 
 /**
@@ -50,8 +53,12 @@ const HOLD_MS = 20;
  * with its own count of evictions. Measured hot path: keep allocations per push to the promise.
  */
 export class PushCoalescer implements HeldWrites {
-  /** By shard, then group: a shard held back by its call on the way is left as it is. */
-  private readonly buffers = new Map<number, Map<string, GroupBuffer>>();
+  /**
+   * By shard, then group: a shard held back by its call on the way is left as it is. A keyed push's
+   * buffer, and the one it closed (the group's pushes before it), are keyed by themselves: pushes after
+   * it start a buffer of their own, so that the group's list takes them in order.
+   */
+  private readonly buffers = new Map<number, Map<string | GroupBuffer, GroupBuffer>>();
   private scheduled = false;
   /** Script calls on their way, for `drain` to wait on. */
   private readonly writing = new Set<Promise<void>>();
@@ -81,7 +88,7 @@ export class PushCoalescer implements HeldWrites {
     private readonly onPushed: (shard: number, reply: PushReply, sentAt: number, groups: GroupPush[]) => void,
   ) {}
 
-  add(group: string, messages: string | string[], bytes: number): Promise<PushResult> {
+  add(group: string, messages: string | string[], bytes: number, call?: CallKey): Promise<PushResult> {
     if (this.closed) return Promise.reject(notSentAtShutdown('push'));
     const promise = new Promise<PushResult>(this.capture);
     const resolve = this.captured!;
@@ -90,7 +97,21 @@ export class PushCoalescer implements HeldWrites {
     let groups = this.buffers.get(shard);
     if (groups === undefined) this.buffers.set(shard, (groups = new Map()));
     const buffer = groups.get(group);
-    if (buffer === undefined) {
+    if (call !== undefined) {
+      if (buffer !== undefined) {
+        groups.delete(group);
+        groups.set(buffer, buffer);
+      }
+      const keyed: GroupBuffer = {
+        group,
+        messages: typeof messages === 'string' ? messages : [...messages],
+        bytes,
+        counts: typeof messages === 'string' ? undefined : [messages.length],
+        resolvers: resolve,
+        call,
+      };
+      groups.set(keyed, keyed);
+    } else if (buffer === undefined) {
       // A group's first request (most are its only one) is kept as it came: arrays come with a second,
       // and a pushMany's is copied to size (growing arrays from empty made garbage on every push:
       // BENCHMARKS.md, "Figures behind the code": push buffers).
@@ -100,6 +121,7 @@ export class PushCoalescer implements HeldWrites {
         bytes,
         counts: typeof messages === 'string' ? undefined : [messages.length],
         resolvers: resolve,
+        call: undefined,
       });
     } else {
       const held = typeof buffer.messages === 'string' ? (buffer.messages = [buffer.messages]) : buffer.messages;

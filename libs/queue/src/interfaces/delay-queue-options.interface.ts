@@ -9,8 +9,8 @@ export interface DelayQueueOptions extends QueueBaseOptions {
    */
   visibilityTimeoutMs?: number;
   /**
-   * Default `retryMs` of the calls that are safe to repeat (`schedule` with an id, `reschedule`, `cancel`);
-   * the others ignore it. A call's own `retryMs` overrides it. Default: `QUEUE_DEFAULTS.delayQueue.retryMs` (off).
+   * Default `retryMs` of its writes (`schedule`, `reschedule`, `shift`, `cancel`); a call's own `retryMs`
+   * overrides it. Default: `QUEUE_DEFAULTS.delayQueue.retryMs` (off).
    */
   retryMs?: number;
   /**
@@ -79,24 +79,34 @@ export interface DebounceOptions {
 }
 
 /**
- * Bounded retry of a call that is safe to repeat, when Redis could not be reached or did not answer
- * (`QueueConnectionError`, outcome `not-sent` or `unknown`): tries again, with a backoff, until one
- * answers or `retryMs` ms have passed since the call. 0: one try. See docs/errors.md.
+ * How a write is made safe to send more than once (docs/errors.md, "Calls safe to repeat"). Redis applies
+ * such a call at most once: the first try it runs records its result for the call's window, and any later
+ * try within it gets that result and writes nothing.
  */
 export interface WriteRetry {
+  /**
+   * Bounded retry when Redis could not be reached or did not answer (`QueueConnectionError`, outcome
+   * `not-sent` or `unknown`): tries again, with a backoff, until one answers or `retryMs` ms (0 to
+   * 600,000) have passed since the call. 0: one try.
+   */
   retryMs?: number;
+  /**
+   * Names the call so that the application can send it again itself, from any process: a call with the
+   * same key to the same queue, operation and group or task id, within 10 minutes of the first one Redis
+   * applied (or its `retryMs` plus `commandTimeoutMs`, if longer), gets the first one's result and writes
+   * nothing. 1 to 512 UTF-8 bytes; one key per call (a request id, a UUID).
+   */
+  idempotencyKey?: string;
 }
 
 /** `reschedule`'s new time, and its retry. */
 export interface RescheduleOptions extends TaskTime, WriteRetry {}
 
-/** The options of a call that is not safe to repeat: `retryMs` is refused, with the reason. */
-export interface NoRetry {
-  retryMs?: never;
-}
-
 export interface ScheduleOptions extends TaskTime, WriteRetry {
-  /** Business id making the task addressable; generated when absent. */
+  /**
+   * Business id making the task addressable; generated when absent (from the `idempotencyKey` when one is
+   * given, so that every try of the call names the same task).
+   */
   id?: string;
   /** When a task of this id exists. Default `'replace'`. */
   onExists?: OnExists;

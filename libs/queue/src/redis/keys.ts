@@ -36,8 +36,11 @@ export type ShardKeyKind =
   | 'declarations'
   | 'marks';
 
-/** Keys of a shard that hold one entry per group: a FixedQueue's lists, and its groups' rate windows. */
-export type MemberKeyKind = 'g' | 'rate';
+/**
+ * Keys of a shard that hold one entry per name: a FixedQueue's lists, its groups' rate windows, and the
+ * record of a keyed call (see the call-keys include), named by its call key.
+ */
+export type MemberKeyKind = 'g' | 'rate' | 'call';
 
 /**
  * Key names of one queue. Every key of a shard shares the hash tag `{<queue>:<shard>}`, so a script

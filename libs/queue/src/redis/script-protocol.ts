@@ -1,4 +1,5 @@
 import type { QueueKeys, ShardKeyKind } from './keys';
+import type { CallKey } from './call-keys';
 import type { ListRead, ReplicaWait, Scripts } from './scripts';
 
 /** The keys of one shard, as the scripts' protocols name them. */
@@ -8,6 +9,8 @@ export interface ShardKeys {
   group(name: string): string;
   /** A FixedQueue group's batch starts under groupRateLimit (see the rate-limit include). */
   rate(name: string): string;
+  /** The record of a keyed call (see the call-keys include). */
+  call(name: string): string;
 }
 
 export function shardKeys(keys: QueueKeys, shard: number): ShardKeys {
@@ -23,6 +26,7 @@ export function shardKeys(keys: QueueKeys, shard: number): ShardKeys {
     },
     group: (name) => groups + name,
     rate: (name) => keys.member(shard, 'rate', name),
+    call: (name) => keys.member(shard, 'call', name),
   };
 }
 
@@ -65,6 +69,29 @@ export async function invoke<In, Out, Keys>(
   else if (sending === 'now') reply = await scripts.runNow(protocol.script, keys, args);
   else reply = await scripts.runReplicated(protocol.script, keys, args, sending.replicas);
   return protocol.decode(reply, input, []);
+}
+
+/**
+ * The call-keys section of a call whose items carry call keys (see the call-keys include), or none:
+ * its record keys, to follow the call's KEYS, and its arguments, to follow its ARGV.
+ */
+export function callKeysOf(
+  shard: ShardKeys,
+  calls: readonly (CallKey | undefined)[],
+): { keys: string[]; args: (string | number)[] } | undefined {
+  let keys: string[] | undefined;
+  const args: (string | number)[] = [];
+  let windowMs = 0;
+  for (let i = 0; i < calls.length; i++) {
+    const call = calls[i];
+    if (call === undefined) continue;
+    (keys ??= []).push(shard.call(call.name));
+    args.push(i + 1);
+    windowMs = Math.max(windowMs, call.windowMs);
+  }
+  if (keys === undefined) return undefined;
+  args.push(windowMs, keys.length);
+  return { keys, args };
 }
 
 /** The keys of `kinds`, in that order. */

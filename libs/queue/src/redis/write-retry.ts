@@ -22,10 +22,12 @@ export class WriteRetries implements HeldWrites {
   private readonly retrying = new Set<Promise<unknown>>();
   private readonly pauses = new Set<() => void>();
 
-  // Not async: a call without retries (the usual one) costs no promise of its own.
+  // Not async: a call without retries (the usual one) costs no promise of its own, and one with retries
+  // enters the retry loop only once its first try failed (a retried push is a hot path too).
   run<R>(call: string, retryMs: number, attempt: () => Promise<R>): Promise<R> {
     if (retryMs <= 0) return attempt();
-    const retrying = this.retry(call, retryMs, attempt);
+    const start = Date.now();
+    const retrying = attempt().catch((error: unknown) => this.retry(call, retryMs, attempt, start, error));
     this.retrying.add(retrying);
     void retrying.then(
       () => this.retrying.delete(retrying),
@@ -43,20 +45,28 @@ export class WriteRetries implements HeldWrites {
     for (const end of this.pauses) end();
   }
 
-  private async retry<R>(call: string, retryMs: number, attempt: () => Promise<R>): Promise<R> {
-    const start = Date.now();
+  /** After the first try failed with `failure`. */
+  private async retry<R>(
+    call: string,
+    retryMs: number,
+    attempt: () => Promise<R>,
+    start: number,
+    failure: unknown,
+  ): Promise<R> {
     let outcome: QueueCallOutcome = 'not-sent';
     let pauseMs = FIRST_PAUSE_MS;
+    let error = failure;
     for (let tries = 1; ; tries++) {
+      if (!(error instanceof QueueConnectionError)) throw error;
+      if (error.outcome === 'unknown') outcome = 'unknown';
+      const leftMs = start + retryMs - Date.now();
+      if (leftMs <= 0 || this.closed) throw retriesRanOut(call, error, outcome, tries, Date.now() - start, retryMs);
+      await this.pause(Math.min(pauseMs, leftMs));
+      pauseMs = Math.min(MAX_PAUSE_MS, pauseMs * 2);
       try {
         return await attempt();
-      } catch (error) {
-        if (!(error instanceof QueueConnectionError)) throw error;
-        if (error.outcome === 'unknown') outcome = 'unknown';
-        const leftMs = start + retryMs - Date.now();
-        if (leftMs <= 0 || this.closed) throw retriesRanOut(call, error, outcome, tries, Date.now() - start, retryMs);
-        await this.pause(Math.min(pauseMs, leftMs));
-        pauseMs = Math.min(MAX_PAUSE_MS, pauseMs * 2);
+      } catch (next) {
+        error = next;
       }
     }
   }

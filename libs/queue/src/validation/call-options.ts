@@ -3,7 +3,6 @@ import { Allow, IsIn, IsInt, IsString, Max, Min } from 'class-validator';
 import type {
   DebounceOptions,
   MissedTicks,
-  NoRetry,
   ObliterateOptions,
   OnExists,
   PageOptions,
@@ -37,13 +36,18 @@ class TaskTimeRules implements TaskTime, SameKeys<TaskTime, TaskTimeRules> {
   runAt?: Date | number | string;
 }
 
-/** See `WriteRetry`: the calls safe to repeat take it. */
+/** See `WriteRetry`: every write takes it. */
 class WriteRetryRules implements WriteRetry, SameKeys<WriteRetry, WriteRetryRules> {
   @Given()
   @IsInt()
   @Min(0)
   @Max(MAX_RETRY_MS)
   retryMs?: number;
+
+  @Given()
+  @IsString()
+  @IsName()
+  idempotencyKey?: string;
 }
 
 class RescheduleOptionsRules
@@ -55,27 +59,12 @@ class RescheduleOptionsRules
   @Min(0)
   @Max(MAX_RETRY_MS)
   retryMs?: number;
+
+  @Given()
+  @IsString()
+  @IsName()
+  idempotencyKey?: string;
 }
-
-/** The options of a call that is not safe to repeat: `retryMs` is there only to be refused, with why (`noRetry`). */
-class NoRetryRules implements SameKeys<NoRetry, NoRetryRules> {
-  @Allow()
-  retryMs?: unknown;
-}
-
-/** Why each call that is not safe to repeat refuses `retryMs`. */
-const NOT_REPEATABLE = {
-  shift:
-    'shift moves the task by a delta from its current time, so a try repeated after one that was applied ' +
-    'would move it twice; reschedule(id, { runAt, retryMs }) moves it to a time and is safe to repeat',
-  push: 'a push adds the message again at each try, so a repeated one could deliver it twice',
-  pushMany: 'a push adds the messages again at each try, so a repeated one could deliver them twice',
-};
-
-const noRetry =
-  (call: keyof typeof NOT_REPEATABLE): Checks<NoRetryRules> =>
-  ({ retryMs }) =>
-    retryMs === undefined ? [] : [`retryMs is refused (got ${describeValue(retryMs)}): ${NOT_REPEATABLE[call]}`];
 
 class ScheduleOptionsRules
   extends TaskTimeRules
@@ -102,12 +91,16 @@ class ScheduleOptionsRules
   @Allow()
   debounce?: DebounceOptions;
 
-  /** Only with an id (`scheduleChecks`). */
   @Given()
   @IsInt()
   @Min(0)
   @Max(MAX_RETRY_MS)
   retryMs?: number;
+
+  @Given()
+  @IsString()
+  @IsName()
+  idempotencyKey?: string;
 }
 
 class ReconcileCallRules implements ReconcileCallOptions, SameKeys<ReconcileCallOptions, ReconcileCallRules> {
@@ -128,13 +121,8 @@ class DebounceOptionsRules implements DebounceOptions, SameKeys<DebounceOptions,
   maxWaitMs!: number;
 }
 
-const scheduleChecks: Checks<ScheduleOptionsRules> = ({ id, onExists, replace, debounce, retryMs }) => {
+const scheduleChecks: Checks<ScheduleOptionsRules> = ({ id, onExists, replace, debounce }) => {
   const problems: string[] = [];
-  if (retryMs !== undefined && retryMs > 0 && id === undefined)
-    problems.push(
-      'retryMs needs an id: a schedule without one creates a new task at each try, so a try repeated after ' +
-        'one that was applied would schedule it twice',
-    );
   if (onExists !== undefined && replace !== undefined && onExists !== (replace ? 'replace' : 'keep'))
     problems.push(
       `replace: ${replace} is onExists: '${replace ? 'replace' : 'keep'}' in its older spelling, ` +
@@ -269,9 +257,6 @@ export const CALL_OPTIONS = {
   taskTime: { rules: TaskTimeRules },
   reschedule: { rules: RescheduleOptionsRules },
   retry: { rules: WriteRetryRules },
-  shift: { rules: NoRetryRules, checks: noRetry('shift') },
-  push: { rules: NoRetryRules, checks: noRetry('push') },
-  pushMany: { rules: NoRetryRules, checks: noRetry('pushMany') },
   page: { rules: PageOptionsRules },
   obliterate: { rules: ObliterateOptionsRules },
   repeatEvery: { rules: RepeatEveryRules },

@@ -1,10 +1,20 @@
 import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
-import { kindsOf } from '../../redis/script-protocol';
+import { callKeysOf, kindsOf } from '../../redis/script-protocol';
+import type { CallKey } from '../../redis/call-keys';
+
+export interface DelayCancelInput {
+  id: string;
+  /** A cancel that may reach Redis more than once: applied once. */
+  call?: CallKey;
+}
 
 /** Deletes a task in whatever state it is (see delay-cancel.lua): whether it existed. */
-export const delayCancel = DELAY_QUEUE_SCRIPTS.define<'delay-cancel', string, boolean>({
+export const delayCancel = DELAY_QUEUE_SCRIPTS.define<'delay-cancel', DelayCancelInput, boolean>({
   script: 'delay-cancel',
-  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'errors', 'runs', 'repeats', 'successors']),
-  args: (id) => [id],
+  keys: (shard, { call }) => {
+    const keys = kindsOf(shard, ['due', 'active', 'data', 'dead', 'errors', 'runs', 'repeats', 'successors']);
+    return call === undefined ? keys : [...keys, ...callKeysOf(shard, [call])!.keys];
+  },
+  args: ({ id, call }, shard) => (call === undefined ? [id] : [id, ...callKeysOf(shard, [call])!.args]),
   decode: (reply) => reply === 1,
 });

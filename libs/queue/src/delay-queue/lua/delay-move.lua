@@ -3,12 +3,22 @@
 --   KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash
 --   ARGV[1] id  ARGV[2] 'at' | 'in' | 'by'  ARGV[3] ms
 --   ARGV[4] trace carrier to store with the task in place of its own (traced queues), or ''
+--   Then, for a keyed call, the call-keys section (KEYS[4], ARGV[5...]).
 -- Output: {1, runAt, now, is the shard's earliest task} | {0, 'missing' | 'active' | 'dead'}
 local dueKey, activeKey, dataKey = KEYS[1], KEYS[2], KEYS[3]
 --- @include "now"
 --- @include "debounce-window"
+--- @include "call-keys"
 local now = serverNow()
 local id = ARGV[1]
+local calls, window = {}, nil
+if #KEYS > 3 then calls, window = callKeys() end
+local callRecord = calls[1]
+local first = firstAnswer(callRecord)
+if first then
+  local head = redis.call('ZRANGE', dueKey, 0, 0)
+  return {1, tonumber(first), now, head[1] == id and 1 or 0}
+end
 local current = redis.call('ZSCORE', dueKey, id)
 if not current then
   if redis.call('HEXISTS', dataKey, id) == 0 then return {0, 'missing'} end
@@ -20,6 +30,7 @@ local runAt = ms
 if ARGV[2] == 'in' then runAt = now + ms elseif ARGV[2] == 'by' then runAt = tonumber(current) + ms end
 if runAt < 0 then runAt = 0 end
 redis.call('ZADD', dueKey, 'XX', runAt, id)
+if callRecord then remember(callRecord, runAt, window) end
 if ARGV[4] ~= '' then
   -- A traced payload is '0,"<carrier>",<json>' (see traced-json.ts): one HGET and HSET of one payload.
   -- A debounced task keeps its window.

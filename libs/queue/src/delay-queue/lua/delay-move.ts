@@ -1,5 +1,6 @@
 import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
-import { kindsOf } from '../../redis/script-protocol';
+import { callKeysOf, kindsOf } from '../../redis/script-protocol';
+import type { CallKey } from '../../redis/call-keys';
 
 export interface Placement {
   runAt: number;
@@ -14,6 +15,8 @@ export interface DelayMoveInput {
   ms: number;
   /** Traced queues: the trace context of the move, to store with the task. */
   carrier?: string;
+  /** A move that may reach Redis more than once: applied once (a shift never moves twice). */
+  call?: CallKey;
 }
 
 /** Moves a scheduled task (see delay-move.lua), or says why it could not. */
@@ -23,8 +26,14 @@ export const delayMove = DELAY_QUEUE_SCRIPTS.define<
   Placement | 'active' | 'dead' | 'missing'
 >({
   script: 'delay-move',
-  keys: (shard) => kindsOf(shard, ['due', 'active', 'data']),
-  args: ({ id, mode, ms, carrier }) => [id, mode, ms, carrier ?? ''],
+  keys: (shard, { call }) => {
+    const keys = kindsOf(shard, ['due', 'active', 'data']);
+    return call === undefined ? keys : [...keys, ...callKeysOf(shard, [call])!.keys];
+  },
+  args: ({ id, mode, ms, carrier, call }, shard) => {
+    const args = [id, mode, ms, carrier ?? ''];
+    return call === undefined ? args : [...args, ...callKeysOf(shard, [call])!.args];
+  },
   decode: (reply) => {
     const [moved, runAt, serverNow, isHead] = reply as [number, number | string, number, number];
     if (moved === 0) return runAt as 'active' | 'dead' | 'missing';

@@ -8,6 +8,7 @@
 --   KEYS[1] due zset  KEYS[2] active zset  KEYS[3] runs hash  KEYS[4] stats hash  KEYS[5] errors hash
 --   KEYS[6] successors hash
 --   ARGV[1] id  ARGV[2] token  ARGV[3] '1' when its attempt counts, else '0'  ARGV[4] error text recorded then
+--   ARGV[5] maxAttempts, or absent (a 0.2.0 caller)
 -- Output: 1 when released, 0 when the token is stale.
 local dueKey, activeKey, runsKey, statsKey, errorsKey, successorsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 --- @include "now"
@@ -23,6 +24,8 @@ if promoteSuccessor(successorsKey, dueKey, runsKey, errorsKey, id) then return 1
 attempts = tonumber(attempts)
 if ARGV[3] == '1' then
   redis.call('HSET', errorsKey, id, ARGV[4])
+  -- Counted as its lease running out would count it (delay-claim): a retry, unless it was the last attempt.
+  if ARGV[5] and attempts < tonumber(ARGV[5]) then redis.call('HINCRBY', statsKey, 'retried', 1) end
 else
   attempts = attempts - 1
 end

@@ -7,22 +7,34 @@
 --   KEYS[8] successors hash (see the successor include)
 --   ARGV    per task: id, payload json, 'at' | 'in', ms, when the id exists 'replace' | 'keep' | 'earlier' | 'later',
 --           debounce's max wait ms or '' (a debounced schedule replaces)
+--   Then, for a call whose tasks carry call keys, the call-keys section (KEYS[9...], the ARGV after the tasks).
 -- Output: {now, earliest run time of the shard, then per task: written 1 | kept 0, runAt, state of a kept task or ''}
 local dueKey, activeKey, dataKey, deadKey, statsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local errorsKey, runsKey, successorsKey = KEYS[6], KEYS[7], KEYS[8]
 --- @include "now"
 --- @include "debounce-window"
+--- @include "call-keys"
 local now = serverNow()
 local out = {now, 0}
 local written = 0
-for a = 1, #ARGV, 6 do
+local calls, window, keyed = {}, nil, 0
+if #KEYS > 8 then calls, window, keyed = callKeys() end
+for a = 1, #ARGV - (keyed > 0 and keyed + 2 or 0), 6 do
   local id, json, onExists, maxWait = ARGV[a], ARGV[a + 1], ARGV[a + 4], ARGV[a + 5]
   local runAt = tonumber(ARGV[a + 3])
   -- A delay far in the past is due now like a runAt before 1970: from 0, not a negative time.
   if ARGV[a + 2] == 'in' then runAt = math.max(0, now + runAt) end
   local exists = redis.call('HEXISTS', dataKey, id) == 1
   local write = true
-  if exists and onExists ~= 'replace' then
+  local callRecord = calls[(a + 5) / 6]
+  local first = firstAnswer(callRecord)
+  if first then
+    write = false
+    out[#out + 1] = 1
+    out[#out + 1] = tonumber(first)
+    out[#out + 1] = ''
+  end
+  if exists and onExists ~= 'replace' and not first then
     -- The existing task's time as get() reports it: its due time, else that of its latest delivery.
     local current, state = redis.call('ZSCORE', dueKey, id), 'scheduled'
     if current then
@@ -68,6 +80,7 @@ for a = 1, #ARGV, 6 do
       end
     end
     redis.call('HSET', dataKey, id, json)
+    if callRecord then remember(callRecord, runAt, window) end
     written = written + 1
     out[#out + 1] = 1
     out[#out + 1] = runAt

@@ -1,7 +1,8 @@
 import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
 import type { OnExists, TaskState } from '../../interfaces';
 import type { ResolvedTime } from '../../validation/time';
-import { kindsOf } from '../../redis/script-protocol';
+import { callKeysOf, kindsOf, type ShardKeys } from '../../redis/script-protocol';
+import type { CallKey } from '../../redis/call-keys';
 
 export interface ScheduleItem {
   id: string;
@@ -10,6 +11,8 @@ export interface ScheduleItem {
   onExists: OnExists;
   /** Debounced: the most it may wait after the schedule that opened its window (which replaces). */
   maxWaitMs?: number;
+  /** A schedule that may reach Redis more than once: applied once. */
+  call?: CallKey;
 }
 
 export interface ScheduleItemResult {
@@ -30,16 +33,23 @@ export interface DelayScheduleReply {
 /** Schedules (or replaces) tasks of one shard, in order (see delay-schedule.lua). */
 export const delaySchedule = DELAY_QUEUE_SCRIPTS.define<'delay-schedule', ScheduleItem[], DelayScheduleReply>({
   script: 'delay-schedule',
-  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'successors']),
-  args: (tasks) =>
-    tasks.flatMap(({ id, json, time, onExists, maxWaitMs }) => [
+  keys: (shard, tasks) => {
+    const keys = kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'successors']);
+    const calls = keyedCalls(shard, tasks);
+    return calls === undefined ? keys : [...keys, ...calls.keys];
+  },
+  args: (tasks, shard) => {
+    const args = tasks.flatMap(({ id, json, time, onExists, maxWaitMs }) => [
       id,
       json,
       time[0],
       time[1],
       onExists,
       maxWaitMs === undefined ? '' : maxWaitMs,
-    ]),
+    ]);
+    const calls = keyedCalls(shard, tasks);
+    return calls === undefined ? args : [...args, ...calls.args];
+  },
   decode: (reply) => {
     const values = reply as (number | string)[];
     const results: ScheduleItemResult[] = [];
@@ -53,3 +63,13 @@ export const delaySchedule = DELAY_QUEUE_SCRIPTS.define<'delay-schedule', Schedu
     return { serverNow: values[0] as number, head: values[1] as number, results };
   },
 });
+
+/** The call-keys section of a call with keyed schedules, or none. */
+function keyedCalls(shard: ShardKeys, tasks: ScheduleItem[]) {
+  return tasks.some(({ call }) => call !== undefined)
+    ? callKeysOf(
+        shard,
+        tasks.map(({ call }) => call),
+      )
+    : undefined;
+}

@@ -14,14 +14,16 @@
 --   ARGV[6] a trace carrier (traced queues, see traced-json.ts) for the messages that carry none, or ''
 --   ARGV[6+i] the messages of group i: one message, or several, each after a '\n' (JSON text never
 --   holds a raw newline): one argument per group rather than per message halves the producer's cost.
+--   Then, for a call whose visits carry call keys, the call-keys section (a keyed visit is one push).
 -- Output: {now, earliest due time made earlier by this call or -1, then for each group that lost
---   messages to capacity: its position i, how many}
+--   messages to capacity: its position i, how many (a keyed visit an earlier try applied: what it lost then)}
 local readyKey, statsKey, lastPushKey, heldKey, pausedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 --- @include "now"
 local now = serverNow()
 --- @include "sliced"
 --- @include "held"
 --- @include "paused-groups"
+--- @include "call-keys"
 local capacity, batch, maxWait = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local mode, nameFrom = ARGV[4], tonumber(ARGV[5]) + 1
 -- Each entry carries its server time, as a JSON pair, so a batch is one JSON array to the client.
@@ -42,72 +44,84 @@ local wake = -1
 local fresh = {}
 -- Whether any group of the shard is paused: read once, when a group first needs the answer.
 local anyPaused
-for k = 6, #KEYS do
-  local key, payload = KEYS[k], ARGV[k + 1]
-  local len, n
-  if string.byte(payload, 1) ~= 10 then
-    -- Most visits bring one message (pushes spread over many groups): no split, no table.
-    n = 1
-    local head = stamp
-    if traced then head = stampOf(payload, 1) end
-    len = redis.call('RPUSH', key, head .. payload .. ']')
+local calls, window, keyed = {}, nil, 0
+if #ARGV > #KEYS + 1 then calls, window, keyed = callKeys() end
+for k = 6, #KEYS - keyed do
+  local callRecord = calls[k - 5]
+  local first = firstAnswer(callRecord)
+  if first then
+    if first ~= '0' then
+      out[#out + 1] = k - 5
+      out[#out + 1] = tonumber(first)
+    end
   else
-    local entries = {}
-    local from = 2
-    n = 0
-    while from do
-      local stop = string.find(payload, '\n', from, true)
-      n = n + 1
+    local key, payload = KEYS[k], ARGV[k + 1]
+    local len, n
+    if string.byte(payload, 1) ~= 10 then
+      -- Most visits bring one message (pushes spread over many groups): no split, no table.
+      n = 1
       local head = stamp
-      if traced then head = stampOf(payload, from) end
-      entries[n] = head .. string.sub(payload, from, (stop or (#payload + 1)) - 1) .. ']'
-      from = stop and stop + 1
+      if traced then head = stampOf(payload, 1) end
+      len = redis.call('RPUSH', key, head .. payload .. ']')
+    else
+      local entries = {}
+      local from = 2
+      n = 0
+      while from do
+        local stop = string.find(payload, '\n', from, true)
+        n = n + 1
+        local head = stamp
+        if traced then head = stampOf(payload, from) end
+        entries[n] = head .. string.sub(payload, from, (stop or (#payload + 1)) - 1) .. ']'
+        from = stop and stop + 1
+      end
+      len = redis.call('RPUSH', key, unpack(entries))
     end
-    len = redis.call('RPUSH', key, unpack(entries))
-  end
-  local before = len - n
-  local evicted = 0
-  if len > capacity then
-    evicted = len - capacity
-    redis.call('LTRIM', key, evicted, -1)
-    len = capacity
-    out[#out + 1] = k - 5
-    out[#out + 1] = evicted
-  end
-  -- A non-empty list of a group neither held nor paused always has its ready entry (a claim removes it only with the
-  -- last message, or while it holds the group), so the index changes only when the group appears or
-  -- fills up. An at-least-once delivery owns the oldest entries: what eviction took, it no longer owns.
-  local fills = before < batch and len >= batch
-  if before == 0 or fills or (evicted > 0 and mode == '2') then
-    local group = string.sub(key, nameFrom)
-    if before == 0 then
-      fresh[#fresh + 1] = now
-      fresh[#fresh + 1] = group
+    local before = len - n
+    local evicted = 0
+    if len > capacity then
+      evicted = len - capacity
+      redis.call('LTRIM', key, evicted, -1)
+      len = capacity
+      out[#out + 1] = k - 5
+      out[#out + 1] = evicted
     end
-    local held = false
-    if mode ~= '0' then
-      -- Ordered: a group whose batch is out (or waits for a retry) becomes ready through its
-      -- acknowledgement (or its retry time), never through a push.
-      local record = redis.call('HGET', heldKey, group)
-      if record then
-        held = true
-        if mode == '2' and evicted > 0 then held = evictHeld(heldKey, group, record, evicted) end
+    -- A non-empty list of a group neither held nor paused always has its ready entry (a claim removes it only with the
+    -- last message, or while it holds the group), so the index changes only when the group appears or
+    -- fills up. An at-least-once delivery owns the oldest entries: what eviction took, it no longer owns.
+    local fills = before < batch and len >= batch
+    if before == 0 or fills or (evicted > 0 and mode == '2') then
+      local group = string.sub(key, nameFrom)
+      if before == 0 then
+        fresh[#fresh + 1] = now
+        fresh[#fresh + 1] = group
+      end
+      local held = false
+      if mode ~= '0' then
+        -- Ordered: a group whose batch is out (or waits for a retry) becomes ready through its
+        -- acknowledgement (or its retry time), never through a push.
+        local record = redis.call('HGET', heldKey, group)
+        if record then
+          held = true
+          if mode == '2' and evicted > 0 then held = evictHeld(heldKey, group, record, evicted) end
+        end
+      end
+      if not held and (before == 0 or fills) and anyPaused == nil then
+        anyPaused = redis.call('EXISTS', pausedKey) == 1
+      end
+      -- A paused group takes pushes but stays out of the ready index until resumeGroup().
+      if not held and (before == 0 or fills) and not (anyPaused and isGroupPaused(pausedKey, group)) then
+        local due = now + maxWait
+        if len >= batch then due = now end
+        -- LT keeps an earlier due time.
+        if redis.call('ZADD', readyKey, 'LT', 'CH', due, group) == 1 and (wake < 0 or due < wake) then wake = due end
       end
     end
-    if not held and (before == 0 or fills) and anyPaused == nil then
-      anyPaused = redis.call('EXISTS', pausedKey) == 1
-    end
-    -- A paused group takes pushes but stays out of the ready index until resumeGroup().
-    if not held and (before == 0 or fills) and not (anyPaused and isGroupPaused(pausedKey, group)) then
-      local due = now + maxWait
-      if len >= batch then due = now end
-      -- LT keeps an earlier due time.
-      if redis.call('ZADD', readyKey, 'LT', 'CH', due, group) == 1 and (wake < 0 or due < wake) then wake = due end
-    end
+    pending = pending + len - before
+    pushed = pushed + n
+    dropped = dropped + evicted
+    if callRecord then remember(callRecord, evicted, window) end
   end
-  pending = pending + len - before
-  pushed = pushed + n
-  dropped = dropped + evicted
 end
 -- A list that appears is (again) one the expiry must watch; the others already have their entry,
 -- perhaps older than their last push, which fixed-expire corrects when it reaches it.

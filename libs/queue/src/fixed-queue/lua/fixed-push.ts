@@ -1,10 +1,13 @@
 import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
-import { kindsOf } from '../../redis/script-protocol';
+import { callKeysOf, kindsOf, type ShardKeys } from '../../redis/script-protocol';
+import type { CallKey } from '../../redis/call-keys';
 
 export interface GroupPush {
   group: string;
   /** Its messages in order: a lone one as itself (most visits bring one: no array to hold), or several. */
   messages: string | string[];
+  /** A push that may reach Redis more than once: the visit is that push alone, applied once. */
+  call?: CallKey;
 }
 
 /** How many messages a group's visit brings. */
@@ -34,22 +37,30 @@ export interface PushReply {
 /** Appends messages to groups of one shard (see fixed-push.lua). */
 export const fixedPush = FIXED_QUEUE_SCRIPTS.define<'fixed-push', FixedPushInput, PushReply>({
   script: 'fixed-push',
-  keys: (shard, { groups }) => [
-    ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'pausedGroups']),
-    ...groups.map(({ group }) => shard.group(group)),
-  ],
-  args: ({ capacity, batchSize, maxWaitMs, mode, carrier, groups }, shard) => [
-    capacity,
-    batchSize,
-    maxWaitMs,
-    mode,
-    // Where a list key's group name starts: the script cuts it out only when the indexes need it.
-    shard.group('').length,
-    carrier,
-    ...groups.map(({ messages }) =>
-      typeof messages === 'string' ? messages : messages.length === 1 ? messages[0] : '\n' + messages.join('\n'),
-    ),
-  ],
+  keys: (shard, { groups }) => {
+    const keys = [
+      ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'pausedGroups']),
+      ...groups.map(({ group }) => shard.group(group)),
+    ];
+    const calls = keyedCalls(shard, groups);
+    return calls === undefined ? keys : [...keys, ...calls.keys];
+  },
+  args: ({ capacity, batchSize, maxWaitMs, mode, carrier, groups }, shard) => {
+    const args = [
+      capacity,
+      batchSize,
+      maxWaitMs,
+      mode,
+      // Where a list key's group name starts: the script cuts it out only when the indexes need it.
+      shard.group('').length,
+      carrier,
+      ...groups.map(({ messages }) =>
+        typeof messages === 'string' ? messages : messages.length === 1 ? messages[0] : '\n' + messages.join('\n'),
+      ),
+    ];
+    const calls = keyedCalls(shard, groups);
+    return calls === undefined ? args : [...args, ...calls.args];
+  },
   decode: (reply, { groups }) => {
     const [serverNow, wakeAt, ...lost] = reply as number[];
     const evicted = new Array<number>(groups.length).fill(0);
@@ -57,3 +68,14 @@ export const fixedPush = FIXED_QUEUE_SCRIPTS.define<'fixed-push', FixedPushInput
     return { serverNow, wakeAt, evicted };
   },
 });
+
+/** The call-keys section of a call with keyed pushes; the usual call has none, and pays one look per group. */
+function keyedCalls(shard: ShardKeys, groups: GroupPush[]) {
+  for (const { call } of groups)
+    if (call !== undefined)
+      return callKeysOf(
+        shard,
+        groups.map((group) => group.call),
+      );
+  return undefined;
+}
