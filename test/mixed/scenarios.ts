@@ -380,10 +380,11 @@ export async function killedRunner(mixed: Mixed, runner: Version): Promise<strin
   await mixed.until((log) => log.some((e) => e.k === 'start' && e.id === 'k'), 'the task to start', 10_000);
   await mixed.start(other(runner), { consume: true });
   await victim.stop('SIGKILL');
-  const entries = await settle(mixed, (log) => log.some((e) => e.k === 'end' && e.id === 'k' && e.ok), 15_000);
+  const entries = await settle(mixed, (log) => log.some((e) => e.k === 'end' && e.id === 'k' && e.ok), 30_000);
   const problems = runsAtOnce(entries, 'jobs');
   const finished = entries.find((e) => e.k === 'end' && e.id === 'k' && e.ok);
-  if (finished?.v !== other(runner)) problems.push(`the killed ${runner} run was not finished by ${other(runner)}`);
+  if (finished?.v !== other(runner))
+    problems.push(`the killed ${runner} run was not finished by ${other(runner)}; the log: ${JSON.stringify(entries)}`);
   return problems;
 }
 
