@@ -122,34 +122,19 @@ export class DashboardService {
     limits: DashboardLimits,
   ): Promise<{ time: number; queues: QueueOverview[]; schedules: ScheduleOverview[] }> {
     const local = (serverTime: number) => this.connection.clock.toLocal(serverTime);
-    const listed = this.recurring.list();
-    const queues = await Promise.all(
-      this.registry.all().map(async (entry): Promise<QueueOverview> => {
-        const { name } = entry;
-        if (entry.kind === 'fixed') return this.fixedOverview(entry.queue, limits);
-        const delay = entry.queue;
-        const [stats, upcoming, dead, paused, record] = await Promise.all([
-          delay.stats(),
-          delay.upcoming(limits.upcomingTasks),
-          delay.deadLetters({ limit: limits.deadLetters }),
-          delay.isPaused(),
-          this.record(delay),
-        ]);
-        const local = (serverTime: number) => this.connection.clock.toLocal(serverTime);
-        return {
-          kind: 'delay',
-          name,
-          paused,
-          stats,
-          upcoming: upcoming.map((task) => ({ ...task, runAt: local(task.runAt) })),
-          dead: dead.items.map((task) => summariseTask(task, local)),
-          deadCursor: dead.cursor,
-          overdue: this.overdue(name),
-          ...record,
-        };
-      }),
-    );
-    const schedules = (await listed).map(
+    // Awaited together: a read left pending while another's failure is thrown would reject unhandled, and an
+    // unhandled rejection ends the process.
+    const [queues, listed] = await Promise.all([
+      Promise.all(
+        this.registry
+          .all()
+          .map((entry) =>
+            entry.kind === 'fixed' ? this.fixedOverview(entry.queue, limits) : this.delayOverview(entry.queue, limits),
+          ),
+      ),
+      this.recurring.list(),
+    ]);
+    const schedules = listed.map(
       ({
         name,
         handled,
@@ -185,6 +170,28 @@ export class DashboardService {
       }),
     );
     return { time: Date.now(), queues: queues.sort((a, b) => a.name.localeCompare(b.name)), schedules };
+  }
+
+  private async delayOverview(delay: DelayQueue, limits: DashboardLimits): Promise<QueueOverview> {
+    const [stats, upcoming, dead, paused, record] = await Promise.all([
+      delay.stats(),
+      delay.upcoming(limits.upcomingTasks),
+      delay.deadLetters({ limit: limits.deadLetters }),
+      delay.isPaused(),
+      this.record(delay),
+    ]);
+    const local = (serverTime: number) => this.connection.clock.toLocal(serverTime);
+    return {
+      kind: 'delay',
+      name: delay.name,
+      paused,
+      stats,
+      upcoming: upcoming.map((task) => ({ ...task, runAt: local(task.runAt) })),
+      dead: dead.items.map((task) => summariseTask(task, local)),
+      deadCursor: dead.cursor,
+      overdue: this.overdue(delay.name),
+      ...record,
+    };
   }
 
   private async fixedOverview(fixed: FixedQueue, limits: DashboardLimits): Promise<QueueOverview> {
