@@ -22,7 +22,8 @@ class Pets {
     yield { id: 'meal:1', delayMs: 3_600_000, payload: {} };
   }
 
-  @Recurring({ everyMs: 60_000 })
+  // Once a year: it never runs within a test, so its last run is only ever what the dashboard infers.
+  @Recurring({ cron: '0 0 1 1 *' })
   async digest() {}
 }
 
@@ -178,5 +179,39 @@ describe('Reads while Redis is down', () => {
       expect(JSON.parse(answer.body).message).toMatch(/^Redis (could not be reached|did not answer)/);
     }
     for (const answer of [health, metrics, page, api, dead, head]) expect(answer.ms).toBeLessThan(SETTLED_WITHIN_MS);
+  });
+
+  it("shows a schedule's last run as unknown, not never, once Redis came back without its data", async () => {
+    const { base } = await start();
+    const digest = async () => {
+      const response = await fetch(`${base}/queues/api`);
+      if (response.status !== 200) return undefined;
+      const { schedules } = (await response.json()) as { schedules: Record<string, unknown>[] };
+      return schedules.find(({ name }) => name === 'Pets.digest');
+    };
+    const before = await digest();
+    expect(before).toMatchObject({ name: 'Pets.digest' });
+    expect(before).not.toHaveProperty('lastRunAt');
+    expect(before).not.toHaveProperty('lastRunLostAt');
+    expect(await (await fetch(`${base}/queues`)).text()).toMatch(
+      /data-schedule="Pets.digest">.*<td class="tight">never<\/td>/,
+    );
+
+    const { port } = server!;
+    await server!.kill('SIGKILL');
+    server = await startRedis({ port });
+    // Declared again with no run recorded, while the loss of the queues' data is reported.
+    const after = await pollUntil(
+      async () => {
+        const shown = await digest();
+        return shown?.lastRunLostAt !== undefined && shown;
+      },
+      "the schedule's run reported lost",
+      25_000,
+    );
+    expect(after).not.toHaveProperty('lastRunAt');
+    expect(await (await fetch(`${base}/queues`)).text()).toMatch(
+      /data-schedule="Pets.digest">.*<td class="tight">unknown: data lost [^<]+ ago<\/td>/,
+    );
   });
 });
