@@ -19,6 +19,16 @@ export default tseslint.config(
     },
   },
   {
+    // A promise nobody awaits or handles rejects unseen, and an unhandled rejection ends the process: in
+    // the library every promise started is awaited or given a handler, which only type information shows.
+    files: ['libs/queue/src/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
+  {
     // Tests and benchmarks read JSON bodies and load the repository's plain-JS scripts.
     files: ['test/**', 'bench/**', 'compat/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-require-imports': 'off' },

@@ -2,7 +2,7 @@
 // kept out of `npm test` because it needs a browser installed.
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
+  testEnvironment: '<rootDir>/test/setup/environment.js',
   roots: ['<rootDir>/test/browser'],
   testRegex: '\\.browser-spec\\.ts$',
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },

@@ -1,5 +1,6 @@
 const shared = {
-  testEnvironment: 'node',
+  // Node's, failing a suite on an unhandled promise rejection (a crash outside Jest).
+  testEnvironment: '<rootDir>/test/setup/environment.js',
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
   moduleNameMapper: {
     '^nestjs-redis-queues$': '<rootDir>/libs/queue/src',

@@ -38,7 +38,11 @@ const APPS = [
     extra: ['ioredis@^5.4.0'],
   },
 ];
-const DOCS_DEPENDENCIES = ['@nestjs/config', 'wasmoon-lua5.1'];
+// As docs/configuration.md says: @nestjs/config 12 is ES modules only, which jest in a Nest 11 app cannot load.
+const DOCS_DEPENDENCIES = {
+  nest11: ['@nestjs/config@^4', 'wasmoon-lua5.1'],
+  nest12: ['@nestjs/config', 'wasmoon-lua5.1'],
+};
 const INSTALL_TIMEOUT_MS = 5 * 60_000;
 const BUILD_TIMEOUT_MS = 2 * 60_000;
 const RUN_TIMEOUT_MS = 60_000;
@@ -166,7 +170,7 @@ async function checkApp({ name, template, kind, connections, extra }, tarball, r
       await npmInstall([]);
       for (const line of installLines(template))
         await npmInstall(line.map((pkg) => (pkg === 'nestjs-redis-queues' ? tarball : pkg)));
-      await npmInstall([...DOCS_DEPENDENCIES, ...extra]);
+      await npmInstall([...DOCS_DEPENDENCIES[template], ...extra]);
     });
 
     fs.cpSync(path.join(root, 'compat', 'app'), path.join(dir, 'src'), { recursive: true });

@@ -75,17 +75,19 @@ describe('Redis eviction policy and out-of-memory', () => {
     try {
       // A cap below what is in use: every write that may grow memory is refused from now on.
       await raw.config('SET', 'maxmemory', '1');
+      // Each handled as it is made: awaited one by one, a later one would reject before anyone listened.
       const refused = [
         events.push('g', 'after'), // a script sent at once (runNow)
         events.pushMany('g', ['a', 'b']),
         tasks.schedule({ n: 2 }, { id: 'after' }), // a script through auto-pipelining
         tasks.shift('before', 1000),
-      ];
-      for (const call of refused) {
-        const error = await call.then(
+      ].map((call) =>
+        call.then(
           () => undefined,
           (reason: unknown) => reason,
-        );
+        ),
+      );
+      for (const error of await Promise.all(refused)) {
         expect(error).toBeInstanceOf(QueueMemoryError);
         expect((error as Error).message).toMatch(/Redis is out of memory .*nothing was applied/);
         expect(((error as Error).cause as Error).message).toMatch(/OOM command not allowed/);

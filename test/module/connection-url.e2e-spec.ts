@@ -15,6 +15,19 @@ describe('connection URLs', () => {
       await expect(start).rejects.not.toThrow(/s3cret/);
     },
   );
+
+  it.each([
+    ['127.0.0.1:6392', 'redis://127.0.0.1:6392'],
+    ['app:s3cret@localhost:6392', 'redis://app:***@localhost:6392'],
+    ['6392', 'redis://127.0.0.1:6392'],
+  ])('refuses %s, which has no scheme, with a QueueConfigError showing the URL meant', async (given, fix) => {
+    const start = harness.start({ connection: given, delay: [{ name: 'tasks' }] });
+    await expect(start).rejects.toThrow(QueueConfigError);
+    await expect(start).rejects.toThrow(
+      `Invalid options for QueueModule.forRoot: connection has no scheme; a Redis URL starts with redis:// (or rediss:// for TLS): ${fix}`,
+    );
+    await expect(start).rejects.not.toThrow(/s3cret/);
+  });
 });
 
 describe('connection of the wrong kind', () => {

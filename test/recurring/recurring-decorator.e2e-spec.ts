@@ -111,18 +111,52 @@ describe('@Recurring', () => {
     expect(await keysMatching(harness.redis, `${prefix}:*`)).toEqual([`${prefix}:{processes}:announced`]);
   });
 
-  it('shows the schedules on the dashboard, with their next and last run', async () => {
-    const { app } = await harness.start({ providers: [digestJob(1)], imports: [QueueDashboardModule.register()] });
+  it('shows the schedules on the dashboard, with their next and last run, their queues folded into them', async () => {
+    const { app } = await harness.start({
+      providers: [digestJob(1)],
+      fixed: [{ name: 'events' }],
+      imports: [QueueDashboardModule.register()],
+    });
     await pollUntil(() => runs.length >= 2, '2 runs');
     await app.listen(0, '127.0.0.1');
     const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-    const overview = (await (await fetch(`${base}/queues/api`)).json()) as { schedules: Record<string, unknown>[] };
-    expect(overview.schedules).toEqual([
-      expect.objectContaining({ name: 'Digest.digest', handled: true, everyMs: 200, lastOutcome: 'completed' }),
+    const overview = async () =>
+      (await (await fetch(`${base}/queues/api`)).json()) as {
+        queues: { name: string }[];
+        schedules: Record<string, unknown>[];
+      };
+    const shown = await overview();
+    expect(shown.schedules).toEqual([
+      expect.objectContaining({
+        name: 'Digest.digest',
+        handled: true,
+        everyMs: 200,
+        lastOutcome: 'completed',
+        queue: {
+          name: 'recurring.Digest.digest',
+          paused: false,
+          active: expect.any(Number),
+          lagMs: expect.any(Number),
+          overdue: 0,
+        },
+      }),
     ]);
+    // The schedule's own queue is internal: no card of its own.
+    expect(shown.queues.map(({ name }) => name)).toEqual(['events']);
     const page = await (await fetch(`${base}/queues`)).text();
     expect(page).toContain('data-schedule="Digest.digest"');
     expect(page).toContain('every 200 ms');
+    expect(page).toMatch(/<td class="tight" data-schedule-queue>\d+ running · lag [^<]+<\/td>/);
+    expect(page).not.toContain('data-queue="recurring.Digest.digest"');
+
+    // Its row keeps the pause button its card had.
+    const paused = await fetch(`${base}/queues/api/delay/recurring.Digest.digest/pause`, {
+      method: 'POST',
+      headers: { 'x-requested-with': 'nrq-dashboard' },
+    });
+    expect(paused.status).toBe(200);
+    expect((await overview()).schedules[0].queue).toMatchObject({ paused: true });
+    expect(await (await fetch(`${base}/queues`)).text()).toMatch(/data-schedule-queue>paused · \d+ running/);
   });
 
   it('refuses a schedule that means nothing at start-up', async () => {

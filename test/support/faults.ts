@@ -71,22 +71,6 @@ export function createLoggedApp(metadata: ModuleMetadata, logs: CapturedLogs): P
   return createApp(metadata, logs);
 }
 
-/**
- * Collects unhandled promise rejections for the lifetime of a test file: a fault must surface as a
- * rejected call or a log line, never as a rejection nobody handles (which crashes a real process).
- */
-export function watchUnhandledRejections(): unknown[] {
-  const seen: unknown[] = [];
-  const listener = (reason: unknown) => seen.push(reason);
-  beforeAll(() => {
-    process.on('unhandledRejection', listener);
-  });
-  afterAll(() => {
-    process.off('unhandledRejection', listener);
-  });
-  return seen;
-}
-
 /** Resolves with how long `work` took to settle, and how it settled. */
 export async function timed<T>(work: Promise<T>): Promise<{ ms: number; value?: T; error?: unknown }> {
   const started = Date.now();

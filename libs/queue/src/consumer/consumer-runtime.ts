@@ -222,7 +222,14 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
    */
   private async handle(shard: number, item: I, claimedAt: number, free: () => void): Promise<void> {
     let next: Handover<I> | undefined = { item, claimedAt };
-    for (let handovers = 1; next; handovers++) next = await this.deliver(shard, next, free, handovers < MAX_HANDOVERS);
+    try {
+      for (let handovers = 1; next; handovers++)
+        next = await this.deliver(shard, next, free, handovers < MAX_HANDOVERS);
+    } catch (error) {
+      // A fault of this library's own, not of the handler (deliver catches those): the lease gives the item
+      // back, and the process goes on rather than ending on an unhandled rejection.
+      this.reporter.error('could not handle a claimed delivery; its lease gives it back', error);
+    }
   }
 
   /** One delivery: open, run, settle, report. Resolves with the item handed over to the slot, if any. */
@@ -235,8 +242,8 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
     const { adapter, reporter } = this;
     const delivery = adapter.open(shard, item, claimedAt);
     if (delivery.skip) {
-      this.settle(delivery, RESOLVED, false, 0);
-      return undefined;
+      // Asks for nothing to be handed over; a rejection all the same is handled as a delivery's is below.
+      return this.settle(delivery, RESOLVED, false, 0)?.catch(() => undefined);
     }
     const lapsedMs = this.lapsedFor(claimedAt);
     if (lapsedMs >= 0) {
@@ -258,7 +265,7 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
     } catch (error) {
       // Shutdown gave the delivery back already.
       if (error === ABANDONED) {
-        void reporter.settled(delivery, RESOLVED, { outcome: { type: 'given-back' } }, 0);
+        await reporter.settled(delivery, RESOLVED, { outcome: { type: 'given-back' } }, 0);
         return undefined;
       }
       result = { ok: false, error };

@@ -248,6 +248,11 @@ export class OutcomeReporter<D extends OpenedDelivery> {
     this.options.logger.warn(logLine(this.options.label, what));
   }
 
+  /** A fault of the consumer itself, with what was thrown. */
+  error(what: string, error: unknown): void {
+    this.options.logger.error(logLine(this.options.label, what, { error: describeError(error) }));
+  }
+
   note(what: string): void {
     this.options.logger.log(logLine(this.options.label, what));
   }

@@ -39,7 +39,7 @@ export class Slots {
 
   /**
    * Runs `work` in a reserved slot, released when `work` calls the `free` it is given or else when it
-   * ends, however it ends.
+   * ends. `work` must not reject: it reports its own failures, since a rejection here has no one to go to.
    */
   run(work: (free: () => void) => Promise<unknown>): void {
     this.working++;

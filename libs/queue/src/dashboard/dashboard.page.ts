@@ -350,15 +350,39 @@ export const DASHBOARD_JS = `(() => {
 
   function schedulesCard(schedules, time) {
     const when = (s) => (s.cron !== undefined ? 'cron ' + s.cron + (s.tz ? ' (' + s.tz + ')' : '') : 'every ' + s.everyMs + ' ms');
+    // No run recorded is "never" unless Redis lost its data since: a run before that left no trace.
+    const lastRun = (s) => s.lastRunAt !== undefined ? s.lastOutcome + ' ' + ago(time - s.lastRunAt)
+      : s.lastRunLostAt === undefined ? 'never' : 'unknown: data lost ' + ago(time - s.lastRunLostAt);
+    // Its queue is internal: folded into the row, with the pause button its card had.
+    const queueCell = (s) => {
+      const q = s.queue;
+      if (!q) return el('td', { class: 'tight', 'data-schedule-queue': '' });
+      const text = [...(q.paused ? ['paused'] : []), fmt.format(q.active) + ' running', 'lag ' + duration(q.lagMs),
+        ...(q.overdue > 0 ? [fmt.format(q.overdue) + ' past timeout'] : [])].join(' · ');
+      const action = q.paused ? 'resume' : 'pause';
+      const button = el('button', { type: 'button', 'data-action': action }, action);
+      button.addEventListener('click', async () => {
+        button.disabled = true;
+        try {
+          await post(queuePath('delay', q.name) + '/' + action);
+          setStatus((q.paused ? 'resumed ' : 'paused ') + s.name);
+          await refresh();
+        } catch (error) {
+          button.disabled = false;
+          setStatus('could not ' + action + ' ' + s.name + ': ' + error.message, true);
+        }
+      });
+      return el('td', { class: 'tight', 'data-schedule-queue': '' }, text, ' ', button);
+    };
     const row = (s) =>
       el('tr', { 'data-schedule': s.name }, el('td', {}, s.name),
         el('td', {}, when(s), s.competing ? el('small', { 'data-competing': '' }, ' also declared: ' + s.competing.join('; ')) : ''),
         el('td', { class: 'tight' }, ago(time - s.nextRunAt)),
-        el('td', { class: 'tight' }, s.lastRunAt === undefined ? 'never' : s.lastOutcome + ' ' + ago(time - s.lastRunAt)),
-        el('td', { class: 'tight' }, s.handled ? 'here' : 'no handler'));
+        el('td', { class: 'tight' }, lastRun(s)),
+        el('td', { class: 'tight' }, s.handled ? 'here' : 'no handler'), queueCell(s));
     return el('section', { 'data-schedules': '' },
       el('h2', {}, 'Recurring', el('small', {}, '@Recurring schedules')),
-      table(['schedule', 'when', 'next run', 'last run', 'handler'], schedules.map(row), 'no schedule'));
+      table(['schedule', 'when', 'next run', 'last run', 'handler', 'its queue'], schedules.map(row), 'no schedule'));
   }
 
   async function requeue(kind, queue, id, button) {

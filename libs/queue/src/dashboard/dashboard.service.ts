@@ -16,6 +16,7 @@ import type {
   UpcomingTask,
 } from '../interfaces';
 import { ConsumerRegistry } from '../consumer/consumer.registry';
+import { RECURRING_QUEUE_PREFIX } from '../queue.constants';
 import { QueueRegistry } from '../queue.registry';
 import { RedisConnection } from '../redis/redis-connection';
 import { RecurringSchedules } from '../recurring/recurring-schedules';
@@ -61,7 +62,25 @@ export type ScheduleOverview = Pick<
 > & {
   /** Other definitions live processes declare (a rolling deploy or a rollback under way), for people. */
   competing?: string[];
+  /** Its own queue (`recurring.<name>`), an internal one: shown in its row, not as a card of its own. */
+  queue?: ScheduleQueue;
+  /**
+   * No run recorded, while a loss of Redis' data (a queue's `dataLostAt`, this time) is not dealt with: a
+   * run before it left no trace, so the last run is unknown rather than "never".
+   */
+  lastRunLostAt?: number;
 };
+
+/** What a schedule's row shows of its queue, and names it by for its pause button. */
+export interface ScheduleQueue {
+  name: string;
+  paused: boolean;
+  /** Occurrences running now. */
+  active: number;
+  lagMs: number;
+  /** Handlers of this process past their `handlerTimeoutMs`. */
+  overdue: number;
+}
 
 /** A queue's data loss not yet dealt with, and the last pass of its task source (times in this process' clock). */
 export interface RecordOverview {
@@ -102,6 +121,8 @@ export type QueueOverview = RecordOverview &
       }
   );
 
+type DelayOverview = Extract<QueueOverview, { kind: 'delay' }>;
+
 /** Messages of a group shown when it is clicked. */
 const HEAD_MESSAGES = 10;
 
@@ -127,34 +148,26 @@ export class DashboardService {
     processes: { versions: Record<string, number>; dataContract: number };
   }> {
     const local = (serverTime: number) => this.connection.clock.toLocal(serverTime);
-    const listed = this.recurring.list();
-    const queues = await Promise.all(
-      this.registry.all().map(async (entry): Promise<QueueOverview> => {
-        const { name } = entry;
-        if (entry.kind === 'fixed') return this.fixedOverview(entry.queue, limits);
-        const delay = entry.queue;
-        const [stats, upcoming, dead, paused, record] = await Promise.all([
-          delay.stats(),
-          delay.upcoming(limits.upcomingTasks),
-          delay.deadLetters({ limit: limits.deadLetters }),
-          delay.isPaused(),
-          this.record(delay),
-        ]);
-        const local = (serverTime: number) => this.connection.clock.toLocal(serverTime);
-        return {
-          kind: 'delay',
-          name,
-          paused,
-          stats,
-          upcoming: upcoming.map((task) => ({ ...task, runAt: local(task.runAt) })),
-          dead: dead.items.map((task) => summariseTask(task, local)),
-          deadCursor: dead.cursor,
-          overdue: this.overdue(name),
-          ...record,
-        };
-      }),
-    );
-    const schedules = (await listed).map(
+    // Awaited together: a read left pending while another's failure is thrown would reject unhandled, and an
+    // unhandled rejection ends the process.
+    const [queues, listed] = await Promise.all([
+      Promise.all(
+        this.registry
+          .all()
+          .map((entry) =>
+            entry.kind === 'fixed' ? this.fixedOverview(entry.queue, limits) : this.delayOverview(entry.queue, limits),
+          ),
+      ),
+      this.recurring.list(),
+    ]);
+    // A schedule's queue is internal: folded into its row. One whose schedule Redis does not list (lost, and
+    // not declared again yet) keeps its card meanwhile.
+    const folded = new Map<string, DelayOverview>();
+    for (const queue of queues)
+      if (queue.kind === 'delay' && listed.some(({ name }) => RECURRING_QUEUE_PREFIX + name === queue.name))
+        folded.set(queue.name, queue);
+    const lostAt = Math.max(...queues.map(({ dataLostAt }) => dataLostAt ?? -Infinity));
+    const schedules = listed.map(
       ({
         name,
         handled,
@@ -176,6 +189,8 @@ export class DashboardService {
         ...(lastRunAt !== undefined && { lastRunAt: local(lastRunAt) }),
         ...(lastOutcome !== undefined && { lastOutcome }),
         ...(lastSuccessAt !== undefined && { lastSuccessAt: local(lastSuccessAt) }),
+        ...(lastRunAt === undefined && Number.isFinite(lostAt) && { lastRunLostAt: lostAt }),
+        ...scheduleQueue(folded.get(RECURRING_QUEUE_PREFIX + name)),
         ...(declarations.some((each) => each.live && !each.inEffect) && {
           competing: declarations
             .filter((each) => each.live && !each.inEffect)
@@ -191,9 +206,31 @@ export class DashboardService {
     );
     return {
       time: Date.now(),
-      queues: queues.sort((a, b) => a.name.localeCompare(b.name)),
+      queues: queues.filter(({ name }) => !folded.has(name)).sort((a, b) => a.name.localeCompare(b.name)),
       schedules,
       processes: { versions: this.processes.versions(), dataContract: this.processes.contract },
+    };
+  }
+
+  private async delayOverview(delay: DelayQueue, limits: DashboardLimits): Promise<QueueOverview> {
+    const [stats, upcoming, dead, paused, record] = await Promise.all([
+      delay.stats(),
+      delay.upcoming(limits.upcomingTasks),
+      delay.deadLetters({ limit: limits.deadLetters }),
+      delay.isPaused(),
+      this.record(delay),
+    ]);
+    const local = (serverTime: number) => this.connection.clock.toLocal(serverTime);
+    return {
+      kind: 'delay',
+      name: delay.name,
+      paused,
+      stats,
+      upcoming: upcoming.map((task) => ({ ...task, runAt: local(task.runAt) })),
+      dead: dead.items.map((task) => summariseTask(task, local)),
+      deadCursor: dead.cursor,
+      overdue: this.overdue(delay.name),
+      ...record,
     };
   }
 
@@ -321,6 +358,12 @@ export class DashboardService {
       throw error;
     }
   }
+}
+
+function scheduleQueue(queue: DelayOverview | undefined): { queue?: ScheduleQueue } {
+  if (queue === undefined) return {};
+  const { name, paused, stats, overdue } = queue;
+  return { queue: { name, paused, active: stats.active, lagMs: stats.lagMs, overdue: overdue.length } };
 }
 
 /**

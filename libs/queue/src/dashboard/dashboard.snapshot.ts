@@ -22,17 +22,36 @@ export function renderSnapshot(overview: {
 const describeSchedule = (s: ScheduleOverview): string =>
   s.cron !== undefined ? `cron ${s.cron}${s.tz ? ` (${s.tz})` : ''}` : `every ${s.everyMs} ms`;
 
+/** Its last run, or why none is known. */
+function lastRun(s: ScheduleOverview, time: number): string {
+  if (s.lastRunAt !== undefined) return `${s.lastOutcome} ${ago(time - s.lastRunAt)}`;
+  return s.lastRunLostAt === undefined ? 'never' : `unknown: data lost ${ago(time - s.lastRunLostAt)}`;
+}
+
+/** Its queue, folded into its row: what a card would have said that matters for a schedule. */
+function scheduleQueue(s: ScheduleOverview): string {
+  const queue = s.queue;
+  if (queue === undefined) return '';
+  return [
+    ...(queue.paused ? ['paused'] : []),
+    `${number(queue.active)} running`,
+    `lag ${duration(queue.lagMs)}`,
+    ...(queue.overdue > 0 ? [`${number(queue.overdue)} past timeout`] : []),
+  ].join(' · ');
+}
+
 function schedulesCard(schedules: ScheduleOverview[], time: number): string {
   const row = (s: ScheduleOverview) =>
     `<tr data-schedule="${escapeHtml(s.name)}">${cell(s.name)}` +
     `${cell(s.competing ? `${describeSchedule(s)} (also declared: ${s.competing.join('; ')})` : describeSchedule(s))}` +
     `${cell(ago(time - s.nextRunAt), ' class="tight"')}` +
-    `${cell(s.lastRunAt === undefined ? 'never' : `${s.lastOutcome} ${ago(time - s.lastRunAt)}`, ' class="tight"')}` +
-    `${cell(s.handled ? 'here' : 'no handler', ' class="tight"')}</tr>`;
+    `${cell(lastRun(s, time), ' class="tight"')}` +
+    `${cell(s.handled ? 'here' : 'no handler', ' class="tight"')}` +
+    `${cell(scheduleQueue(s), ' class="tight" data-schedule-queue')}</tr>`;
   return [
     '<section data-schedules>',
     '<h2>Recurring<small>@Recurring schedules</small></h2>',
-    table(['schedule', 'when', 'next run', 'last run', 'handler'], schedules.map(row), 'no schedule'),
+    table(['schedule', 'when', 'next run', 'last run', 'handler', 'its queue'], schedules.map(row), 'no schedule'),
     '</section>',
   ].join('');
 }

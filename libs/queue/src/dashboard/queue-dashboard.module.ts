@@ -15,8 +15,10 @@ import {
   Post,
   Query,
   Req,
+  UseFilters,
   UseGuards,
 } from '@nestjs/common';
+import { QueueExceptionFilter } from '../queue-exception.filter';
 import { resolveOptions } from '../validation/apply-rules';
 import { DashboardOptionsRules } from '../validation/dashboard-options';
 import type { DashboardGuard, QueueDashboardOptions, QueueKind } from '../interfaces';
@@ -72,7 +74,9 @@ export class QueueDashboardModule {
     const path = given.replace(/^\/+|\/+$/g, '');
 
     // The path is only known here, and Nest reads a controller's path from its decorator: one class per registration.
+    // Redis unreachable is a 503 saying so (and whether a write was applied), not a bare 500: the page shows it.
     @Controller(path)
+    @UseFilters(QueueExceptionFilter)
     class QueueDashboardController {
       constructor(private readonly dashboard: DashboardService) {}
 

@@ -2,7 +2,7 @@ import IORedis, { Cluster, type RedisOptions } from 'ioredis';
 import { waitOrTimeout } from '../utils/timers';
 import type { ClusterConnection, QueueConnection } from '../interfaces';
 import { createMemoryClient, isMemoryUrl } from '../memory/memory-instances';
-import { notRedisUrl } from './redis.messages';
+import { noUrlScheme, notRedisUrl } from './redis.messages';
 
 export type RedisClient = IORedis | Cluster;
 
@@ -54,23 +54,36 @@ const REDIS_URL = /^rediss?:\/\//i;
 const ANY_URL = /^([a-z][a-z0-9+.-]*):\/\//i;
 
 export function checkUrl(connection: QueueConnection): void {
-  if (typeof connection !== 'string' || REDIS_URL.test(connection) || isMemoryUrl(connection)) return;
+  if (typeof connection !== 'string' || REDIS_URL.test(connection)) return;
   const scheme = ANY_URL.exec(connection)?.[1];
-  if (scheme === undefined) return;
-  throw notRedisUrl(describeTarget(connection), scheme);
+  if (scheme !== undefined) {
+    if (!isMemoryUrl(connection)) throw notRedisUrl(describeTarget(connection), scheme);
+    return;
+  }
+  // A socket path is the one string ioredis reads without a scheme on purpose.
+  if (connection.startsWith('/')) return;
+  // ioredis would guess at "127.0.0.1:6379" (or a bare port): a URL states it, and the fix is one prefix away.
+  throw noUrlScheme(
+    /^\d+$/.test(connection)
+      ? `redis://127.0.0.1:${connection}`
+      : (withoutPassword(`redis://${connection}`) ?? 'redis://host:port'),
+  );
+}
+
+/** The URL with its password masked; undefined when it is no URL. */
+function withoutPassword(connection: string): string | undefined {
+  try {
+    const url = new URL(connection);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return undefined;
+  }
 }
 
 /** Where Redis is, for log lines: never the password. */
 export function describeTarget(connection: QueueConnection): string {
-  if (typeof connection === 'string') {
-    try {
-      const url = new URL(connection);
-      if (url.password) url.password = '***';
-      return url.toString();
-    } catch {
-      return 'the configured Redis URL';
-    }
-  }
+  if (typeof connection === 'string') return withoutPassword(connection) ?? 'the configured Redis URL';
   if (isClient(connection)) return 'the Redis client given as connection';
   if ('cluster' in connection)
     return `the cluster ${connection.cluster.map((node) => (typeof node === 'object' ? `${node.host ?? '127.0.0.1'}:${node.port ?? 6379}` : String(node))).join(', ')}`;

@@ -17,6 +17,12 @@ export const notRedisUrl = (target: string, scheme: string) =>
       'Redis URLs start with redis:// (or rediss:// for TLS), e.g. redis://127.0.0.1:6379',
   );
 
+export const noUrlScheme = (fix: string) =>
+  new QueueConfigError(
+    `Invalid options for QueueModule.forRoot: connection has no scheme; a Redis URL starts with redis:// ` +
+      `(or rediss:// for TLS): ${fix}`,
+  );
+
 /** What a write refused or dropped by `HeldWrites.close` rejects with. */
 export const notSentAtShutdown = (what: string) =>
   new QueueConnectionError(

@@ -50,9 +50,12 @@ export function directRules(rules: new () => object): DirectRules | undefined {
           properties.every(({ property, conditions, constraints }) => {
             const value = options[property];
             if (!conditions.every((condition) => condition(options, value))) return true;
-            // Written out: spreading shared arguments into each call's cost ten times the check itself.
-            return constraints.every(({ instance, constraints }) =>
-              instance.validate(value, { targetName: rules.name, property, object: options, value, constraints }),
+            // Written out: spreading shared arguments into each call's cost ten times the check itself. Only
+            // classes without async constraints come here; any answer but true goes on to validateSync, which decides.
+            return constraints.every(
+              ({ instance, constraints }) =>
+                instance.validate(value, { targetName: rules.name, property, object: options, value, constraints }) ===
+                true,
             );
           })
       : undefined;
