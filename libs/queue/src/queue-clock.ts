@@ -36,12 +36,52 @@ export class QueueClock {
     private readonly consumers: ConsumerRegistry,
   ) {}
 
-  /** The queues' time now, epoch ms: what decides what is due. */
+  /** The queues' time now, epoch ms, read from Redis (`TIME`): what decides what is due. */
   async now(): Promise<number> {
     const memory = memoryInstanceOf(this.connection.client);
     if (memory) return memory.clock.now();
+    const sentAt = Date.now();
     const [seconds, micros] = await this.connection.scripts.call((client) => client.time());
-    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    this.connection.clock.observe(now, sentAt);
+    return now;
+  }
+
+  /**
+   * The queues' time now, epoch ms, without a call: this machine's clock plus the last offset to
+   * Redis' clock this process measured (every reply of the queues and consumers, and `now()`, feed it),
+   * so it answers while Redis is down. Within a few ms of `now()` once Redis has answered, the
+   * machine's own clock before; exact on `memory://`. For stamping rows that are compared with tasks'
+   * times, where a call per row (or a failure while Redis is away) is not wanted.
+   */
+  nowSync(): number {
+    const memory = memoryInstanceOf(this.connection.client);
+    return memory ? memory.clock.now() : this.connection.clock.estimate();
+  }
+
+  /** @internal Whether the queues run on `memory://`, on a clock `advance` moves (the testing helpers ask). */
+  get onMemory(): boolean {
+    return memoryInstanceOf(this.connection.client) !== undefined;
+  }
+
+  /**
+   * @internal On any backend: resolves once no handler of this process runs and no poll or outcome is
+   * on its way, seen twice `everyMs` apart; rejects naming the handlers after `timeoutMs` (real time).
+   */
+  async idle(timeoutMs: number, everyMs = 5): Promise<void> {
+    const started = Date.now();
+    for (let quiet = 0; quiet < 2;) {
+      const activities = this.consumers.activities();
+      const handlers = activities.filter(({ handlers }) => handlers > 0);
+      if (handlers.length === 0 && !activities.some(({ working }) => working)) quiet++;
+      else quiet = 0;
+      if (quiet < 2 && Date.now() - started > timeoutMs)
+        throw advanceStalled(
+          Date.now() - started,
+          handlers.map(({ consumer, handlers }) => `${consumer} (${handlers} running)`),
+        );
+      if (quiet < 2) await delay(everyMs);
+    }
   }
 
   /**
@@ -62,44 +102,46 @@ export class QueueClock {
       const now = memory.clock.now();
       const next = Math.min(nextDueAfter(memory, now), target);
       const falling = fallingDue(memory, now, next);
+      // Moving the clock re-arms every sleeping poller (the connection's clock follows this one): those
+      // whose work fell due poll now, the others go on sleeping, with no timer.
       if (next > now) memory.clock.advance(next - now);
-      // What fell due and is still where it was was not taken yet: its poller had not woken (a poll
-      // under way as the clock moved). Woken again, a few times: a paused queue's work stays there.
-      for (let round = 0; round < WAKE_ROUNDS; round++) {
-        this.wake(memory);
+      for (let round = 0; ; round++) {
         await this.settle(memory, settleTimeoutMs);
         if (!falling.some(({ set, member, score }) => set.score(member) === score)) break;
+        // Still where it was: a poll that the move did not reach (one under way, a scheduled consumer
+        // that only drains on its ticks). Every consumer polls now, a few times: a paused queue's work stays.
+        if (round === WAKE_ROUNDS) break;
+        this.connection.wakeConsumers();
       }
       if (next >= target) return;
     }
   }
 
-  /** The estimate jumps (sleeping pollers re-arm their timers against it), and every consumer polls now. */
-  private wake(memory: MemoryRedis): void {
-    this.connection.clock.observe(memory.clock.now(), Date.now());
-    this.connection.wakeConsumers();
-  }
-
-  /** Waits until no command has run for a while and no handler of this process runs. */
+  /**
+   * Waits until the queues' work is done for now: no handler of this process runs, no poll or outcome
+   * is on its way, no call waits for its reply, and no command has run for a few turns of the event
+   * loop. Bounded as a whole by `timeoutMs` (real time), then it rejects naming the handlers still
+   * running, or else what kept the queues busy.
+   */
   private async settle(memory: MemoryRedis, timeoutMs: number): Promise<void> {
     const started = Date.now();
     let seen = memory.commandsRun;
     let quiet = 0;
     let quietSince = Date.now();
     while (quiet < QUIET_TURNS || Date.now() - quietSince < QUIET_MS) {
-      const running = this.running();
-      const waiting = this.waitingForReplies();
-      if (running.length > 0) {
-        if (Date.now() - started > timeoutMs) throw advanceStalled(Date.now() - started, running);
-        await delay(1);
-      } else {
-        await new Promise<void>((resolve) => setImmediate(resolve));
+      const activities = this.consumers.activities();
+      const handlers = activities.filter(({ handlers }) => handlers > 0);
+      const working = activities.some(({ working }) => working) || this.waitingForReplies();
+      if (Date.now() - started > timeoutMs) {
+        throw advanceStalled(
+          Date.now() - started,
+          handlers.map(({ consumer, handlers }) => `${consumer} (${handlers} running)`),
+        );
       }
-      // A poll answered before the clock moved sets the estimate back to the old time (its reply is
-      // recent, so trusted), and its poller would sleep for real hours: set it right, wake them again.
-      const stale = this.connection.clock.estimate() < memory.clock.now();
-      if (stale) this.wake(memory);
-      if (memory.commandsRun !== seen || running.length > 0 || waiting || stale) {
+      // A handler may wait on real time (a database, a timer): no need to spin meanwhile.
+      if (handlers.length > 0) await delay(1);
+      else await new Promise<void>((resolve) => setImmediate(resolve));
+      if (memory.commandsRun !== seen || handlers.length > 0 || working) {
         seen = memory.commandsRun;
         quiet = 0;
         quietSince = Date.now();
@@ -113,17 +155,14 @@ export class QueueClock {
   private waitingForReplies(): boolean {
     const client = this.connection.client as unknown as {
       commandQueue?: { length: number };
+      offlineQueue?: { length: number };
       autoPipelineQueueSize?: number;
     };
-    return (client.commandQueue?.length ?? 0) > 0 || (client.autoPipelineQueueSize ?? 0) > 0;
-  }
-
-  /** Consumers with handlers under way or past their timeout (still holding their work). */
-  private running(): string[] {
-    return this.consumers
-      .statuses()
-      .filter(({ inFlight, overdue }) => inFlight > 0 || overdue.length > 0)
-      .map(({ consumer, inFlight }) => `${consumer} (${inFlight} running)`);
+    return (
+      (client.commandQueue?.length ?? 0) > 0 ||
+      (client.offlineQueue?.length ?? 0) > 0 ||
+      (client.autoPipelineQueueSize ?? 0) > 0
+    );
   }
 }
 

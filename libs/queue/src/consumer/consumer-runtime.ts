@@ -33,6 +33,13 @@ export interface ConsumerRuntimeOptions<I, D extends OpenedDelivery> {
 /** A handler past its deadline, still running. */
 export type OverdueHandler = ({ group: string } | { id: string }) & { runningMs: number; overdueMs: number };
 
+/** What keeps a consumer busy, as QueueClock sees it (`ConsumerRuntime.activity`). */
+export interface ConsumerActivity {
+  consumer: string;
+  handlers: number;
+  working: boolean;
+}
+
 /** One consumer of this process, as health checks and the dashboard see it. */
 export interface ConsumerStatus {
   queue: string;
@@ -203,6 +210,19 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
       claims: this.claims,
       claimed: this.claimed,
       ...(schedule && { periodMs: schedule.periodMs }),
+    };
+  }
+
+  /**
+   * What keeps this consumer busy now: its handlers running (overdue ones too), and whether a poll or
+   * an outcome is on its way to Redis. QueueClock waits for both before it moves a memory clock on, and
+   * names only the handlers when they do not settle (a slot reserved by a poll is not a handler).
+   */
+  activity(): ConsumerActivity {
+    return {
+      consumer: this.label,
+      handlers: this.deliveries.size,
+      working: this.poller.inFlight > 0 || this.recording.size > 0,
     };
   }
 

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { QueueKind } from '../interfaces';
 import { queueInUse } from '../queue.messages';
-import type { ConsumerRuntime, ConsumerStatus } from './consumer-runtime';
+import type { ConsumerActivity, ConsumerRuntime, ConsumerStatus } from './consumer-runtime';
 
 /** A consumer of this process, whatever its kind: what the registry asks of its runtime. */
 export type Consumer = Pick<
   ConsumerRuntime<unknown, never>,
-  'queue' | 'label' | 'start' | 'stop' | 'hold' | 'release' | 'status' | 'taskEnded'
+  'queue' | 'label' | 'start' | 'stop' | 'hold' | 'release' | 'status' | 'activity' | 'taskEnded'
 >;
 
 /**
@@ -30,6 +30,10 @@ export class ConsumerRegistry {
 
   statuses(): ConsumerStatus[] {
     return [...this.consumers].map((consumer) => consumer.status());
+  }
+
+  activities(): ConsumerActivity[] {
+    return [...this.consumers].map((consumer) => consumer.activity());
   }
 
   hold(queue: string): void {

@@ -39,7 +39,7 @@ export class ShardLoop {
     if (this.running) return;
     this.running = true;
     this.stopListening = this.clock.onChange(() => {
-      if (this.wakeSleeper && this.target !== Infinity) this.sleepFor(this.clock.toLocal(this.target) - Date.now());
+      if (this.wakeSleeper && this.target !== Infinity) this.sleepFor(this.clock.waitFor(this.target));
     });
     this.loop = this.run();
   }
@@ -57,7 +57,7 @@ export class ShardLoop {
     if (this.wakeSleeper) {
       if (serverTime < this.target) {
         this.target = serverTime;
-        this.sleepFor(this.clock.toLocal(serverTime) - Date.now());
+        this.sleepFor(this.clock.waitFor(serverTime));
       }
     } else if (serverTime < this.hintedDuringPoll) {
       this.hintedDuringPoll = serverTime;
@@ -87,9 +87,11 @@ export class ShardLoop {
         ? poll.nextDueAt <= poll.serverNow
           ? poll.serverNow
           : Infinity
-        : Math.min(poll.nextDueAt, poll.serverNow + this.idlePollMs);
+        : // On a clock that stands still the idle poll would come at every move of it, for nothing: hints
+          // are sent for all work there (WakeHints), and QueueClock.advance wakes whoever missed one.
+          Math.min(poll.nextDueAt, this.clock.still ? Infinity : poll.serverNow + this.idlePollMs);
       const target = Math.min(due, this.hintedDuringPoll);
-      const delay = this.clock.toLocal(target) - Date.now();
+      const delay = this.clock.waitFor(target);
       if (delay > 0) await this.sleep(delay, target);
     }
   }

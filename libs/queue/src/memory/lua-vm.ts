@@ -53,6 +53,8 @@ const TABLE = 5;
 /** A command a script sends with `redis.call`: its name and arguments as Redis reads them (text). */
 export type ScriptCommand = (args: string[]) => Reply;
 
+let shared: Promise<LuaVm> | undefined;
+
 export const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
 
 /** Redis turns a Lua number argument into text this way: integers without a fraction. */
@@ -61,7 +63,7 @@ const argumentText = (value: number) => (Number.isInteger(value) ? value.toFixed
 /**
  * Lua 5.1 (the Lua of Redis: numbers are doubles) compiled to WebAssembly, running the library's
  * scripts as Redis does: KEYS and ARGV globals, `redis.call` into the engine's commands, Redis'
- * conversions between Lua values and replies, compiled scripts kept by SHA1 until SCRIPT FLUSH.
+ * conversions between Lua values and replies, compiled scripts kept by SHA1 for the life of the process.
  * It talks to Lua through its C API directly, with its own UTF-8 marshalling: the package's
  * convenience layer converts tables lossily and costs several times more per call.
  */
@@ -105,6 +107,21 @@ export class LuaVm {
     if (lua._lua_pcall(state, 0, 0, 0) !== 0) throw new Error(this.text(-1));
   }
 
+  /**
+   * The process' engine, started once and shared by every memory instance: starting one (compiling
+   * the WebAssembly, creating the Lua state) costs a few hundred ms on a busy machine, which a test
+   * would otherwise pay in its first case, and every instance again. Sharing is safe: scripts run one
+   * at a time, to completion, and Redis' scripts keep no state between calls (each instance keeps the
+   * list of scripts it was given, for NOSCRIPT and SCRIPT FLUSH).
+   */
+  static shared(): Promise<LuaVm> {
+    shared ??= LuaVm.create().catch((error: unknown) => {
+      shared = undefined;
+      throw error;
+    });
+    return shared;
+  }
+
   static async create(): Promise<LuaVm> {
     const lua = await loadWasmoon().Lua.create({ openStandardLibs: true });
     return new LuaVm(lua.luaApi.module, lua.global.address);
@@ -118,15 +135,6 @@ export class LuaVm {
     if (ref instanceof ErrorReply) return ref;
     this.scripts.set(sha, ref);
     return sha;
-  }
-
-  has(sha: string): boolean {
-    return this.scripts.has(sha.toLowerCase());
-  }
-
-  flush(): void {
-    for (const ref of this.scripts.values()) this.lua._luaL_unref(this.state, REGISTRY, ref);
-    this.scripts.clear();
   }
 
   /** EVALSHA: runs a loaded script, `command` serving its redis.call. */

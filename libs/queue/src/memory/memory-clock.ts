@@ -6,9 +6,15 @@
  */
 export class MemoryClock {
   private base: number;
+  private readonly listeners = new Set<() => void>();
 
   constructor(readonly mode: 'manual' | 'system') {
     this.base = mode === 'manual' ? Date.now() : 0;
+  }
+
+  /** Whether it stands still between moves: a time ahead of it then comes only when it is moved. */
+  get still(): boolean {
+    return this.mode === 'manual';
   }
 
   now(): number {
@@ -17,5 +23,12 @@ export class MemoryClock {
 
   advance(ms: number): void {
     this.base += ms;
+    if (ms > 0) for (const listener of this.listeners) listener();
+  }
+
+  /** Called each time the clock is moved ahead; returns the function that stops it. */
+  onMove(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 }

@@ -51,6 +51,9 @@ export function createMemoryClient(url: string, options: RedisOptions = {}): IOR
   // what to install, rather than every connection attempt.
   loadWasmoon();
   const instance = memoryInstance(url);
+  // Started now, while the application is being built, rather than at its first command: a test's
+  // first case does not pay for it. A failure shows at the first connection, which waits for it.
+  instance.ready().catch(() => undefined);
   const client = memoryClient(instance, options);
   instances.set(client, instance);
   return client;

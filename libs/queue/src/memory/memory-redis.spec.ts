@@ -78,6 +78,21 @@ describe('memory engine', () => {
     await expect(redis.evalsha(sha, 0, 'x')).rejects.toThrow(/^NOSCRIPT/);
   });
 
+  it("keeps each instance's scripts its own, though the engine that runs them is the process' one", async () => {
+    const other = createMemoryClient('memory://');
+    try {
+      const sha = (await redis.script('LOAD', 'return ARGV[1]')) as string;
+      await expect(other.evalsha(sha, 0, 'x')).rejects.toThrow(/^NOSCRIPT/);
+      expect(await other.script('EXISTS', sha)).toEqual([0]);
+      expect(await other.eval('return ARGV[1]', 0, 'y')).toBe('y');
+      await redis.script('FLUSH');
+      await expect(redis.evalsha(sha, 0, 'x')).rejects.toThrow(/^NOSCRIPT/);
+      expect(await other.evalsha(sha, 0, 'z')).toBe('z');
+    } finally {
+      await other.quit();
+    }
+  });
+
   it('applies ZADD flags and ranges by score as Redis does', async () => {
     expect(await redis.zadd('z', 10, 'a', 20, 'b')).toBe(2);
     expect(await redis.zadd('z', 'LT', 'CH', 5, 'a')).toBe(1);

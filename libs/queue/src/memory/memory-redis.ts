@@ -9,6 +9,7 @@ import {
   QUEUED,
   Status,
   encodeReply,
+  noScript,
   syntaxError,
   unknownCommand,
   wrongArity,
@@ -59,6 +60,8 @@ export class MemoryRedis {
   /** Commands run since the instance was made: the clock watches it to see when work has stopped. */
   commandsRun = 0;
   private vm?: LuaVm;
+  /** SHA1s of the scripts this instance was given: the engine is shared, its script cache is not. */
+  private readonly scripts = new Set<string>();
   private starting?: Promise<void>;
   private readonly sessions = new Map<MemoryPeer, Session>();
   private readonly channels = new Map<string, Set<Session>>();
@@ -71,9 +74,9 @@ export class MemoryRedis {
     this.keys = new Keyspace(() => clock.now());
   }
 
-  /** Starts the Lua engine (WebAssembly) once; a connection waits for it before its first command. */
+  /** The process' Lua engine (WebAssembly), started once; a connection waits for it before its first command. */
   ready(): Promise<void> {
-    this.starting ??= LuaVm.create().then((vm) => {
+    this.starting ??= LuaVm.shared().then((vm) => {
       this.vm = vm;
     });
     return this.starting;
@@ -198,18 +201,20 @@ export class MemoryRedis {
         const count = Number(args[1]);
         if (!Number.isInteger(count) || count < 0) return new ErrorReply("ERR Number of keys can't be negative");
         if (count > args.length - 2) return new ErrorReply("ERR Number of keys can't be greater than number of args");
-        const sha = name.startsWith('EVALSHA') ? args[0] : vm.load(args[0]);
+        const sha = name.startsWith('EVALSHA') ? args[0].toLowerCase() : this.load(vm, args[0]);
         if (sha instanceof ErrorReply) return sha;
+        if (!this.scripts.has(sha)) return noScript();
         const keys = args.slice(2, 2 + count);
         const argv = args.slice(2 + count);
         return vm.run(sha, keys, argv, (command) => this.fromScript(command));
       }
       case 'SCRIPT': {
         const sub = args[0].toUpperCase();
-        if (sub === 'LOAD' && args.length === 2) return vm.load(args[1]);
-        if (sub === 'EXISTS') return args.slice(1).map((sha) => (vm.has(sha) ? 1 : 0));
+        if (sub === 'LOAD' && args.length === 2) return this.load(vm, args[1]);
+        if (sub === 'EXISTS') return args.slice(1).map((sha) => (this.scripts.has(sha.toLowerCase()) ? 1 : 0));
         if (sub === 'FLUSH') {
-          vm.flush();
+          // The engine keeps what it compiled (other instances share it); this instance forgets it.
+          this.scripts.clear();
           return OK;
         }
         return syntaxError();
@@ -254,6 +259,13 @@ export class MemoryRedis {
       default:
         return unknownCommand(name.toLowerCase(), args);
     }
+  }
+
+  /** Compiles a script (once per process) and lists it as given to this instance. */
+  private load(vm: LuaVm, body: string): string | ErrorReply {
+    const sha = vm.load(body);
+    if (typeof sha === 'string') this.scripts.add(sha);
+    return sha;
   }
 
   /** What `redis.call` may run: data commands and TIME, as in Redis (no scripts, no pub/sub waits). */

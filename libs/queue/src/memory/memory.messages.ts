@@ -28,7 +28,11 @@ export const badAdvance = (ms: unknown) =>
 
 export const advanceStalled = (waitedMs: number, running: string[]) =>
   new QueueError(
-    `QueueClock.advance waited ${waitedMs} ms for handlers to settle before moving the clock further, and these ` +
-      `still run: ${running.join(', ')}. The clock does not move while a handler runs (its lease would lapse); ` +
-      'resolve what they wait for before advancing, or pass a longer settleTimeoutMs',
+    running.length > 0
+      ? `QueueClock.advance waited ${waitedMs} ms for handlers to settle before moving the clock further, and these ` +
+          `still run: ${running.join(', ')}. The clock does not move while a handler runs (its lease would lapse); ` +
+          'resolve what they wait for before advancing, or pass a longer settleTimeoutMs'
+      : `QueueClock.advance waited ${waitedMs} ms for the queues to go quiet before moving the clock further, and ` +
+          'commands kept running with no handler under way (a client of the instance calling in a loop?); pass a ' +
+          'longer settleTimeoutMs if that work ends by itself',
   );

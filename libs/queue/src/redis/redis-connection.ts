@@ -26,7 +26,7 @@ import { describeConnectionFailure } from './connection-failure';
 import { CommandSupervisor } from './command-supervisor';
 import { checkUrl, closeClient, createClient, describeTarget, isClient, type RedisClient } from './redis-client';
 import { SubscriberConnection } from './subscriber-connection';
-import { isMemoryUrl } from '../memory/memory-instances';
+import { isMemoryUrl, memoryInstanceOf } from '../memory/memory-instances';
 import { memoryWarning } from '../memory/memory.messages';
 
 /**
@@ -107,6 +107,10 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     if (this.owned) this.watch(this.client, 'Redis');
     this.supervisor?.start();
     if (isMemoryUrl(connection)) this.logger.warn(memoryWarning(this.target));
+    // A memory clock that a test holds still is read, not estimated from replies (ServerClock says why).
+    // One that follows the wall clock is estimated as a server's is, as the memory suites check.
+    const memory = memoryInstanceOf(this.client);
+    if (memory?.clock.still) this.clock.follow(memory.clock);
     this.subscriber = new SubscriberConnection({
       client: this.client,
       logger: this.logger,
@@ -334,6 +338,7 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     for (const writes of held) writes.close();
     const budgetMs = Math.max(0, closeBy - Date.now());
     this.supervisor?.stop();
+    this.clock.close();
     const closing = [this.subscriber.close(budgetMs)];
     if (this.owned) closing.push(closeClient(this.client, budgetMs));
     await Promise.all(closing);

@@ -1,3 +1,4 @@
+import { MemoryClock } from '../memory/memory-clock';
 import { ServerClock } from './server-clock';
 
 describe('ServerClock', () => {
@@ -30,5 +31,27 @@ describe('ServerClock', () => {
     clock.observe(950, 1000); // the server is now 51 ms behind
     expect(clock.toLocal(950)).toBe(1001);
     expect(changed).toHaveBeenCalledTimes(1);
+  });
+
+  it("reads a memory instance's clock instead of estimating it: a still clock arms no timer for later work", () => {
+    now.mockReturnValue(5_000);
+    const memory = new MemoryClock('manual');
+    const clock = new ServerClock();
+    clock.follow(memory);
+    const moved = jest.fn();
+    clock.onChange(moved);
+    // A reply computed before a move, read after it, must not set the clock back.
+    clock.observe(1_000, 0);
+    now.mockReturnValue(65_000);
+    expect(clock.estimate()).toBe(5_000);
+    expect(clock.still).toBe(true);
+    expect(clock.waitFor(5_000)).toBe(0);
+    expect(clock.waitFor(5_001)).toBe(Infinity);
+    memory.advance(10_000);
+    expect(moved).toHaveBeenCalledTimes(1);
+    expect(clock.waitFor(15_000)).toBe(0);
+    clock.close();
+    memory.advance(1);
+    expect(moved).toHaveBeenCalledTimes(1);
   });
 });

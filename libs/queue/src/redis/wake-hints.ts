@@ -1,6 +1,7 @@
 import { QueueConnectionError } from '../errors';
 import type { HeldWrites, RedisConnection } from './redis-connection';
 import type { RedisClient } from './redis-client';
+import type { ServerClock } from './server-clock';
 
 /** Pause between hints for writes of unknown outcome while Redis does not answer them (`unsure`). */
 const UNSURE_RETRY_MS = 1000;
@@ -44,13 +45,15 @@ export class WakeHints implements HeldWrites {
     readonly channel: string,
     shards: number,
     private readonly idlePollMs: number,
+    /** Its clock: one that stands still gets every hint, since no poll at `idlePollMs` comes by itself. */
+    private readonly clock?: Pick<ServerClock, 'still'>,
   ) {
     this.sent = new Array<number>(shards).fill(-1);
   }
 
   /** A queue's hints on `connection`, sent before it closes. */
   static of(connection: RedisConnection, channel: string, shards: number, idlePollMs: number): WakeHints {
-    const hints = new WakeHints(connection.client, channel, shards, idlePollMs);
+    const hints = new WakeHints(connection.client, channel, shards, idlePollMs, connection.clock);
     connection.holdsWrites(hints);
     connection.onDropped(() => hints.forget());
     return hints;
@@ -71,7 +74,7 @@ export class WakeHints implements HeldWrites {
 
   /** Work in `shard` falls due at `at` (server ms), Redis' clock reading `serverNow`. */
   publish(shard: number, at: number, serverNow: number): void {
-    if (at - serverNow >= this.idlePollMs) return;
+    if (at - serverNow >= this.idlePollMs && !this.clock?.still) return;
     const sent = this.sent[shard];
     if (sent > serverNow && sent <= at) return;
     this.send(shard, at);
