@@ -13,7 +13,7 @@ const { provider, workerModule } = require('../faults/worker-start');
 const { NestFactory } = require('@nestjs/core');
 const lib = require(process.env.NRQ_LIB);
 
-const { BatchConsumer, DelayConsumer, PartialBatchError, QueueModule, Recurring } = lib;
+const { BatchConsumer, DelayConsumer, PartialBatchError, QueueModule, Recurring, TaskSource } = lib;
 const { REDIS_URL, PREFIX, LOG_KEY, VERSION } = process.env;
 const consume = process.env.CONSUME === '1';
 const log = new IORedis(REDIS_URL);
@@ -86,6 +86,12 @@ class Handlers {
     await record({ k: 'end', q: 'tick', id: ctx.name, occurrence: ctx.occurrence, ok: true });
   }
 }
+// The application's database for the DelayQueue's task source: a hash of task id → due time, which
+// the test writes as an application would its rows.
+Handlers.prototype.rows = async function* () {
+  for (const [id, runAt] of Object.entries(await log.hgetall(`${LOG_KEY}:rows`)))
+    yield { id, runAt: Number(runAt), payload: { tag: id } };
+};
 for (const { name } of FIXED)
   Handlers.prototype[name] = function (messages, ctx) {
     return this.batch(name, messages, ctx);
@@ -98,6 +104,7 @@ const decorators = consume
       ...(process.env.RECURRING ? { tick: Recurring({ name: 'tick', everyMs: Number(process.env.RECURRING) }) } : {}),
     }
   : {};
+decorators.rows = TaskSource('jobs');
 
 const root = workerModule(
   [

@@ -8,6 +8,7 @@ import {
   orderedRollout,
   recurringTicks,
   replaceRunning,
+  taskSourcePasses,
 } from './scenarios';
 
 // Processes of the previous release (its published tarball) beside processes of this tree, on one
@@ -52,6 +53,13 @@ describe('the previous release and this build on one Redis', () => {
       expect(await debounceAndRepeat(mixed)).toEqual([]);
     });
   });
+
+  it.each(['previous', 'current'] as const)(
+    'task-source passes: rows restored by a %s process at start-up, swept by a pass of the other version',
+    async (first) => {
+      expect(await taskSourcePasses(mixed, first)).toEqual([]);
+    },
+  );
 
   it('a @Recurring schedule declared by processes of both versions runs each tick once', async () => {
     expect(await recurringTicks(mixed)).toEqual([]);

@@ -399,3 +399,46 @@ export async function recurringTicks(mixed: Mixed): Promise<string[]> {
   if (new Set(ticks).size !== ticks.length) problems.push(`a tick ran twice: ${ticks}`);
   return problems;
 }
+
+/**
+ * Task-source passes run by one version over what the other wrote: the first process restores every
+ * row of the model database at start-up, then, with some rows deleted, a pass of the other version with
+ * `sweep` cancels their timers. Consumers of both run each remaining row once, at or after its time; a
+ * swept one never.
+ */
+export async function taskSourcePasses(mixed: Mixed, first: Version): Promise<string[]> {
+  const redis = mixed.redis();
+  const rows = Array.from({ length: 30 }, (_, i) => `row${i}`);
+  const [seconds] = await redis.time();
+  const runAt = Number(seconds) * 1000 + 4000;
+  await redis.hset(`${mixed.logKey()}:rows`, Object.fromEntries(rows.map((id) => [id, runAt])));
+  const starter = await mixed.start(first, { consume: true });
+  const problems: string[] = [];
+  const restored = await pollUntil(
+    async () => ((await starter.call<Record<string, number>>('jobs', 'stats')).scheduled === rows.length ? true : null),
+    'the start-up pass to restore every row',
+    10_000,
+    50,
+  ).catch(() => false);
+  if (!restored) problems.push(`the ${first} process' start-up pass did not restore ${rows.length} rows`);
+  const gone = rows.slice(0, 10);
+  await redis.hdel(`${mixed.logKey()}:rows`, ...gone);
+  const sweeper = await mixed.start(other(first), { consume: true });
+  const pass = await sweeper.call<{ swept: number; kept: number }>('jobs', 'reconcile', { sweep: true });
+  if (pass.swept !== gone.length || pass.kept !== rows.length - gone.length)
+    problems.push(`the ${other(first)} pass swept ${pass.swept} and kept ${pass.kept} (expected 10 and 20)`);
+  const live = rows.slice(10);
+  const entries = await settle(
+    mixed,
+    (log) => live.every((id) => log.some((e) => e.k === 'end' && e.id === id && e.ok)),
+    20_000,
+  );
+  for (const id of rows) {
+    const runs = entries.filter((entry) => entry.k === 'start' && entry.id === id);
+    if (gone.includes(id) && runs.length) problems.push(`${id}: swept, but ran`);
+    if (!gone.includes(id) && runs.length !== 1) problems.push(`${id}: ran ${runs.length} times`);
+    if (runs.some((run) => run.t < runAt - 20)) problems.push(`${id}: ran before its time`);
+  }
+  problems.push(...runsAtOnce(entries, 'jobs'));
+  return problems;
+}

@@ -132,6 +132,8 @@ export function useMixedVersions(patch?: SourcePatch) {
     history,
     redis: () => redis,
     prefix: () => state.prefix,
+    /** The test's log key; the keys of its model database are named after it. */
+    logKey: () => state.logKey,
     /** Makes the `poison` messages of the failing queue succeed from now on. */
     cure: () => redis.set(`${state.logKey}:cured`, '1'),
     /** Polls the log until `done` holds for it. */
