@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Injectable, Logger } from '@nestjs/common';
-import { QueueConfigError, QueueConnectionError } from './errors';
+import { QueueConfigError, QueueConnectionError, QueueMemoryError } from './errors';
 import { QueueEvents } from './events/queue-events';
 import { LIBRARY_VERSION } from './library-version';
 import { incompatibleProcess } from './queue.messages';
@@ -73,14 +73,20 @@ export class QueueProcesses {
 
   /**
    * @internal The first announcement, at start-up: refuses to start beside a process this one cannot
-   * work with. With `startup: 'continue'` an unreachable Redis is left to the periodic announcements.
+   * work with. A Redis at maxmemory, or with `startup: 'continue'` an unreachable one, is left to the
+   * periodic announcements.
    */
   async start(): Promise<void> {
     try {
       const incompatible = await this.announce();
       if (incompatible) throw new QueueConfigError(incompatible);
     } catch (error) {
-      if (!(error instanceof QueueConnectionError) || this.settings.startup !== 'continue') throw error;
+      // A full Redis refuses the announcement's write, not the consumers that drain it: the process
+      // starts, and announces itself once memory is freed.
+      const later =
+        error instanceof QueueMemoryError ||
+        (error instanceof QueueConnectionError && this.settings.startup === 'continue');
+      if (!later) throw error;
     }
     this.timer = setInterval(() => void this.periodic(), ANNOUNCE_EVERY_MS);
     this.timer.unref();
