@@ -10,7 +10,6 @@ import { DATA_CONTRACT, SERVES_FROM } from './redis/data-contract';
 import { processAnnounce, type AnnouncedProcess } from './redis/lua/process-announce';
 import { invoke } from './redis/script-protocol';
 import { RedisConnection } from './redis/redis-connection';
-import { errorDetail } from './utils/errors';
 
 /**
  * One announcement every this many ms: a command per process, not per consumer, so an idle consumer's
@@ -106,9 +105,8 @@ export class QueueProcesses {
     try {
       const incompatible = await this.announce();
       if (incompatible) this.logger.error(incompatible);
-    } catch (error) {
-      // Redis unreachable: the connection's own logs say so; the next announcement tries again.
-      this.logger.debug(`announcing this process failed: ${errorDetail(error)}`);
+    } catch {
+      // Redis unreachable or full: the connection's own summaries say so; the next announcement tries again.
     }
   }
 
