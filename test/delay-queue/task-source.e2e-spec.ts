@@ -16,6 +16,8 @@ import { deferred, pollUntil, uniquePrefix } from '@test/support/testing';
 
 let rows: unknown[] = [];
 let listed = 0;
+/** What the application does once the source has yielded its rows, while the pass still runs. */
+let during: (() => Promise<void>) | undefined;
 
 @Injectable()
 class Meals {
@@ -23,6 +25,7 @@ class Meals {
   async *meals() {
     listed += 1;
     for (const row of rows) yield row as SourcedTask<Meal>;
+    await during?.();
   }
 }
 
@@ -42,6 +45,7 @@ describe('DelayQueue task source: reconcile()', () => {
   afterEach(() => {
     rows = [];
     listed = 0;
+    during = undefined;
     gate.resolve();
     gate = deferred();
   });
@@ -142,6 +146,59 @@ describe('DelayQueue task source: reconcile()', () => {
     // Nothing is left marked: the next sweeping pass starts clean.
     expect(await queue.reconcile({ sweep: true })).toMatchObject({ swept: 0, kept: 700 });
     gate.resolve();
+  });
+
+  it('never sweeps a marked task cancelled and scheduled again during the pass', async () => {
+    const { queue } = await start();
+    await queue.schedule({ grams: 1 }, { id: 'marked', delayMs: HOUR });
+    during = async () => {
+      expect(await queue.cancel('marked')).toBe(true);
+      await queue.schedule({ grams: 2 }, { id: 'marked', delayMs: 2 * HOUR });
+    };
+    expect(await queue.reconcile({ sweep: true })).toMatchObject({ listed: 0, swept: 0 });
+    expect(await queue.get('marked')).toMatchObject({ state: 'scheduled', payload: { grams: 2 } });
+  });
+
+  it('never sweeps a marked task that fired, completed and was scheduled again during the pass', async () => {
+    const { queue } = await start({ providers: [Meals, eater.consumer] });
+    await queue.schedule({ grams: 1 }, { id: 'marked', delayMs: 1500 });
+    during = async () => {
+      gate.resolve();
+      await eater.untilTasks(1);
+      await pollUntil(async () => (await queue.get('marked')) === null, 'the task completed');
+      await queue.schedule({ grams: 2 }, { id: 'marked', delayMs: HOUR });
+    };
+    expect(await queue.reconcile({ sweep: true })).toMatchObject({ listed: 0, swept: 0 });
+    expect(await queue.get('marked')).toMatchObject({ state: 'scheduled', payload: { grams: 2 } });
+  });
+
+  it('never writes back a listed task cancelled during the pass', async () => {
+    const { queue } = await start();
+    await queue.schedule({ grams: 1 }, { id: 'listed', delayMs: HOUR });
+    rows = [{ id: 'listed', delayMs: HOUR, payload: { grams: 1 } }];
+    // The application's order: its database first, then the queue; the pass read the row before.
+    during = async () => {
+      rows = [];
+      expect(await queue.cancel('listed')).toBe(true);
+    };
+    expect(await queue.reconcile()).toMatchObject({ listed: 1, restored: 0, kept: 1 });
+    expect(await queue.get('listed')).toBeNull();
+  });
+
+  it('never writes again a listed task that fired and completed after the source read it', async () => {
+    const { queue } = await start({ providers: [Meals, eater.consumer] });
+    await queue.schedule({ grams: 1 }, { id: 'listed', delayMs: 0 });
+    await eater.untilTasks(1);
+    rows = [{ id: 'listed', delayMs: 0, payload: { grams: 1 } }];
+    during = async () => {
+      rows = [];
+      gate.resolve();
+      await pollUntil(async () => (await queue.get('listed')) === null, 'the task completed');
+    };
+    expect(await queue.reconcile()).toMatchObject({ listed: 1, restored: 0, kept: 1 });
+    expect(await queue.get('listed')).toBeNull();
+    expect((await queue.stats()).scheduled).toBe(0);
+    expect(eater.ids()).toEqual(['listed']);
   });
 
   it('counts and logs the rows it refuses, with their ids, and restores the rest', async () => {

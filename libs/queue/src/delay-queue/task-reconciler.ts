@@ -29,6 +29,11 @@ const CALLS_IN_FLIGHT = 16;
 const MARKS_PER_CALL = 100;
 /** Refused rows logged one by one per pass; the rest are counted in one line. */
 const REFUSALS_LOGGED = 20;
+/**
+ * How long a pass' record of the writes made since it began outlives its last renewal (a third of it):
+ * what a pass whose process died leaves in Redis is gone by then.
+ */
+const PASS_LEASE_MS = 30_000;
 
 /** A `@TaskSource` method, bound to its instance. */
 export interface TaskSourceMethod {
@@ -65,7 +70,8 @@ interface Counts {
  * is left alone), many per script call per shard, streaming, so memory holds a few calls' worth of
  * tasks whatever the source's size. A sweeping pass also cancels the scheduled tasks it did not list,
  * through marks kept in Redis beside the tasks (delay-sweep-mark, delay-sweep), never a list of ids here.
- * Passes of one process run one after the other.
+ * A task written by anyone after the pass began is neither written nor swept by it (delay-pass): the
+ * source may have been read before that write. Passes of one process run one after the other.
  */
 export class TaskReconciler {
   private source?: TaskSourceMethod;
@@ -122,12 +128,14 @@ export class TaskReconciler {
     const onExists = options.onExists ?? defaults?.onExists ?? 'keep';
     const sweep = options.sweep ?? defaults?.sweep ?? false;
     const began = Date.now();
+    const pass = randomUUID();
     try {
       const { lostAt } = await this.port.record.state();
-      const mark = sweep ? randomUUID() : undefined;
-      if (mark !== undefined) await this.forEachShard((shard) => this.markScheduled(shard, mark));
-      const counts = await this.list(source, onExists, mark);
-      const swept = mark === undefined ? 0 : await this.sweep(mark);
+      const { counts, swept } = await this.tracked(pass, async () => {
+        if (sweep) await this.forEachShard((shard) => this.markScheduled(shard, pass));
+        const listed = await this.list(source, onExists, pass, sweep);
+        return { counts: listed, swept: sweep ? await this.sweep(pass) : 0 };
+      });
       const result: ReconcileResult = { ...counts, swept, durationMs: Date.now() - began };
       await this.port.record.passed({ ...result, trigger, at: Date.now() }, lostAt);
       this.logger.log(passDone(source.label, trigger, result));
@@ -140,8 +148,30 @@ export class TaskReconciler {
     }
   }
 
+  /**
+   * Runs `work` as the pass `pass` in Redis (delay-pass): begun on every shard before it, renewed while
+   * it runs, ended after it, so that every write made meanwhile is known to it.
+   */
+  private async tracked<R>(pass: string, work: () => Promise<R>): Promise<R> {
+    const each = (op: 'begin' | 'renew' | 'end') =>
+      this.forEachShard(
+        async (shard) => void (await this.port.store.pass(shard, { op, pass, leaseMs: PASS_LEASE_MS })),
+      );
+    await each('begin');
+    // A renewal that fails is retried by the next; one that finds the pass expired makes its next write fail.
+    const renewal = setInterval(() => each('renew').catch(() => undefined), PASS_LEASE_MS / 3);
+    renewal.unref();
+    try {
+      return await work();
+    } finally {
+      clearInterval(renewal);
+      // Left behind when Redis is away: it expires with its lease.
+      await each('end').catch(() => undefined);
+    }
+  }
+
   /** Streams the source into coalesced writes per shard, a bounded number under way at once. */
-  private async list(source: TaskSourceMethod, onExists: OnExists, mark: string | undefined): Promise<Counts> {
+  private async list(source: TaskSourceMethod, onExists: OnExists, pass: string, sweep: boolean): Promise<Counts> {
     const counts: Counts = { listed: 0, restored: 0, kept: 0, invalid: 0 };
     const rows = iterable(source);
     const pending = Array.from({ length: this.port.shards }, () => ({
@@ -154,7 +184,7 @@ export class TaskReconciler {
     const send = async (shard: number) => {
       const { items, unlisted } = pending[shard];
       pending[shard] = { items: [], unlisted: [], bytes: 0 };
-      const call = this.write(shard, items, unlisted, mark, counts).catch((error: unknown) => {
+      const call = this.write(shard, items, unlisted, pass, sweep, counts).catch((error: unknown) => {
         failure ??= { error };
       });
       inFlight.add(call);
@@ -233,16 +263,17 @@ export class TaskReconciler {
     shard: number,
     items: ScheduleItem[],
     unlisted: string[],
-    mark: string | undefined,
+    pass: string,
+    sweep: boolean,
     counts: Counts,
   ): Promise<void> {
-    if (mark !== undefined) {
+    if (sweep) {
       const ids = items.map((item) => item.id).concat(unlisted);
       if (ids.length > 0) await this.port.store.unmark(shard, ids);
     }
     if (items.length === 0) return;
     const sentAt = Date.now();
-    const reply = await this.port.store.schedule(shard, items);
+    const reply = await this.port.store.schedule(shard, items, pass);
     this.port.written(shard, reply, sentAt);
     for (const result of reply.results) {
       if (result.changed) counts.restored += 1;
@@ -258,12 +289,12 @@ export class TaskReconciler {
     }
   }
 
-  private async sweep(mark: string): Promise<number> {
+  private async sweep(pass: string): Promise<number> {
     let swept = 0;
     await this.forEachShard(async (shard) => {
       let cursor = '0';
       do {
-        const step = await this.port.store.sweep(shard, { mark, cursor, count: MARKS_PER_CALL });
+        const step = await this.port.store.sweep(shard, { mark: pass, pass, cursor, count: MARKS_PER_CALL });
         swept += step.swept;
         cursor = step.cursor;
       } while (cursor !== '0');

@@ -34,7 +34,8 @@ export type ShardKeyKind =
   | 'successors'
   | 'repeats'
   | 'declarations'
-  | 'marks';
+  | 'marks'
+  | 'passes';
 
 /** Keys of a shard that hold one entry per group: a FixedQueue's lists, and its groups' rate windows. */
 export type MemberKeyKind = 'g' | 'rate';

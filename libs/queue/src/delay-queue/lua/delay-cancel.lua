@@ -2,11 +2,15 @@
 -- Input:
 --   KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash  KEYS[4] dead zset  KEYS[5] errors hash
 --   KEYS[6] runs hash  KEYS[7] repeats hash (a cancelled repeat stops too)  KEYS[8] successors hash
+--   KEYS[9] passes hash (see pass-stamp)
 --   ARGV[1] id
 -- Output: 1 when it existed, else 0.
 local dueKey, activeKey, dataKey, deadKey, errorsKey, runsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local repeatsKey, successorsKey = KEYS[7], KEYS[8]
+local repeatsKey, successorsKey, passesKey = KEYS[7], KEYS[8], KEYS[9]
+--- @include "pass-stamp"
 local id = ARGV[1]
+-- Stamped even when nothing was there: a pass that listed it must not write it back.
+stampWrite(passesKey, id)
 if redis.call('HDEL', dataKey, id) == 0 then return 0 end
 redis.call('ZREM', dueKey, id)
 redis.call('ZREM', activeKey, id)

@@ -23,7 +23,7 @@ export const delayMove = DELAY_QUEUE_SCRIPTS.define<
   Placement | 'active' | 'dead' | 'missing'
 >({
   script: 'delay-move',
-  keys: (shard) => kindsOf(shard, ['due', 'active', 'data']),
+  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'passes']),
   args: ({ id, mode, ms, carrier }) => [id, mode, ms, carrier ?? ''],
   decode: (reply) => {
     const [moved, runAt, serverNow, isHead] = reply as [number, number | string, number, number];
