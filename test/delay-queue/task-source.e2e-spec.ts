@@ -233,10 +233,12 @@ describe('DelayQueue task source: reconcile()', () => {
       });
       app.get(QueueEvents).on('queue.reconciled', (event) => passes.push(event));
     }
+    const scheduled = () => passes.filter((pass) => pass.trigger === 'schedule').length;
+    // Passes while the second application started (slow on a Cluster) are not counted.
     const began = Date.now();
-    await pollUntil(() => passes.filter((pass) => pass.trigger === 'schedule').length >= 3, 'three passes', 15_000);
-    const scheduled = passes.filter((pass) => pass.trigger === 'schedule').length;
-    expect(scheduled).toBeLessThanOrEqual(Math.ceil((Date.now() - began) / 1000) + 1);
+    const before = scheduled();
+    await pollUntil(() => scheduled() - before >= 3, 'three passes', 15_000);
+    expect(scheduled() - before).toBeLessThanOrEqual(Math.ceil((Date.now() - began) / 1000) + 1);
   });
 
   it('refuses bad reconcile options with the value received, and unknown keys with the nearest known', async () => {

@@ -63,6 +63,8 @@ export class DeclaredState {
 
   private async declare(queueRecords: boolean): Promise<void> {
     await this.recurring.redeclare();
+    // Says which queues a live process has a source for, and runs a pass owed that pub/sub missed.
+    for (const entry of this.registry.all()) if (entry.kind === 'delay') await entry.queue.reconciler.heartbeat();
     if (!queueRecords) return;
     for (const { kind, name, queue } of this.registry.all()) {
       try {

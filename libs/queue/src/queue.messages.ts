@@ -132,8 +132,15 @@ export const periodWithoutSource = (queue: string) =>
   `is its @TaskSource('${queue}'), so nothing runs on that schedule here`;
 
 /** A health problem: the queue's data was lost and nobody has dealt with it yet. */
-export const dataLostProblem = (queue: string, kind: 'fixed' | 'delay', lostAt: number) =>
+export const dataLostProblem = (queue: string, kind: 'fixed' | 'delay', lostAt: number, sourceLive: boolean) =>
   `${queue}: its data was lost (its record was found missing in Redis at ${new Date(lostAt).toISOString()}); ` +
-  (kind === 'delay'
-    ? 'a pass of its @TaskSource (reconcile()) rebuilds it, or acknowledgeDataLoss() once handled'
-    : 'acknowledgeDataLoss() once handled');
+  (kind === 'fixed'
+    ? 'acknowledgeDataLoss() once handled'
+    : sourceLive
+      ? 'the pass of its @TaskSource owed since then rebuilds it'
+      : `no live process has a @TaskSource('${queue}') to rebuild it: start one, or acknowledgeDataLoss() once handled`);
+
+/** A health problem: a pass of a DelayQueue's task source is owed, and a live process has the source. */
+export const passOwedProblem = (queue: string, at: number, why: string) =>
+  `${queue}: a pass of its @TaskSource is owed since ${new Date(at).toISOString()} (${why}); a process with ` +
+  'the source runs it';

@@ -10,7 +10,7 @@ import { resolveDelayQueueOptions } from '../validation/delay-queue-options';
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
 import { assertCallOptions, CALL_OPTIONS } from '../validation/call-options';
 import { resolveDelta, resolveNewTime, resolveTime } from '../validation/time';
-import { QueueError, QueueInputError } from '../errors';
+import { QueueConnectionError, QueueError, QueueInputError } from '../errors';
 import type {
   ListedTask,
   NoRetry,
@@ -136,6 +136,9 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       record: this.record,
       events,
       defaults: this.options.reconcile,
+      // A refused SUBSCRIBE (an ACL) leaves the heartbeat's look every few seconds.
+      listen: (owed) => void connection.subscribe(this.store.keys.passChannel, owed, owed).catch(() => undefined),
+      announce: () => void connection.client.publish(this.store.keys.passChannel, 'owed').catch(() => undefined),
       encode: (payload) => this.codec.encode(payload),
       shardOf: (id) => this.shard(id),
       written: (shard, { serverNow, head, results }, sentAt) => {
@@ -144,6 +147,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
           this.writes.hint(shard, { runAt: head, serverNow, isHead: true });
       },
     });
+    connection.holdsWrites(this.reconciler);
   }
 
   async onModuleInit(): Promise<void> {
@@ -169,7 +173,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     const maxWaitMs = options.debounce?.maxWaitMs;
     const stored = this.writes.stored(json);
     const shard = this.shard(id);
-    const result = await this.retries.run(call, retryMs, () =>
+    const result = await this.retried(call, retryMs, () =>
       this.writes.schedule(shard, { id, json: stored, time, onExists, maxWaitMs }),
     );
     return { id, runAt: result.runAt, changed: result.changed };
@@ -242,9 +246,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     assertCallOptions(call, time, CALL_OPTIONS.reschedule);
     assertName(id, 'id');
     const [mode, ms] = resolveNewTime(time);
-    return this.retries.run(call, this.retryMs(time), () =>
-      this.writes.move('reschedule', this.shard(id), id, mode, ms),
-    );
+    return this.retried(call, this.retryMs(time), () => this.writes.move('reschedule', this.shard(id), id, mode, ms));
   }
 
   /**
@@ -267,7 +269,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     assertName(id, 'id');
     this.writes.flush();
     const shard = this.shard(id);
-    const cancelled = await this.retries.run(call, this.retryMs(options), () => this.store.cancel(shard, id));
+    const cancelled = await this.retried(call, this.retryMs(options), () => this.store.cancel(shard, id));
     if (cancelled) this.consumers.taskEnded(this.name, id, new Error(`task "${id}" was cancelled`));
     return cancelled;
   }
@@ -385,6 +387,19 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   /** Whether the queue is paused (any of its shards, should a pause() have failed half-way). */
   isPaused(): Promise<boolean> {
     return this.controls.isPaused();
+  }
+
+  /**
+   * A call retried within `retryMs`; one that gives up (Redis away all along) owes a pass of the task
+   * source, recorded once Redis answers again, which writes what the application's records say it should have.
+   */
+  private retried<R>(call: string, retryMs: number, attempt: () => Promise<R>): Promise<R> {
+    const run = this.retries.run(call, retryMs, attempt);
+    if (retryMs <= 0) return run;
+    return run.catch((error: unknown) => {
+      if (error instanceof QueueConnectionError) this.reconciler.oweAfterGiveUp();
+      throw error;
+    });
   }
 
   /** A call's retry budget: its own `retryMs`, else the queue's. */

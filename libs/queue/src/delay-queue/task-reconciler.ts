@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { QueueEvents } from '../events/queue-events';
 import type { OnExists, ReconcileCallOptions, ReconcileResult, ReconcileTrigger, SourcedTask } from '../interfaces';
 import type { QueueRecord } from '../redis/queue-meta';
+import type { HeldWrites } from '../redis/redis-connection';
 import { describeError } from '../utils/errors';
 import { nameProblem } from '../validation/payload';
 import { resolveTime } from '../validation/time';
@@ -34,6 +35,15 @@ const REFUSALS_LOGGED = 20;
  * what a pass whose process died leaves in Redis is gone by then.
  */
 const PASS_LEASE_MS = 30_000;
+/**
+ * The lease on an owed pass (one process across all runs it), renewed every third of it: a pass whose
+ * process died is taken over this long after its last renewal, by the next look of a process with a source.
+ */
+const OWED_LEASE_MS = 10_000;
+/** How long a process with a source counts as live after saying so (DeclaredState says so every 3 s). */
+const SOURCE_ALIVE_MS = 10_000;
+/** Pause between tries to record a pass owed by a write that gave up, while Redis does not answer. */
+const OWE_RETRY_MS = 1000;
 
 /** A `@TaskSource` method, bound to its instance. */
 export interface TaskSourceMethod {
@@ -50,6 +60,10 @@ export interface ReconcilePort {
   record: QueueRecord;
   events: QueueEvents;
   defaults: ReconcileCallOptions | undefined;
+  /** Has `owed` called whenever another process announces a pass owed, and when such news may have been missed. */
+  listen(owed: () => void): void;
+  /** Tells every process with a source that a pass is owed. */
+  announce(): void;
   /** A payload as the queue stores it: JSON, checked against its schema and size limit (throws QueueInputError). */
   encode(payload: unknown): string;
   shardOf(id: string): number;
@@ -73,16 +87,23 @@ interface Counts {
  * A task written by anyone after the pass began is neither written nor swept by it (delay-pass): the
  * source may have been read before that write. Passes of one process run one after the other.
  */
-export class TaskReconciler {
+export class TaskReconciler implements HeldWrites {
   private source?: TaskSourceMethod;
-  /** A pass owed before the source was attached (the record created at module init). */
-  private owed?: ReconcileTrigger;
   private queueTail: Promise<unknown> = Promise.resolve();
   private readonly logger: Logger;
+  /** Looking for an owed pass (and running it) now; `again`: news of one came meanwhile. */
+  private owedRunning = false;
+  private again = false;
+  /** A pass owed by a write that gave up, not recorded yet (Redis away): retried until it is. */
+  private oweTimer?: NodeJS.Timeout;
+  private closed = false;
 
   constructor(private readonly port: ReconcilePort) {
     this.logger = new Logger(`DelayQueue ${port.queue}`);
-    port.record.onCreated = (trigger) => this.owe(trigger);
+    port.record.onCreated = () => {
+      port.announce();
+      void this.runOwed();
+    };
   }
 
   /** The `Class.method` of its source, if it has one. */
@@ -90,39 +111,112 @@ export class TaskReconciler {
     return this.source?.label;
   }
 
-  /** Gives the queue its source (QueueOrchestrator, at bootstrap); a pass owed meanwhile starts. */
+  /**
+   * Gives the queue its source (QueueOrchestrator, at bootstrap): from then on this process says in
+   * Redis that it has one, listens for passes owed, and runs one owed already (a first deployment whose
+   * producers started first).
+   */
   attach(source: TaskSourceMethod): void {
     if (this.source) throw secondTaskSource(this.port.queue, this.source.label, source.label);
     this.source = source;
-    const owed = this.owed;
-    this.owed = undefined;
-    if (owed !== undefined) this.background(owed);
+    this.port.listen(() => void this.runOwed());
+    void this.heartbeat();
   }
 
-  /** The record was created by this process: its source (once attached) rebuilds the queue. */
-  owe(trigger: ReconcileTrigger): void {
-    if (this.source === undefined) this.owed = trigger;
-    else this.background(trigger);
+  /** Says in Redis that a live process has a source (DeclaredState, every round), and runs a pass owed. */
+  async heartbeat(): Promise<void> {
+    if (this.source === undefined) return;
+    try {
+      if ((await this.port.record.alive(SOURCE_ALIVE_MS)) !== undefined) void this.runOwed();
+    } catch {
+      // Redis away: the next round says it again (RedisConnection logs the outage).
+    }
+  }
+
+  /**
+   * A schedule, reschedule or cancel gave up: the queue owes a pass of its task source, recorded once
+   * Redis answers again (and announced), so that a process with the source writes what was missed.
+   */
+  oweAfterGiveUp(): void {
+    if (this.oweTimer !== undefined || this.closed) return;
+    const attempt = () => {
+      this.port.record.owe('write-failed').then(
+        () => {
+          this.oweTimer = undefined;
+          this.port.announce();
+          void this.runOwed();
+        },
+        () => {
+          if (!this.closed) this.oweTimer = setTimeout(attempt, OWE_RETRY_MS).unref();
+        },
+      );
+    };
+    this.oweTimer = setTimeout(attempt, 0).unref();
+  }
+
+  /** Nothing to send: a pass owed and not recorded by shutdown is lost with the process, as its write was. */
+  drain(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.oweTimer);
   }
 
   /** A pass, after any of this process still running. Rejects with QueueConfigError when there is no source. */
-  run(options: ReconcileCallOptions, trigger: ReconcileTrigger): Promise<ReconcileResult> {
+  run(options: ReconcileCallOptions, trigger: ReconcileTrigger, lease = ''): Promise<ReconcileResult> {
     const source = this.source;
     if (source === undefined) return Promise.reject(noTaskSource(this.port.queue));
-    const pass = this.queueTail.then(() => this.pass(source, options, trigger));
+    const pass = this.queueTail.then(() => this.pass(source, options, trigger, lease));
     this.queueTail = pass.catch(() => undefined);
     return pass;
   }
 
-  private background(trigger: ReconcileTrigger): void {
-    // Its failure is logged by the pass; the loss stays reported in health until a pass succeeds.
-    this.run({}, trigger).catch(() => undefined);
+  /**
+   * Runs the pass owed, if one is and no live process holds its lease: once across processes. News that
+   * comes while this runs makes it look again after.
+   */
+  private async runOwed(): Promise<void> {
+    if (this.source === undefined || this.closed) return;
+    if (this.owedRunning) {
+      this.again = true;
+      return;
+    }
+    this.owedRunning = true;
+    try {
+      do {
+        this.again = false;
+        await this.takeOwed();
+      } while (this.again && !this.closed);
+    } finally {
+      this.owedRunning = false;
+    }
+  }
+
+  private async takeOwed(): Promise<void> {
+    const token = randomUUID();
+    let renewal: NodeJS.Timeout | undefined;
+    try {
+      const owed = await this.port.record.take(token, OWED_LEASE_MS);
+      if (owed === undefined) return;
+      renewal = setInterval(
+        () => void this.port.record.renew(token, OWED_LEASE_MS).catch(() => undefined),
+        OWED_LEASE_MS / 3,
+      ).unref();
+      await this.run({}, owed.why, token);
+    } catch {
+      // Redis away, or the pass failed (it logged why): still owed, taken again once its lease runs out.
+    } finally {
+      clearInterval(renewal);
+    }
   }
 
   private async pass(
     source: TaskSourceMethod,
     options: ReconcileCallOptions,
     trigger: ReconcileTrigger,
+    lease: string,
   ): Promise<ReconcileResult> {
     const { defaults } = this.port;
     const onExists = options.onExists ?? defaults?.onExists ?? 'keep';
@@ -130,14 +224,14 @@ export class TaskReconciler {
     const began = Date.now();
     const pass = randomUUID();
     try {
-      const { lostAt } = await this.port.record.state();
+      const start = await this.port.record.state();
       const { counts, swept } = await this.tracked(pass, async () => {
         if (sweep) await this.forEachShard((shard) => this.markScheduled(shard, pass));
         const listed = await this.list(source, onExists, pass, sweep);
         return { counts: listed, swept: sweep ? await this.sweep(pass) : 0 };
       });
       const result: ReconcileResult = { ...counts, swept, durationMs: Date.now() - began };
-      await this.port.record.passed({ ...result, trigger, at: Date.now() }, lostAt);
+      await this.port.record.passed({ ...result, trigger, at: Date.now() }, start, lease);
       this.logger.log(passDone(source.label, trigger, result));
       if (this.port.events.has('queue.reconciled'))
         this.port.events.emit('queue.reconciled', { queue: this.port.queue, trigger, ...result });

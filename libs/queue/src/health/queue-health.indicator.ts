@@ -24,7 +24,7 @@ import type {
 } from '../interfaces';
 import { QueueConnectionError } from '../errors';
 import type { RecordState } from '../redis/queue-meta';
-import { dataLostProblem } from '../queue.messages';
+import { dataLostProblem, passOwedProblem } from '../queue.messages';
 import type { ConsumerStatus } from '../consumer/consumer-runtime';
 
 /** A queue all of whose consumers here drain on a schedule waits up to the longest of their periods. */
@@ -127,8 +127,11 @@ export class QueueHealthIndicator {
         overdue.map((handler) => ({ consumer, ...handler })),
       );
       const pausedGroups = kind === 'fixed' ? (stats[i] as FixedQueueStats).pausedGroups : 0;
-      const { lostAt, lastPass } = records[i];
-      if (lostAt !== undefined) problems.push(dataLostProblem(name, kind, lostAt));
+      const { lostAt, lastPass, owed, sourceLive } = records[i];
+      if (lostAt !== undefined) problems.push(dataLostProblem(name, kind, lostAt, sourceLive));
+      // A pass owed where no live process has a source (a queue without one) is nothing to wait for.
+      const rebuilding = owed !== undefined && sourceLive;
+      if (rebuilding && lostAt === undefined) problems.push(passOwedProblem(name, owed.at, owed.why));
       details[name] = {
         kind,
         backlog,
@@ -140,6 +143,8 @@ export class QueueHealthIndicator {
         ...(paused[i] && { paused: true as const }),
         ...(pausedGroups > 0 && { pausedGroups }),
         ...(lostAt !== undefined && { dataLostAt: lostAt }),
+        ...(rebuilding && { passOwedAt: owed.at }),
+        ...(kind === 'delay' && lostAt !== undefined && { taskSourceLive: sourceLive }),
         ...(lastPass !== undefined && { lastReconcile: lastPass }),
       };
       if (paused[i]) return;

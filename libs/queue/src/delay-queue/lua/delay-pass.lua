@@ -11,7 +11,7 @@ local passesKey = KEYS[1]
 local op, pass, leaseMs = ARGV[1], 'p:' .. ARGV[2], tonumber(ARGV[3])
 if op == 'end' then
   if redis.call('HDEL', passesKey, pass) == 1 and redis.call('HINCRBY', passesKey, 'n', -1) <= 0 then
-    redis.call('DEL', passesKey)
+    redis.call('UNLINK', passesKey)
   end
   return 1
 end
@@ -21,5 +21,6 @@ if op == 'begin' then
 elseif redis.call('HEXISTS', passesKey, pass) == 0 then
   return 0
 end
-if redis.call('PTTL', passesKey) < leaseMs then redis.call('PEXPIRE', passesKey, leaseMs) end
+-- Every pass' lease is the same: the latest begin or renewal sets when the hash expires.
+redis.call('PEXPIRE', passesKey, leaseMs)
 return 1
