@@ -374,6 +374,23 @@ describe('@TaskSource across two OS processes', () => {
       );
     });
 
+    it('takes over the pass owed when the process running it dies', async () => {
+      await producers();
+      const slow = { ...env, LIST_DELAY_MS: '3000' };
+      const first = await workers.spawn('task-source-worker.js', slow);
+      await pollUntil(async () => (await log.llen(logKey)) === 1, 'the first worker listing');
+      await workers.spawn('task-source-worker.js', slow);
+      await workers.stop(first, 'SIGKILL');
+      const killedAt = Date.now();
+      await pollUntil(async () => (await count()) === ROWS, 'every timer', 30_000);
+      const backMs = Date.now() - killedAt;
+      const pids = (await log.lrange(logKey, 0, -1)).map((line) => line.split('|')[1]);
+      expect(pids).toEqual([String(first.pid), expect.not.stringMatching(`^${first.pid}$`)]);
+      await pollUntil(async () => (await redis.hget('tsw:{meals}:meta', 'owed')) === null, 'the pass settled');
+      // Its lease (10 s) ran out, and the other process looked again (every 3 s).
+      process.stdout.write(`owed pass taken over: ${ROWS} of ${ROWS} timers ${backMs} ms after its runner died\n`);
+    });
+
     it('runs the pass owed within about a second when a producer re-creates the record', async () => {
       await workers.spawn('task-source-worker.js', env);
       await pollUntil(async () => (await count()) === ROWS, 'the first pass', 20_000);
