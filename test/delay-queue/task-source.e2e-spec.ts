@@ -201,6 +201,26 @@ describe('DelayQueue task source: reconcile()', () => {
     expect(eater.ids()).toEqual(['listed']);
   });
 
+  it('keeps its record of newer writes only while a pass runs, and a pass whose record expired writes nothing', async () => {
+    const { queue } = await start();
+    const passes = queue.store.keys.key(0, 'passes');
+    let seen = 0;
+    during = async () => {
+      seen = await harness.redis.exists(passes);
+    };
+    await queue.reconcile();
+    expect(seen).toBe(1);
+    expect(await harness.redis.exists(passes)).toBe(0);
+    await queue.schedule({ grams: 1 }, { id: 'outside', delayMs: HOUR });
+    expect(await harness.redis.exists(passes)).toBe(0);
+    // A pass whose process stopped renewing it: its record expired, and what it would write is refused.
+    await queue.store.pass(0, { op: 'begin', pass: 'stalled', leaseMs: 30_000 });
+    await harness.redis.del(passes);
+    const item = { id: 'late', json: '{"grams":1}', time: ['in', HOUR] as ['in', number], onExists: 'keep' as const };
+    await expect(queue.store.schedule(0, [item], 'stalled')).rejects.toThrow(/outlived its lease/);
+    expect(await queue.get('late')).toBeNull();
+  });
+
   it('counts and logs the rows it refuses, with their ids, and restores the rest', async () => {
     const logs = new CapturedLogs();
     const { queue } = await start({ logger: logs });
