@@ -376,11 +376,13 @@ describe('@TaskSource across two OS processes', () => {
 
     it('takes over the pass owed when the process running it dies', async () => {
       await producers();
-      const slow = { ...env, LIST_DELAY_MS: '3000' };
-      const first = await workers.spawn('task-source-worker.js', slow);
+      // The first worker's pass never ends: it is killed while its database is still answering.
+      const first = await workers.spawn('task-source-worker.js', { ...env, LIST_DELAY_MS: '120000' });
       await pollUntil(async () => (await log.llen(logKey)) === 1, 'the first worker listing');
-      await workers.spawn('task-source-worker.js', slow);
+      await workers.spawn('task-source-worker.js', env);
+      expect(await log.llen(logKey)).toBe(1);
       await workers.stop(first, 'SIGKILL');
+      expect(await count()).toBe(0);
       const killedAt = Date.now();
       await pollUntil(async () => (await count()) === ROWS, 'every timer', 30_000);
       const backMs = Date.now() - killedAt;
