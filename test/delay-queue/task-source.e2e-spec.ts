@@ -16,6 +16,8 @@ import { deferred, pollUntil, uniquePrefix } from '@test/support/testing';
 
 let rows: unknown[] = [];
 let listed = 0;
+/** What the application does once the source has yielded its rows, while the pass still runs. */
+let during: (() => Promise<void>) | undefined;
 
 @Injectable()
 class Meals {
@@ -23,6 +25,7 @@ class Meals {
   async *meals() {
     listed += 1;
     for (const row of rows) yield row as SourcedTask<Meal>;
+    await during?.();
   }
 }
 
@@ -42,6 +45,7 @@ describe('DelayQueue task source: reconcile()', () => {
   afterEach(() => {
     rows = [];
     listed = 0;
+    during = undefined;
     gate.resolve();
     gate = deferred();
   });
@@ -144,6 +148,79 @@ describe('DelayQueue task source: reconcile()', () => {
     gate.resolve();
   });
 
+  it('never sweeps a marked task cancelled and scheduled again during the pass', async () => {
+    const { queue } = await start();
+    await queue.schedule({ grams: 1 }, { id: 'marked', delayMs: HOUR });
+    during = async () => {
+      expect(await queue.cancel('marked')).toBe(true);
+      await queue.schedule({ grams: 2 }, { id: 'marked', delayMs: 2 * HOUR });
+    };
+    expect(await queue.reconcile({ sweep: true })).toMatchObject({ listed: 0, swept: 0 });
+    expect(await queue.get('marked')).toMatchObject({ state: 'scheduled', payload: { grams: 2 } });
+  });
+
+  it('never sweeps a marked task that fired, completed and was scheduled again during the pass', async () => {
+    const { queue } = await start({ providers: [Meals, eater.consumer] });
+    await queue.schedule({ grams: 1 }, { id: 'marked', delayMs: 1500 });
+    during = async () => {
+      gate.resolve();
+      await eater.untilTasks(1);
+      await pollUntil(async () => (await queue.get('marked')) === null, 'the task completed');
+      await queue.schedule({ grams: 2 }, { id: 'marked', delayMs: HOUR });
+    };
+    expect(await queue.reconcile({ sweep: true })).toMatchObject({ listed: 0, swept: 0 });
+    expect(await queue.get('marked')).toMatchObject({ state: 'scheduled', payload: { grams: 2 } });
+  });
+
+  it('never writes back a listed task cancelled during the pass', async () => {
+    const { queue } = await start();
+    await queue.schedule({ grams: 1 }, { id: 'listed', delayMs: HOUR });
+    rows = [{ id: 'listed', delayMs: HOUR, payload: { grams: 1 } }];
+    // The application's order: its database first, then the queue; the pass read the row before.
+    during = async () => {
+      rows = [];
+      expect(await queue.cancel('listed')).toBe(true);
+    };
+    expect(await queue.reconcile()).toMatchObject({ listed: 1, restored: 0, kept: 1 });
+    expect(await queue.get('listed')).toBeNull();
+  });
+
+  it('never writes again a listed task that fired and completed after the source read it', async () => {
+    const { queue } = await start({ providers: [Meals, eater.consumer] });
+    await queue.schedule({ grams: 1 }, { id: 'listed', delayMs: 0 });
+    await eater.untilTasks(1);
+    rows = [{ id: 'listed', delayMs: 0, payload: { grams: 1 } }];
+    during = async () => {
+      rows = [];
+      gate.resolve();
+      await pollUntil(async () => (await queue.get('listed')) === null, 'the task completed');
+    };
+    expect(await queue.reconcile()).toMatchObject({ listed: 1, restored: 0, kept: 1 });
+    expect(await queue.get('listed')).toBeNull();
+    expect((await queue.stats()).scheduled).toBe(0);
+    expect(eater.ids()).toEqual(['listed']);
+  });
+
+  it('keeps its record of newer writes only while a pass runs, and a pass whose record expired writes nothing', async () => {
+    const { queue } = await start();
+    const passes = queue.store.keys.key(0, 'passes');
+    let seen = 0;
+    during = async () => {
+      seen = await harness.redis.exists(passes);
+    };
+    await queue.reconcile();
+    expect(seen).toBe(1);
+    expect(await harness.redis.exists(passes)).toBe(0);
+    await queue.schedule({ grams: 1 }, { id: 'outside', delayMs: HOUR });
+    expect(await harness.redis.exists(passes)).toBe(0);
+    // A pass whose process stopped renewing it: its record expired, and what it would write is refused.
+    await queue.store.pass(0, { op: 'begin', pass: 'stalled', leaseMs: 30_000 });
+    await harness.redis.del(passes);
+    const item = { id: 'late', json: '{"grams":1}', time: ['in', HOUR] as ['in', number], onExists: 'keep' as const };
+    await expect(queue.store.schedule(0, [item], 'stalled')).rejects.toThrow(/outlived its lease/);
+    expect(await queue.get('late')).toBeNull();
+  });
+
   it('counts and logs the rows it refuses, with their ids, and restores the rest', async () => {
     const logs = new CapturedLogs();
     const { queue } = await start({ logger: logs });
@@ -176,10 +253,12 @@ describe('DelayQueue task source: reconcile()', () => {
       });
       app.get(QueueEvents).on('queue.reconciled', (event) => passes.push(event));
     }
+    const scheduled = () => passes.filter((pass) => pass.trigger === 'schedule').length;
+    // Passes while the second application started (slow on a Cluster) are not counted.
     const began = Date.now();
-    await pollUntil(() => passes.filter((pass) => pass.trigger === 'schedule').length >= 3, 'three passes', 15_000);
-    const scheduled = passes.filter((pass) => pass.trigger === 'schedule').length;
-    expect(scheduled).toBeLessThanOrEqual(Math.ceil((Date.now() - began) / 1000) + 1);
+    const before = scheduled();
+    await pollUntil(() => scheduled() - before >= 3, 'three passes', 15_000);
+    expect(scheduled() - before).toBeLessThanOrEqual(Math.ceil((Date.now() - began) / 1000) + 1);
   });
 
   it('refuses bad reconcile options with the value received, and unknown keys with the nearest known', async () => {

@@ -12,7 +12,7 @@ import {
 } from 'nestjs-redis-queues';
 import { HOUR, Meal } from '@test/support/meals';
 import { CapturedLogs, freePort, startRedis, type RedisServer } from '@test/support/faults';
-import { startQueueApp, type QueueApp } from '@test/support/fixtures';
+import { recordTasks, startQueueApp, type QueueApp } from '@test/support/fixtures';
 import { pollUntil, redisUrl, uniquePrefix } from '@test/support/testing';
 import { useWorkerProcesses } from '@test/support/worker-processes';
 
@@ -20,6 +20,8 @@ import { useWorkerProcesses } from '@test/support/worker-processes';
 let rows: SourcedTask<Meal | Record<string, unknown>>[] = [];
 /** How many times each app's source was listed. */
 const listedBy = new Map<number, number>();
+/** When set, each listing waits for it before its first row: a pass under way. */
+let hold: Promise<void> | undefined;
 
 function sourceOf(app: number) {
   @Injectable()
@@ -27,6 +29,7 @@ function sourceOf(app: number) {
     @TaskSource('meals')
     async *meals() {
       listedBy.set(app, (listedBy.get(app) ?? 0) + 1);
+      await hold;
       for (const row of rows) yield row;
     }
   }
@@ -44,6 +47,7 @@ describe('@TaskSource: a DelayQueue rebuilt from the application records', () =>
 
   afterEach(async () => {
     rows = [];
+    hold = undefined;
     listedBy.clear();
     await Promise.all(apps.splice(0).map(({ app }) => app.close()));
     for (const client of clients.splice(0)) client.disconnect();
@@ -195,11 +199,12 @@ describe('@TaskSource: a DelayQueue rebuilt from the application records', () =>
       25_000,
     );
     expect(reported.status).toBe('up');
-    expect(reported.queues!.meals.dataLostAt).toEqual(expect.any(Number));
+    expect(reported.queues!.meals).toMatchObject({ dataLostAt: expect.any(Number), taskSourceLive: false });
+    expect(reported.warning).toMatch(/meals: .*no live process has a @TaskSource\('meals'\)/);
     // Held to its own rule: down for the queue that asks for it only.
     const down = (await health.isHealthy('queues', { queues: { meals: { dataLoss: 'fail' } } })).queues;
     expect(down.status).toBe('down');
-    expect(down.message).toMatch(/^meals: its data was lost/);
+    expect(down.message).toMatch(/^meals: its data was lost.*no live process has a @TaskSource\('meals'\)/);
     expect(down.warning).toMatch(/^events: its data was lost/);
     const unacknowledged = async () => {
       const { values } = await registry.getSingleMetric('nrq_data_loss_unacknowledged')!.get();
@@ -209,7 +214,9 @@ describe('@TaskSource: a DelayQueue rebuilt from the application records', () =>
       ['events', 1],
       ['meals', 1],
     ]);
-    expect(logs.find('error', /Queue "meals".*Give it a @TaskSource\('meals'\)/)).toHaveLength(1);
+    expect(logs.find('error', /Queue "meals".*A pass of its task source is owed.*@TaskSource\('meals'\)/)).toHaveLength(
+      1,
+    );
     const { values } = await registry.getSingleMetric('nrq_data_lost_total')!.get();
     expect(values.map(({ labels, value }) => [labels.queue, value]).sort()).toEqual([
       ['events', 1],
@@ -229,6 +236,76 @@ describe('@TaskSource: a DelayQueue rebuilt from the application records', () =>
         ]),
       'the gauge at 0 for both queues',
     );
+  });
+
+  it('keeps health down in a producer-only app while the pass a loss owes runs in the app with the source', async () => {
+    server = await startRedis();
+    rows = mealRows(30);
+    const worker = await start(server.url, 1);
+    await pollUntil(async () => (await worker.delay('meals').record.state()).lastPass, 'the first pass');
+    const producer = await start(server.url, 2, { source: false, root: { consumers: false } });
+    let release!: () => void;
+    hold = new Promise((resolve) => (release = resolve));
+    const redis = client(server.url);
+    await redis.flushall();
+    // The producer finds the loss (what its round of checks calls), as an API pod beside the workers would.
+    expect(await producer.delay('meals').record.restore()).toBe('lost');
+    const health = producer.app.get(QueueHealthIndicator);
+    const down = await pollUntil(
+      async () => {
+        const result = (await health.isHealthy('queues')).queues;
+        return result.queues?.meals.taskSourceLive ? result : undefined;
+      },
+      'the live source seen',
+      10_000,
+    );
+    expect(down.status).toBe('down');
+    expect(down.message).toMatch(/meals: its data was lost .*the pass of its @TaskSource owed since then rebuilds it/);
+    expect(down.queues!.meals.passOwedAt).toEqual(expect.any(Number));
+    expect(listedBy.get(1)).toBe(2);
+    release();
+    await pollUntil(async () => (await scheduledIds(redis)).length === 30, 'every task back');
+    await pollUntil(
+      async () => (await health.isHealthy('queues')).queues.queues?.meals.passOwedAt === undefined,
+      'settled',
+    );
+    const up = (await health.isHealthy('queues')).queues;
+    expect(up.message ?? '').not.toMatch(/meals/);
+    expect(up.queues!.meals.lastReconcile).toMatchObject({ trigger: 'data-lost', restored: 30 });
+  });
+
+  it('writes the tasks of schedules that gave up once Redis answers again: a pass is owed', async () => {
+    server = await startRedis();
+    const eater = recordTasks<Meal>('meals');
+    // The periodic pass, every 10 s, was what wrote them before.
+    const a = await start(server.url, 1, { providers: [eater.consumer as never], reconcile: { everyMs: 10_000 } });
+    await pollUntil(async () => (await a.delay('meals').record.state()).lastPass, 'the first pass');
+    const dueAt = Date.now() + 500;
+    rows = Array.from({ length: 10 }, (_, i) => ({ id: `pet:${i}`, runAt: dueAt, payload: { grams: i } }));
+    process.kill(server.pid, 'SIGSTOP');
+    const gaveUp = await Promise.all(
+      rows.map(({ id, runAt, payload }) =>
+        a
+          .delay('meals')
+          .schedule(payload as Meal, { id, runAt, retryMs: 1500 })
+          .then(
+            () => 'taken',
+            (error: unknown) => (error as { outcome?: string }).outcome,
+          ),
+      ),
+    );
+    expect(new Set(gaveUp)).toEqual(new Set(['unknown']));
+    process.kill(server.pid, 'SIGCONT');
+    const resumedAt = Date.now();
+    await eater.untilTasks(10, 20_000);
+    const late = eater.tasks.map((task) => task.ctx.firedAt - dueAt);
+    const afterResume = Math.max(...eater.tasks.map((task) => task.at)) - resumedAt;
+    process.stdout.write(
+      `pets after a give-up: ${late.length} fired, ${Math.min(...late)}-${Math.max(...late)} ms late, ` +
+        `the last ${afterResume} ms after Redis answered again\n`,
+    );
+    expect(afterResume).toBeLessThan(1500);
+    expect((await a.delay('meals').record.state()).owed).toBeUndefined();
   });
 
   it("starts with startup: 'continue' while Redis is down, and lists its source once Redis is up", async () => {
@@ -286,5 +363,105 @@ describe('@TaskSource across two OS processes', () => {
     await log.del(logKey);
     // The figures of the guarantees page: the loss is seen within 15 s of a FLUSHALL, at once on a reconnection.
     process.stdout.write(`10,000 tasks back ${afterFlush} ms after FLUSHALL, ${afterRestart} ms after a restart\n`);
+  });
+
+  describe('with producer-only processes beside the one with the source', () => {
+    const ROWS = 200;
+    let redis: IORedis;
+    let log: IORedis;
+    let logKey: string;
+    let env: NodeJS.ProcessEnv;
+
+    beforeEach(async () => {
+      log = new IORedis(redisUrl());
+      clients.push(log);
+      server = await startRedis();
+      redis = new IORedis(server.url);
+      clients.push(redis);
+      logKey = `${uniquePrefix('tsw')}:log`;
+      env = workers.env({ QUEUE_URL: server.url, LOG_KEY: logKey, ROWS: String(ROWS) });
+    });
+
+    afterEach(async () => {
+      await log.del(logKey);
+    });
+
+    const count = async () => {
+      const sizes = await Promise.all([0, 1, 2, 3].map((shard) => redis.zcard(`tsw:{meals:${shard}}:due`)));
+      return sizes.reduce((sum, size) => sum + size, 0);
+    };
+    const producers = () =>
+      Promise.all([workers.spawn('task-source-producer.js', env), workers.spawn('task-source-producer.js', env)]);
+
+    it('gives a first deployment its timers when the producers start first', async () => {
+      await producers();
+      expect(await redis.hget('tsw:{meals}:meta', 'owed')).toMatch(/^\d+:record-created$/);
+      await workers.spawn('task-source-worker.js', env);
+      const startedAt = Date.now();
+      await pollUntil(async () => (await count()) === ROWS, 'every timer', 20_000);
+      const backMs = Date.now() - startedAt;
+      await pollUntil(async () => (await redis.hget('tsw:{meals}:meta', 'owed')) === null, 'the pass settled');
+      process.stdout.write(
+        `first start, producers first: ${ROWS} of ${ROWS} timers ${backMs} ms after the worker was ready\n`,
+      );
+    });
+
+    it('takes over the pass owed when the process running it dies', async () => {
+      await producers();
+      // The first worker's pass never ends: it is killed while its database is still answering.
+      const first = await workers.spawn('task-source-worker.js', { ...env, LIST_DELAY_MS: '120000' });
+      await pollUntil(async () => (await log.llen(logKey)) === 1, 'the first worker listing');
+      await workers.spawn('task-source-worker.js', env);
+      expect(await log.llen(logKey)).toBe(1);
+      await workers.stop(first, 'SIGKILL');
+      expect(await count()).toBe(0);
+      const killedAt = Date.now();
+      await pollUntil(async () => (await count()) === ROWS, 'every timer', 30_000);
+      const backMs = Date.now() - killedAt;
+      const pids = (await log.lrange(logKey, 0, -1)).map((line) => line.split('|')[1]);
+      expect(pids).toEqual([String(first.pid), expect.not.stringMatching(`^${first.pid}$`)]);
+      await pollUntil(async () => (await redis.hget('tsw:{meals}:meta', 'owed')) === null, 'the pass settled');
+      // Its lease (10 s) ran out, and the other process looked again (every 3 s).
+      process.stdout.write(`owed pass taken over: ${ROWS} of ${ROWS} timers ${backMs} ms after its runner died\n`);
+    });
+
+    it('runs the pass owed within about a second when a producer re-creates the record', async () => {
+      await workers.spawn('task-source-worker.js', env);
+      await pollUntil(async () => (await count()) === ROWS, 'the first pass', 20_000);
+      await redis.flushall();
+      // A producer that starts now creates the record, as one that found it gone would: the worker learns
+      // it from the pass owed, announced at once.
+      await workers.spawn('task-source-producer.js', env);
+      const createdAt = Date.now();
+      await pollUntil(async () => (await count()) === ROWS, 'every timer back', 10_000);
+      const backMs = Date.now() - createdAt;
+      expect(backMs).toBeLessThan(3000);
+      expect(await log.llen(logKey)).toBe(2);
+      process.stdout.write(`record re-created by a producer: ${ROWS} of ${ROWS} timers back in ${backMs} ms\n`);
+    });
+
+    it('runs the pass owed after a loss a producer found, in the process with the source', async () => {
+      const worker = await workers.spawn('task-source-worker.js', env);
+      await producers();
+      await pollUntil(async () => (await count()) === ROWS, 'the first pass', 20_000);
+      // Frozen, the worker cannot find the loss first: a producer does, on its reconnection.
+      process.kill(worker.pid!, 'SIGSTOP');
+      const { port } = server!;
+      await server!.kill('SIGKILL');
+      server = await startRedis({ port });
+      redis = new IORedis(server.url);
+      clients.push(redis);
+      await pollUntil(async () => (await redis.hget('tsw:{meals}:meta', 'lostAt')) !== null, 'the loss found', 15_000);
+      expect(await redis.hget('tsw:{meals}:meta', 'owed')).toMatch(/^\d+:data-lost$/);
+      const resumedAt = Date.now();
+      process.kill(worker.pid!, 'SIGCONT');
+      await pollUntil(async () => (await count()) === ROWS, 'every timer back', 20_000);
+      const backMs = Date.now() - resumedAt;
+      await pollUntil(async () => (await redis.hget('tsw:{meals}:meta', 'lostAt')) === null, 'the loss settled');
+      expect(await log.llen(logKey)).toBe(2);
+      process.stdout.write(
+        `loss found by a producer: ${ROWS} of ${ROWS} timers back ${backMs} ms after the worker resumed\n`,
+      );
+    });
   });
 });

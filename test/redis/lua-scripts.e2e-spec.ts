@@ -133,12 +133,9 @@ describe('scripts with the largest batches the library sends', () => {
       expect(await redis.zcard(fixed.key('ready'))).toBe(4000);
 
       const ids = Array.from({ length: 3000 }, (_, i) => `t${i}`);
-      await invoke(
-        scripts,
-        delaySchedule,
-        delay,
-        ids.map((id) => ({ id, json: '{}', time: ['in', 0] as ['in', number], onExists: 'replace' })),
-      );
+      await invoke(scripts, delaySchedule, delay, {
+        tasks: ids.map((id) => ({ id, json: '{}', time: ['in', 0] as ['in', number], onExists: 'replace' as const })),
+      });
       const claimed = await invoke(scripts, delayClaim, delay, {
         limit: 3000,
         leaseMs: 30_000,

@@ -29,7 +29,10 @@ export class DeclaredState {
   private stopped = false;
   // A round owed when the one before it ends may come after stop(): it declares nothing then.
   private readonly schedules = new OneAtATime(async () => {
-    if (!this.stopped) await this.recurring.redeclare();
+    if (this.stopped) return;
+    await this.recurring.redeclare();
+    // Says which queues a live process has a source for, and runs a pass owed that pub/sub missed.
+    for (const entry of this.registry.all()) if (entry.kind === 'delay') await entry.queue.reconciler.heartbeat();
   });
   private readonly records = new OneAtATime(async () => {
     if (!this.stopped) await this.checkRecords();

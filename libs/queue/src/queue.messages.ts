@@ -136,11 +136,18 @@ export const recordMissing = (queue: string) =>
   `${queue}: its record is missing in Redis (its data was lost?); written again within 15 s, at once on a reconnection`;
 
 /** A health warning (a problem with `dataLoss: 'fail'`): the queue's data was lost and nobody has dealt with it yet. */
-export const dataLostProblem = (queue: string, kind: 'fixed' | 'delay', lostAt: number) =>
+export const dataLostProblem = (queue: string, kind: 'fixed' | 'delay', lostAt: number, sourceLive: boolean) =>
   `${queue}: its data was lost (its record was found missing in Redis at ${new Date(lostAt).toISOString()}); ` +
-  (kind === 'delay'
-    ? 'a pass of its @TaskSource (reconcile()) rebuilds it, or acknowledgeDataLoss() once handled'
-    : 'acknowledgeDataLoss() once handled');
+  (kind === 'fixed'
+    ? 'acknowledgeDataLoss() once handled'
+    : sourceLive
+      ? 'the pass of its @TaskSource owed since then rebuilds it'
+      : `no live process has a @TaskSource('${queue}') to rebuild it: start one, or acknowledgeDataLoss() once handled`);
+
+/** A health problem: a pass of a DelayQueue's task source is owed, and a live process has the source. */
+export const passOwedProblem = (queue: string, at: number, why: string) =>
+  `${queue}: a pass of its @TaskSource is owed since ${new Date(at).toISOString()} (${why}); a process with ` +
+  'the source runs it';
 
 /** A live process under the prefix speaks a data contract this one cannot work beside. */
 export function incompatibleProcess(

@@ -20,6 +20,7 @@ import { delaySchedule, type ScheduleItem, type DelayScheduleReply } from './lua
 import { delayStats } from './lua/delay-stats';
 import { delaySweep, type SweepInput, type SweepStep } from './lua/delay-sweep';
 import { delaySweepMark, type SweepMarkInput } from './lua/delay-sweep-mark';
+import { delayPass, type PassInput } from './lua/delay-pass';
 import { delayUnrepeat } from './lua/delay-unrepeat';
 import { readNewestFirst } from '../redis/newest-first';
 import { inChunks } from '../redis/poll-budget';
@@ -61,6 +62,7 @@ const SHARD_KINDS: ShardKeyKind[] = [
   'repeats',
   'declarations',
   'marks',
+  'passes',
 ];
 
 /** The Redis side of a DelayQueue: key names, script arguments and reply decoding, nothing else. */
@@ -79,9 +81,14 @@ export class DelayQueueStore extends ShardStore {
     return this.call(protocol, shard, input, waitForReplicas ? { replicas: waitForReplicas } : 'now');
   }
 
-  /** Schedules tasks of one shard in one call, in order. */
-  schedule(shard: number, tasks: ScheduleItem[]): Promise<DelayScheduleReply> {
-    return this.write(delaySchedule, shard, tasks);
+  /** Schedules tasks of one shard in one call, in order; those of a pass of the task source carry its id. */
+  schedule(shard: number, tasks: ScheduleItem[], pass?: string): Promise<DelayScheduleReply> {
+    return this.write(delaySchedule, shard, { tasks, pass });
+  }
+
+  /** Begins, renews or ends a pass of the task source on a shard: false when a renewal found it expired. */
+  pass(shard: number, input: PassInput): Promise<boolean> {
+    return this.call(delayPass, shard, input, 'now');
   }
 
   /** Marks a page of the shard's scheduled tasks as candidates of a sweeping pass; ranks read. */

@@ -10,7 +10,7 @@ import { resolveDelayQueueOptions } from '../validation/delay-queue-options';
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
 import { assertCallOptions, CALL_OPTIONS } from '../validation/call-options';
 import { resolveDelta, resolveNewTime, resolveTime } from '../validation/time';
-import { QueueError, QueueInputError } from '../errors';
+import { QueueConnectionError, QueueError, QueueInputError } from '../errors';
 import type {
   ListedTask,
   Page,
@@ -138,6 +138,9 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       record: this.record,
       events,
       defaults: this.options.reconcile,
+      // A refused SUBSCRIBE (an ACL) leaves the heartbeat's look every few seconds.
+      listen: (owed) => void connection.subscribe(this.store.keys.passChannel, owed, owed).catch(() => undefined),
+      announce: () => void connection.client.publish(this.store.keys.passChannel, 'owed').catch(() => undefined),
       encode: (payload) => this.codec.encode(payload),
       shardOf: (id) => this.shard(id),
       written: (shard, { serverNow, head, results }, sentAt) => {
@@ -146,6 +149,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
           this.writes.hint(shard, { runAt: head, serverNow, isHead: true });
       },
     });
+    connection.holdsWrites(this.reconciler);
   }
 
   async onModuleInit(): Promise<void> {
@@ -174,7 +178,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     const stored = this.writes.stored(json);
     const shard = this.shard(id);
     const call = callKey('schedule', id, retryMs, this.commandTimeoutMs, idempotencyKey);
-    const result = await this.retries.run(name, retryMs, () =>
+    const result = await this.retried(name, retryMs, () =>
       this.writes.schedule(shard, { id, json: stored, time, onExists, maxWaitMs, call }),
     );
     return { id, runAt: result.runAt, changed: result.changed };
@@ -274,7 +278,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     const shard = this.shard(id);
     const retryMs = this.retryMs(options);
     const call = callKey('cancel', id, retryMs, this.commandTimeoutMs, options?.idempotencyKey);
-    const cancelled = await this.retries.run(name, retryMs, () => this.store.cancel(shard, id, call));
+    const cancelled = await this.retried(name, retryMs, () => this.store.cancel(shard, id, call));
     if (cancelled) this.consumers.taskEnded(this.name, id, new Error(`task "${id}" was cancelled`));
     return cancelled;
   }
@@ -404,7 +408,20 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   ): Promise<ScheduledTask | null> {
     const retryMs = this.retryMs(options);
     const call = callKey(operation, id, retryMs, this.commandTimeoutMs, options?.idempotencyKey);
-    return this.retries.run(name, retryMs, () => this.writes.move(operation, this.shard(id), id, mode, ms, call));
+    return this.retried(name, retryMs, () => this.writes.move(operation, this.shard(id), id, mode, ms, call));
+  }
+
+  /**
+   * A call retried within `retryMs`; one that gives up (Redis away all along) owes a pass of the task
+   * source, recorded once Redis answers again, which writes what the application's records say it should have.
+   */
+  private retried<R>(name: string, retryMs: number, attempt: () => Promise<R>): Promise<R> {
+    const run = this.retries.run(name, retryMs, attempt);
+    if (retryMs <= 0) return run;
+    return run.catch((error: unknown) => {
+      if (error instanceof QueueConnectionError) this.reconciler.oweAfterGiveUp();
+      throw error;
+    });
   }
 
   /** A call's retry budget: its own `retryMs`, else the queue's. */

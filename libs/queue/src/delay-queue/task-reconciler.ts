@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { QueueEvents } from '../events/queue-events';
 import type { OnExists, ReconcileCallOptions, ReconcileResult, ReconcileTrigger, SourcedTask } from '../interfaces';
 import type { QueueRecord } from '../redis/queue-meta';
+import type { HeldWrites } from '../redis/redis-connection';
 import { describeError } from '../utils/errors';
 import { nameProblem } from '../validation/payload';
 import { resolveTime } from '../validation/time';
@@ -29,6 +30,20 @@ const CALLS_IN_FLIGHT = 16;
 const MARKS_PER_CALL = 100;
 /** Refused rows logged one by one per pass; the rest are counted in one line. */
 const REFUSALS_LOGGED = 20;
+/**
+ * How long a pass' record of the writes made since it began outlives its last renewal (a third of it):
+ * what a pass whose process died leaves in Redis is gone by then.
+ */
+const PASS_LEASE_MS = 30_000;
+/**
+ * The lease on an owed pass (one process across all runs it), renewed every third of it: a pass whose
+ * process died is taken over this long after its last renewal, by the next look of a process with a source.
+ */
+const OWED_LEASE_MS = 10_000;
+/** How long a process with a source counts as live after saying so (DeclaredState says so every 3 s). */
+const SOURCE_ALIVE_MS = 10_000;
+/** Pause between tries to record a pass owed by a write that gave up, while Redis does not answer. */
+const OWE_RETRY_MS = 1000;
 
 /** A `@TaskSource` method, bound to its instance. */
 export interface TaskSourceMethod {
@@ -45,6 +60,10 @@ export interface ReconcilePort {
   record: QueueRecord;
   events: QueueEvents;
   defaults: ReconcileCallOptions | undefined;
+  /** Has `owed` called whenever another process announces a pass owed, and when such news may have been missed. */
+  listen(owed: () => void): void;
+  /** Tells every process with a source that a pass is owed. */
+  announce(): void;
   /** A payload as the queue stores it: JSON, checked against its schema and size limit (throws QueueInputError). */
   encode(payload: unknown): string;
   shardOf(id: string): number;
@@ -65,18 +84,26 @@ interface Counts {
  * is left alone), many per script call per shard, streaming, so memory holds a few calls' worth of
  * tasks whatever the source's size. A sweeping pass also cancels the scheduled tasks it did not list,
  * through marks kept in Redis beside the tasks (delay-sweep-mark, delay-sweep), never a list of ids here.
- * Passes of one process run one after the other.
+ * A task written by anyone after the pass began is neither written nor swept by it (delay-pass): the
+ * source may have been read before that write. Passes of one process run one after the other.
  */
-export class TaskReconciler {
+export class TaskReconciler implements HeldWrites {
   private source?: TaskSourceMethod;
-  /** A pass owed before the source was attached (the record created at module init). */
-  private owed?: ReconcileTrigger;
   private queueTail: Promise<unknown> = Promise.resolve();
   private readonly logger: Logger;
+  /** Looking for an owed pass (and running it) now; `again`: news of one came meanwhile. */
+  private owedRunning = false;
+  private again = false;
+  /** A pass owed by a write that gave up, not recorded yet (Redis away): retried until it is. */
+  private oweTimer?: NodeJS.Timeout;
+  private closed = false;
 
   constructor(private readonly port: ReconcilePort) {
     this.logger = new Logger(`DelayQueue ${port.queue}`);
-    port.record.onCreated = (trigger) => this.owe(trigger);
+    port.record.onCreated = () => {
+      port.announce();
+      void this.runOwed();
+    };
   }
 
   /** The `Class.method` of its source, if it has one. */
@@ -84,52 +111,127 @@ export class TaskReconciler {
     return this.source?.label;
   }
 
-  /** Gives the queue its source (QueueOrchestrator, at bootstrap); a pass owed meanwhile starts. */
+  /**
+   * Gives the queue its source (QueueOrchestrator, at bootstrap): from then on this process says in
+   * Redis that it has one, listens for passes owed, and runs one owed already (a first deployment whose
+   * producers started first).
+   */
   attach(source: TaskSourceMethod): void {
     if (this.source) throw secondTaskSource(this.port.queue, this.source.label, source.label);
     this.source = source;
-    const owed = this.owed;
-    this.owed = undefined;
-    if (owed !== undefined) this.background(owed);
+    this.port.listen(() => void this.runOwed());
+    void this.heartbeat();
   }
 
-  /** The record was created by this process: its source (once attached) rebuilds the queue. */
-  owe(trigger: ReconcileTrigger): void {
-    if (this.source === undefined) this.owed = trigger;
-    else this.background(trigger);
+  /** Says in Redis that a live process has a source (DeclaredState, every round), and runs a pass owed. */
+  async heartbeat(): Promise<void> {
+    if (this.source === undefined) return;
+    try {
+      if ((await this.port.record.alive(SOURCE_ALIVE_MS)) !== undefined) void this.runOwed();
+    } catch {
+      // Redis away: the next round says it again (RedisConnection logs the outage).
+    }
+  }
+
+  /**
+   * A schedule, reschedule or cancel gave up: the queue owes a pass of its task source, recorded once
+   * Redis answers again (and announced), so that a process with the source writes what was missed.
+   */
+  oweAfterGiveUp(): void {
+    if (this.oweTimer !== undefined || this.closed) return;
+    const attempt = () => {
+      this.port.record.owe('write-failed').then(
+        () => {
+          this.oweTimer = undefined;
+          this.port.announce();
+          void this.runOwed();
+        },
+        () => {
+          if (!this.closed) this.oweTimer = setTimeout(attempt, OWE_RETRY_MS).unref();
+        },
+      );
+    };
+    this.oweTimer = setTimeout(attempt, 0).unref();
+  }
+
+  /** Nothing to send: a pass owed and not recorded by shutdown is lost with the process, as its write was. */
+  drain(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.oweTimer);
   }
 
   /** A pass, after any of this process still running. Rejects with QueueConfigError when there is no source. */
-  run(options: ReconcileCallOptions, trigger: ReconcileTrigger): Promise<ReconcileResult> {
+  run(options: ReconcileCallOptions, trigger: ReconcileTrigger, lease = ''): Promise<ReconcileResult> {
     const source = this.source;
     if (source === undefined) return Promise.reject(noTaskSource(this.port.queue));
-    const pass = this.queueTail.then(() => this.pass(source, options, trigger));
+    const pass = this.queueTail.then(() => this.pass(source, options, trigger, lease));
     this.queueTail = pass.catch(() => undefined);
     return pass;
   }
 
-  private background(trigger: ReconcileTrigger): void {
-    // Its failure is logged by the pass; the loss stays reported in health until a pass succeeds.
-    this.run({}, trigger).catch(() => undefined);
+  /**
+   * Runs the pass owed, if one is and no live process holds its lease: once across processes. News that
+   * comes while this runs makes it look again after.
+   */
+  private async runOwed(): Promise<void> {
+    if (this.source === undefined || this.closed) return;
+    if (this.owedRunning) {
+      this.again = true;
+      return;
+    }
+    this.owedRunning = true;
+    try {
+      do {
+        this.again = false;
+        await this.takeOwed();
+      } while (this.again && !this.closed);
+    } finally {
+      this.owedRunning = false;
+    }
+  }
+
+  private async takeOwed(): Promise<void> {
+    const token = randomUUID();
+    let renewal: NodeJS.Timeout | undefined;
+    try {
+      const owed = await this.port.record.take(token, OWED_LEASE_MS);
+      if (owed === undefined) return;
+      renewal = setInterval(
+        () => void this.port.record.renew(token, OWED_LEASE_MS).catch(() => undefined),
+        OWED_LEASE_MS / 3,
+      ).unref();
+      await this.run({}, owed.why, token);
+    } catch {
+      // Redis away, or the pass failed (it logged why): still owed, taken again once its lease runs out.
+    } finally {
+      clearInterval(renewal);
+    }
   }
 
   private async pass(
     source: TaskSourceMethod,
     options: ReconcileCallOptions,
     trigger: ReconcileTrigger,
+    lease: string,
   ): Promise<ReconcileResult> {
     const { defaults } = this.port;
     const onExists = options.onExists ?? defaults?.onExists ?? 'keep';
     const sweep = options.sweep ?? defaults?.sweep ?? false;
     const began = Date.now();
+    const pass = randomUUID();
     try {
-      const { lostAt } = await this.port.record.state();
-      const mark = sweep ? randomUUID() : undefined;
-      if (mark !== undefined) await this.forEachShard((shard) => this.markScheduled(shard, mark));
-      const counts = await this.list(source, onExists, mark);
-      const swept = mark === undefined ? 0 : await this.sweep(mark);
+      const start = await this.port.record.state();
+      const { counts, swept } = await this.tracked(pass, async () => {
+        if (sweep) await this.forEachShard((shard) => this.markScheduled(shard, pass));
+        const listed = await this.list(source, onExists, pass, sweep);
+        return { counts: listed, swept: sweep ? await this.sweep(pass) : 0 };
+      });
       const result: ReconcileResult = { ...counts, swept, durationMs: Date.now() - began };
-      await this.port.record.passed({ ...result, trigger, at: Date.now() }, lostAt);
+      await this.port.record.passed({ ...result, trigger, at: Date.now() }, start, lease);
       this.logger.log(passDone(source.label, trigger, result));
       if (this.port.events.has('queue.reconciled'))
         this.port.events.emit('queue.reconciled', { queue: this.port.queue, trigger, ...result });
@@ -140,8 +242,30 @@ export class TaskReconciler {
     }
   }
 
+  /**
+   * Runs `work` as the pass `pass` in Redis (delay-pass): begun on every shard before it, renewed while
+   * it runs, ended after it, so that every write made meanwhile is known to it.
+   */
+  private async tracked<R>(pass: string, work: () => Promise<R>): Promise<R> {
+    const each = (op: 'begin' | 'renew' | 'end') =>
+      this.forEachShard(
+        async (shard) => void (await this.port.store.pass(shard, { op, pass, leaseMs: PASS_LEASE_MS })),
+      );
+    await each('begin');
+    // A renewal that fails is retried by the next; one that finds the pass expired makes its next write fail.
+    const renewal = setInterval(() => void each('renew').catch(() => undefined), PASS_LEASE_MS / 3);
+    renewal.unref();
+    try {
+      return await work();
+    } finally {
+      clearInterval(renewal);
+      // Left behind when Redis is away: it expires with its lease.
+      await each('end').catch(() => undefined);
+    }
+  }
+
   /** Streams the source into coalesced writes per shard, a bounded number under way at once. */
-  private async list(source: TaskSourceMethod, onExists: OnExists, mark: string | undefined): Promise<Counts> {
+  private async list(source: TaskSourceMethod, onExists: OnExists, pass: string, sweep: boolean): Promise<Counts> {
     const counts: Counts = { listed: 0, restored: 0, kept: 0, invalid: 0 };
     const rows = iterable(source);
     const pending = Array.from({ length: this.port.shards }, () => ({
@@ -154,7 +278,7 @@ export class TaskReconciler {
     const send = async (shard: number) => {
       const { items, unlisted } = pending[shard];
       pending[shard] = { items: [], unlisted: [], bytes: 0 };
-      const call = this.write(shard, items, unlisted, mark, counts).catch((error: unknown) => {
+      const call = this.write(shard, items, unlisted, pass, sweep, counts).catch((error: unknown) => {
         failure ??= { error };
       });
       inFlight.add(call);
@@ -233,16 +357,17 @@ export class TaskReconciler {
     shard: number,
     items: ScheduleItem[],
     unlisted: string[],
-    mark: string | undefined,
+    pass: string,
+    sweep: boolean,
     counts: Counts,
   ): Promise<void> {
-    if (mark !== undefined) {
+    if (sweep) {
       const ids = items.map((item) => item.id).concat(unlisted);
       if (ids.length > 0) await this.port.store.unmark(shard, ids);
     }
     if (items.length === 0) return;
     const sentAt = Date.now();
-    const reply = await this.port.store.schedule(shard, items);
+    const reply = await this.port.store.schedule(shard, items, pass);
     this.port.written(shard, reply, sentAt);
     for (const result of reply.results) {
       if (result.changed) counts.restored += 1;
@@ -258,12 +383,12 @@ export class TaskReconciler {
     }
   }
 
-  private async sweep(mark: string): Promise<number> {
+  private async sweep(pass: string): Promise<number> {
     let swept = 0;
     await this.forEachShard(async (shard) => {
       let cursor = '0';
       do {
-        const step = await this.port.store.sweep(shard, { mark, cursor, count: MARKS_PER_CALL });
+        const step = await this.port.store.sweep(shard, { mark: pass, pass, cursor, count: MARKS_PER_CALL });
         swept += step.swept;
         cursor = step.cursor;
       } while (cursor !== '0');

@@ -24,6 +24,7 @@ export const secondTaskSource = (queue: string, first: string, second: string) =
 const WHY: Record<ReconcileTrigger, string> = {
   'record-created': 'its record was created (a first start, or data lost while no process ran)',
   'data-lost': 'its data was lost',
+  'write-failed': 'a schedule, reschedule or cancel gave up while Redis was away',
   schedule: 'on schedule',
   call: 'reconcile() called',
 };
@@ -34,7 +35,9 @@ export const passDone = (label: string, trigger: ReconcileTrigger, r: ReconcileR
 
 export const passFailed = (label: string, trigger: ReconcileTrigger, detail: string) =>
   `Task source ${label} (${WHY[trigger]}) failed: ${detail}; nothing was swept, what it wrote stays. ` +
-  'Its next scheduled pass, or reconcile(), runs it again';
+  (trigger === 'schedule' || trigger === 'call'
+    ? 'Its next scheduled pass, or reconcile(), runs it again'
+    : 'It is still owed: a process with the source runs it again once its lease runs out (10 s)');
 
 export const rowRefused = (label: string, id: string, why: string) =>
   `Task source ${label}: skipped task ${id}: ${why}`;
@@ -46,9 +49,8 @@ export const moreRowsRefused = (label: string, count: number, logged: number) =>
 export const dataLost = (queue: string, kind: 'fixed' | 'delay', restoring: boolean) =>
   `Queue "${queue}": its record was missing in Redis after this process had seen it, so its data was lost ` +
   '(FLUSHALL, a restart without persistence, a failover to an empty replica); recorded it again. ' +
-  (restoring
-    ? 'Its task source is rebuilding it now.'
-    : kind === 'delay'
-      ? `Give it a @TaskSource('${queue}') to rebuild it from your records, or call reconcile() once one is there; ` +
-        'health reports the loss until then, or until acknowledgeDataLoss().'
-      : 'Its messages cannot be rebuilt; health reports the loss until acknowledgeDataLoss().');
+  (kind === 'fixed'
+    ? 'Its messages cannot be rebuilt; health reports the loss until acknowledgeDataLoss().'
+    : `A pass of its task source is owed (recorded in Redis): ${restoring ? 'this process or another' : 'a process'} ` +
+      `with @TaskSource('${queue}') runs it within about a second, once across processes, and health reports the ` +
+      'loss until it ends. Health says so when no live process has one: then acknowledgeDataLoss() clears the loss.');

@@ -25,7 +25,7 @@ import type {
 } from '../interfaces';
 import { QueueConnectionError } from '../errors';
 import type { RecordState } from '../redis/queue-meta';
-import { dataLostProblem, recordMissing } from '../queue.messages';
+import { dataLostProblem, passOwedProblem, recordMissing } from '../queue.messages';
 import type { ConsumerStatus } from '../consumer/consumer-runtime';
 
 /** A queue all of whose consumers here drain on a schedule waits up to the longest of their periods. */
@@ -131,12 +131,16 @@ export class QueueHealthIndicator {
         overdue.map((handler) => ({ consumer, ...handler })),
       );
       const pausedGroups = kind === 'fixed' ? (stats[i] as FixedQueueStats).pausedGroups : 0;
-      const { missing, lostAt, lastPass } = records[i];
+      const { missing, lostAt, lastPass, owed, sourceLive } = records[i];
       const { maxBacklog, maxLagMs, dataLoss = HEALTH_DEFAULTS.dataLoss } = { ...options, ...limits[name] };
+      // A pass owed where no live process has a source (a queue without one) is nothing to wait for.
+      const rebuilding = owed !== undefined && sourceLive;
       if (missing) problems.push(recordMissing(name));
-      // Once its record is back the queue works again: what it lost is reported, not a reason to be unready.
-      else if (lostAt !== undefined)
-        (dataLoss === 'fail' ? problems : warnings).push(dataLostProblem(name, kind, lostAt));
+      // Once its record is back the queue works again: what it lost is reported, not a reason to be
+      // unready, unless its task source has yet to write it back.
+      else if (rebuilding) problems.push(passOwedProblem(name, owed.at, owed.why));
+      if (!missing && lostAt !== undefined)
+        (dataLoss === 'fail' ? problems : warnings).push(dataLostProblem(name, kind, lostAt, sourceLive));
       details[name] = {
         kind,
         backlog,
@@ -148,6 +152,8 @@ export class QueueHealthIndicator {
         ...(paused[i] && { paused: true as const }),
         ...(pausedGroups > 0 && { pausedGroups }),
         ...(lostAt !== undefined && { dataLostAt: lostAt }),
+        ...(rebuilding && { passOwedAt: owed.at }),
+        ...(kind === 'delay' && lostAt !== undefined && { taskSourceLive: sourceLive }),
         ...(lastPass !== undefined && { lastReconcile: lastPass }),
       };
       if (paused[i]) return;

@@ -67,6 +67,14 @@ export interface QueueHealthDetails {
    * up unless `dataLoss: 'fail'`). Absent otherwise.
    */
   dataLostAt?: number;
+  /**
+   * DelayQueue: since when (Redis time, epoch ms) a pass of its `@TaskSource` is owed (its record was
+   * created, or a write gave up) while a live process has the source: the check is down until a pass
+   * that began after that ends. Absent otherwise (no pass owed, or no live process with a source).
+   */
+  passOwedAt?: number;
+  /** DelayQueue whose data loss is reported: whether a live process has its `@TaskSource` to rebuild it. */
+  taskSourceLive?: boolean;
   /** DelayQueue: the last pass of its `@TaskSource`, by any process. Absent before the first. */
   lastReconcile?: ReconcilePass;
 }

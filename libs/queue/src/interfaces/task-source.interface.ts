@@ -13,7 +13,7 @@ export interface SourcedTask<T = unknown> {
 export type TaskSourceRows<T = unknown> = AsyncIterable<SourcedTask<T>> | Iterable<SourcedTask<T>>;
 
 /** Why a pass of a task source ran. */
-export type ReconcileTrigger = 'record-created' | 'data-lost' | 'schedule' | 'call';
+export type ReconcileTrigger = 'record-created' | 'data-lost' | 'write-failed' | 'schedule' | 'call';
 
 /** What one pass of a task source did (`DelayQueue.reconcile`). */
 export interface ReconcileResult {

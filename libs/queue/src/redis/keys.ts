@@ -34,7 +34,8 @@ export type ShardKeyKind =
   | 'successors'
   | 'repeats'
   | 'declarations'
-  | 'marks';
+  | 'marks'
+  | 'passes';
 
 /**
  * Keys of a shard that hold one entry per name: a FixedQueue's lists, its groups' rate windows, and the
@@ -49,11 +50,14 @@ export type MemberKeyKind = 'g' | 'rate' | 'call';
 export class QueueKeys {
   readonly meta: string;
   readonly wakeChannel: string;
+  /** Where a pass of the queue's task source owed is announced to the processes that have one. */
+  readonly passChannel: string;
   private readonly tags: string[];
 
   constructor(prefix: string, queue: string, shards: number) {
     this.meta = `${prefix}:{${queue}}:meta`;
     this.wakeChannel = `${prefix}:${queue}:wake`;
+    this.passChannel = `${prefix}:${queue}:pass`;
     this.tags = Array.from({ length: shards }, (_, shard) => `${prefix}:{${queue}:${shard}}`);
   }
 

@@ -2,6 +2,7 @@ import type { QueueKind, ReconcilePass, ReconcileTrigger } from '../interfaces';
 import { metaMismatch } from './redis.messages';
 import type { QueueKeys } from './keys';
 import { queueMeta } from './lua/queue-meta';
+import { queuePass } from './lua/queue-pass';
 import type { RedisConnection } from './redis-connection';
 import { invoke } from './script-protocol';
 
@@ -19,9 +20,14 @@ const LAYOUTS: Readonly<Record<QueueKind, number>> = { fixed: 2, delay: 2 };
  */
 const UPGRADES: Readonly<Record<QueueKind, number>> = { fixed: 1, delay: 0 };
 
-/** The meta hash's fields beside the record: when its loss was found, and the last pass of a task source. */
+/**
+ * The meta hash's fields beside the record: when its loss was found, the last pass of a task source, the
+ * pass owed and until when a live process has a source (see queue-pass.lua).
+ */
 const LOST_AT = 'lostAt';
 const LAST_PASS = 'reconciled';
+const OWED = 'owed';
+const SOURCE_UNTIL = 'sourceUntil';
 
 /** What a check of the record found: there, created afresh (nobody here had seen it), or lost (seen before). */
 export type RecordCheck = 'present' | 'created' | 'lost';
@@ -33,6 +39,25 @@ export interface RecordState {
   /** When a process found the record gone after it had seen it (epoch ms); cleared by a pass or an acknowledgement. */
   lostAt?: number;
   lastPass?: ReconcilePass;
+  /** A pass of its task source is owed: since when (server ms) and why. */
+  owed?: OwedPass;
+  /** Whether a live process has a task source for the queue (DelayQueue). */
+  sourceLive: boolean;
+}
+
+/** A pass of a task source owed across processes, as `owed` stores it (`<server ms>:<why>`). */
+export interface OwedPass {
+  at: number;
+  why: ReconcileTrigger;
+  /** As stored: a pass that read it settles it only while it is unchanged. */
+  stored: string;
+}
+
+export function parseOwed(stored: string): OwedPass | undefined {
+  const colon = stored.indexOf(':');
+  return colon > 0
+    ? { at: Number(stored.slice(0, colon)), why: stored.slice(colon + 1) as ReconcileTrigger, stored }
+    : undefined;
 }
 
 /**
@@ -44,8 +69,8 @@ export interface RecordState {
 export class QueueRecord {
   /** This process saw the record in Redis (recorded it, or found it): from then on its absence is a loss. */
   private seen = false;
-  /** Told when a call of this process created the record: at start-up, or after a loss. */
-  onCreated?: (trigger: ReconcileTrigger) => void;
+  /** Told when a call of this process created the record (at start-up, or after a loss) and owed a pass of its source. */
+  onCreated?: () => void;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -91,14 +116,39 @@ export class QueueRecord {
 
   /** Its loss (if unacknowledged, or not recorded again yet) and its last pass, from any process. */
   async state(): Promise<RecordState> {
-    const [kind, lostAt, pass] = await this.connection.scripts.call((client) =>
-      client.hmget(this.keys.meta, 'kind', LOST_AT, LAST_PASS),
+    const [kind, lostAt, pass, owed, sourceUntil] = await this.connection.scripts.call((client) =>
+      client.hmget(this.keys.meta, 'kind', LOST_AT, LAST_PASS, OWED, SOURCE_UNTIL),
     );
+    const owedPass = owed === null ? undefined : parseOwed(owed);
     return {
       ...(kind === null && this.seen && { missing: true as const }),
       ...(lostAt !== null && { lostAt: Number(lostAt) }),
       ...(pass !== null && { lastPass: JSON.parse(pass) as ReconcilePass }),
+      ...(owedPass !== undefined && { owed: owedPass }),
+      sourceLive: sourceUntil !== null && Number(sourceUntil) > this.connection.clock.estimate(),
     };
+  }
+
+  /** A process with a task source for the queue is live for `aliveMs` more; the pass owed, if one is. */
+  async alive(aliveMs: number): Promise<OwedPass | undefined> {
+    const owed = await invoke(this.connection.scripts, queuePass, this.keys, { op: 'alive', aliveMs });
+    return typeof owed === 'string' ? parseOwed(owed) : undefined;
+  }
+
+  /** Records that a pass is owed (`why`); false when the record is missing (creating it again owes one). */
+  async owe(why: ReconcileTrigger): Promise<boolean> {
+    return (await invoke(this.connection.scripts, queuePass, this.keys, { op: 'owe', why })) === true;
+  }
+
+  /** Takes the lease on the owed pass: what is owed when this process is to run it. */
+  async take(token: string, leaseMs: number): Promise<OwedPass | undefined> {
+    const owed = await invoke(this.connection.scripts, queuePass, this.keys, { op: 'take', token, leaseMs });
+    return typeof owed === 'string' ? parseOwed(owed) : undefined;
+  }
+
+  /** Keeps the lease on the owed pass: false when it is no longer this process'. */
+  async renew(token: string, leaseMs: number): Promise<boolean> {
+    return (await invoke(this.connection.scripts, queuePass, this.keys, { op: 'renew', token, leaseMs })) === true;
   }
 
   /** Clears a recorded loss; whether there was one. */
@@ -107,13 +157,18 @@ export class QueueRecord {
   }
 
   /**
-   * Keeps a finished pass of the task source, which clears the loss recorded when it began (`lostAt`
-   * then): a loss found since may have taken what it wrote, and stays reported.
+   * Keeps a finished pass of the task source, which settles the loss and the pass owed when it began
+   * (`start`), and gives back its lease (`token`, '' for none): a loss found, or a pass owed, since may
+   * have taken or missed what it wrote, and stays.
    */
-  async passed(pass: ReconcilePass, lostAtStart: number | undefined): Promise<void> {
-    const { lostAt } = await this.state();
-    await this.connection.scripts.call((client) => client.hset(this.keys.meta, LAST_PASS, JSON.stringify(pass)));
-    if (lostAt !== undefined && lostAt === lostAtStart) await this.acknowledgeLoss();
+  async passed(pass: ReconcilePass, start: RecordState, token: string): Promise<void> {
+    await invoke(this.connection.scripts, queuePass, this.keys, {
+      op: 'done',
+      token,
+      owed: start.owed?.stored ?? '',
+      lostAt: start.lostAt === undefined ? '' : String(start.lostAt),
+      pass: JSON.stringify(pass),
+    });
   }
 
   /** Deletes the record (last, by `obliterate`: the next start records it anew). */
@@ -130,13 +185,13 @@ export class QueueRecord {
       layout: LAYOUTS[this.kind],
       readsAsIs: UPGRADES[this.kind],
       known: this.seen && this.reportsLoss,
+      owesPass: this.kind === 'delay' && this.reportsLoss,
     };
-    const known = this.seen;
     const stored = await invoke(this.connection.scripts, queueMeta, this.keys, input);
     if (stored.kind !== this.kind || stored.shards !== this.shards || stored.layout !== LAYOUTS[this.kind])
       throw metaMismatch(this.name, stored, this.kind, this.shards, LAYOUTS[this.kind]);
     this.seen = true;
-    if (stored.created) this.onCreated?.(known ? 'data-lost' : 'record-created');
+    if (stored.created) this.onCreated?.();
     return stored.created;
   }
 }

@@ -3,14 +3,15 @@
 -- A task scheduled again while this delivery ran has its successor made due instead (see successor).
 -- Input:
 --   KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash  KEYS[4] stats hash  KEYS[5] errors hash
---   KEYS[6] runs hash  KEYS[7] successors hash
+--   KEYS[6] runs hash  KEYS[7] successors hash  KEYS[8] passes hash (see pass-stamp)
 --   ARGV    per delivery: id, token
 -- Output: per delivery 1 when completed, 0 when it was stale; then per delivery the run time of the
 --   successor it made due, or -1.
 local dueKey, activeKey, dataKey, statsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local errorsKey, runsKey, successorsKey = KEYS[5], KEYS[6], KEYS[7]
+local errorsKey, runsKey, successorsKey, passesKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 --- @include "sliced"
 --- @include "successor"
+--- @include "pass-stamp"
 local ids = {}
 for a = 1, #ARGV, 2 do ids[#ids + 1] = ARGV[a] end
 -- Batch commands rather than one set per delivery: the calls from Lua into Redis cost more than
@@ -25,6 +26,7 @@ for i, id in ipairs(ids) do
   if token == ARGV[2 * i] and not seen[id] then
     seen[id] = true
     completed[#completed + 1] = id
+    stampWrite(passesKey, id)
     if successors[i] then
       next[i] = promoteSuccessor(successorsKey, dueKey, runsKey, errorsKey, id)
     else

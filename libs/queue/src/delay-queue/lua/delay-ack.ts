@@ -19,7 +19,7 @@ export interface Acked {
 /** Completes the deliveries that still hold their leases (see delay-ack.lua). */
 export const delayAck = DELAY_QUEUE_SCRIPTS.define<'delay-ack', TaskLease[], Acked[]>({
   script: 'delay-ack',
-  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'stats', 'errors', 'runs', 'successors']),
+  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'stats', 'errors', 'runs', 'successors', 'passes']),
   args: (leases) => leases.flatMap(({ id, token }) => [id, token]),
   decode: (reply) => {
     const values = reply as number[];

@@ -12,7 +12,7 @@ export interface DelayCancelInput {
 export const delayCancel = DELAY_QUEUE_SCRIPTS.define<'delay-cancel', DelayCancelInput, boolean>({
   script: 'delay-cancel',
   keys: (shard, { call }) => {
-    const keys = kindsOf(shard, ['due', 'active', 'data', 'dead', 'errors', 'runs', 'repeats', 'successors']);
+    const keys = kindsOf(shard, ['due', 'active', 'data', 'dead', 'errors', 'runs', 'repeats', 'successors', 'passes']);
     return call === undefined ? keys : [...keys, ...callKeysOf(shard, [call])!.keys];
   },
   args: ({ id, call }, shard) => (call === undefined ? [id] : [id, ...callKeysOf(shard, [call])!.args]),

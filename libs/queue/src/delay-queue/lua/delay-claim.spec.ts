@@ -52,18 +52,19 @@ describe('delay-claim protocol', () => {
 });
 
 describe('delay-schedule protocol', () => {
-  it('sends six arguments per task and reads one result each, with the state of a kept task', () => {
+  it('sends the pass (none here), then six arguments per task, and reads one result each, with the state of a kept task', () => {
     const tasks: ScheduleItem[] = [
       { id: 'a', json: '1', time: ['in', 10], onExists: 'replace' },
       { id: 'b', json: '2', time: ['at', 7], onExists: 'keep' },
       { id: 'c', json: '3', time: ['in', 5], onExists: 'replace', maxWaitMs: 60 },
     ];
-    expect(delaySchedule.args(tasks, shard)).toEqual([
+    expect(delaySchedule.args({ tasks }, shard)).toEqual([
+      '',
       ...['a', '1', 'in', 10, 'replace', ''],
       ...['b', '2', 'at', 7, 'keep', ''],
       ...['c', '3', 'in', 5, 'replace', 60],
     ]);
-    expect(delaySchedule.decode([100, 7, 1, 110, '', 0, 50, 'active', 1, 105, ''], tasks, [])).toEqual({
+    expect(delaySchedule.decode([100, 7, 1, 110, '', 0, 50, 'active', 1, 105, ''], { tasks }, [])).toEqual({
       serverNow: 100,
       head: 7,
       results: [

@@ -15,7 +15,7 @@ export type DelayFailReply = { outcome: 'retry' | 'dead'; at: number } | null;
 /** Fails a delivery (see delay-fail.lua): its retry or burial, or null when the token is stale. */
 export const delayFail = DELAY_QUEUE_SCRIPTS.define<'delay-fail', DelayFailInput, DelayFailReply>({
   script: 'delay-fail',
-  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'successors']),
+  keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'successors', 'passes']),
   args: ({ lease, maxAttempts, retryDelayMs, deadCapacity, error }) => [
     lease.id,
     lease.token,

@@ -1,18 +1,19 @@
 -- Moves a scheduled task: to an absolute time, a delay from now, or by a delta from its current time.
 -- Input:
---   KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash
+--   KEYS[1] due zset  KEYS[2] active zset  KEYS[3] data hash  KEYS[4] passes hash (see pass-stamp)
 --   ARGV[1] id  ARGV[2] 'at' | 'in' | 'by'  ARGV[3] ms
 --   ARGV[4] trace carrier to store with the task in place of its own (traced queues), or ''
---   Then, for a keyed call, the call-keys section (KEYS[4], ARGV[5...]).
+--   Then, for a keyed call, the call-keys section (KEYS[5], ARGV[5...]).
 -- Output: {1, runAt, now, is the shard's earliest task} | {0, 'missing' | 'active' | 'dead'}
-local dueKey, activeKey, dataKey = KEYS[1], KEYS[2], KEYS[3]
+local dueKey, activeKey, dataKey, passesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 --- @include "now"
 --- @include "debounce-window"
 --- @include "call-keys"
+--- @include "pass-stamp"
 local now = serverNow()
 local id = ARGV[1]
 local calls, window = {}, nil
-if #KEYS > 3 then calls, window = callKeys() end
+if #KEYS > 4 then calls, window = callKeys() end
 local callRecord = calls[1]
 local first = firstAnswer(callRecord)
 if first then
@@ -31,6 +32,7 @@ if ARGV[2] == 'in' then runAt = now + ms elseif ARGV[2] == 'by' then runAt = ton
 if runAt < 0 then runAt = 0 end
 redis.call('ZADD', dueKey, 'XX', runAt, id)
 if callRecord then remember(callRecord, runAt, window) end
+stampWrite(passesKey, id)
 if ARGV[4] ~= '' then
   -- A traced payload is '0,"<carrier>",<json>' (see traced-json.ts): one HGET and HSET of one payload.
   -- A debounced task keeps its window.

@@ -27,7 +27,7 @@ export const delayMove = DELAY_QUEUE_SCRIPTS.define<
 >({
   script: 'delay-move',
   keys: (shard, { call }) => {
-    const keys = kindsOf(shard, ['due', 'active', 'data']);
+    const keys = kindsOf(shard, ['due', 'active', 'data', 'passes']);
     return call === undefined ? keys : [...keys, ...callKeysOf(shard, [call])!.keys];
   },
   args: ({ id, mode, ms, carrier, call }, shard) => {

@@ -10,7 +10,7 @@ export const delayRequeue = DELAY_QUEUE_SCRIPTS.define<
   Placement | null
 >({
   script: 'delay-requeue',
-  keys: (shard) => kindsOf(shard, ['due', 'dead', 'errors', 'runs']),
+  keys: (shard) => kindsOf(shard, ['due', 'dead', 'errors', 'runs', 'passes']),
   args: ({ id, time: [mode, ms] }) => [id, mode, ms],
   decode: (reply) => {
     const [found, runAt, serverNow, isHead] = reply as number[];

@@ -4,37 +4,51 @@
 --   KEYS[3] data hash (id -> payload, a debounced one's with its window: see debounce-window)
 --   KEYS[4] dead zset  KEYS[5] stats hash  KEYS[6] errors hash
 --   KEYS[7] runs hash (id -> '<attempts>:<fencing token>:<run at of the latest delivery>[:<due at>]', once delivered)
---   KEYS[8] successors hash (see the successor include)
---   ARGV    per task: id, payload json, 'at' | 'in', ms, when the id exists 'replace' | 'keep' | 'earlier' | 'later',
+--   KEYS[8] successors hash (see the successor include)  KEYS[9] passes hash (see pass-stamp)
+--   ARGV[1] the id of the pass of the task source writing these tasks, or '' for any other write
+--   ARGV[2...] per task: id, payload json, 'at' | 'in', ms, when the id exists 'replace' | 'keep' | 'earlier' | 'later',
 --           debounce's max wait ms or '' (a debounced schedule replaces)
---   Then, for a call whose tasks carry call keys, the call-keys section (KEYS[9...], the ARGV after the tasks).
--- Output: {now, earliest run time of the shard, then per task: written 1 | kept 0, runAt, state of a kept task or ''}
+--   Then, for a call whose tasks carry call keys, the call-keys section (KEYS[10...], the ARGV after the tasks).
+-- Output: {now, earliest run time of the shard, then per task: written 1 | kept 0, runAt, state of a kept task or ''
+--   | 2, 0, '' for a task of the pass written since it began, which the pass leaves to the next one}
+--   A pass whose entry in the passes hash expired is refused (an error), having written nothing.
 local dueKey, activeKey, dataKey, deadKey, statsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local errorsKey, runsKey, successorsKey = KEYS[6], KEYS[7], KEYS[8]
+local errorsKey, runsKey, successorsKey, passesKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 --- @include "now"
 --- @include "debounce-window"
 --- @include "call-keys"
+--- @include "pass-stamp"
+local began
+if ARGV[1] ~= '' then
+  began = redis.call('HGET', passesKey, 'p:' .. ARGV[1])
+  if not began then return redis.error_reply('ERR the pass of the task source outlived its lease') end
+  began = tonumber(began)
+end
 local now = serverNow()
 local out = {now, 0}
 local written = 0
 local calls, window, keyed = {}, nil, 0
-if #KEYS > 8 then calls, window, keyed = callKeys() end
-for a = 1, #ARGV - (keyed > 0 and keyed + 2 or 0), 6 do
+if #KEYS > 9 then calls, window, keyed = callKeys() end
+for a = 2, #ARGV - (keyed > 0 and keyed + 2 or 0), 6 do
   local id, json, onExists, maxWait = ARGV[a], ARGV[a + 1], ARGV[a + 4], ARGV[a + 5]
   local runAt = tonumber(ARGV[a + 3])
   -- A delay far in the past is due now like a runAt before 1970: from 0, not a negative time.
   if ARGV[a + 2] == 'in' then runAt = math.max(0, now + runAt) end
   local exists = redis.call('HEXISTS', dataKey, id) == 1
   local write = true
-  local callRecord = calls[(a + 5) / 6]
+  local callRecord = calls[(a + 4) / 6]
   local first = firstAnswer(callRecord)
   if first then
     write = false
     out[#out + 1] = 1
     out[#out + 1] = tonumber(first)
     out[#out + 1] = ''
-  end
-  if exists and onExists ~= 'replace' and not first then
+  elseif began and writtenSince(passesKey, id, began) then
+    write = false
+    out[#out + 1] = 2
+    out[#out + 1] = 0
+    out[#out + 1] = ''
+  elseif exists and onExists ~= 'replace' then
     -- The existing task's time as get() reports it: its due time, else that of its latest delivery.
     local current, state = redis.call('ZSCORE', dueKey, id), 'scheduled'
     if current then
@@ -81,6 +95,8 @@ for a = 1, #ARGV - (keyed > 0 and keyed + 2 or 0), 6 do
     end
     redis.call('HSET', dataKey, id, json)
     if callRecord then remember(callRecord, runAt, window) end
+    -- A pass' own writes are not stamped: a restore of a million tasks would hold a million stamps.
+    if not began then stampWrite(passesKey, id) end
     written = written + 1
     out[#out + 1] = 1
     out[#out + 1] = runAt

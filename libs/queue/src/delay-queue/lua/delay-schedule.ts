@@ -18,6 +18,8 @@ export interface ScheduleItem {
 export interface ScheduleItemResult {
   /** The call wrote the task (created or replaced it); false when it kept the existing one. */
   changed: boolean;
+  /** A pass' task written by someone since the pass began: left to the next pass (see delay-pass.lua). */
+  newer?: true;
   runAt: number;
   /** State of an existing task the call kept. */
   state?: TaskState;
@@ -30,15 +32,21 @@ export interface DelayScheduleReply {
   results: ScheduleItemResult[];
 }
 
+export interface ScheduleInput {
+  tasks: ScheduleItem[];
+  /** The pass of the task source writing them (see delay-pass.lua), if one is. */
+  pass?: string;
+}
+
 /** Schedules (or replaces) tasks of one shard, in order (see delay-schedule.lua). */
-export const delaySchedule = DELAY_QUEUE_SCRIPTS.define<'delay-schedule', ScheduleItem[], DelayScheduleReply>({
+export const delaySchedule = DELAY_QUEUE_SCRIPTS.define<'delay-schedule', ScheduleInput, DelayScheduleReply>({
   script: 'delay-schedule',
-  keys: (shard, tasks) => {
-    const keys = kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'successors']);
+  keys: (shard, { tasks }) => {
+    const keys = kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'successors', 'passes']);
     const calls = keyedCalls(shard, tasks);
     return calls === undefined ? keys : [...keys, ...calls.keys];
   },
-  args: (tasks, shard) => {
+  args: ({ tasks, pass }, shard) => {
     const args = tasks.flatMap(({ id, json, time, onExists, maxWaitMs }) => [
       id,
       json,
@@ -48,7 +56,7 @@ export const delaySchedule = DELAY_QUEUE_SCRIPTS.define<'delay-schedule', Schedu
       maxWaitMs === undefined ? '' : maxWaitMs,
     ]);
     const calls = keyedCalls(shard, tasks);
-    return calls === undefined ? args : [...args, ...calls.args];
+    return calls === undefined ? [pass ?? '', ...args] : [pass ?? '', ...args, ...calls.args];
   },
   decode: (reply) => {
     const values = reply as (number | string)[];
@@ -56,6 +64,7 @@ export const delaySchedule = DELAY_QUEUE_SCRIPTS.define<'delay-schedule', Schedu
     for (let i = 2; i < values.length; i += 3) {
       results.push({
         changed: values[i] === 1,
+        ...(values[i] === 2 && { newer: true as const }),
         runAt: values[i + 1] as number,
         ...(values[i + 2] ? { state: values[i + 2] as TaskState } : {}),
       });

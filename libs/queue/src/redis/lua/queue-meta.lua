@@ -10,6 +10,8 @@
 --   KEYS[1] meta hash
 --   ARGV[1] kind  ARGV[2] shards  ARGV[3] layout  ARGV[4] earlier layout read as it is (0: none)
 --   ARGV[5] '1' when the caller had seen the record, else '0'
+--   ARGV[6] '1' when a pass of the queue's task source is owed once the record is created (a DelayQueue:
+--   see queue-pass), else '0' (absent from an earlier version's calls)
 -- Output: {kind, shards, layout, 1 when this call created the record else 0} as stored; a queue stored
 --   before layouts were recorded has layout 1.
 --- @include "now"
@@ -17,7 +19,13 @@ local metaKey = KEYS[1]
 local kind = redis.call('HGET', metaKey, 'kind')
 if not kind then
   redis.call('HSET', metaKey, 'kind', ARGV[1], 'shards', ARGV[2], 'layout', ARGV[3])
-  if ARGV[5] == '1' then redis.call('HSET', metaKey, 'lostAt', serverNow()) end
+  local now = serverNow()
+  if ARGV[5] == '1' then redis.call('HSET', metaKey, 'lostAt', now) end
+  if ARGV[6] == '1' then
+    local why = 'record-created'
+    if ARGV[5] == '1' then why = 'data-lost' end
+    redis.call('HSET', metaKey, 'owed', now .. ':' .. why)
+  end
   return {ARGV[1], ARGV[2], ARGV[3], 1}
 end
 local shards = redis.call('HGET', metaKey, 'shards')

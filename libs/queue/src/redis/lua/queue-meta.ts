@@ -19,13 +19,22 @@ export interface QueueMetaInput {
   readsAsIs: number;
   /** The caller had seen the record: its absence is a loss, recorded as `lostAt`. */
   known: boolean;
+  /** Creating the record owes a pass of the queue's task source (see queue-pass.lua). */
+  owesPass: boolean;
 }
 
 /** Records a queue on first use and answers what is stored (see queue-meta.lua). */
 export const queueMeta = QUEUE_SCRIPTS.define<'queue-meta', QueueMetaInput, QueueMeta, QueueKeys>({
   script: 'queue-meta',
   keys: (keys) => [keys.meta],
-  args: ({ kind, shards, layout, readsAsIs, known }) => [kind, shards, layout, readsAsIs, known ? 1 : 0],
+  args: ({ kind, shards, layout, readsAsIs, known, owesPass }) => [
+    kind,
+    shards,
+    layout,
+    readsAsIs,
+    known ? 1 : 0,
+    owesPass ? 1 : 0,
+  ],
   decode: (reply) => {
     const [kind, shards, layout, created] = reply as [string, string, string, number];
     return { kind, shards: Number(shards), layout: Number(layout), created: created === 1 };
