@@ -3,6 +3,7 @@ import {
   controls,
   debounceAndRepeat,
   delayCrossing,
+  delayRollout,
   failuresAndDeadLetters,
   killedRunner,
   orderedRollout,
@@ -31,6 +32,10 @@ describe('the previous release and this build on one Redis', () => {
   });
 
   describe('DelayQueue', () => {
+    it('scheduled traffic through a rollout and a rollback with SIGTERM and SIGKILL: every task runs, on time, one run of an id at a time', async () => {
+      expect(await delayRollout(mixed)).toEqual([]);
+    });
+
     it('tasks scheduled by one version and rescheduled, shifted or cancelled by the other', async () => {
       expect(await delayCrossing(mixed)).toEqual([]);
     });

@@ -442,3 +442,52 @@ export async function taskSourcePasses(mixed: Mixed, first: Version): Promise<st
   problems.push(...runsAtOnce(entries, 'jobs'));
   return problems;
 }
+
+/**
+ * DelayQueue traffic through a rollout and a rollback: producers of both versions schedule tasks due
+ * within a second while consumers go previous → current (one SIGTERMed, one SIGKILLed) and back (a
+ * SIGKILL). Every task runs, at or after its time, never two runs of one id at once; whatever a killed
+ * process held runs again after its lease.
+ */
+export async function delayRollout(mixed: Mixed): Promise<string[]> {
+  const producers = [await mixed.start('previous'), await mixed.start('current')];
+  const firstOld = await mixed.start('previous', { consume: true });
+  const secondOld = await mixed.start('previous', { consume: true });
+  const scheduled = new Map<string, number>();
+  let rolled = false;
+  const scheduling = Promise.all(
+    producers.map(async (producer, p) => {
+      for (let n = 0; !rolled; n++) {
+        const id = `${producer.version}-${p}-${n}`;
+        const task = { tag: id, ms: 20 + (n % 5) * 40 };
+        const { runAt } = await producer.call<{ runAt: number }>('jobs', 'schedule', task, { id, delayMs: n % 900 });
+        scheduled.set(id, runAt);
+        await pause(10);
+      }
+    }),
+  );
+  const firstNew = await mixed.start('current', { consume: true });
+  await firstOld.stop('SIGTERM');
+  await mixed.start('current', { consume: true });
+  await secondOld.stop('SIGKILL');
+  await mixed.start('previous', { consume: true });
+  await firstNew.stop('SIGKILL');
+  rolled = true;
+  await scheduling;
+
+  const done = (log: LogEntry[]) => {
+    const ended = new Set(log.filter((e) => e.k === 'end' && e.ok).map((e) => e.id));
+    return [...scheduled.keys()].every((id) => ended.has(id));
+  };
+  const entries = await settle(mixed, done, 30_000);
+  const problems = runsAtOnce(entries, 'jobs');
+  const ended = new Set(entries.filter((e) => e.k === 'end' && e.ok).map((e) => e.id));
+  const missing = [...scheduled.keys()].filter((id) => !ended.has(id));
+  if (missing.length) problems.push(`${missing.length} of ${scheduled.size} tasks never ran (first ${missing[0]})`);
+  for (const entry of entries)
+    if (entry.k === 'start' && entry.attempt === 1 && entry.t < scheduled.get(entry.id!)! - 20)
+      problems.push(`${entry.id} ran ${scheduled.get(entry.id!)! - entry.t} ms early`);
+  const ran = versionsThatRan(entries, 'jobs');
+  if (ran.size !== 2) problems.push(`only ${[...ran]} ran tasks`);
+  return problems;
+}
