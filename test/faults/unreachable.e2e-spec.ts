@@ -102,7 +102,8 @@ describe('Redis unreachable', () => {
       expect(recorded).toEqual(
         expect.arrayContaining([
           { kind: 'fixed', shards: '2', layout: '2' },
-          { kind: 'delay', shards: '2', layout: '2' },
+          // With the pass its creation owes to a task source (none here: it waits for one to start).
+          { kind: 'delay', shards: '2', layout: '2', owed: expect.stringMatching(/^\d+:record-created$/) },
         ]),
       );
     } finally {
