@@ -246,7 +246,12 @@ describe("FixedQueue onExhausted: 'pause-group'", () => {
     await queue.push(late, { n: 100 });
     await pollUntil(() => seqs(late).length === 1, 'a group due after it to be delivered');
     expect(attempts()).toEqual([1, 2]);
-    expect(await queue.stats()).toMatchObject({ pausedGroups: 1, dead: 0, deadTotal: 0, pending: 4 });
+    // The late batch's acknowledgement follows its handler: its message leaves `pending` a moment later.
+    const held = await pollUntil(async () => {
+      const stats = await queue.stats();
+      return stats.pending === 4 ? stats : undefined;
+    }, 'the late batch to be acknowledged');
+    expect(held).toMatchObject({ pausedGroups: 1, dead: 0, deadTotal: 0, pending: 4 });
 
     upstreamDown = false;
     expect(await apps[1].fixed<Message>('events').resumeGroup('down')).toBe(true);
