@@ -1,5 +1,5 @@
 import type { Spread } from './stats';
-import type { MetricResult, ScenarioResult, Target, Unit } from './results';
+import type { MetricResult, RatioResult, ScenarioResult, Target, Unit } from './results';
 import type { BenchReport } from '../suite';
 import type { Machine } from './machine';
 
@@ -44,6 +44,28 @@ function metricRow(metric: MetricResult, contenders: ScenarioResult['contenders'
   return `| ${metric.label} (${metric.unit}) | ${contenders.map(({ key }) => cell(metric.spread[key], metric.unit)).join(' | ')} |`;
 }
 
+/** A ratio's cells: label, median (min–max), target, whether it was met. */
+export function ratioCells(ratio: RatioResult): string[] {
+  const { min, median, max } = ratio.spread;
+  return [
+    ratio.label,
+    `${ratioText(median)} (${ratioText(min)}–${ratioText(max)})`,
+    targetText(ratio.target, true),
+    metText(ratio.met),
+  ];
+}
+
+/** A check's cells: label, value, target, whether it was met. */
+export function checkCells(result: ScenarioResult, check: ScenarioResult['checks'][number]): string[] {
+  const unit = result.metrics.find((m) => m.label === check.metric)!.unit;
+  return [
+    check.label,
+    `${formatValue(check.value, unit)} ${unit}`,
+    targetText(check.target, false, unit),
+    metText(check.met),
+  ];
+}
+
 export function scenarioMarkdown(result: ScenarioResult): string {
   const lines = [`### ${result.name}: ${result.title}`, ''];
   const { contenders } = result;
@@ -52,18 +74,8 @@ export function scenarioMarkdown(result: ScenarioResult): string {
   for (const metric of result.metrics) lines.push(metricRow(metric, contenders));
   if (result.ratios.length > 0 || result.checks.length > 0) {
     lines.push('', '| ratio / figure | median (min–max) | target | |', '|---|---:|---|---|');
-    for (const ratio of result.ratios) {
-      const { min, median, max } = ratio.spread;
-      lines.push(
-        `| ${ratio.label} | ${ratioText(median)} (${ratioText(min)}–${ratioText(max)}) | ${targetText(ratio.target, true)} | ${metText(ratio.met)} |`,
-      );
-    }
-    for (const check of result.checks) {
-      const unit = result.metrics.find((m) => m.label === check.metric)!.unit;
-      lines.push(
-        `| ${check.label} | ${formatValue(check.value, unit)} ${unit} | ${targetText(check.target, false, unit)} | ${metText(check.met)} |`,
-      );
-    }
+    for (const ratio of result.ratios) lines.push(`| ${ratioCells(ratio).join(' | ')} |`);
+    for (const check of result.checks) lines.push(`| ${checkCells(result, check).join(' | ')} |`);
   }
   for (const note of result.notes) lines.push('', `- ${note}`);
   lines.push('');
