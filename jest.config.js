@@ -46,6 +46,8 @@ const ON_MEMORY = [...ON_BOTH];
 module.exports = {
   testTimeout: 60_000,
   maxWorkers: 2,
+  // The slowest suites first on a clone without Jest's cache of durations too (see the file).
+  testSequencer: '<rootDir>/test/setup/sequencer.js',
   projects: [
     {
       ...shared,
