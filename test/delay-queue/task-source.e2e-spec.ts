@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type INestApplication } from '@nestjs/common';
 import { Registry } from 'prom-client';
 import {
+  QueueClock,
   QueueConfigError,
   QueueEvents,
   QueueInputError,
@@ -12,7 +13,7 @@ import {
 import { HOUR, Meal } from '@test/support/meals';
 import { CapturedLogs } from '@test/support/faults';
 import { recordTasks, useQueueApps } from '@test/support/fixtures';
-import { deferred, pollUntil, uniquePrefix } from '@test/support/testing';
+import { afterTime, deferred, pollUntil, uniquePrefix } from '@test/support/testing';
 
 let rows: unknown[] = [];
 let listed = 0;
@@ -160,11 +161,11 @@ describe('DelayQueue task source: reconcile()', () => {
   });
 
   it('never sweeps a marked task that fired, completed and was scheduled again during the pass', async () => {
-    const { queue } = await start({ providers: [Meals, eater.consumer] });
+    const { app, queue } = await start({ providers: [Meals, eater.consumer] });
     await queue.schedule({ grams: 1 }, { id: 'marked', delayMs: 1500 });
     during = async () => {
       gate.resolve();
-      await eater.untilTasks(1);
+      await afterTime(app.get(QueueClock), 1500, () => eater.tasks.length >= 1, 'the task fired');
       await pollUntil(async () => (await queue.get('marked')) === null, 'the task completed');
       await queue.schedule({ grams: 2 }, { id: 'marked', delayMs: HOUR });
     };
@@ -244,6 +245,7 @@ describe('DelayQueue task source: reconcile()', () => {
   it('runs every reconcile.everyMs once across two applications', async () => {
     const prefix = uniquePrefix('src');
     const passes: QueueReconciledEvent[] = [];
+    const apps: INestApplication[] = [];
     for (let i = 0; i < 2; i++) {
       const { app } = await harness.start({
         prefix,
@@ -252,13 +254,16 @@ describe('DelayQueue task source: reconcile()', () => {
         providers: [Meals],
       });
       app.get(QueueEvents).on('queue.reconciled', (event) => passes.push(event));
+      apps.push(app);
     }
     const scheduled = () => passes.filter((pass) => pass.trigger === 'schedule').length;
-    // Passes while the second application started (slow on a Cluster) are not counted.
-    const began = Date.now();
+    // Passes while the second application started (slow on a Cluster) are not counted. The queues'
+    // time: what the schedule follows, moved by the test on memory://.
+    const clock = apps[1].get(QueueClock);
+    const began = await clock.now();
     const before = scheduled();
-    await pollUntil(() => scheduled() - before >= 3, 'three passes', 15_000);
-    expect(scheduled() - before).toBeLessThanOrEqual(Math.ceil((Date.now() - began) / 1000) + 1);
+    await afterTime(clock, 3000, () => scheduled() - before >= 3, 'three passes', 15_000);
+    expect(scheduled() - before).toBeLessThanOrEqual(Math.ceil(((await clock.now()) - began) / 1000) + 1);
   });
 
   it('refuses bad reconcile options with the value received, and unknown keys with the nearest known', async () => {

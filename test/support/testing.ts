@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Test } from '@nestjs/testing';
 import type { INestApplication, LoggerService, ModuleMetadata } from '@nestjs/common';
 import IORedis, { Cluster } from 'ioredis';
-import { createMemoryClient, type QueueConnection } from 'nestjs-redis-queues';
+import { createMemoryClient, type QueueClock, type QueueConnection } from 'nestjs-redis-queues';
+import { passTime } from 'nestjs-redis-queues/testing';
 import { testLogs } from './logs';
 
 export function redisUrl(): string {
@@ -96,6 +97,23 @@ export async function pollUntil<T>(
     if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
+}
+
+/**
+ * Polls `probe` until it holds, for what comes once `ms` of the queues' time has passed (a delay, a
+ * period, a retry): on `memory://` the clock is moved `ms` ahead first (`passTime`: at once, each due
+ * time on the way stepped through and its handlers settled), on a server the time passes for real
+ * while it polls, as `pollUntil` alone would.
+ */
+export async function afterTime<T>(
+  clock: QueueClock,
+  ms: number,
+  probe: () => T | Promise<T>,
+  what: string,
+  timeoutMs?: number,
+): Promise<NonNullable<T>> {
+  if (onMemory) await passTime(clock, ms);
+  return pollUntil(probe, what, timeoutMs);
 }
 
 /** Whether `call` resolves: for polling until a service answers again. */
