@@ -5,6 +5,7 @@ import {
   type FixedQueueOptions,
   type GroupPausedEvent,
   type GroupResumedEvent,
+  QueueClock,
   QueueEvents,
   PartialBatchError,
   QueueInputError,
@@ -12,7 +13,7 @@ import {
 import { shardOf } from '../../libs/queue/src/redis/keys';
 import { CapturedLogs } from '@test/support/faults';
 import { recordBatches, useQueueApps } from '@test/support/fixtures';
-import { deferred, pollUntil } from '@test/support/testing';
+import { afterTime, deferred, pollUntil } from '@test/support/testing';
 
 interface Message {
   n: number;
@@ -125,6 +126,7 @@ describe.each(MODES)('FixedQueue per-group pause and ttlMs (%s)', (_, mode) => {
   it('keeps a paused group past ttlMs, delivers its backlog after resumeGroup, and counts ttlMs again from the resume', async () => {
     const producer = await start(false);
     const queue = producer.fixed<Message>('events');
+    const clock = producer.app.get(QueueClock);
     expect(await queue.pauseGroup('held')).toBe(true);
     await queue.pushMany('held', [{ n: 0 }, { n: 1 }, { n: 2 }]);
     // Still paused when 'held' is resumed: kept past ttlMs through every look below, then consumed.
@@ -132,20 +134,30 @@ describe.each(MODES)('FixedQueue per-group pause and ttlMs (%s)', (_, mode) => {
     await queue.pushMany('kept', [{ n: 0 }, { n: 1 }]);
     // One shard: the look that expires the idle group looks at the paused ones too.
     await queue.push('idle', { n: 9 });
-    await pollUntil(async () => (await queue.size('idle')) === 0, 'the idle group to expire after ttlMs');
-    const pausedFor = await pollUntil(async () => {
-      const { items } = await queue.pausedGroups();
-      const { pausedAt } = items.find(({ group }) => group === 'held')!;
-      const redisMs = Number((await harness.redis.time())[0]) * 1000;
-      return redisMs - pausedAt > 2 * 1000 ? redisMs - pausedAt : undefined;
-    }, 'the pause to last twice ttlMs');
+    await afterTime(clock, 1000, async () => (await queue.size('idle')) === 0, 'the idle group to expire after ttlMs');
+    const pausedFor = await afterTime(
+      clock,
+      1000,
+      async () => {
+        const { items } = await queue.pausedGroups();
+        const { pausedAt } = items.find(({ group }) => group === 'held')!;
+        const redisMs = Number((await harness.redis.time())[0]) * 1000;
+        return redisMs - pausedAt > 2 * 1000 ? redisMs - pausedAt : undefined;
+      },
+      'the pause to last twice ttlMs',
+    );
     expect(pausedFor).toBeGreaterThan(2000);
     expect(await queue.size('held')).toBe(3);
     expect(await queue.stats()).toMatchObject({ expired: 1, pending: 5, pausedGroups: 2 });
 
     expect(await queue.resumeGroup('held')).toBe(true);
     // Nobody consumes here: idle for ttlMs from the resume, it goes as any group does.
-    await pollUntil(async () => (await queue.size('held')) === 0, 'the resumed group to expire after ttlMs');
+    await afterTime(
+      clock,
+      1000,
+      async () => (await queue.size('held')) === 0,
+      'the resumed group to expire after ttlMs',
+    );
     expect(await queue.stats()).toMatchObject({ expired: 4, pending: 2, pausedGroups: 1 });
 
     await start(true, producer.prefix);
