@@ -90,3 +90,29 @@ describe('A reconnection checks every queue record, whatever round is in flight'
     await pollUntil(() => found('games') === 2 && found('pets') === 1, 'the second losses found', AT_ONCE_MS);
   });
 });
+
+describe("A FixedQueue whose name begins as a @Recurring schedule's queue's does", () => {
+  const harness = useQueueApps();
+  let server: RedisServer;
+
+  afterEach(async () => {
+    await server.stop();
+  });
+
+  it('report the loss of its data like any other queue', async () => {
+    server = await startRedis();
+    const started = await harness.start({
+      connection: server.url,
+      root: { idlePollMs: 60_000, commandTimeoutMs: 1000 },
+      fixed: [{ name: 'recurring.x' }, { name: 'games' }],
+    });
+    const lost: QueueDataLostEvent[] = [];
+    started.app.get(QueueEvents).on('queue.data-lost', (event) => lost.push(event));
+    const { port } = server;
+    await server.kill('SIGKILL');
+    server = await startRedis({ port });
+    await pollUntil(() => lost.length === 2, 'both losses found', AT_ONCE_MS);
+    expect(lost.map((event) => event.queue).sort()).toEqual(['games', 'recurring.x']);
+    expect(await started.fixed('recurring.x').acknowledgeDataLoss()).toBe(true);
+  });
+});
