@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { QueueEvents, Recurring, RecurringSchedules, type QueueDataLostEvent } from 'nestjs-redis-queues';
+import { QueueEvents, Recurring, type QueueDataLostEvent } from 'nestjs-redis-queues';
+import { RecurringMounter } from '../../libs/queue/src/recurring/recurring-mounter';
 import { startRedis, type RedisServer } from '@test/support/faults';
 import { useQueueApps, type QueueApp } from '@test/support/fixtures';
 import { deferred, pollUntil } from '@test/support/testing';
@@ -67,7 +68,7 @@ describe('A reconnection checks every queue record, whatever round is in flight'
   const found = (queue: string) => lost.filter((event) => event.queue === queue).length;
 
   it('during a round of the @Recurring declarations only', async () => {
-    await holdNext(started.app.get(RecurringSchedules), 'redeclare', 'wait');
+    await holdNext(started.app.get(RecurringMounter), 'redeclare', 'wait');
     await restartEmpty();
     await pollUntil(() => found('games') === 1 && found('pets') === 1, 'both losses found', AT_ONCE_MS);
   });
