@@ -1,5 +1,6 @@
 import { QueueInputError } from '../errors';
-import { RepeatSchedule, scheduleProblem } from './repeat-schedule';
+import { scheduleProblem } from '../validation/schedule';
+import { RepeatSchedule } from './repeat-schedule';
 
 const at = (iso: string) => Date.parse(iso);
 

@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import { Allow, IsInt, IsString, Max, Min, ValidateNested } from 'class-validator';
-import { RepeatSchedule, scheduleProblem } from '../delay-queue/repeat-schedule';
+import { RepeatSchedule } from '../delay-queue/repeat-schedule';
+import { scheduleProblem } from '../validation/schedule';
 import { QueueInputError } from '../errors';
 import type { BackoffOptions, MissedTicks, RecurringOptions, RepeatEvery } from '../interfaces';
 import { Given, IsName } from '../validation/option-rules';
