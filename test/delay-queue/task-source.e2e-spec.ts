@@ -273,7 +273,9 @@ describe('DelayQueue task source: reconcile()', () => {
     await expect(refused({ everyMs: 1000, cron: '* * * * *' })).rejects.toThrow(/everyMs or cron, not both/);
     await expect(refused({ everyMs: 10 })).rejects.toThrow(/everyMs.*10/);
     await expect(refused({ cron: 'every minute' })).rejects.toThrow(QueueConfigError);
-    await expect(refused({ onExists: 'newest' })).rejects.toThrow(/onExists must be 'keep', 'replace'/);
+    await expect(refused({ onExists: 'newest' })).rejects.toThrow(
+      /onExists must be 'replace', 'keep', 'earlier' or 'later'/,
+    );
     const { queue } = await start();
     await expect(queue.reconcile({ swep: true } as never)).rejects.toThrow(QueueInputError);
     await expect(queue.reconcile({ swep: true } as never)).rejects.toThrow(/swep.*sweep/);

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { QueueEvents, Recurring, RecurringSchedules, type QueueDataLostEvent } from 'nestjs-redis-queues';
+import { QueueEvents, Recurring, type QueueDataLostEvent } from 'nestjs-redis-queues';
+import { RecurringMounter } from '../../libs/queue/src/recurring/recurring-mounter';
 import { startRedis, type RedisServer } from '@test/support/faults';
 import { useQueueApps, type QueueApp } from '@test/support/fixtures';
 import { deferred, pollUntil } from '@test/support/testing';
@@ -67,7 +68,7 @@ describe('A reconnection checks every queue record, whatever round is in flight'
   const found = (queue: string) => lost.filter((event) => event.queue === queue).length;
 
   it('during a round of the @Recurring declarations only', async () => {
-    await holdNext(started.app.get(RecurringSchedules), 'redeclare', 'wait');
+    await holdNext(started.app.get(RecurringMounter), 'redeclare', 'wait');
     await restartEmpty();
     await pollUntil(() => found('games') === 1 && found('pets') === 1, 'both losses found', AT_ONCE_MS);
   });
@@ -88,5 +89,31 @@ describe('A reconnection checks every queue record, whatever round is in flight'
     expect(found('games')).toBe(1);
     await restartEmpty();
     await pollUntil(() => found('games') === 2 && found('pets') === 1, 'the second losses found', AT_ONCE_MS);
+  });
+});
+
+describe("A FixedQueue whose name begins as a @Recurring schedule's queue's does", () => {
+  const harness = useQueueApps();
+  let server: RedisServer;
+
+  afterEach(async () => {
+    await server.stop();
+  });
+
+  it('report the loss of its data like any other queue', async () => {
+    server = await startRedis();
+    const started = await harness.start({
+      connection: server.url,
+      root: { idlePollMs: 60_000, commandTimeoutMs: 1000 },
+      fixed: [{ name: 'recurring.x' }, { name: 'games' }],
+    });
+    const lost: QueueDataLostEvent[] = [];
+    started.app.get(QueueEvents).on('queue.data-lost', (event) => lost.push(event));
+    const { port } = server;
+    await server.kill('SIGKILL');
+    server = await startRedis({ port });
+    await pollUntil(() => lost.length === 2, 'both losses found', AT_ONCE_MS);
+    expect(lost.map((event) => event.queue).sort()).toEqual(['games', 'recurring.x']);
+    expect(await started.fixed('recurring.x').acknowledgeDataLoss()).toBe(true);
   });
 });

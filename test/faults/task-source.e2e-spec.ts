@@ -248,8 +248,10 @@ describe('@TaskSource: a DelayQueue rebuilt from the application records', () =>
     hold = new Promise((resolve) => (release = resolve));
     const redis = client(server.url);
     await redis.flushall();
-    // The producer finds the loss (what its round of checks calls), as an API pod beside the workers would.
+    // The producer finds the losses (what its round of checks calls, for each queue), as an API pod
+    // beside the workers would.
     expect(await producer.delay('meals').record.restore()).toBe('lost');
+    expect(await producer.fixed('events').record.restore()).toBe('lost');
     const health = producer.app.get(QueueHealthIndicator);
     const down = await pollUntil(
       async () => {

@@ -11,7 +11,7 @@ import type { BatchConsumerMetadata, DelayConsumerMetadata } from './decorators'
 import { QueueEvents } from './events/queue-events';
 import { BatchConsumerAdapter, batchFailedHook, type BatchFailureHandler } from './fixed-queue/batch-consumer.adapter';
 import { FixedQueue } from './fixed-queue/fixed-queue';
-import type { ConsumerOptionsFactory, DelayContext, QueueKind, RecurringContext, RecurringOptions } from './interfaces';
+import type { ConsumerOptionsFactory, QueueKind } from './interfaces';
 import { getDelayQueueToken, getFixedQueueToken } from './queue.constants';
 import type { FoundMethod } from './queue.explorer';
 import {
@@ -26,22 +26,17 @@ import { QueueRegistry } from './queue.registry';
 import { QueueSettings } from './queue.settings';
 import { QueueTracer } from './tracing/queue-tracer';
 import { RedisConnection } from './redis/redis-connection';
-import { resolveRecurring } from './recurring/recurring-options';
-import { RecurringSchedules } from './recurring/recurring-schedules';
 import type { WakeHints } from './redis/wake-hints';
 import { describeError } from './utils/errors';
 import { queueLogContext } from './utils/log-line';
 import { resolveOptions } from './validation/apply-rules';
-import {
-  DelayConsumerOptionsRules,
-  MAX_HANDLER_TIMEOUT_MS,
-  resolveBatchConsumerOptions,
-} from './validation/consumer-options';
+import { DelayConsumerOptionsRules, resolveBatchConsumerOptions } from './validation/consumer-options';
 
 type Method = (...args: unknown[]) => unknown;
 
 /**
- * Builds the consumer of a method the explorer found: its queue's kind's adapter (from the queue's own
+ * Builds the consumer of a method the explorer found (`@BatchConsumer`, `@DelayConsumer`), or of a
+ * schedule's queue for RecurringMounter: its queue's kind's adapter (from the queue's own
  * store and options) composed with the consumer runtime and an outcome reporter, after its options
  * (written out, or made by their `useFactory` at start-up) are checked. A queue replaced by a provider
  * override is not consumed (undefined).
@@ -56,7 +51,6 @@ export class ConsumerFactory {
     private readonly settings: QueueSettings,
     private readonly events: QueueEvents,
     private readonly moduleRef: ModuleRef,
-    private readonly recurring: RecurringSchedules,
   ) {}
 
   async batchConsumer(found: FoundMethod<BatchConsumerMetadata>): Promise<Consumer | undefined> {
@@ -108,30 +102,10 @@ export class ConsumerFactory {
   }
 
   /**
-   * The consumer of a `@Recurring` method: its schedule added to RecurringSchedules (declared by the
-   * orchestrator), the consumer of its own queue running the method once per occurrence.
+   * The consumer of a DelayQueue, running `handler` for each task: a `@DelayConsumer`'s, or the one
+   * RecurringMounter gives each schedule's queue.
    */
-  async recurringConsumer(found: FoundMethod<RecurringOptions>): Promise<Consumer> {
-    const { instance, label, metadata } = found;
-    const plan = await resolveRecurring(metadata, label, (raw, where) => this.decoratorOptions(raw, where));
-    const { queue } = this.recurring.add(plan, label);
-    const run = bound(instance, found.method);
-    // No deadline unless asked for: a run past one would only have its signal aborted (the schedule
-    // stays held until it ends), and a recurring job's length is its own business.
-    const options = { concurrency: 1, handlerTimeoutMs: plan.handlerTimeoutMs ?? MAX_HANDLER_TIMEOUT_MS };
-    return this.delayQueueConsumer(queue, label, options, (_payload: unknown, ctx: DelayContext) =>
-      run({
-        name: plan.name,
-        occurrence: ctx.repeat?.occurrence ?? ctx.runAt,
-        firedAt: ctx.firedAt,
-        attempt: ctx.attempt,
-        signal: ctx.signal,
-      } satisfies RecurringContext),
-    );
-  }
-
-  /** The consumer of a DelayQueue, running `handler` for each task (a `@DelayConsumer`, or a `@Recurring`). */
-  private delayQueueConsumer(queue: DelayQueue<unknown>, label: string, raw: unknown, handler: DelayHandler): Consumer {
+  delayQueueConsumer(queue: DelayQueue<unknown>, label: string, raw: unknown, handler: DelayHandler): Consumer {
     const options = resolveOptions(DelayConsumerOptionsRules, raw, `@DelayConsumer on ${label}`);
     const adapter = new DelayConsumerAdapter({ queue, clock: this.connection.clock, label, options, handler });
     return this.runtime(queue, label, options, adapter, this.tracer('delay', queue));
@@ -202,7 +176,7 @@ export class ConsumerFactory {
   }
 
   /** Decorator options, with what their `useFactory` makes of the providers `inject` lists laid over them. */
-  private async decoratorOptions(raw: unknown, where: string): Promise<unknown> {
+  async decoratorOptions(raw: unknown, where: string): Promise<unknown> {
     if (raw === null || typeof raw !== 'object' || !('useFactory' in raw)) return raw;
     const { inject = [], useFactory, ...written } = raw as ConsumerOptionsFactory<object>;
     if (typeof useFactory !== 'function') throw factoryNotFunction(where);

@@ -1,12 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { QueueEvents } from './events/queue-events';
 import { QueueRegistry } from './queue.registry';
-import { DECLARE_EVERY_MS } from './recurring/recurring-declaration';
-import { RecurringSchedules } from './recurring/recurring-schedules';
 import { dataLost } from './delay-queue/task-source.messages';
 import { RedisConnection } from './redis/redis-connection';
 import { QueueConfigError } from './errors';
+import { OneAtATime } from './utils/one-at-a-time';
 
+/** The rounds' pace: the first check comes this long after start-up. */
+const ROUND_MS = 3000;
 /**
  * Queues' records (kind, shards) are checked every this many rounds (15 s), and at once on a
  * reconnection: one HEXISTS per queue, which an idle consumer's budget (about one command a second, its
@@ -16,10 +17,11 @@ import { QueueConfigError } from './errors';
 const QUEUE_RECORDS_EVERY = 5;
 
 /**
- * What this process declares in Redis at start-up — its `@Recurring` schedules and its queues' records
- * — declared again by itself when Redis lost it, checked every few seconds and whenever the connection
- * is ready again (a restarted server). A restore is logged (a warning) and emitted as
- * `state.redeclared`, which QueueMetricsModule counts. Started and stopped by QueueOrchestrator.
+ * Its queues' records, which this process writes in Redis at start-up, written again by itself when
+ * Redis lost them, checked every 15 s and whenever the connection is ready again (a restarted
+ * server). A restore is logged (a warning) and emitted as `state.redeclared`, which QueueMetricsModule
+ * counts; a loss is reported. Started and stopped by QueueOrchestrator. (RecurringMounter keeps the
+ * schedules declared the same way.)
  */
 @Injectable()
 export class DeclaredState {
@@ -27,48 +29,32 @@ export class DeclaredState {
   private timer?: NodeJS.Timeout;
   private ticks = 0;
   private stopped = false;
-  // A round owed when the one before it ends may come after stop(): it declares nothing then.
-  private readonly schedules = new OneAtATime(async () => {
-    if (this.stopped) return;
-    await this.recurring.redeclare();
-    // Says which queues a live process has a source for, and runs a pass owed that pub/sub missed.
-    for (const entry of this.registry.all()) if (entry.kind === 'delay') await entry.queue.reconciler.heartbeat();
-  });
   private readonly records = new OneAtATime(async () => {
     if (!this.stopped) await this.checkRecords();
   });
   /**
-   * A round in flight may have read Redis before it restarted, or be one that skips the records: the
-   * schedules are declared again once it ends, and the records are checked now, beside any check in
-   * flight (the record's script creates it once, so two checks report a loss once).
+   * A round in flight may have read Redis before it restarted: the records are checked now, beside it
+   * (the record's script creates it once, so two checks report a loss once).
    */
   private readonly reconnected = () => {
-    if (this.stopped) return;
-    this.schedules.again();
-    void this.checkRecords();
+    if (!this.stopped) void this.checkRecords();
   };
 
   constructor(
     private readonly connection: RedisConnection,
     private readonly registry: QueueRegistry,
-    private readonly recurring: RecurringSchedules,
     private readonly events: QueueEvents,
   ) {}
 
   start(): void {
     this.timer = setInterval(() => {
-      if (this.stopped) return;
-      this.schedules.run();
       if (this.ticks++ % QUEUE_RECORDS_EVERY === 0) this.records.run();
-    }, DECLARE_EVERY_MS);
+    }, ROUND_MS);
     this.timer.unref();
     this.connection.client.on('ready', this.reconnected);
   }
 
-  /**
-   * Not waiting for a round in flight: with Redis frozen it could outlast the shutdown budget. One that
-   * lands after the schedules' withdrawal leaves a declaration that expires by itself (DECLARER_ALIVE_MS).
-   */
+  /** Not waiting for a round in flight: with Redis frozen it could outlast the shutdown budget. */
   stop(): void {
     this.stopped = true;
     clearInterval(this.timer);
@@ -95,33 +81,5 @@ export class DeclaredState {
         if (error instanceof QueueConfigError) this.logger.error(error.message);
       }
     }
-  }
-}
-
-/**
- * Rounds of one kind, one at a time: a round asked for while one runs (Redis slow) is not doubled. A
- * round handles its own failures (Redis away: the next round tries again), so it never rejects.
- */
-class OneAtATime {
-  private running = false;
-  private owed = false;
-
-  constructor(private readonly round: () => Promise<void>) {}
-
-  run(): void {
-    if (this.running) return;
-    this.running = true;
-    void this.round().finally(() => {
-      this.running = false;
-      if (!this.owed) return;
-      this.owed = false;
-      this.run();
-    });
-  }
-
-  /** A round now, or as soon as the one in flight ends. */
-  again(): void {
-    if (this.running) this.owed = true;
-    else this.run();
   }
 }

@@ -9,6 +9,7 @@ import { QueueConsumers } from './queue-consumers';
 import { QueueClock } from './queue-clock';
 import { QueueExplorer } from './queue.explorer';
 import { QueueOrchestrator } from './queue.orchestrator';
+import { RecurringMounter } from './recurring/recurring-mounter';
 import { RecurringSchedules } from './recurring/recurring-schedules';
 import { DeclaredState } from './declared-state';
 import { QueueProcesses } from './queue-processes';
@@ -46,6 +47,7 @@ import type {
     QueueMetadataAccessor,
     QueueExplorer,
     QueueOrchestrator,
+    RecurringMounter,
     RecurringSchedules,
     DeclaredState,
     QueueProcesses,

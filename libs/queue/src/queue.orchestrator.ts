@@ -5,23 +5,24 @@ import { eventQueueKind, QUEUE_EVENT_NAMES, QueueEvents } from './events/queue-e
 import { periodWithoutSource, unknownEvent } from './queue.messages';
 import { DelayQueue } from './delay-queue/delay-queue';
 import { QueueRegistry } from './queue.registry';
-import { QueueExplorer, type DiscoveredHandlers, type FoundMethod } from './queue.explorer';
+import { QueueExplorer, type DiscoveredHandlers } from './queue.explorer';
 import { QueueSettings } from './queue.settings';
 import { RedisConnection } from './redis/redis-connection';
-import { RecurringSchedules } from './recurring/recurring-schedules';
+import { RecurringMounter, type RecurringEntry } from './recurring/recurring-mounter';
+import { resolveRecurring } from './recurring/recurring-options';
 import { DeclaredState } from './declared-state';
 import { QueueProcesses } from './queue-processes';
-import type { RecurringOptions } from './interfaces';
+import { RepeatSchedule } from './delay-queue/repeat-schedule';
 import { raceTimeout, TIMED_OUT, waitOrTimeout } from './utils/timers';
 
 /**
  * Mounts what QueueExplorer found, and owns the library's lifecycle: event handlers are subscribed at
- * module init; once the application is bootstrapped, consumers are built (their options checked, each
- * `@Recurring` schedule added to RecurringSchedules), then, in this order, what this process declares
- * is kept declared (DeclaredState), the schedules' queues are recorded, the schedules declared, and the
- * consumers started. Shutdown goes in reverse before the connection closes: consumers stop claiming
- * (each waiting up to `shutdownTimeoutMs` for its handlers, then giving back what they did not finish),
- * the schedules are withdrawn, DeclaredState stops.
+ * module init; once the application is bootstrapped, consumers are built (their options checked; each
+ * schedule, `@Recurring` or a task source's periodic pass, mounted by RecurringMounter), then, in this
+ * order, queues' records are kept (DeclaredState), the schedules declared, and the consumers started.
+ * Shutdown goes in reverse before the connection closes: consumers stop claiming (each waiting up to
+ * `shutdownTimeoutMs` for its handlers, then giving back what they did not finish), the schedules are
+ * withdrawn, DeclaredState stops.
  */
 @Injectable()
 export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -44,7 +45,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     private readonly events: QueueEvents,
     private readonly settings: QueueSettings,
     private readonly connection: RedisConnection,
-    private readonly recurringSchedules: RecurringSchedules,
+    private readonly schedules: RecurringMounter,
     private readonly registry: QueueRegistry,
     private readonly declaredState: DeclaredState,
     private readonly processes: QueueProcesses,
@@ -70,14 +71,15 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       const { delayConsumers, batchConsumers, recurring } = this.found;
       for (const found of delayConsumers) built.push(await this.factory.delayConsumer(found));
       for (const found of batchConsumers) built.push(await this.factory.batchConsumer(found));
-      for (const found of [...recurring, ...this.taskSourceSchedules()])
-        built.push(await this.factory.recurringConsumer(found));
+      for (const { instance, method, label, metadata } of recurring) {
+        const plan = await resolveRecurring(metadata, label, (raw, where) => this.factory.decoratorOptions(raw, where));
+        built.push(this.schedules.mount({ ...plan, label, run: bound(instance, method) }));
+      }
+      for (const entry of this.taskSources()) built.push(this.schedules.mount(entry));
       // Before anything is written: a process beside one it cannot work with refuses to start.
       await this.processes.start();
       this.declaredState.start();
-      // Made here, not by Nest: their records are asserted here, as a registered queue's is at its init.
-      for (const queue of this.recurringSchedules.queues()) await queue.record.assert();
-      await this.recurringSchedules.declareAll();
+      await this.schedules.start();
       if (!this.settings.consumers) return;
       for (const consumer of built) {
         if (!consumer) continue;
@@ -102,7 +104,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
     const timeout = this.settings.shutdownTimeoutMs;
     const closeBy = Date.now() + timeout + this.settings.commandTimeoutMs;
     await this.stopConsumers(timeout, closeBy);
-    const withdrawn = this.recurringSchedules.withdraw().catch(() => undefined);
+    const withdrawn = this.schedules.withdraw().catch(() => undefined);
     await waitOrTimeout(withdrawn, Math.max(0, closeBy - Date.now()));
     this.declaredState.stop();
     await waitOrTimeout(this.processes.stop(), Math.max(0, closeBy - Date.now()));
@@ -125,10 +127,10 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
 
   /**
    * Gives each DelayQueue its `@TaskSource` (a pass owed since its record was created starts), and the
-   * `@Recurring` schedule that runs it every `reconcile.everyMs` / `cron`, once across every process.
+   * schedule that runs it every `reconcile.everyMs` / `cron`, once across every process.
    */
-  private taskSourceSchedules(): FoundMethod<RecurringOptions>[] {
-    const schedules: FoundMethod<RecurringOptions>[] = [];
+  private taskSources(): RecurringEntry[] {
+    const entries: RecurringEntry[] = [];
     for (const { instance, method, label, metadata } of this.found.taskSources) {
       const queue = this.factory.queueOf('delay', metadata.queue);
       // Replaced by a test's provider override: nothing to reconcile.
@@ -136,11 +138,11 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       queue.reconciler.attach({ label, list: bound(instance, method) });
       const { everyMs, cron } = queue.options.reconcile ?? {};
       if (everyMs === undefined && cron === undefined) continue;
-      schedules.push({
-        instance: { reconcile: () => queue.reconciler.run({}, 'schedule') },
-        method: 'reconcile',
+      entries.push({
+        name: `reconcile.${queue.name}`,
         label: `@TaskSource ${label}`,
-        metadata: { name: `reconcile.${queue.name}`, ...(everyMs !== undefined ? { everyMs } : { cron: cron! }) },
+        schedule: new RepeatSchedule(everyMs !== undefined ? { everyMs } : { cron: cron! }),
+        run: () => queue.reconciler.run({}, 'schedule'),
       });
     }
     const sourced = new Set(this.found.taskSources.map(({ metadata }) => metadata.queue));
@@ -149,7 +151,7 @@ export class QueueOrchestrator implements OnModuleInit, OnApplicationBootstrap, 
       const { everyMs, cron } = queue.options.reconcile ?? {};
       if (everyMs !== undefined || cron !== undefined) this.logger.warn(periodWithoutSource(name));
     }
-    return schedules;
+    return entries;
   }
 
   private listen({ instance, method, label, metadata: { event, queue } }: DiscoveredHandlers['eventHandlers'][number]) {

@@ -3,11 +3,15 @@ import { isDeepStrictEqual } from 'node:util';
 import { duplicateQueue, queueKindConflict, unknownQueue, wrongKind } from './queue.messages';
 import { ConsumerRegistry } from './consumer/consumer.registry';
 import { DelayQueue, type DelayQueueInternals } from './delay-queue/delay-queue';
+import { DelayQueueStore } from './delay-queue/delay-queue.store';
 import { QueueEvents } from './events/queue-events';
 import { FixedQueue } from './fixed-queue/fixed-queue';
 import type { DelayQueueOptions, FixedQueueOptions, QueueKind } from './interfaces';
 import { QueueSettings } from './queue.settings';
+import { QueueKeys } from './redis/keys';
 import { RedisConnection } from './redis/redis-connection';
+import { resolveOptions } from './validation/apply-rules';
+import { DelayQueueOptionsRules } from './validation/delay-queue-options';
 
 export type RegisteredQueue =
   { kind: 'fixed'; name: string; queue: FixedQueue } | { kind: 'delay'; name: string; queue: DelayQueue };
@@ -48,6 +52,16 @@ export class QueueRegistry {
    */
   delayQueue(options: DelayQueueOptions, registeredIn?: () => string, internal?: DelayQueueInternals): DelayQueue {
     return this.register('delay', options, (...made) => new DelayQueue(options, ...made, internal), registeredIn);
+  }
+
+  /**
+   * A store over the keys of a DelayQueue this process does not run (a `@Recurring` schedule's that
+   * another process declares, or none any more): for reading and deleting them, never for consuming.
+   */
+  delayQueueStore(options: DelayQueueOptions, where: string): DelayQueueStore {
+    const resolved = resolveOptions(DelayQueueOptionsRules, options, where);
+    const keys = new QueueKeys(this.settings.prefix, resolved.name, resolved.shards);
+    return new DelayQueueStore(this.connection.scripts, keys, resolved);
   }
 
   /**

@@ -145,6 +145,24 @@ export class DelayQueueStore extends ShardStore {
     return { cursor: next, repeats };
   }
 
+  /**
+   * Runs a script of a feature built on the queue on a shard's keys: a `@Recurring` declaration, which
+   * keeps the shard's `declarations` hash and places its occurrence (recurring-declare.lua).
+   */
+  declare<In, Out>(protocol: ScriptProtocol<string, In, Out>, shard: number, input: In): Promise<Out> {
+    return this.call(protocol, shard, input);
+  }
+
+  /** The shard's `declarations` hash, as stored (recurring-declare.lua writes it). */
+  declarations(shard: number): Promise<Record<string, string>> {
+    return this.scripts.call((client) => client.hgetall(this.keys.key(shard, 'declarations')));
+  }
+
+  /** Deletes one field of the shard's `declarations` hash (a process withdrawing its declaration). */
+  async withdrawDeclaration(shard: number, field: string): Promise<void> {
+    await this.scripts.call((client) => client.hdel(this.keys.key(shard, 'declarations'), field));
+  }
+
   /** The repeat `id`, or null. */
   async repeatInfo(shard: number, id: string): Promise<RepeatInfo | null> {
     const stored = await this.scripts.call((client) => client.hget(this.keys.key(shard, 'repeats'), id));

@@ -114,6 +114,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
       'delay',
       this.options.shards,
       internal.reportsLoss ?? true,
+      // The reconciler is made below, before the record's first call.
+      { recordCreated: () => this.reconciler.recordCreated() },
     );
     this.hints = WakeHints.of(connection, this.store.keys.wakeChannel, this.options.shards, settings.idlePollMs);
     const pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards, this.hints);

@@ -1,4 +1,5 @@
 import { QueueInputError } from '../errors';
+import { scheduleProblem } from '../validation/schedule';
 import { RepeatSchedule } from './repeat-schedule';
 
 const at = (iso: string) => Date.parse(iso);
@@ -82,5 +83,19 @@ describe('RepeatSchedule', () => {
     expect(() => new RepeatSchedule({ cron: '* * * * *' }, { tz: 'Mars/Olympus' })).toThrow(
       `repeat: tz "Mars/Olympus" is not an IANA time zone name`,
     );
+  });
+
+  it('words a refusal as @Recurring does: one check of a schedule for both', () => {
+    expect(() => new RepeatSchedule({ everyMs: 1.5 })).toThrow(
+      'repeat: everyMs must be an integer between 1 and 31622400000 (got 1.5)',
+    );
+    expect(() => new RepeatSchedule({ cron: '* * * * *', everyMs: 5 } as never)).toThrow(
+      'repeat: give either cron or everyMs, not both (got cron "* * * * *", a string and everyMs 5)',
+    );
+    expect(scheduleProblem({ everyMs: 100 }, { tz: 'UTC' })).toBe('tz applies to a cron schedule only, not to everyMs');
+    expect(scheduleProblem({ everyMs: 100 }, { missed: 'some' })).toBe(
+      `missed must be 'latest', 'skip' or 'all' (got "some", a string)`,
+    );
+    expect(scheduleProblem({ cron: '0 */5 * * * *' }, { tz: 'Europe/Paris', missed: 'all' })).toBeUndefined();
   });
 });

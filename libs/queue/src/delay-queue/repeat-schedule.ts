@@ -2,8 +2,8 @@ import { CronTime } from 'cron';
 import { badRepeat } from './delay-queue.messages';
 import type { MissedTicks, RepeatEvery, RepeatOptions } from '../interfaces';
 import type { TickWindow } from './lua/tick-window';
-import { cronProblem } from '../validation/cron';
-import { EVERY_MS_MAX, toEpochMs } from '../validation/time';
+import { scheduleProblem } from '../validation/schedule';
+import { toEpochMs } from '../validation/time';
 
 /** Missed ticks run in order under `missed: 'all'`, at most this many: the latest ones. */
 export const MAX_MISSED_RUNS = 100;
@@ -15,7 +15,6 @@ const WINDOW_SLACK_MS = 2000;
 const MAX_WINDOW_TICKS = 256;
 /** How far back a cron schedule is searched for its latest tick before it is taken to have none. */
 const MAX_LOOKBACK_MS = 400 * 24 * 3600_000;
-export const MISSED: readonly MissedTicks[] = ['latest', 'skip', 'all'];
 
 /**
  * A validated schedule: its ticks follow from it alone (never from a clock), so every process computes
@@ -32,32 +31,16 @@ export class RepeatSchedule {
   private readonly cronTime?: CronTime;
 
   constructor(every: RepeatEvery, options: RepeatOptions = {}) {
-    if (every === null || typeof every !== 'object')
-      throw badRepeat(`the schedule must be { cron } or { everyMs }, got ${String(every)}`);
-    const { cron, everyMs } = every as { cron?: unknown; everyMs?: unknown };
-    if ((cron === undefined) === (everyMs === undefined))
-      throw badRepeat('give the schedule as either { cron } or { everyMs }, exactly one of them');
+    const problem = scheduleProblem(every, options);
+    if (problem !== undefined) throw badRepeat(problem);
+    const { cron, everyMs } = every as { cron?: string; everyMs?: number };
     const { tz, startAt, endAt, missed = 'latest' } = options;
-    if (!MISSED.includes(missed)) throw badRepeat(`missed must be 'latest', 'skip' or 'all', got ${String(missed)}`);
     this.missed = missed;
     if (cron !== undefined) {
-      if (typeof cron !== 'string' || cron.trim() === '')
-        throw badRepeat(`cron must be a cron expression, got ${String(cron)}`);
-      if (tz !== undefined && typeof tz !== 'string')
-        throw badRepeat(`tz must be an IANA time zone name, got ${String(tz)}`);
-      try {
-        this.cronTime = new CronTime(cron, tz);
-      } catch {
-        throw badRepeat(cronProblem(cron, tz) ?? `cron "${cron}" is not valid`);
-      }
+      this.cronTime = new CronTime(cron, tz);
       this.cron = cron;
       this.tz = tz;
-    } else {
-      if (typeof everyMs !== 'number' || !Number.isInteger(everyMs) || everyMs < 1 || everyMs > EVERY_MS_MAX)
-        throw badRepeat(`everyMs must be whole milliseconds from 1 to ${EVERY_MS_MAX}, got ${String(everyMs)}`);
-      if (tz !== undefined) throw badRepeat('tz applies to cron schedules only, not everyMs');
-      this.everyMs = everyMs;
-    }
+    } else this.everyMs = everyMs;
     if (startAt !== undefined) this.startAt = toEpochMs(startAt, 'startAt');
     if (endAt !== undefined) this.endAt = toEpochMs(endAt, 'endAt');
     if (this.startAt !== undefined && this.endAt !== undefined && this.endAt < this.startAt)

@@ -1,17 +1,16 @@
 import { Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { QueueEvents } from '../events/queue-events';
 import type { OnExists, ReconcileCallOptions, ReconcileResult, ReconcileTrigger, SourcedTask } from '../interfaces';
-import type { QueueRecord } from '../redis/queue-meta';
+import { iterable, type ReconcilePort, type TaskSourceMethod } from './task-source';
+import type { RecordCreated } from '../redis/queue-meta';
 import type { HeldWrites } from '../redis/redis-connection';
 import { describeError } from '../utils/errors';
 import { nameProblem } from '../validation/payload';
 import { resolveTime } from '../validation/time';
-import type { DelayQueueStore, ScheduleItem, DelayScheduleReply } from './delay-queue.store';
+import type { ScheduleItem } from './delay-queue.store';
 import {
   moreRowsRefused,
   noTaskSource,
-  notIterable,
   passDone,
   passFailed,
   rowRefused,
@@ -40,36 +39,12 @@ const PASS_LEASE_MS = 30_000;
  * process died is taken over this long after its last renewal, by the next look of a process with a source.
  */
 const OWED_LEASE_MS = 10_000;
-/** How long a process with a source counts as live after saying so (DeclaredState says so every 3 s). */
+/** How often a process with a source says so, and looks for a pass owed that pub/sub may have missed. */
+const HEARTBEAT_MS = 3000;
+/** How long a process with a source counts as live after saying so. */
 const SOURCE_ALIVE_MS = 10_000;
 /** Pause between tries to record a pass owed by a write that gave up, while Redis does not answer. */
 const OWE_RETRY_MS = 1000;
-
-/** A `@TaskSource` method, bound to its instance. */
-export interface TaskSourceMethod {
-  /** `Class.method`. */
-  label: string;
-  list: () => unknown;
-}
-
-/** What a reconciler needs of its DelayQueue. */
-export interface ReconcilePort {
-  queue: string;
-  shards: number;
-  store: DelayQueueStore;
-  record: QueueRecord;
-  events: QueueEvents;
-  defaults: ReconcileCallOptions | undefined;
-  /** Has `owed` called whenever another process announces a pass owed, and when such news may have been missed. */
-  listen(owed: () => void): void;
-  /** Tells every process with a source that a pass is owed. */
-  announce(): void;
-  /** A payload as the queue stores it: JSON, checked against its schema and size limit (throws QueueInputError). */
-  encode(payload: unknown): string;
-  shardOf(id: string): number;
-  /** A write landed: the queue observes the clock and wakes consumers when a shard's head moved. */
-  written(shard: number, reply: DelayScheduleReply, sentAt: number): void;
-}
 
 interface Counts {
   listed: number;
@@ -87,7 +62,7 @@ interface Counts {
  * A task written by anyone after the pass began is neither written nor swept by it (delay-pass): the
  * source may have been read before that write. Passes of one process run one after the other.
  */
-export class TaskReconciler implements HeldWrites {
+export class TaskReconciler implements HeldWrites, RecordCreated {
   private source?: TaskSourceMethod;
   private queueTail: Promise<unknown> = Promise.resolve();
   private readonly logger: Logger;
@@ -96,14 +71,18 @@ export class TaskReconciler implements HeldWrites {
   private again = false;
   /** A pass owed by a write that gave up, not recorded yet (Redis away): retried until it is. */
   private oweTimer?: NodeJS.Timeout;
+  private heartbeats?: NodeJS.Timeout;
+  private beating = false;
   private closed = false;
 
   constructor(private readonly port: ReconcilePort) {
     this.logger = new Logger(`DelayQueue ${port.queue}`);
-    port.record.onCreated = () => {
-      port.announce();
-      void this.runOwed();
-    };
+  }
+
+  /** Its queue's record was created by this process (a first start, or a loss): the pass it owes is announced and run. */
+  recordCreated(): void {
+    this.port.announce();
+    void this.runOwed();
   }
 
   /** The `Class.method` of its source, if it has one. */
@@ -121,15 +100,19 @@ export class TaskReconciler implements HeldWrites {
     this.source = source;
     this.port.listen(() => void this.runOwed());
     void this.heartbeat();
+    this.heartbeats = setInterval(() => void this.heartbeat(), HEARTBEAT_MS).unref();
   }
 
-  /** Says in Redis that a live process has a source (DeclaredState, every round), and runs a pass owed. */
-  async heartbeat(): Promise<void> {
-    if (this.source === undefined) return;
+  /** Says in Redis that a live process has a source, and runs a pass owed (one look at a time). */
+  private async heartbeat(): Promise<void> {
+    if (this.closed || this.beating) return;
+    this.beating = true;
     try {
       if ((await this.port.record.alive(SOURCE_ALIVE_MS)) !== undefined) void this.runOwed();
     } catch {
-      // Redis away: the next round says it again (RedisConnection logs the outage).
+      // Redis away: the next heartbeat says it again (RedisConnection logs the outage).
+    } finally {
+      this.beating = false;
     }
   }
 
@@ -162,6 +145,7 @@ export class TaskReconciler implements HeldWrites {
   close(): void {
     this.closed = true;
     clearTimeout(this.oweTimer);
+    clearInterval(this.heartbeats);
   }
 
   /** A pass, after any of this process still running. Rejects with QueueConfigError when there is no source. */
@@ -399,15 +383,4 @@ export class TaskReconciler implements HeldWrites {
   private async forEachShard(work: (shard: number) => Promise<void>): Promise<void> {
     await Promise.all(Array.from({ length: this.port.shards }, (_, shard) => work(shard)));
   }
-}
-
-/** What the source method returned, as something `for await` reads; refused when it is neither kind of iterable. */
-function iterable(source: TaskSourceMethod): AsyncIterable<unknown> | Iterable<unknown> {
-  const rows = source.list();
-  if (rows !== null && typeof rows === 'object') {
-    if (Symbol.asyncIterator in rows) return rows as AsyncIterable<unknown>;
-    if (Symbol.iterator in rows) return rows as Iterable<unknown>;
-  }
-  const got = rows instanceof Promise ? 'a Promise' : rows === null ? 'null' : typeof rows;
-  throw notIterable(source.label, got);
 }

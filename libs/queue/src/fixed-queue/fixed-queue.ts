@@ -5,7 +5,6 @@ import { entryMessage, entryTime } from '../redis/fixed-entry';
 import { QueueKeys, shardOf } from '../redis/keys';
 import type { RedisConnection } from '../redis/redis-connection';
 import { QueueRecord } from '../redis/queue-meta';
-import { RECURRING_QUEUE_PREFIX } from '../queue.constants';
 import type { ConsumerRegistry } from '../consumer/consumer.registry';
 import type { QueueSettings } from '../queue.settings';
 import { resolveFixedQueueOptions } from '../validation/fixed-queue-options';
@@ -95,14 +94,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
       new QueueKeys(settings.prefix, this.name, this.options.shards),
       this.options,
     );
-    this.record = new QueueRecord(
-      connection,
-      this.store.keys,
-      this.name,
-      'fixed',
-      this.options.shards,
-      !this.name.startsWith(RECURRING_QUEUE_PREFIX),
-    );
+    this.record = new QueueRecord(connection, this.store.keys, this.name, 'fixed', this.options.shards, true);
     this.hints = WakeHints.of(connection, this.store.keys.wakeChannel, this.options.shards, settings.idlePollMs);
     this.pauseFlag = new PauseFlag(connection.scripts, this.store.keys, this.options.shards, this.hints);
     this.tracer = (this.options.tracing ?? settings.tracing) ? new QueueTracer(this.name, 'fixed') : undefined;

@@ -1,21 +1,20 @@
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsString, Max, Min, MinLength, ValidateNested } from 'class-validator';
-import { MISSED, RepeatSchedule } from '../delay-queue/repeat-schedule';
+import { Allow, IsInt, IsString, Max, Min, ValidateNested } from 'class-validator';
+import { RepeatSchedule } from '../delay-queue/repeat-schedule';
+import { scheduleProblem } from '../validation/schedule';
 import { QueueInputError } from '../errors';
 import type { BackoffOptions, MissedTicks, RecurringOptions, RepeatEvery } from '../interfaces';
-import { cronProblem } from '../validation/cron';
-import { EVERY_MS_MAX } from '../validation/time';
 import { Given, IsName } from '../validation/option-rules';
 import { injectWithoutFactory, refusedAsInput } from './recurring.messages';
 import { assertName } from '../validation/payload';
-import { describeValue } from '../validation/option-violations';
 import { resolveOptions, type Checks, type SameKeys } from '../validation/apply-rules';
 import { MAX_HANDLER_TIMEOUT_MS } from '../validation/consumer-options';
 import { BackoffRules, backoffProblem, MAX_ATTEMPTS } from '../validation/queue-options';
 
-const TZ_RULE = { message: "$property must be an IANA time zone name (such as 'Europe/Paris')" };
-
-/** `@Recurring` options. Its schedule, retries and lease are a DelayQueue's: so are their limits. */
+/**
+ * `@Recurring` options. Its schedule, retries and lease are a DelayQueue's: so are their limits. The
+ * schedule's fields are checked together by `scheduleProblem`, as `repeat()` checks them.
+ */
 class RecurringOptionsRules implements SameKeys<RecurringOptions, RecurringOptionsRules> {
   @Given()
   @IsString()
@@ -23,22 +22,19 @@ class RecurringOptionsRules implements SameKeys<RecurringOptions, RecurringOptio
   name?: string;
 
   @Given()
-  @IsString()
+  @Allow()
   cron?: string;
 
   @Given()
-  @IsInt()
-  @Min(1)
-  @Max(EVERY_MS_MAX)
+  @Allow()
   everyMs?: number;
 
   @Given()
-  @IsString(TZ_RULE)
-  @MinLength(1, TZ_RULE)
+  @Allow()
   tz?: string;
 
   @Given()
-  @IsIn(MISSED)
+  @Allow()
   missed?: MissedTicks;
 
   @Given()
@@ -59,18 +55,8 @@ class RecurringOptionsRules implements SameKeys<RecurringOptions, RecurringOptio
   backoff?: BackoffRules;
 }
 
-/** Why the schedule is none, if it is not: exactly one of cron and everyMs, a cron that parses in `tz`. */
-function scheduleProblem({ cron, everyMs, tz }: RecurringOptionsRules): string | undefined {
-  if (cron !== undefined && everyMs !== undefined)
-    return `give either cron or everyMs, not both (got cron ${describeValue(cron)} and everyMs ${describeValue(everyMs)})`;
-  if (everyMs !== undefined) return tz === undefined ? undefined : 'tz applies to a cron schedule only, not to everyMs';
-  if (cron === undefined) return "give a schedule: { cron: '0 */5 * * * *' } or { everyMs: 60_000 }";
-  if (cron.trim() === '') return `cron must be a cron expression such as '0 */5 * * * *' (got ${describeValue(cron)})`;
-  return cronProblem(cron, tz);
-}
-
 const recurringChecks: Checks<RecurringOptionsRules> = (options) =>
-  [scheduleProblem(options), options.backoff && backoffProblem(options.backoff)].filter(
+  [scheduleProblem(options, options), options.backoff && backoffProblem(options.backoff)].filter(
     (problem): problem is string => problem !== undefined,
   );
 

@@ -2,14 +2,13 @@ import type { DelayQueueStore } from '../delay-queue/delay-queue.store';
 import { RepeatSchedule } from '../delay-queue/repeat-schedule';
 import type { RecurringDeclarationInfo, RepeatInfo } from '../interfaces';
 import { QueueKeys } from '../redis/keys';
-import { invoke, shardKeys } from '../redis/script-protocol';
 import type { Scripts } from '../redis/scripts';
 import { recurringDeclare, type RecurringDeclareInput, type RecurringDeclared } from './lua/recurring-declare';
 
 /**
- * The Redis side of `@Recurring`: the index of every schedule declared under the prefix, and each
- * schedule's declarations, kept beside the keys of its own one-shard DelayQueue (see recurring-declare.lua).
- * Key names, script arguments and reply decoding, nothing else.
+ * The Redis side of `@Recurring`: the index of every schedule declared under the prefix (its own key),
+ * and each schedule's declarations, which its one-shard DelayQueue's store keeps beside the queue's keys
+ * (see recurring-declare.lua). Key names, script arguments and reply decoding, nothing else.
  */
 export class RecurringStore {
   private readonly indexKey: string;
@@ -38,17 +37,12 @@ export class RecurringStore {
 
   /** Declares a schedule for this process on its queue's shard, and places the one in effect. */
   declare(queue: DelayQueueStore, input: RecurringDeclareInput): Promise<RecurringDeclared> {
-    return invoke(this.scripts, recurringDeclare, shardKeys(queue.keys, 0), input);
+    return queue.declare(recurringDeclare, 0, input);
   }
 
   /** Withdraws a process' declaration of the schedule (at shutdown). */
-  async withdraw(queue: DelayQueueStore, declarer: string): Promise<void> {
-    await this.scripts.call((client) => client.hdel(queue.keys.key(0, 'declarations'), `p:${declarer}`));
-  }
-
-  /** A schedule's declarations hash, as stored (see `decodeDeclarations`). */
-  declarations(queue: DelayQueueStore): Promise<Record<string, string>> {
-    return this.scripts.call((client) => client.hgetall(queue.keys.key(0, 'declarations')));
+  withdraw(queue: DelayQueueStore, declarer: string): Promise<void> {
+    return queue.withdrawDeclaration(0, `p:${declarer}`);
   }
 }
 

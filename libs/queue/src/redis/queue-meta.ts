@@ -61,6 +61,14 @@ export function parseOwed(stored: string): OwedPass | undefined {
 }
 
 /**
+ * What a queue does when a call of this process created its record (a first start, or after its data
+ * was lost): a DelayQueue's task source owes a pass then. Implemented by the queue kind's side.
+ */
+export interface RecordCreated {
+  recordCreated(): void;
+}
+
+/**
  * A queue's record in Redis (kind, shard count, layout: queue-meta.lua), and what its absence means.
  * The record is written when a queue is first used, so a process that had seen it and finds it gone
  * knows the queue's data went with it; the one call that creates it again learns it did, which is
@@ -69,8 +77,6 @@ export function parseOwed(stored: string): OwedPass | undefined {
 export class QueueRecord {
   /** This process saw the record in Redis (recorded it, or found it): from then on its absence is a loss. */
   private seen = false;
-  /** Told when a call of this process created the record (at start-up, or after a loss) and owed a pass of its source. */
-  onCreated?: () => void;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -80,6 +86,8 @@ export class QueueRecord {
     private readonly shards: number,
     /** Whether a loss is reported (health, event): not for what heals by itself (a `@Recurring` queue). */
     readonly reportsLoss: boolean,
+    /** Told when a call of this process created the record. */
+    private readonly created?: RecordCreated,
   ) {}
 
   /**
@@ -191,7 +199,7 @@ export class QueueRecord {
     if (stored.kind !== this.kind || stored.shards !== this.shards || stored.layout !== LAYOUTS[this.kind])
       throw metaMismatch(this.name, stored, this.kind, this.shards, LAYOUTS[this.kind]);
     this.seen = true;
-    if (stored.created) this.onCreated?.();
+    if (stored.created) this.created?.recordCreated();
     return stored.created;
   }
 }

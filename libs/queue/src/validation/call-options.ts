@@ -19,7 +19,7 @@ import type {
 import { describeValue, optionKeys } from './option-violations';
 import { Given, IsAnyNumber, IsName, IsTime, IsTrueOrFalse } from './option-rules';
 import { applyRules, type Checks, type SameKeys } from './apply-rules';
-import { MAX_RETRY_MS } from './delay-queue-options';
+import { IsOnExists, MAX_RETRY_MS } from './delay-queue-options';
 import { badCallOptions } from './validation.messages';
 
 // The options of every public method that takes an options object, checked like module options are, and
@@ -76,9 +76,7 @@ class ScheduleOptionsRules
   id?: string;
 
   @Given()
-  @IsIn(['replace', 'keep', 'earlier', 'later'], {
-    message: "$property must be 'replace', 'keep', 'earlier' or 'later'",
-  })
+  @IsOnExists()
   onExists?: OnExists;
 
   /** `onExists` in its older spelling: `true` is `'replace'`, `false` is `'keep'`. */
@@ -105,9 +103,7 @@ class ScheduleOptionsRules
 
 class ReconcileCallRules implements ReconcileCallOptions, SameKeys<ReconcileCallOptions, ReconcileCallRules> {
   @Given()
-  @IsIn(['keep', 'replace', 'earlier', 'later'], {
-    message: "$property must be 'keep', 'replace', 'earlier' or 'later'",
-  })
+  @IsOnExists()
   onExists?: OnExists;
 
   @Given()

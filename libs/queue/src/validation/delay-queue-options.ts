@@ -15,7 +15,12 @@ import { EVERY_MS_MAX } from './time';
  */
 export const MAX_RETRY_MS = 10 * 60_000;
 
-const ON_EXISTS: OnExists[] = ['keep', 'replace', 'earlier', 'later'];
+/** What `onExists` may be, wherever it is given (a schedule, a pass, the queue's `reconcile`). */
+const ON_EXISTS: readonly OnExists[] = ['replace', 'keep', 'earlier', 'later'];
+
+/** The rule of every `onExists` option, with one wording. */
+export const IsOnExists = () =>
+  IsIn(ON_EXISTS, { message: "$property must be 'replace', 'keep', 'earlier' or 'later'" });
 
 /** Below this a pass would hardly end before the next began (each lists the whole source). */
 const MIN_RECONCILE_EVERY_MS = 1000;
@@ -32,7 +37,7 @@ class ReconcileRules implements ReconcileOptions, SameKeys<ReconcileOptions, Rec
   cron?: string;
 
   @Given()
-  @IsIn(ON_EXISTS, { message: "$property must be 'keep', 'replace', 'earlier' or 'later'" })
+  @IsOnExists()
   onExists?: OnExists;
 
   @Given()
