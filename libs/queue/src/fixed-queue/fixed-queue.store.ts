@@ -21,15 +21,8 @@ import { fixedStats } from './lua/fixed-stats';
 import { fixedUpgrade } from './lua/fixed-upgrade';
 import { readNewestFirst } from '../redis/newest-first';
 import { DEAD_BATCHES_PER_CALL } from './fixed-queue.listings';
-import {
-  BYTES_PER_POLL,
-  ENTRIES_PER_POLL,
-  GROUPS_PER_POLL,
-  inChunks,
-  PollBudget,
-  type PollPlan,
-} from '../redis/poll-budget';
-import { ShardStore } from '../redis/shard-store';
+import { BYTES_PER_POLL, ENTRIES_PER_POLL, GROUPS_PER_POLL, PollBudget, type PollPlan } from './poll-budget';
+import { inChunks, ShardStore } from '../redis/shard-store';
 import type { Scripts } from '../redis/scripts';
 import type { FixedQueueStats, ResolvedFixedQueueOptions } from '../interfaces';
 

@@ -1,7 +1,7 @@
 import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { QueueInputError } from '../errors';
 import type { QueueEvents } from '../events/queue-events';
-import { entryMessage, entryTime } from '../redis/fixed-entry';
+import { entryMessage, entryTime } from './fixed-entry';
 import { QueueKeys, shardOf } from '../redis/keys';
 import type { RedisConnection } from '../redis/redis-connection';
 import { QueueRecord } from '../redis/queue-meta';

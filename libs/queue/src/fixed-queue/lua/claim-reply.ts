@@ -1,5 +1,5 @@
 import type { GroupRateLimitOptions } from '../../interfaces';
-import { entryCarriers, entryMessages } from '../../redis/fixed-entry';
+import { entryCarriers, entryMessages } from '../fixed-entry';
 import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
 import type { ShardKeyKind } from '../../redis/keys';
 import { rateKeys } from './group-rate';

@@ -1,5 +1,5 @@
 import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
-import { entryCarriers, entryMessages } from '../../redis/fixed-entry';
+import { entryCarriers, entryMessages } from '../fixed-entry';
 import { kindsOf } from '../../redis/script-protocol';
 import type { GroupRateLimitOptions } from '../../interfaces';
 import type { ClaimedBatch } from './claim-reply';
