@@ -7,7 +7,7 @@ import { RecurringSchedules } from './recurring-schedules';
 function registry() {
   const made: unknown[] = [];
   const queues = { delayQueue: (options: unknown) => (made.push(options), { store: {}, hints: {} }) };
-  const connection = { scripts: {}, clock: {} };
+  const connection = { scripts: { add: () => undefined }, clock: {} };
   const schedules = new RecurringSchedules(queues as never, connection as never, { prefix: 'p' } as never, {} as never);
   return { schedules, made };
 }

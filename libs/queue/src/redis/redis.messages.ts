@@ -138,7 +138,7 @@ export const duplicateScript = (script: string, first: string, second: string) =
 /** A script run by a name that no protocol defined (see ScriptSet.define). */
 export const unknownScript = (script: string) =>
   new QueueError(
-    `No Lua script "${script}" is defined: a script is known once the protocol that defines it (ScriptSet.define) is imported`,
+    `No Lua script "${script}" is defined on this connection: a queue kind adds its scripts (Scripts.add) when its store is made`,
   );
 
 /** A call retried within `retryMs` that no try got an answer to (WriteRetries). */

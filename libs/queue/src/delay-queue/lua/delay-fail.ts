@@ -1,4 +1,4 @@
-import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import type { DelayScript } from '../delay-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 import type { TaskLease } from './delay-ack';
 
@@ -13,7 +13,7 @@ export interface DelayFailInput {
 export type DelayFailReply = { outcome: 'retry' | 'dead'; at: number } | null;
 
 /** Fails a delivery (see delay-fail.lua): its retry or burial, or null when the token is stale. */
-export const delayFail = DELAY_QUEUE_SCRIPTS.define<'delay-fail', DelayFailInput, DelayFailReply>({
+export const delayFail: DelayScript<'delay-fail', DelayFailInput, DelayFailReply> = {
   script: 'delay-fail',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'successors', 'passes']),
   args: ({ lease, maxAttempts, retryDelayMs, deadCapacity, error }) => [
@@ -28,4 +28,4 @@ export const delayFail = DELAY_QUEUE_SCRIPTS.define<'delay-fail', DelayFailInput
     const [applied, outcome, at] = reply as [number, ('retry' | 'dead')?, number?];
     return applied === 1 ? { outcome: outcome!, at: at! } : null;
   },
-});
+};

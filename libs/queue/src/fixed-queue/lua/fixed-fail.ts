@@ -1,4 +1,4 @@
-import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import type { FixedScript } from '../fixed-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 import type { GroupLease } from './fixed-ack';
 
@@ -26,7 +26,7 @@ export type FailReply = {
 };
 
 /** Records a failed at-least-once delivery: a retry, its burial or its group's pause (see fixed-fail.lua). */
-export const fixedFail = FIXED_QUEUE_SCRIPTS.define<'fixed-fail', FixedFailInput, FailReply>({
+export const fixedFail: FixedScript<'fixed-fail', FixedFailInput, FailReply> = {
   script: 'fixed-fail',
   keys: (shard, { lease }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors', 'pausedGroups']),
@@ -49,4 +49,4 @@ export const fixedFail = FIXED_QUEUE_SCRIPTS.define<'fixed-fail', FixedFailInput
     const [outcome, at, acknowledged] = reply as [FailReply['outcome'], number, number];
     return { outcome, at, acknowledged };
   },
-});
+};
