@@ -158,3 +158,10 @@ export const retriesRanOut = (
       `. The last try: ${last.message}`,
     { cause: last.cause, outcome, tries },
   );
+
+/** An include line whose file none of the includes directories has. */
+export const includeNotFound = (include: string, dirs: readonly string[]) =>
+  new Error(`no ${include}.lua in ${dirs.join(', ')}`);
+
+/** Why a call on a Cluster was given up: no reply within the connection's bound. */
+export const noReplyWithin = (ms: number) => `no reply within ${ms} ms`;

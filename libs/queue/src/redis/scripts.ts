@@ -1,7 +1,7 @@
 import { Cluster, Command, ReplyError } from 'ioredis';
 import { deadline } from '../utils/timers';
 import { QueueConnectionError, QueueMemoryError } from '../errors';
-import { discarded, redisOutOfMemory, replicasMissed, unreachable } from './redis.messages';
+import { discarded, noReplyWithin, redisOutOfMemory, replicasMissed, unreachable } from './redis.messages';
 import { describeConnectionFailure } from './connection-failure';
 import { CallOutcomes, type Issued } from './call-outcome';
 import type { RedisClient } from './redis-client';
@@ -333,7 +333,7 @@ export class Scripts {
 
   private bounded<T>(call: Promise<T>): Promise<T> {
     if (this.deadlineMs === undefined || !(this.client instanceof Cluster)) return call;
-    return deadline(call, this.deadlineMs, `no reply within ${this.deadlineMs} ms`);
+    return deadline(call, this.deadlineMs, noReplyWithin(this.deadlineMs));
   }
 }
 
