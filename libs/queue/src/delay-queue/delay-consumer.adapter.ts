@@ -227,7 +227,7 @@ export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDe
     const failed = await this.store.fail(shard, id, token, this.retry.delayAfter(running.attempt), text);
     // Null: the lease was lost meanwhile (the task was replaced, cancelled, or went to another worker).
     if (!failed) return { outcome: { type: 'lease-lost' } };
-    if (failed.outcome === 'dead') return { outcome: { type: 'dead', at: failed.at } };
+    if (failed.fate === 'dead') return { outcome: { type: 'dead', at: failed.at } };
     return { outcome: { type: 'retry', at: failed.at }, due: { at: failed.at } };
   }
 

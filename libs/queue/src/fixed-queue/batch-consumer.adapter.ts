@@ -322,7 +322,7 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
     error: unknown,
     handled: { count: number; ignoredAnswer?: string },
   ): Promise<RecordedOutcome> {
-    const { outcome, at, acknowledged } = await this.store.fail(
+    const { fate, at, acknowledged } = await this.store.fail(
       running.shard,
       running.lease!,
       this.retry.delayAfter(running.attempt),
@@ -332,11 +332,10 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
     running.acknowledged = acknowledged;
     const { ignoredAnswer } = handled;
     const ignored = ignoredAnswer === undefined ? {} : { ignoredAnswer };
-    if (outcome === 'retry' || outcome === 'dead')
-      return { outcome: { type: outcome, at, acknowledged }, due: { at }, ...ignored };
+    if (fate === 'retry' || fate === 'dead')
+      return { outcome: { type: fate, at, acknowledged }, due: { at }, ...ignored };
     // Its group is out of the ready index until resumeGroup, which wakes the consumers itself.
-    if (outcome === 'paused')
-      return { outcome: { type: outcome, at, acknowledged, group: running.batch.group }, ...ignored };
+    if (fate === 'paused') return { outcome: { type: fate, at, acknowledged, group: running.batch.group }, ...ignored };
     return { outcome: LEASE_LOST, ...ignored };
   }
 }

@@ -10,7 +10,8 @@ export interface DelayFailInput {
   error: string;
 }
 
-export type DelayFailReply = { outcome: 'retry' | 'dead'; at: number } | null;
+/** What the failure made of the task (`fate`): retried at `at`, or buried (dead) at `at`. */
+export type DelayFailReply = { fate: 'retry' | 'dead'; at: number } | null;
 
 /** Fails a delivery (see delay-fail.lua): its retry or burial, or null when the token is stale. */
 export const delayFail: DelayScript<'delay-fail', DelayFailInput, DelayFailReply> = {
@@ -25,7 +26,7 @@ export const delayFail: DelayScript<'delay-fail', DelayFailInput, DelayFailReply
     error,
   ],
   decode: (reply) => {
-    const [applied, outcome, at] = reply as [number, ('retry' | 'dead')?, number?];
-    return applied === 1 ? { outcome: outcome!, at: at! } : null;
+    const [applied, fate, at] = reply as [number, ('retry' | 'dead')?, number?];
+    return applied === 1 ? { fate: fate!, at: at! } : null;
   },
 };

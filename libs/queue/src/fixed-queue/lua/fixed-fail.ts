@@ -19,7 +19,8 @@ export interface FixedFailInput {
 }
 
 export type FailReply = {
-  outcome: 'retry' | 'dead' | 'paused' | 'gone' | 'stale';
+  /** What the failure made of the batch: retried, buried, its group paused, or nothing (its group gone, its lease stale). */
+  fate: 'retry' | 'dead' | 'paused' | 'gone' | 'stale';
   at: number;
   /** Messages acknowledged first (fewer than `handled` where capacity evicted some meanwhile). */
   acknowledged: number;
@@ -46,7 +47,7 @@ export const fixedFail: FixedScript<'fixed-fail', FixedFailInput, FailReply> = {
     input.size,
   ],
   decode: (reply) => {
-    const [outcome, at, acknowledged] = reply as [FailReply['outcome'], number, number];
-    return { outcome, at, acknowledged };
+    const [fate, at, acknowledged] = reply as [FailReply['fate'], number, number];
+    return { fate, at, acknowledged };
   },
 };
