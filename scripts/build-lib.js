@@ -23,16 +23,12 @@ if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 // tsc emits only JavaScript; the Lua scripts are read from disk at run time, so they ship beside it,
 // where the library's script sets say each set of them is, each with its includes inlined by the
 // library's own loader (so the package needs no includes and runs exactly the text the tests ran).
-// A script is known once its protocol is defined: every protocol file (`<folder>/lua/*.js`) is loaded.
+// Every set of scripts is what the package's script library (queue-scripts.js) holds.
 const { loadScript } = require(path.join(dist, 'redis', 'lua-loader.js'));
-const { scriptSets, SHARED_INCLUDES } = require(path.join(dist, 'redis', 'script-registry.js'));
-for (const folder of fs.readdirSync(dist)) {
-  const lua = path.join(dist, folder, 'lua');
-  if (!fs.existsSync(lua)) continue;
-  for (const file of fs.readdirSync(lua)) if (file.endsWith('.js')) require(path.join(lua, file));
-}
+const { SHARED_INCLUDES } = require(path.join(dist, 'redis', 'script-library.js'));
+const { scriptLibrary } = require(path.join(dist, 'queue-scripts.js'));
 const source = (dir) => path.join(lib, 'src', path.relative(dist, dir));
-for (const { dir, includes, scripts } of scriptSets()) {
+for (const { dir, includes, scripts } of scriptLibrary().sets) {
   const from = [...includes, SHARED_INCLUDES].map(source);
   for (const script of scripts)
     fs.writeFileSync(path.join(dir, `${script}.lua`), loadScript(source(dir), script, from));

@@ -42,15 +42,44 @@ function contractOf(dist) {
     const digest = createHash('sha256').update(text).digest('hex').slice(0, 16);
     scripts.set(path.basename(file), { file, header: header.join('\n'), digest });
   }
-  const keys = fs.readFileSync(path.join(dist, 'redis', 'keys.d.ts'), 'utf8');
   const meta = fs.readFileSync(path.join(dist, 'redis', 'queue-meta.js'), 'utf8');
-  const union = (name) => (keys.match(new RegExp(`type ${name} = ([^;]+);`))?.[1] ?? '?').replace(/\s+/g, ' ');
   return {
     scripts,
-    keyKinds: union('ShardKeyKind'),
-    memberKinds: union('MemberKeyKind'),
+    keyKinds: keyKinds(dist, 'SHARD', 'ShardKeyKind'),
+    memberKinds: keyKinds(dist, 'MEMBER', 'MemberKeyKind'),
     layouts: meta.match(/const LAYOUTS = (\{[^}]*\})/)?.[1] ?? '?',
   };
+}
+
+function declarations(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) return declarations(file);
+    return entry.name.endsWith('.d.ts') ? [fs.readFileSync(file, 'utf8')] : [];
+  });
+}
+
+/**
+ * The key kinds of every queue kind, sorted: each kind names its own (`<KIND>_SHARD_KEY_KINDS` and
+ * `<KIND>_MEMBER_KEY_KINDS` beside it); a build up to 0.2.0 listed them all as one type in redis/keys.
+ */
+function keyKinds(dist, what, formerType) {
+  const former = fs.readFileSync(path.join(dist, 'redis', 'keys.d.ts'), 'utf8');
+  const union = former.match(new RegExp(`type ${formerType} = ([^;]+);`))?.[1];
+  const lists = union
+    ? [union]
+    : declarations(dist).flatMap((text) =>
+        [...text.matchAll(new RegExp(`declare const \\w+_${what}_KEY_KINDS: readonly \\[([^\\]]*)\\]`, 'g'))].map(
+          (match) => match[1],
+        ),
+      );
+  const kinds = new Set(lists.flatMap((list) => [...list.matchAll(/["']([^"']+)["']/g)].map((match) => match[1])));
+  return kinds.size
+    ? [...kinds]
+        .sort()
+        .map((kind) => `'${kind}'`)
+        .join(' | ')
+    : '?';
 }
 
 function render(contract) {

@@ -55,7 +55,7 @@ describe('DelayQueueStore reply decoding (real redis-server)', () => {
       { id: 'doomed', json: '[1]', time: ['in', 0], onExists: 'replace' },
     ]);
     const [task] = (await tasks.claim(0, 10)).tasks;
-    expect(await tasks.fail(0, 'doomed', task.token, 0, 'Error: bowl is empty')).toMatchObject({ outcome: 'dead' });
+    expect(await tasks.fail(0, 'doomed', task.token, 0, 'Error: bowl is empty')).toMatchObject({ fate: 'dead' });
     const [dead] = await tasks.dead(0, 10);
     expect(dead).toEqual({
       id: 'doomed',

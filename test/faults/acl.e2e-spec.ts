@@ -1,6 +1,5 @@
 import IORedis from 'ioredis';
-import { scriptNames } from '../../libs/queue/src/redis/script-registry';
-import { scriptText } from '../../libs/queue/src/redis/scripts';
+import { scriptLibrary } from '../../libs/queue/src/queue-scripts';
 import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
 import { pollUntil } from '@test/support/testing';
 import { CapturedLogs, startRedis, type RedisServer } from '@test/support/faults';
@@ -94,8 +93,9 @@ describe('a Redis ACL user restricted to its prefix', () => {
 
   it('grants, in the documented list, every command the scripts call', () => {
     const called = new Set<string>();
-    for (const script of scriptNames()) {
-      for (const [, command] of scriptText(script).matchAll(/redis\.call\('([A-Za-z]+)'/g))
+    const library = scriptLibrary();
+    for (const script of library.names()) {
+      for (const [, command] of library.text(script).matchAll(/redis\.call\('([A-Za-z]+)'/g))
         called.add(command.toLowerCase());
     }
     expect([...called].filter((command) => !SCRIPT_COMMANDS.includes(command))).toEqual([]);

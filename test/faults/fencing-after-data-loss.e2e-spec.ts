@@ -71,7 +71,7 @@ describe('fencing tokens survive Redis losing its data', () => {
     expect(await tasks.get('X')).toMatchObject({ state: 'active', attempts: 1, payload: { run: 2 } });
     expect(await tasks.get('X')).not.toHaveProperty('lastError');
     // The new delivery still holds the task: its failure is recorded and retried.
-    expect(await tasks.store.fail(0, 'X', current, 0, 'boom')).toMatchObject({ outcome: 'retry' });
+    expect(await tasks.store.fail(0, 'X', current, 0, 'boom')).toMatchObject({ fate: 'retry' });
     expect(await tasks.get('X')).toMatchObject({ state: 'scheduled', attempts: 1, lastError: 'boom' });
   });
 

@@ -2,7 +2,9 @@ import IORedis from 'ioredis';
 import { QueueMemoryError, type DelayQueue, type FixedQueue } from 'nestjs-redis-queues';
 import { QueueKeys } from '../../libs/queue/src/redis/keys';
 import { fixedExpire } from '../../libs/queue/src/fixed-queue/lua/fixed-expire';
-import { invoke, shardKeys } from '../../libs/queue/src/redis/script-protocol';
+import { invoke } from '../../libs/queue/src/redis/script-protocol';
+import { fixedShardKeys } from '../../libs/queue/src/fixed-queue/fixed-queue.keys';
+import { FIXED_QUEUE_SCRIPTS } from '../../libs/queue/src/fixed-queue/lua/fixed-queue.scripts';
 import { Scripts } from '../../libs/queue/src/redis/scripts';
 import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
 import { startRedis, type RedisServer } from '@test/support/faults';
@@ -251,7 +253,7 @@ describe('a full Redis (maxmemory, noeviction)', () => {
   });
 
   it('expires idle groups, and moves on the index entry of a group pushed to since or held', async () => {
-    const shard = shardKeys(new QueueKeys(uniquePrefix(), 'idle', 1), 0);
+    const shard = fixedShardKeys(new QueueKeys(uniquePrefix(), 'idle', 1), 0);
     const now = Number((await admin.time())[0]) * 1000;
     const entry = (at: number) => `[${at},"x"]`;
     const old = now - 3_600_000;
@@ -263,7 +265,7 @@ describe('a full Redis (maxmemory, noeviction)', () => {
     await admin.rpush(shard.group('idle'), entry(old), entry(old + 1));
     await admin.config('SET', 'maxmemory', '1');
 
-    const expired = await invoke(new Scripts(admin), fixedExpire, shard, {
+    const expired = await invoke(new Scripts(admin).add(FIXED_QUEUE_SCRIPTS), fixedExpire, shard, {
       ttlMs: 60_000,
       groups: ['pushed', 'held', 'idle'],
     });

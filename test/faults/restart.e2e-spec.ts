@@ -2,7 +2,7 @@ import type { Type } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import IORedis from 'ioredis';
 import type { DelayQueue, FixedQueue } from 'nestjs-redis-queues';
-import { scriptText } from '../../libs/queue/src/redis/scripts';
+import { scriptLibrary } from '../../libs/queue/src/queue-scripts';
 import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
 import { pollUntil, resolves, uniquePrefix } from '@test/support/testing';
 import { startRedis, type RedisServer } from '@test/support/faults';
@@ -159,7 +159,7 @@ describe('redis-server killed and restarted', () => {
     server = await startRedis({ port });
     const raw = new IORedis(server.url);
     try {
-      const push = scriptText('fixed-push');
+      const push = scriptLibrary().text('fixed-push');
       const sha = createHash('sha1').update(push).digest('hex');
       expect(await raw.script('EXISTS', sha)).toEqual([0]);
       await pollUntil(() => resolves(() => events.push('g', 'after')), 'a push after the restart', 10_000);

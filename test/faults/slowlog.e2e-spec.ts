@@ -236,7 +236,7 @@ describe('no script blocks Redis for long, whatever the call (SLOWLOG)', () => {
     const ms = await measure('bury after capacity 10,000 -> 10', async () => {
       await trimmed.schedule({ n: 0 }, { id: 'doomed' });
       const [claimed] = (await trimmed.store.claim(0, 1)).tasks;
-      expect(await trimmed.store.fail(0, claimed.id, claimed.token, 0, 'boom')).toMatchObject({ outcome: 'dead' });
+      expect(await trimmed.store.fail(0, claimed.id, claimed.token, 0, 'boom')).toMatchObject({ fate: 'dead' });
     });
     expect(ms).toBeLessThan(BOUND_MS);
     // The rest is trimmed by later burials, a bounded step each.

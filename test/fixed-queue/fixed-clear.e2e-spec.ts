@@ -102,7 +102,7 @@ describe('FixedQueue.clear(group)', () => {
     await queue.clear('a');
     await queue.pushMany('a', numbers(10, 2));
     const failed = await queue.store.fail(shard, { group: 'a', token: batch.token! }, 0, 'Error: boom');
-    expect(failed.outcome).toBe('gone');
+    expect(failed.fate).toBe('gone');
     const next = (await claim('a')).batch;
     expect(next.messages).toEqual(numbers(10, 2));
     expect(next.attempt).toBe(1);
@@ -114,7 +114,7 @@ describe('FixedQueue.clear(group)', () => {
     await queue.pushMany('a', numbers(0, 3));
     const { shard, batch } = await claim('a');
     const failed = await queue.store.fail(shard, { group: 'a', token: batch.token! }, 60_000, 'Error: boom');
-    expect(failed.outcome).toBe('retry');
+    expect(failed.fate).toBe('retry');
     expect(await queue.clear('a')).toEqual({ dropped: 3 });
     expect(await queue.stats()).toMatchObject({ pending: 0, groups: 0, active: 0 });
     // New messages are not held back by the cleared batch's backoff.

@@ -1,7 +1,7 @@
 import { FixedQueueStore } from '../../libs/queue/src/fixed-queue/fixed-queue.store';
 import { FIXED_QUEUE_DEFAULTS } from '../../libs/queue/src/queue.defaults';
 import { QueueKeys } from '../../libs/queue/src/redis/keys';
-import { GROUPS_PER_POLL } from '../../libs/queue/src/redis/poll-budget';
+import { GROUPS_PER_POLL } from '../../libs/queue/src/fixed-queue/poll-budget';
 import { Scripts } from '../../libs/queue/src/redis/scripts';
 import type { FixedQueueOptionsRules } from '../../libs/queue/src/validation/fixed-queue-options';
 import { useQueueApps } from '@test/support/fixtures';

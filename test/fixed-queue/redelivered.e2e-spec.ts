@@ -65,7 +65,7 @@ describe('FixedQueue stats().redelivered (at-least-once)', () => {
     await push(queue, 3);
     const first = await claim(queue);
     expect(await queue.store.fail(shard, { group: 'g', token: first.token! }, 60_000, 'boom')).toMatchObject({
-      outcome: 'retry',
+      fate: 'retry',
     });
     expect(await queue.clear('g')).toEqual({ dropped: 3 });
     expect((await queue.stats()).redelivered).toBe(0);

@@ -56,8 +56,8 @@ describe('obliterate', () => {
       const { due } = await events.store.take(shard, 20, []);
       const { batches } = await events.store.take(shard, 20, due);
       for (const { group, token } of batches.slice(0, 10)) {
-        const { outcome } = await events.store.fail(shard, { group, token: token! }, 0, 'Error: boom');
-        if (outcome === 'dead') dead++;
+        const { fate } = await events.store.fail(shard, { group, token: token! }, 0, 'Error: boom');
+        if (fate === 'dead') dead++;
       }
     }
     expect(dead).toBe(10 * SHARDS);
@@ -90,7 +90,7 @@ describe('obliterate', () => {
     for (let shard = 0; shard < SHARDS; shard++) {
       const [first, second] = (await tasks.store.claim(shard, 2)).tasks;
       // One dead (its one attempt failed), one running.
-      expect(await tasks.store.fail(shard, first.id, first.token, 0, 'Error: boom')).toMatchObject({ outcome: 'dead' });
+      expect(await tasks.store.fail(shard, first.id, first.token, 0, 'Error: boom')).toMatchObject({ fate: 'dead' });
       expect(second).toBeDefined();
     }
     await fixed('kept').push('g', { n: 0 });

@@ -10,28 +10,32 @@ import {
   type FixedClaimUnorderedInput,
 } from '../../libs/queue/src/fixed-queue/lua/fixed-claim-unordered';
 import { invoke, shardKeys } from '../../libs/queue/src/redis/script-protocol';
+import { fixedShardKeys } from '../../libs/queue/src/fixed-queue/fixed-queue.keys';
+import { FIXED_QUEUE_SCRIPTS } from '../../libs/queue/src/fixed-queue/lua/fixed-queue.scripts';
+import { DELAY_QUEUE_SCRIPTS } from '../../libs/queue/src/delay-queue/lua/delay-queue.scripts';
 import type { DelayQueueOptionsRules } from '../../libs/queue/src/validation/delay-queue-options';
-import { scriptNames, scriptSets } from '../../libs/queue/src/redis/script-registry';
-import { Scripts, scriptText } from '../../libs/queue/src/redis/scripts';
-// The whole library, so that every protocol it defines, hence every script, is known.
-import '../../libs/queue/src';
+import { Scripts } from '../../libs/queue/src/redis/scripts';
+import { scriptLibrary } from '../../libs/queue/src/queue-scripts';
 import { pollUntil, rawClient, uniquePrefix } from '@test/support/testing';
 
 describe('Lua scripts', () => {
-  it('are all defined by the protocols the library imports', () => {
-    const files = scriptSets().flatMap(({ dir }) => readdirSync(dir).filter((file) => file.endsWith('.lua')));
+  const library = scriptLibrary();
+
+  it('are all defined by the protocols of the sets the library holds', () => {
+    const files = library.sets.flatMap(({ dir }) => readdirSync(dir).filter((file) => file.endsWith('.lua')));
     expect(
-      scriptNames()
+      library
+        .names()
         .map((name) => `${name}.lua`)
         .sort(),
     ).toEqual(files.sort());
     expect(files.length).toBeGreaterThan(30);
   });
 
-  it.each(scriptNames())('%s compiles on the server, its includes inlined', async (name) => {
+  it.each(library.names())('%s compiles on the server, its includes inlined', async (name) => {
     const redis = rawClient();
     try {
-      expect(await redis.script('LOAD', scriptText(name))).toMatch(/^[0-9a-f]{40}$/);
+      expect(await redis.script('LOAD', library.text(name))).toMatch(/^[0-9a-f]{40}$/);
     } finally {
       redis.disconnect();
     }
@@ -39,7 +43,7 @@ describe('Lua scripts', () => {
 });
 
 describe('fixed-claim-unordered through its protocol (the reads and the script in one MULTI)', () => {
-  const push = (shard: ReturnType<typeof shardKeys>, scripts: Scripts, messages: string[]) =>
+  const push = (shard: ReturnType<typeof fixedShardKeys>, scripts: Scripts, messages: string[]) =>
     invoke(scripts, fixedPush, shard, {
       capacity: 100,
       batchSize: 2,
@@ -60,8 +64,8 @@ describe('fixed-claim-unordered through its protocol (the reads and the script i
 
   it('reads the lists as the script saw them, and reloads a flushed script inside the transaction', async () => {
     const redis = rawClient();
-    const scripts = new Scripts(redis);
-    const shard = shardKeys(new QueueKeys(uniquePrefix(), 'q', 1), 0);
+    const scripts = new Scripts(redis).add(FIXED_QUEUE_SCRIPTS);
+    const shard = fixedShardKeys(new QueueKeys(uniquePrefix(), 'q', 1), 0);
     try {
       await push(shard, scripts, ['{"n":1}', '{"n":2}', '{"n":3}']);
       await redis.script('FLUSH');
@@ -82,8 +86,8 @@ describe('fixed-claim-unordered through its protocol (the reads and the script i
 
   it('claims nothing from a read made only of expired entries, trims them all, and gives the fresh ones next', async () => {
     const redis = rawClient();
-    const scripts = new Scripts(redis);
-    const shard = shardKeys(new QueueKeys(uniquePrefix(), 'q', 1), 0);
+    const scripts = new Scripts(redis).add(FIXED_QUEUE_SCRIPTS);
+    const shard = fixedShardKeys(new QueueKeys(uniquePrefix(), 'q', 1), 0);
     const serverMs = async () => {
       const [s, us] = await redis.time();
       return Number(s) * 1000 + Math.floor(Number(us) / 1000);
@@ -113,9 +117,9 @@ describe('fixed-claim-unordered through its protocol (the reads and the script i
 describe('scripts with the largest batches the library sends', () => {
   it('fixed-push takes 4,000 groups in one call, and delay-claim / delay-ack 3,000 tasks', async () => {
     const redis = rawClient();
-    const scripts = new Scripts(redis);
+    const scripts = new Scripts(redis).add(FIXED_QUEUE_SCRIPTS).add(DELAY_QUEUE_SCRIPTS);
     const prefix = uniquePrefix();
-    const fixed = shardKeys(new QueueKeys(prefix, 'q', 1), 0);
+    const fixed = fixedShardKeys(new QueueKeys(prefix, 'q', 1), 0);
     const delay = shardKeys(new QueueKeys(prefix, 'd', 1), 0);
     try {
       const groups = Array.from({ length: 4000 }, (_, i) => ({ group: `g${i}`, messages: ['{"n":1}'] }));

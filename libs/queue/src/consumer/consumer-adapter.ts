@@ -32,7 +32,7 @@ export type HandlerResult = { ok: true } | { ok: false; error: unknown };
  * What became of a delivery once its adapter recorded it in Redis (or found nothing to record):
  * the one value the reporter turns into the span's end, the event, the log line and `onFailed`.
  */
-export type DeliveryOutcome =
+export type DeliveryFate =
   /** Acknowledged. */
   | { type: 'acknowledged' }
   /** Failed; delivered again at `at` (server ms). */
@@ -69,12 +69,12 @@ export interface ExpiredMessages {
 }
 
 /**
- * A delivery's outcome once recorded, what it made due again, and messages its group lost to age
- * meanwhile. `acknowledged` in a failure's outcome: messages of the delivery acknowledged all the same,
+ * What became of a delivery once recorded (its fate), what it made due again, and messages its group lost to age
+ * meanwhile. `acknowledged` in a failure's fate: messages of the delivery acknowledged all the same,
  * its first (a batch handler's PartialBatchError).
  */
-export interface RecordedOutcome {
-  outcome: DeliveryOutcome;
+export interface RecordedFate {
+  fate: DeliveryFate;
   due?: DueAgain;
   expired?: ExpiredMessages;
   /**
@@ -86,7 +86,7 @@ export interface RecordedOutcome {
 
 /** What `settle` sends to Redis: the outcome once recorded, and the next item for the slot if it asked. */
 export interface Settlement<I> {
-  recorded: Promise<RecordedOutcome>;
+  recorded: Promise<RecordedFate>;
   next?: Promise<Handover<I> | undefined>;
 }
 

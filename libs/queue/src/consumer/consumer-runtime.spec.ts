@@ -6,11 +6,11 @@ import { pollUntil } from '@test/support/testing';
 import type {
   Abandoned,
   ConsumerAdapter,
-  DeliveryOutcome,
+  DeliveryFate,
   HandlerResult,
   DeliveryReports,
   OpenedDelivery,
-  RecordedOutcome,
+  RecordedFate,
   Settlement,
 } from './consumer-adapter';
 import { ConsumerRuntime } from './consumer-runtime';
@@ -23,7 +23,7 @@ interface Item {
   id: string;
   run: (delivery: FakeDelivery) => unknown;
   /** The outcome `settle` reports for a failure (default: retry in an hour). */
-  failure?: DeliveryOutcome;
+  failure?: DeliveryFate;
   /** Items the settlement hands over to the same slot, when it is asked for. */
   next?: Item;
   /** How long before its hand-over this item was claimed (server ms): a paused process gets it late. */
@@ -112,10 +112,10 @@ class FakeAdapter implements ConsumerAdapter<Item, FakeDelivery> {
   settle(delivery: FakeDelivery, result: HandlerResult, next: boolean): Settlement<Item> {
     const { item } = delivery;
     this.settled.push({ id: item.id, result, next, attempt: delivery.attempt });
-    const recorded: RecordedOutcome = result.ok
-      ? { outcome: { type: 'acknowledged' } }
-      : { outcome: item.failure ?? { type: 'retry', at: Date.now() + 3_600_000 } };
-    if (recorded.outcome.type === 'retry') recorded.due = { at: recorded.outcome.at };
+    const recorded: RecordedFate = result.ok
+      ? { fate: { type: 'acknowledged' } }
+      : { fate: item.failure ?? { type: 'retry', at: Date.now() + 3_600_000 } };
+    if (recorded.fate.type === 'retry') recorded.due = { at: recorded.fate.at };
     return {
       recorded: Promise.resolve(recorded),
       ...(next &&

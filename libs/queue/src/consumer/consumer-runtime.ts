@@ -285,7 +285,7 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
     } catch (error) {
       // Shutdown gave the delivery back already.
       if (error === ABANDONED) {
-        await reporter.settled(delivery, RESOLVED, { outcome: { type: 'given-back' } }, 0);
+        await reporter.settled(delivery, RESOLVED, { fate: { type: 'given-back' } }, 0);
         return undefined;
       }
       result = { ok: false, error };

@@ -5,13 +5,7 @@ import { ATTRIBUTES, type QueueTracer } from '../tracing/queue-tracer';
 import { describeError } from '../utils/errors';
 import { logLine } from '../utils/log-line';
 import { RepeatedFailure } from '../utils/repeated-failure';
-import type {
-  DeliveryOutcome,
-  DeliveryReports,
-  HandlerResult,
-  OpenedDelivery,
-  RecordedOutcome,
-} from './consumer-adapter';
+import type { DeliveryFate, DeliveryReports, HandlerResult, OpenedDelivery, RecordedFate } from './consumer-adapter';
 
 /** A consumer's failed deliveries, once no attempt is left: its `onFailed` hook, bound to its own arguments. */
 export type FailedHook<D> = (error: unknown, delivery: D) => unknown;
@@ -73,7 +67,7 @@ export class OutcomeReporter<D extends OpenedDelivery> {
   settled(
     delivery: D,
     result: HandlerResult,
-    { outcome, expired, ignoredAnswer }: RecordedOutcome,
+    { fate, expired, ignoredAnswer }: RecordedFate,
     durationMs: number,
   ): void | Promise<void> {
     const { span, attempt } = delivery;
@@ -83,25 +77,25 @@ export class OutcomeReporter<D extends OpenedDelivery> {
     if (ignoredAnswer !== undefined)
       this.options.logger.error(logLine(this.options.label, ignoredAnswer, delivery.fields()));
     const error = result.ok ? undefined : result.error;
-    if (span && !result.ok && outcome.type !== 'lease-lost') span.failed(error);
-    switch (outcome.type) {
+    if (span && !result.ok && fate.type !== 'lease-lost') span.failed(error);
+    switch (fate.type) {
       case 'acknowledged':
         span?.end('ack', { [ATTRIBUTES.attempt]: attempt });
         reports.completed(events, delivery, durationMs);
         return;
       case 'retry': {
-        const nextAt = new Date(outcome.at).toISOString();
+        const nextAt = new Date(fate.at).toISOString();
         span?.event('retry', { 'messaging.nestjs_redis_queues.next_attempt_at': nextAt });
         span?.end('retry');
-        this.log('warn', reports.words.retry, delivery, { ...partOf(outcome), [reports.words.nextAt]: nextAt }, error);
-        reports.retry?.(events, delivery, durationMs, error, outcome.at);
+        this.log('warn', reports.words.retry, delivery, { ...partOf(fate), [reports.words.nextAt]: nextAt }, error);
+        reports.retry?.(events, delivery, durationMs, error, fate.at);
         return;
       }
       case 'dead':
         span?.event('dead_letter');
         span?.end('dead');
-        this.log('error', reports.words.dead, delivery, partOf(outcome), error);
-        reports.dead(events, delivery, durationMs, error, outcome.at);
+        this.log('error', reports.words.dead, delivery, partOf(fate), error);
+        reports.dead(events, delivery, durationMs, error, fate.at);
         return this.failedForGood(delivery, error);
       case 'paused':
         span?.event('group_paused');
@@ -110,14 +104,14 @@ export class OutcomeReporter<D extends OpenedDelivery> {
           'warn',
           'batch failed its last attempt; its group is paused with it at its head until resumeGroup',
           delivery,
-          partOf(outcome),
+          partOf(fate),
           error,
         );
-        this.groupPaused(outcome.group);
+        this.groupPaused(fate.group);
         return;
       case 'failed': {
         span?.end('failed', { [ATTRIBUTES.attempt]: attempt });
-        const { nextRunAt } = outcome;
+        const { nextRunAt } = fate;
         this.log(
           'error',
           reports.words.failed,
@@ -290,6 +284,6 @@ export class OutcomeReporter<D extends OpenedDelivery> {
 }
 
 /** Part of a failed batch handled all the same (PartialBatchError): its lines say how much. */
-function partOf(outcome: DeliveryOutcome): Record<string, number> {
-  return 'acknowledged' in outcome && outcome.acknowledged ? { acknowledged: outcome.acknowledged } : {};
+function partOf(fate: DeliveryFate): Record<string, number> {
+  return 'acknowledged' in fate && fate.acknowledged ? { acknowledged: fate.acknowledged } : {};
 }

@@ -76,7 +76,7 @@ describe('DelayConsumerAdapter (on real Redis)', () => {
     expect(await queue.get('a')).toMatchObject({ state: 'active' });
     await delivery.call();
     expect(seen).toEqual([{ n: 7 }, 'a', 1]);
-    expect(await tasks.settle(delivery, { ok: true }).recorded).toEqual({ outcome: { type: 'acknowledged' } });
+    expect(await tasks.settle(delivery, { ok: true }).recorded).toEqual({ fate: { type: 'acknowledged' } });
     expect(await queue.get('a')).toBeNull();
   });
 
@@ -85,16 +85,16 @@ describe('DelayConsumerAdapter (on real Redis)', () => {
     await queue.schedule({ n: 1 }, { id: 'b' });
     const first = await claimed(tasks, 'b');
     const retry = await tasks.settle(first, { ok: false, error: new Error('no') }).recorded;
-    expect(retry.outcome.type).toBe('retry');
+    expect(retry.fate.type).toBe('retry');
     // Due again after the queue's fixed backoff, and the runtime is told when.
-    const at = (retry.outcome as { at: number }).at;
+    const at = (retry.fate as { at: number }).at;
     expect(retry.due).toEqual({ at });
     expect(at - Date.now()).toBeGreaterThan(50_000);
     await queue.reschedule('b', { delayMs: 0 });
     const second = await claimed(tasks, 'b');
     expect(second.attempt).toBe(2);
     const dead = await tasks.settle(second, { ok: false, error: new Error('still no') }).recorded;
-    expect(dead.outcome.type).toBe('dead');
+    expect(dead.fate.type).toBe('dead');
     expect(await queue.get('b')).toMatchObject({ state: 'dead', lastError: expect.stringContaining('still no') });
   });
 
@@ -104,7 +104,7 @@ describe('DelayConsumerAdapter (on real Redis)', () => {
     const delivery = await claimed(tasks, 'c');
     await queue.cancel('c');
     expect(await tasks.extend(delivery.shard, [delivery])).toEqual([false]);
-    expect((await tasks.settle(delivery, { ok: true }).recorded).outcome).toEqual({ type: 'lease-lost' });
+    expect((await tasks.settle(delivery, { ok: true }).recorded).fate).toEqual({ type: 'lease-lost' });
   });
 
   it('gives back what shutdown abandoned: due again at once', async () => {

@@ -1,11 +1,11 @@
 import type {
   Abandoned,
   ConsumerAdapter,
-  DeliveryOutcome,
+  DeliveryFate,
   DeliveryReports,
   HandlerResult,
   OpenedDelivery,
-  RecordedOutcome,
+  RecordedFate,
   Settlement,
 } from '../consumer/consumer-adapter';
 import { givenBackOverdue } from '../consumer/consumer.messages';
@@ -204,7 +204,7 @@ export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDe
     return released.filter(Boolean).length;
   }
 
-  private async record(running: TaskDelivery, result: HandlerResult): Promise<RecordedOutcome> {
+  private async record(running: TaskDelivery, result: HandlerResult): Promise<RecordedFate> {
     const { plan } = running;
     if (plan?.skip) {
       const error = plan.skip === 'failed' ? 'its last attempt ran out of lease' : '';
@@ -213,22 +213,22 @@ export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDe
     if (result.ok) {
       if (plan) return this.endOccurrence(running, plan, 'completed', '', { type: 'acknowledged' });
       const { completed, successorAt } = await this.acks.add(running.shard, running);
-      if (!completed) return { outcome: { type: 'lease-lost' } };
+      if (!completed) return { fate: { type: 'lease-lost' } };
       // Scheduled again while it ran: the new version is due now that this run is done.
-      return { outcome: { type: 'acknowledged' }, ...(successorAt !== undefined && { due: { at: successorAt } }) };
+      return { fate: { type: 'acknowledged' }, ...(successorAt !== undefined && { due: { at: successorAt } }) };
     }
     const text = failureText(result.error, this.keepStack);
     // An occurrence that failed its last attempt is given up: the schedule goes on with its next tick.
     if (plan && this.retry.exhausted(running.attempt)) {
       const ended = await this.endOccurrence(running, plan, 'failed', text, { type: 'failed' });
-      return ended.due ? { ...ended, outcome: { type: 'failed', nextRunAt: ended.due.at } } : ended;
+      return ended.due ? { ...ended, fate: { type: 'failed', nextRunAt: ended.due.at } } : ended;
     }
     const { shard, id, token } = running;
     const failed = await this.store.fail(shard, id, token, this.retry.delayAfter(running.attempt), text);
     // Null: the lease was lost meanwhile (the task was replaced, cancelled, or went to another worker).
-    if (!failed) return { outcome: { type: 'lease-lost' } };
-    if (failed.outcome === 'dead') return { outcome: { type: 'dead', at: failed.at } };
-    return { outcome: { type: 'retry', at: failed.at }, due: { at: failed.at } };
+    if (!failed) return { fate: { type: 'lease-lost' } };
+    if (failed.fate === 'dead') return { fate: { type: 'dead', at: failed.at } };
+    return { fate: { type: 'retry', at: failed.at }, due: { at: failed.at } };
   }
 
   /** Ends an occurrence of a repeat and places the next. */
@@ -237,12 +237,12 @@ export class DelayConsumerAdapter implements ConsumerAdapter<ClaimedTask, TaskDe
     plan: OccurrencePlan,
     outcome: 'completed' | 'failed' | 'skipped',
     error: string,
-    done: DeliveryOutcome,
-  ): Promise<RecordedOutcome> {
+    done: DeliveryFate,
+  ): Promise<RecordedFate> {
     const ended = await this.repeats.end(running.shard, running.task, plan, outcome, error);
-    if (ended.status === 'fenced') return { outcome: { type: 'lease-lost' } };
+    if (ended.status === 'fenced') return { fate: { type: 'lease-lost' } };
     if (ended.status === 'clock' || ended.status === 'changed') throw occurrenceNotPlaced(running.id, ended.status);
-    return { outcome: done, ...(ended.status === 'next' && { due: { at: ended.nextRunAt } }) };
+    return { fate: done, ...(ended.status === 'next' && { due: { at: ended.nextRunAt } }) };
   }
 }
 

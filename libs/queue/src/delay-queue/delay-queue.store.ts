@@ -1,7 +1,7 @@
 import type { Scripts } from '../redis/scripts';
 import type { CallKey } from '../redis/call-keys';
 import { fencingToken } from '../redis/fencing-token';
-import type { QueueKeys, ShardKeyKind } from '../redis/keys';
+import type { QueueKeys } from '../redis/keys';
 import { type Acked, delayAck, type TaskLease } from './lua/delay-ack';
 import { delayAdvance, type DelayAdvanceReply, type DelayAdvanceInput } from './lua/delay-advance';
 import { delayCancel } from './lua/delay-cancel';
@@ -23,14 +23,15 @@ import { delaySweepMark, type SweepMarkInput } from './lua/delay-sweep-mark';
 import { delayPass, type PassInput } from './lua/delay-pass';
 import { delayUnrepeat } from './lua/delay-unrepeat';
 import { readNewestFirst } from '../redis/newest-first';
-import { inChunks } from '../redis/poll-budget';
-import type { ScriptProtocol } from '../redis/script-protocol';
-import { ShardStore } from '../redis/shard-store';
+import { shardKeys, type ScriptProtocol } from '../redis/script-protocol';
+import { inChunks, ShardStore } from '../redis/shard-store';
 import { zscore, type Scored } from '../redis/score-pages';
 import type { ResolvedTime } from '../validation/time';
 import type { DelayQueueStats, RepeatInfo, ResolvedDelayQueueOptions, UpcomingTask } from '../interfaces';
 import { decodeRepeatEntry } from './lua/repeat-entry';
 import { RepeatSchedule } from './repeat-schedule';
+import { DELAY_QUEUE_SCRIPTS } from './lua/delay-queue.scripts';
+import { DELAY_SHARD_KEY_KINDS, type DelayShardKeyKind, type DelayShardKeys } from './delay-queue.keys';
 
 export type { ClaimedTask, DelayClaimReply } from './lua/delay-claim';
 export type { StoredTask } from './lua/delay-get';
@@ -49,30 +50,14 @@ const LEASES_PER_CALL = 250;
 /** Dead letters re-queued or deleted per script call (requeueAll, deleteDead). */
 export const DEAD_LETTERS_PER_CHUNK = 500;
 
-/** Every key of a shard. */
-const SHARD_KINDS: ShardKeyKind[] = [
-  'due',
-  'active',
-  'data',
-  'dead',
-  'stats',
-  'errors',
-  'runs',
-  'successors',
-  'repeats',
-  'declarations',
-  'marks',
-  'passes',
-];
-
 /** The Redis side of a DelayQueue: key names, script arguments and reply decoding, nothing else. */
-export class DelayQueueStore extends ShardStore {
+export class DelayQueueStore extends ShardStore<DelayShardKeyKind, DelayShardKeys> {
   constructor(
     scripts: Scripts,
-    keys: QueueKeys,
+    keys: QueueKeys<DelayShardKeyKind>,
     private readonly options: Readonly<ResolvedDelayQueueOptions>,
   ) {
-    super(scripts, keys, options.shards);
+    super(scripts, DELAY_QUEUE_SCRIPTS, keys, options.shards, shardKeys);
   }
 
   /** A producer's change, sent at once (`Scripts.runNow`); waits for replicas when the queue asks for it. */
@@ -273,7 +258,7 @@ export class DelayQueueStore extends ShardStore {
    * million tasks' payloads) in a background thread, so it does not block Redis for long.
    */
   async obliterate(shard: number): Promise<void> {
-    const keys = SHARD_KINDS.map((kind) => this.keys.key(shard, kind));
+    const keys = DELAY_SHARD_KEY_KINDS.map((kind) => this.keys.key(shard, kind));
     await this.scripts.call((client) => client.unlink(...keys));
   }
 

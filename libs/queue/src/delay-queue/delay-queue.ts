@@ -1,3 +1,4 @@
+import { repeatEnded, repeatClockMoving, taskCancelled } from './delay-queue.messages';
 import { Logger, OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { QueueEvents } from '../events/queue-events';
@@ -10,7 +11,7 @@ import { resolveDelayQueueOptions } from '../validation/delay-queue-options';
 import { assertLimit, assertName, PayloadCodec } from '../validation/payload';
 import { assertCallOptions, CALL_OPTIONS } from '../validation/call-options';
 import { resolveDelta, resolveNewTime, resolveTime } from '../validation/time';
-import { QueueConnectionError, QueueError, QueueInputError } from '../errors';
+import { QueueConnectionError } from '../errors';
 import type {
   ListedTask,
   Page,
@@ -218,10 +219,8 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     this.writes.flush();
     const shard = this.shard(id);
     const declared = await this.occurrences.declare(shard, id, schedule, json);
-    if (declared.status === 'ended')
-      throw new QueueInputError(`repeat "${id}": its schedule has no tick after now (see endAt); nothing was written`);
-    if (declared.status === 'clock')
-      throw new QueueError(`repeat "${id}": Redis' clock kept moving away from this process' estimate; try again`);
+    if (declared.status === 'ended') throw repeatEnded(id);
+    if (declared.status === 'clock') throw repeatClockMoving(id);
     if (declared.status === 'changed') this.logger.log(`repeat "${id}" now runs on ${schedule.text}`);
     this.writes.hint(shard, { runAt: declared.nextRunAt, serverNow: this.connection.clock.estimate(), isHead: true });
     return { id, nextRunAt: declared.nextRunAt };
@@ -281,7 +280,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     const retryMs = this.retryMs(options);
     const call = callKey('cancel', id, retryMs, this.commandTimeoutMs, options?.idempotencyKey);
     const cancelled = await this.retried(name, retryMs, () => this.store.cancel(shard, id, call));
-    if (cancelled) this.consumers.taskEnded(this.name, id, new Error(`task "${id}" was cancelled`));
+    if (cancelled) this.consumers.taskEnded(this.name, id, taskCancelled(id));
     return cancelled;
   }
 

@@ -1,4 +1,4 @@
-import { QueueInputError } from '../errors';
+import { badListState, badRepeatsCursor } from './delay-queue.messages';
 import type {
   DeadTask,
   ListedTask,
@@ -41,8 +41,7 @@ export class TaskInspection<T> {
 
   async list(state: TaskListState, { cursor, limit = 100 }: PageOptions): Promise<Page<ListedTask<T>>> {
     const kind = Object.hasOwn(LISTED, state) ? LISTED[state] : undefined;
-    if (kind === undefined)
-      throw new QueueInputError(`list: state must be 'scheduled', 'active' or 'dead', got ${String(state)}`);
+    if (kind === undefined) throw badListState(state);
     const pages = new ScorePages(this.shards, state === 'dead');
     const page = await pages.page(cursor, limit, (shard, score, skip, count) =>
       this.store.range(shard, kind, state === 'dead', score, skip, count),
@@ -77,8 +76,7 @@ export class TaskInspection<T> {
 
   async repeats({ cursor = '0:0', limit = 100 }: PageOptions): Promise<Page<RepeatInfo>> {
     const at = typeof cursor === 'string' ? /^(\d+):(\d+)$/.exec(cursor) : null;
-    if (at === null || Number(at[1]) >= this.shards)
-      throw new QueueInputError(`repeats: cursor must be one returned by an earlier page, got ${String(cursor)}`);
+    if (at === null || Number(at[1]) >= this.shards) throw badRepeatsCursor(cursor);
     let shard = Number(at[1]);
     let scan = at[2];
     const items: RepeatInfo[] = [];

@@ -1,5 +1,6 @@
 import { describeError } from '../utils/errors';
-import { QueueError, QueueInputError } from './queue.error';
+import { badPartialCount, partiallyHandled } from './errors.messages';
+import { QueueError } from './queue.error';
 
 /**
  * Thrown by the handler of an at-least-once FixedQueue when it handled the first `acknowledged`
@@ -22,17 +23,10 @@ export class PartialBatchError extends QueueError {
     // Refused here, where the handler's author sees it, rather than logged later as a count that
     // names no part of the batch ('2' would read as 2 in that line).
     if (typeof acknowledged !== 'number' || !Number.isInteger(acknowledged) || acknowledged < 0)
-      throw new QueueInputError(
-        `PartialBatchError needs the number of messages handled, a whole number ≥ 0, got ${describeCount(acknowledged)}`,
-      );
+      throw badPartialCount(acknowledged);
     super(
-      `the first ${acknowledged} messages of the batch were handled, not the rest` +
-        (cause === undefined ? '' : `: ${describeError(cause)}`),
+      partiallyHandled(acknowledged, cause === undefined ? undefined : describeError(cause)),
       cause === undefined ? undefined : { cause },
     );
   }
-}
-
-function describeCount(value: unknown): string {
-  return typeof value === 'string' ? `'${value}' (a string)` : String(value);
 }

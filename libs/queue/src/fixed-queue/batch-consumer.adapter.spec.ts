@@ -75,7 +75,7 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
     await first.call();
     expect(seen).toEqual([[1, 2], 'g', 1]);
     const settlement = batches.settle(first, { ok: true }, true);
-    expect((await settlement.recorded).outcome).toEqual({ type: 'acknowledged' });
+    expect((await settlement.recorded).fate).toEqual({ type: 'acknowledged' });
     const next = await settlement.next;
     expect(next?.item.messages).toEqual([3, 4]);
     // Without asking, nothing is handed over.
@@ -90,15 +90,15 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
     const first = await claimOne(batches);
     const before = Date.now();
     const retry = await batches.settle(first, { ok: false, error: new Error('no') }, false).recorded;
-    expect(retry.outcome.type).toBe('retry');
-    const at = (retry.outcome as { at: number }).at;
+    expect(retry.fate.type).toBe('retry');
+    const at = (retry.fate as { at: number }).at;
     expect(retry.due).toEqual({ at });
     expect(at).toBeGreaterThanOrEqual(before + 10);
     const second = await claimOne(batches);
     expect(second.attempt).toBe(2);
     expect(second.batch.messages).toEqual([1, 2]);
     const dead = await batches.settle(second, { ok: false, error: new Error('still no') }, false).recorded;
-    expect(dead.outcome.type).toBe('dead');
+    expect(dead.fate.type).toBe('dead');
     expect(await queue.stats()).toMatchObject({ dead: 2 });
   });
 
@@ -108,7 +108,7 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
     const batches = adapter(queue);
     const delivery = await claimOne(batches);
     const paused = await batches.settle(delivery, { ok: false, error: new Error('no') }, false).recorded;
-    expect(paused).toEqual({ outcome: { type: 'paused', at: expect.any(Number), acknowledged: 0, group: 'g' } });
+    expect(paused).toEqual({ fate: { type: 'paused', at: expect.any(Number), acknowledged: 0, group: 'g' } });
     expect((await queue.pausedGroups()).items).toEqual([
       { group: 'g', pausedAt: expect.any(Number), reason: 'exhausted' },
     ]);
@@ -122,7 +122,7 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
     const delivery = await claimOne(batches);
     delivery.aborter.abort(new Error('lease lost'));
     expect(await batches.settle(delivery, { ok: false, error: new Error('no') }, false).recorded).toEqual({
-      outcome: { type: 'lease-lost' },
+      fate: { type: 'lease-lost' },
     });
     // Still held by the delivery: nothing failed it.
     expect(await batches.extend!(0, [delivery])).toEqual([true]);
@@ -136,7 +136,7 @@ describe('BatchConsumerAdapter (on real Redis)', () => {
     await queue.pushMany('g', [1, 2, 3]);
     const delivery = await claimOne(batches);
     const settled = batches.settle(delivery, { ok: false, error: new Error('no') }, false);
-    expect((await settled.recorded).outcome).toEqual({ type: 'failed' });
+    expect((await settled.recorded).fate).toEqual({ type: 'failed' });
     // The group was let go: its next batch can be claimed.
     expect((await claimOne(batches)).batch.messages).toEqual([3]);
   });

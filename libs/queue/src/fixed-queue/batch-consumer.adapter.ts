@@ -1,11 +1,11 @@
 import type {
   Abandoned,
   ConsumerAdapter,
-  DeliveryOutcome,
+  DeliveryFate,
   DeliveryReports,
   HandlerResult,
   OpenedDelivery,
-  RecordedOutcome,
+  RecordedFate,
   Settlement,
 } from '../consumer/consumer-adapter';
 import { HandlerContext, LazyAbort, leaseLost } from '../consumer/deliveries';
@@ -35,11 +35,11 @@ export type BatchFailureHandler = (error: unknown, messages: unknown[], ctx: Bat
  */
 const HANDOVER_MAX_BATCH = 16;
 
-const ACKNOWLEDGED: DeliveryOutcome = Object.freeze({ type: 'acknowledged' });
-const LEASE_LOST: DeliveryOutcome = Object.freeze({ type: 'lease-lost' });
-const FAILED: DeliveryOutcome = Object.freeze({ type: 'failed' });
+const ACKNOWLEDGED: DeliveryFate = Object.freeze({ type: 'acknowledged' });
+const LEASE_LOST: DeliveryFate = Object.freeze({ type: 'lease-lost' });
+const FAILED: DeliveryFate = Object.freeze({ type: 'failed' });
 /** At-least-once: a stale acknowledgement (its token lost the group) means the lease was lost. */
-const acknowledgedUnlessStale = (acked: boolean): DeliveryOutcome => (acked ? ACKNOWLEDGED : LEASE_LOST);
+const acknowledgedUnlessStale = (acked: boolean): DeliveryFate => (acked ? ACKNOWLEDGED : LEASE_LOST);
 
 export interface BatchConsumerAdapterOptions {
   /** The queue's own store, options and name. */
@@ -235,7 +235,7 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
   settle(running: BatchDelivery, result: HandlerResult, next: boolean): Settlement<ClaimedBatch> {
     if (this.atLeastOnce) {
       // The lease was lost: the batch is another consumer's to finish.
-      if (leaseLost(running)) return { recorded: Promise.resolve({ outcome: LEASE_LOST }) };
+      if (leaseLost(running)) return { recorded: Promise.resolve({ fate: LEASE_LOST }) };
       if (!result.ok) {
         const handled = this.handled(running, result.error);
         // Every message handled: the delivery is done, whatever the handler threw.
@@ -245,9 +245,9 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
       return this.acknowledge(running, next, acknowledgedUnlessStale);
     }
     // At-most-once: the messages left Redis with the claim, whatever happens to the group's lease.
-    const recorded: RecordedOutcome = { outcome: result.ok ? ACKNOWLEDGED : FAILED };
+    const recorded: RecordedFate = { fate: result.ok ? ACKNOWLEDGED : FAILED };
     if (!running.lease) return { recorded: Promise.resolve(recorded) };
-    return this.acknowledge(running, next, () => recorded.outcome);
+    return this.acknowledge(running, next, () => recorded.fate);
   }
 
   /**
@@ -281,7 +281,7 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
   private acknowledge(
     running: BatchDelivery,
     next: boolean,
-    outcome: (acknowledged: boolean) => DeliveryOutcome,
+    fate: (acknowledged: boolean) => DeliveryFate,
   ): Settlement<ClaimedBatch> {
     const { shard } = running;
     const held = running.lease!;
@@ -294,7 +294,7 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
           const candidates = this.candidates[shard];
           if (!candidates.includes(held.group)) candidates.push(held.group);
         }
-        const recorded: RecordedOutcome = { outcome: outcome(dueAt !== null) };
+        const recorded: RecordedFate = { fate: fate(dueAt !== null) };
         if (expired > 0) recorded.expired = { group: held.group, count: expired };
         if (dueAt !== null && dueAt >= 0) recorded.due = { at: dueAt, serverNow };
         return recorded;
@@ -321,8 +321,8 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
     running: BatchDelivery,
     error: unknown,
     handled: { count: number; ignoredAnswer?: string },
-  ): Promise<RecordedOutcome> {
-    const { outcome, at, acknowledged } = await this.store.fail(
+  ): Promise<RecordedFate> {
+    const { fate, at, acknowledged } = await this.store.fail(
       running.shard,
       running.lease!,
       this.retry.delayAfter(running.attempt),
@@ -332,12 +332,10 @@ export class BatchConsumerAdapter implements ConsumerAdapter<ClaimedBatch, Batch
     running.acknowledged = acknowledged;
     const { ignoredAnswer } = handled;
     const ignored = ignoredAnswer === undefined ? {} : { ignoredAnswer };
-    if (outcome === 'retry' || outcome === 'dead')
-      return { outcome: { type: outcome, at, acknowledged }, due: { at }, ...ignored };
+    if (fate === 'retry' || fate === 'dead') return { fate: { type: fate, at, acknowledged }, due: { at }, ...ignored };
     // Its group is out of the ready index until resumeGroup, which wakes the consumers itself.
-    if (outcome === 'paused')
-      return { outcome: { type: outcome, at, acknowledged, group: running.batch.group }, ...ignored };
-    return { outcome: LEASE_LOST, ...ignored };
+    if (fate === 'paused') return { fate: { type: fate, at, acknowledged, group: running.batch.group }, ...ignored };
+    return { fate: LEASE_LOST, ...ignored };
   }
 }
 

@@ -2,6 +2,7 @@ import type { GroupListing, GroupSummary, PausedGroup } from '../interfaces';
 import type { QueueKeys } from '../redis/keys';
 import { zscore, type Scored } from '../redis/score-pages';
 import type { Scripts } from '../redis/scripts';
+import type { FixedShardKeyKind } from './fixed-queue.keys';
 import { parseDeadRecord, type DeadRecord } from './lua/fixed-dead';
 
 /** Dead batches read per call: each holds up to batchSize messages. */
@@ -14,7 +15,7 @@ export const DEAD_BATCHES_PER_CALL = 20;
 export class FixedQueueListings {
   constructor(
     private readonly scripts: Scripts,
-    private readonly keys: QueueKeys,
+    private readonly keys: QueueKeys<FixedShardKeyKind>,
     private readonly shards: number,
   ) {}
 

@@ -21,17 +21,12 @@ import { fixedStats } from './lua/fixed-stats';
 import { fixedUpgrade } from './lua/fixed-upgrade';
 import { readNewestFirst } from '../redis/newest-first';
 import { DEAD_BATCHES_PER_CALL } from './fixed-queue.listings';
-import {
-  BYTES_PER_POLL,
-  ENTRIES_PER_POLL,
-  GROUPS_PER_POLL,
-  inChunks,
-  PollBudget,
-  type PollPlan,
-} from '../redis/poll-budget';
-import { ShardStore } from '../redis/shard-store';
+import { BYTES_PER_POLL, ENTRIES_PER_POLL, GROUPS_PER_POLL, PollBudget, type PollPlan } from './poll-budget';
+import { inChunks, ShardStore } from '../redis/shard-store';
 import type { Scripts } from '../redis/scripts';
 import type { FixedQueueStats, ResolvedFixedQueueOptions } from '../interfaces';
+import { FIXED_QUEUE_SCRIPTS } from './lua/fixed-queue.scripts';
+import { fixedShardKeys, type FixedShardKeyKind, type FixedShardKeys } from './fixed-queue.keys';
 
 export { messageCount, type GroupPush, type PushReply } from './lua/fixed-push';
 export type { ClaimedBatch, ClaimReply } from './lua/claim-reply';
@@ -57,17 +52,17 @@ type ClaimInput = FixedClaimUnorderedInput;
 const MODES = { unordered: '0', atMostOnce: '1', atLeastOnce: '2' } as const;
 
 /** The Redis side of a FixedQueue: key names, script arguments and reply decoding, nothing else. */
-export class FixedQueueStore extends ShardStore {
+export class FixedQueueStore extends ShardStore<FixedShardKeyKind, FixedShardKeys> {
   /** What `push` and the claim scripts call the queue's mode. */
   private readonly mode: string;
   private readonly budget: PollBudget;
 
   constructor(
     scripts: Scripts,
-    keys: QueueKeys,
+    keys: QueueKeys<FixedShardKeyKind>,
     private readonly options: Readonly<ResolvedFixedQueueOptions>,
   ) {
-    super(scripts, keys, options.shards);
+    super(scripts, FIXED_QUEUE_SCRIPTS, keys, options.shards, fixedShardKeys);
     if (!options.ordered) this.mode = MODES.unordered;
     else this.mode = options.delivery === 'at-least-once' ? MODES.atLeastOnce : MODES.atMostOnce;
     this.budget = new PollBudget(options.batchSize);

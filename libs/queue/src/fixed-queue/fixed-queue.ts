@@ -1,7 +1,7 @@
+import { pushManyNotArray, pushManyTooMany, pushManyTooLarge } from './fixed-queue.messages';
 import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { QueueInputError } from '../errors';
 import type { QueueEvents } from '../events/queue-events';
-import { entryMessage, entryTime } from '../redis/fixed-entry';
+import { entryMessage, entryTime } from './fixed-entry';
 import { QueueKeys, shardOf } from '../redis/keys';
 import type { RedisConnection } from '../redis/redis-connection';
 import { QueueRecord } from '../redis/queue-meta';
@@ -172,13 +172,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     const name = 'pushMany(group, messages, options)';
     assertCallOptions(name, options, CALL_OPTIONS.retry);
     assertName(group, 'group');
-    if (!Array.isArray(messages))
-      throw new QueueInputError(`pushMany expects an array of messages, got ${typeof messages}`);
-    if (messages.length > MAX_MESSAGES_PER_CALL) {
-      throw new QueueInputError(
-        `pushMany takes at most ${MAX_MESSAGES_PER_CALL} messages per call, got ${messages.length}; split the array`,
-      );
-    }
+    if (!Array.isArray(messages)) throw pushManyNotArray(messages);
+    if (messages.length > MAX_MESSAGES_PER_CALL) throw pushManyTooMany(MAX_MESSAGES_PER_CALL, messages.length);
     if (messages.length === 0) return { dropped: 0 };
     let bytes = 0;
     const encoded = messages.map((message) => {
@@ -190,11 +185,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     const stored = carrier === undefined ? encoded : encoded.map((json) => withCarrier(carrier, json));
     if (carrier !== undefined) bytes += encoded.length * (carrier.length + 5);
     // One atomic write is one script call, which must stay short (see MAX_BYTES_PER_CALL).
-    if (bytes > MAX_BYTES_PER_CALL) {
-      throw new QueueInputError(
-        `pushMany takes at most ${MAX_BYTES_PER_CALL} bytes (UTF-8) of serialised messages per call, got ${bytes}; split the array`,
-      );
-    }
+    if (bytes > MAX_BYTES_PER_CALL) throw pushManyTooLarge(MAX_BYTES_PER_CALL, bytes);
     const retryMs = options?.retryMs ?? 0;
     const call = callKey('push', group, retryMs, this.commandTimeoutMs, options?.idempotencyKey);
     return this.retries.run(name, retryMs, () => this.coalescer.add(group, stored, bytes, call));

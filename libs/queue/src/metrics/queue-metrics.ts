@@ -85,7 +85,7 @@ export class QueueMetrics implements OnModuleDestroy {
     );
     const timeouts = metrics.counter(
       'handler_timeouts_total',
-      'Handlers of this process abandoned for running past handlerTimeoutMs (each delivery failed).',
+      'Handlers of this process that ran past handlerTimeoutMs: each signal aborted and slot freed, its delivery held until it settles.',
     );
     const redeclared = metrics.counter(
       'state_redeclared_total',

@@ -4,6 +4,7 @@ import type { RecurringDeclarationInfo, RepeatInfo } from '../interfaces';
 import { QueueKeys } from '../redis/keys';
 import type { Scripts } from '../redis/scripts';
 import { recurringDeclare, type RecurringDeclareInput, type RecurringDeclared } from './lua/recurring-declare';
+import { RECURRING_SCRIPTS } from './lua/recurring.scripts';
 
 /**
  * The Redis side of `@Recurring`: the index of every schedule declared under the prefix (its own key),
@@ -18,6 +19,7 @@ export class RecurringStore {
     prefix: string,
   ) {
     this.indexKey = QueueKeys.recurringIndex(prefix);
+    scripts.add(RECURRING_SCRIPTS);
   }
 
   /** Records a schedule in the index `list()` reads (a key of its own slot), with the method declaring it. */

@@ -23,8 +23,8 @@ describe('QueueKeys', () => {
     expect(keys.meta).toBe('nrq:{game-events}:meta');
   });
 
-  it('knows the kinds of keys, so a misspelt one does not compile', () => {
-    const keys = new QueueKeys('nrq', 'q', 1);
+  it("knows its kind's kinds of keys, so a misspelt one does not compile", () => {
+    const keys = new QueueKeys<'ready' | 'stats'>('nrq', 'q', 1);
     // @ts-expect-error 'reddy' is no kind of key
     expect(keys.key(0, 'reddy')).toBe('nrq:{q:0}:reddy');
     // @ts-expect-error a group's list is a member key, not a shard key

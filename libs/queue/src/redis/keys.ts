@@ -15,39 +15,18 @@ export function shardOf(name: string, shards: number): number {
   return hashName(name) % shards;
 }
 
-/** The keys of a shard: a FixedQueue's, then a DelayQueue's (see the scripts' Input blocks). */
-export type ShardKeyKind =
-  | 'ready'
-  | 'stats'
-  | 'lastPush'
-  | 'lens'
-  | 'held'
-  | 'pausedGroups'
-  | 'leases'
-  | 'deadData'
-  | 'due'
-  | 'active'
-  | 'data'
-  | 'dead'
-  | 'errors'
-  | 'runs'
-  | 'successors'
-  | 'repeats'
-  | 'declarations'
-  | 'marks'
-  | 'passes';
+/**
+ * Keys of a shard that hold one entry per name, every queue kind's: the record of a keyed call (see the
+ * call-keys include), named by its call key. A kind names its own key kinds beside it (`<kind>.keys.ts`).
+ */
+export const CALL_MEMBER_KEY_KINDS = ['call'] as const;
 
 /**
- * Keys of a shard that hold one entry per name: a FixedQueue's lists, its groups' rate windows, and the
- * record of a keyed call (see the call-keys include), named by its call key.
+ * Key names of one queue, of the key kinds `Kind` its kind names. Every key of a shard shares the hash
+ * tag `{<queue>:<shard>}`, so a script touches a single Cluster slot; the prefix leads so that an ACL
+ * pattern `~<prefix>:*` covers all keys.
  */
-export type MemberKeyKind = 'g' | 'rate' | 'call';
-
-/**
- * Key names of one queue. Every key of a shard shares the hash tag `{<queue>:<shard>}`, so a script
- * touches a single Cluster slot; the prefix leads so that an ACL pattern `~<prefix>:*` covers all keys.
- */
-export class QueueKeys {
+export class QueueKeys<Kind extends string = string> {
   readonly meta: string;
   readonly wakeChannel: string;
   /** Where a pass of the queue's task source owed is announced to the processes that have one. */
@@ -66,11 +45,11 @@ export class QueueKeys {
     return `${prefix}:{recurring}:schedules`;
   }
 
-  key(shard: number, kind: ShardKeyKind): string {
+  key(shard: number, kind: Kind): string {
     return `${this.tags[shard]}:${kind}`;
   }
 
-  member(shard: number, kind: MemberKeyKind, name: string): string {
+  member(shard: number, kind: string, name: string): string {
     return `${this.tags[shard]}:${kind}:${name}`;
   }
 }

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { unreadableInclude } from './redis.messages';
+import { includeNotFound, unreadableInclude } from './redis.messages';
 
 /** A line `--- @include "name"` stands for the text of `<includes>/<name>.lua`. */
 const INCLUDE = /^--- @include "([\w-]+)"[ \t]*$/gm;
@@ -18,7 +18,7 @@ const INCLUDE = /^--- @include "([\w-]+)"[ \t]*$/gm;
 export function loadScript(dir: string, name: string, includes: readonly string[]): string {
   return inline(readFileSync(join(dir, `${name}.lua`), 'utf8'), name, (include) => {
     const file = includes.map((from) => join(from, `${include}.lua`)).find((path) => existsSync(path));
-    if (file === undefined) throw new Error(`no ${include}.lua in ${includes.join(', ')}`);
+    if (file === undefined) throw includeNotFound(include, includes);
     return readFileSync(file, 'utf8');
   });
 }

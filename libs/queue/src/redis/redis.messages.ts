@@ -138,7 +138,7 @@ export const duplicateScript = (script: string, first: string, second: string) =
 /** A script run by a name that no protocol defined (see ScriptSet.define). */
 export const unknownScript = (script: string) =>
   new QueueError(
-    `No Lua script "${script}" is defined: a script is known once the protocol that defines it (ScriptSet.define) is imported`,
+    `No Lua script "${script}" is defined on this connection: a queue kind adds its scripts (Scripts.add) when its store is made`,
   );
 
 /** A call retried within `retryMs` that no try got an answer to (WriteRetries). */
@@ -158,3 +158,10 @@ export const retriesRanOut = (
       `. The last try: ${last.message}`,
     { cause: last.cause, outcome, tries },
   );
+
+/** An include line whose file none of the includes directories has. */
+export const includeNotFound = (include: string, dirs: readonly string[]) =>
+  new Error(`no ${include}.lua in ${dirs.join(', ')}`);
+
+/** Why a call on a Cluster was given up: no reply within the connection's bound. */
+export const noReplyWithin = (ms: number) => `no reply within ${ms} ms`;

@@ -1,31 +1,23 @@
-import type { QueueKeys, ShardKeyKind } from './keys';
+import type { QueueKeys } from './keys';
 import type { CallKey } from './call-keys';
 import type { ListRead, ReplicaWait, Scripts } from './scripts';
 
-/** The keys of one shard, as the scripts' protocols name them. */
-export interface ShardKeys {
-  key(kind: ShardKeyKind): string;
-  /** A FixedQueue group's list. */
-  group(name: string): string;
-  /** A FixedQueue group's batch starts under groupRateLimit (see the rate-limit include). */
-  rate(name: string): string;
+/** The keys of one shard, as the scripts' protocols name them: of the key kinds `Kind` of its queue's kind. */
+export interface ShardKeys<Kind extends string = string> {
+  key(kind: Kind): string;
   /** The record of a keyed call (see the call-keys include). */
   call(name: string): string;
 }
 
-export function shardKeys(keys: QueueKeys, shard: number): ShardKeys {
+export function shardKeys<Kind extends string>(keys: QueueKeys<Kind>, shard: number): ShardKeys<Kind> {
   // A shard's own keys are named in every call: made once, so that every call writes the same flat string.
-  const named = new Map<ShardKeyKind, string>();
-  // A push names a group's list per message: one concatenation, not the four of the whole name.
-  const groups = keys.member(shard, 'g', '');
+  const named = new Map<Kind, string>();
   return {
     key: (kind) => {
       let key = named.get(kind);
       if (key === undefined) named.set(kind, (key = keys.key(shard, kind)));
       return key;
     },
-    group: (name) => groups + name,
-    rate: (name) => keys.member(shard, 'rate', name),
     call: (name) => keys.member(shard, 'call', name),
   };
 }
@@ -95,6 +87,6 @@ export function callKeysOf(
 }
 
 /** The keys of `kinds`, in that order. */
-export function kindsOf(shard: ShardKeys, kinds: readonly ShardKeyKind[]): string[] {
+export function kindsOf<Kind extends string>(shard: ShardKeys<Kind>, kinds: readonly NoInfer<Kind>[]): string[] {
   return kinds.map((kind) => shard.key(kind));
 }

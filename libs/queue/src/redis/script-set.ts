@@ -1,37 +1,28 @@
-import { addSource, claim, type ScriptSource } from './script-registry';
-import type { ScriptProtocol, ShardKeys } from './script-protocol';
+import { duplicateScript } from './redis.messages';
 
 /**
- * One kind's scripts: the directory of their `.lua` files, the directories of the includes only they
- * use, and their protocols, each defined through `define` in its own file beside its `.lua`. The Redis
- * layer learns of a script when its protocol is defined, so it names no kind, and the list of scripts
- * is the protocols that exist (as bullmq reads its command files).
+ * One kind's scripts: the directory of their `.lua` files (`<dir>/<name>.lua`), the directories of the
+ * includes only they use (read before the shared ones), and the names of its scripts, each defined by
+ * its protocol in its own file beside its `.lua`. A plain value: a connection runs a set's scripts once
+ * its kind adds the set to it (`Scripts.add`), so the Redis layer names no kind and importing a file
+ * registers nothing.
  */
-export class ScriptSet implements ScriptSource {
-  private readonly names: string[] = [];
-
-  constructor(
-    readonly dir: string,
-    readonly includes: readonly string[],
-  ) {}
-
-  get scripts(): readonly string[] {
-    return this.names;
-  }
-
-  /** Registers a script's protocol: its name must be new to the library. */
-  define<Name extends string, In, Out, Keys = ShardKeys>(
-    protocol: ScriptProtocol<Name, In, Out, Keys>,
-  ): ScriptProtocol<Name, In, Out, Keys> {
-    claim(protocol.script, this);
-    this.names.push(protocol.script);
-    return protocol;
-  }
+export interface ScriptSet {
+  readonly dir: string;
+  readonly includes: readonly string[];
+  readonly scripts: readonly string[];
 }
 
-/** A kind's set of scripts: `<dir>/<name>.lua`, its own includes in `includes` (see `ScriptSet`). */
-export function scriptSet(dir: string, ...includes: string[]): ScriptSet {
-  const set = new ScriptSet(dir, includes);
-  addSource(set);
-  return set;
+/** The set of the scripts that `protocols` define (see `ScriptSet`): each name once. */
+export function scriptSet(
+  dir: string,
+  includes: readonly string[],
+  protocols: readonly { readonly script: string }[],
+): ScriptSet {
+  const scripts: string[] = [];
+  for (const { script } of protocols) {
+    if (scripts.includes(script)) throw duplicateScript(script, dir, dir);
+    scripts.push(script);
+  }
+  return { dir, includes, scripts };
 }

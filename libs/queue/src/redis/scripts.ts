@@ -1,13 +1,13 @@
-import { createHash } from 'node:crypto';
 import { Cluster, Command, ReplyError } from 'ioredis';
 import { deadline } from '../utils/timers';
 import { QueueConnectionError, QueueMemoryError } from '../errors';
-import { discarded, redisOutOfMemory, replicasMissed, unreachable } from './redis.messages';
+import { discarded, noReplyWithin, redisOutOfMemory, replicasMissed, unreachable } from './redis.messages';
 import { describeConnectionFailure } from './connection-failure';
 import { CallOutcomes, type Issued } from './call-outcome';
 import type { RedisClient } from './redis-client';
-import { loadScript } from './lua-loader';
-import { ownerOf, scriptNames, SHARED_INCLUDES } from './script-registry';
+import { ScriptLibrary } from './script-library';
+import type { ScriptSet } from './script-set';
+import { QUEUE_SCRIPTS } from './lua/queue.scripts';
 
 type Evaluation = 'evalsha' | 'eval';
 type Evaluate = (script: string, numKeys: number, keys: string[], args: (string | number)[]) => Promise<unknown>;
@@ -54,39 +54,18 @@ const OUT_OF_MEMORY = /\bOOM command not allowed\b/;
 /** Replies that say the server cannot serve right now, as opposed to refusing this call. */
 const UNAVAILABLE = /^(LOADING|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|BUSY) /;
 
-interface Loaded {
-  lua: string;
-  sha: string;
-}
-
-const loaded = new Map<string, Loaded>();
-
-/** A script's text as Redis runs it, its includes inlined. */
-export function scriptText(script: string): string {
-  return load(script).lua;
-}
-
-function load(script: string): Loaded {
-  let entry = loaded.get(script);
-  if (entry === undefined) {
-    const { dir, includes } = ownerOf(script);
-    const lua = loadScript(dir, script, [...includes, SHARED_INCLUDES]);
-    entry = { lua, sha: createHash('sha1').update(lua).digest('hex') };
-    loaded.set(script, entry);
-  }
-  return entry;
-}
-
 /**
  * Runs the library's Lua scripts by SHA, falling back to EVAL (which caches the script) on NOSCRIPT,
  * so a `SCRIPT FLUSH` or a restarted server is transparent. Plain EVALSHA rather than ioredis'
  * `defineCommand`: with a variable number of keys, ioredis routes an auto-pipelined defined command
  * by its first argument (the key count), which sends it to the wrong Cluster node; EVALSHA's keys
- * are known to its router. Failures to reach Redis become QueueConnectionError.
+ * are known to its router. Failures to reach Redis become QueueConnectionError. It runs the scripts of
+ * every queue and those of the sets its queue kinds add (`add`).
  */
 export class Scripts {
   private corked = false;
   private readonly outcomes: CallOutcomes;
+  readonly library = new ScriptLibrary();
 
   constructor(
     readonly client: RedisClient,
@@ -100,8 +79,18 @@ export class Scripts {
     /** Told before a command that may keep its connection silent for up to `ms` (WAIT), not to take it for dead. */
     private readonly expectSilence: (ms: number) => void = () => undefined,
   ) {
-    for (const script of scriptNames()) load(script);
+    this.add(QUEUE_SCRIPTS);
     this.outcomes = CallOutcomes.of(client);
+  }
+
+  /**
+   * Lets this connection run a kind's scripts: its store adds them when it is made. They are read at
+   * once, not in a call's path.
+   */
+  add(set: ScriptSet): this {
+    this.library.add(set);
+    for (const script of set.scripts) this.library.load(script);
+    return this;
   }
 
   async run<T = unknown>(script: string, keys: string[], args: (string | number)[]): Promise<T> {
@@ -259,7 +248,7 @@ export class Scripts {
   }
 
   private async send(script: string, keys: string[], args: (string | number)[], among: Among, how: Evaluation) {
-    const { lua, sha } = load(script);
+    const { lua, sha } = this.library.load(script);
     this.corkForThisTick();
     const pipeline = (among.transaction ? this.client.multi() : this.client.pipeline()) as unknown as Pipeline;
     among.before?.(pipeline);
@@ -292,7 +281,7 @@ export class Scripts {
    */
   private async evaluate<T>(script: string, send: (how: Evaluation, body: string) => Promise<T>): Promise<T> {
     const issued = this.outcomes.issue();
-    const { lua, sha } = load(script);
+    const { lua, sha } = this.library.load(script);
     try {
       return await this.bounded(
         this.redirected(async () => {
@@ -344,7 +333,7 @@ export class Scripts {
 
   private bounded<T>(call: Promise<T>): Promise<T> {
     if (this.deadlineMs === undefined || !(this.client instanceof Cluster)) return call;
-    return deadline(call, this.deadlineMs, `no reply within ${this.deadlineMs} ms`);
+    return deadline(call, this.deadlineMs, noReplyWithin(this.deadlineMs));
   }
 }
 

@@ -1,4 +1,4 @@
-import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import type { DelayScript } from '../delay-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 
 /**
@@ -17,7 +17,7 @@ export interface Acked {
 }
 
 /** Completes the deliveries that still hold their leases (see delay-ack.lua). */
-export const delayAck = DELAY_QUEUE_SCRIPTS.define<'delay-ack', TaskLease[], Acked[]>({
+export const delayAck: DelayScript<'delay-ack', TaskLease[], Acked[]> = {
   script: 'delay-ack',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'stats', 'errors', 'runs', 'successors', 'passes']),
   args: (leases) => leases.flatMap(({ id, token }) => [id, token]),
@@ -29,4 +29,4 @@ export const delayAck = DELAY_QUEUE_SCRIPTS.define<'delay-ack', TaskLease[], Ack
       return { completed: completed === 1, ...(successorAt >= 0 && { successorAt }) };
     });
   },
-});
+};

@@ -1,4 +1,4 @@
-import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import type { DelayScript } from '../delay-queue.keys';
 import type { MissedTicks } from '../../interfaces';
 import { kindsOf } from '../../redis/script-protocol';
 import { tickWindowArgs, type TickWindow } from './tick-window';
@@ -23,7 +23,7 @@ export type DelayAdvanceReply =
   | { status: 'changed'; schedule: string };
 
 /** Ends an occurrence of a repeat and places the next (see delay-advance.lua). */
-export const delayAdvance = DELAY_QUEUE_SCRIPTS.define<'delay-advance', DelayAdvanceInput, DelayAdvanceReply>({
+export const delayAdvance: DelayScript<'delay-advance', DelayAdvanceInput, DelayAdvanceReply> = {
   script: 'delay-advance',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'stats', 'errors', 'runs', 'repeats', 'successors']),
   args: ({ id, token, schedule, missed, outcome, error, after, window }) => [
@@ -43,4 +43,4 @@ export const delayAdvance = DELAY_QUEUE_SCRIPTS.define<'delay-advance', DelayAdv
     if (status === 'changed') return { status, schedule: value as string };
     return { status };
   },
-});
+};

@@ -1,4 +1,4 @@
-import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import type { DelayScript } from '../delay-queue.keys';
 import { callKeysOf, kindsOf } from '../../redis/script-protocol';
 import type { CallKey } from '../../redis/call-keys';
 
@@ -9,7 +9,7 @@ export interface DelayCancelInput {
 }
 
 /** Deletes a task in whatever state it is (see delay-cancel.lua): whether it existed. */
-export const delayCancel = DELAY_QUEUE_SCRIPTS.define<'delay-cancel', DelayCancelInput, boolean>({
+export const delayCancel: DelayScript<'delay-cancel', DelayCancelInput, boolean> = {
   script: 'delay-cancel',
   keys: (shard, { call }) => {
     const keys = kindsOf(shard, ['due', 'active', 'data', 'dead', 'errors', 'runs', 'repeats', 'successors', 'passes']);
@@ -17,4 +17,4 @@ export const delayCancel = DELAY_QUEUE_SCRIPTS.define<'delay-cancel', DelayCance
   },
   args: ({ id, call }, shard) => (call === undefined ? [id] : [id, ...callKeysOf(shard, [call])!.args]),
   decode: (reply) => reply === 1,
-});
+};

@@ -1,4 +1,4 @@
-import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import type { DelayScript } from '../delay-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 
 export interface ClaimedTask {
@@ -30,7 +30,7 @@ export interface DelayClaimInput {
 }
 
 /** Claims due tasks of one shard, after returning those whose lease ran out (see delay-claim.lua). */
-export const delayClaim = DELAY_QUEUE_SCRIPTS.define<'delay-claim', DelayClaimInput, DelayClaimReply>({
+export const delayClaim: DelayScript<'delay-claim', DelayClaimInput, DelayClaimReply> = {
   script: 'delay-claim',
   keys: (shard) =>
     kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats', 'successors']),
@@ -51,4 +51,4 @@ export const delayClaim = DELAY_QUEUE_SCRIPTS.define<'delay-claim', DelayClaimIn
     }
     return { serverNow: values[0] as number, nextDueAt: values[1] === -1 ? Infinity : (values[1] as number), tasks };
   },
-});
+};

@@ -1,4 +1,4 @@
-import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import type { DelayScript } from '../delay-queue.keys';
 import type { NewestFirstPage } from '../../redis/newest-first';
 import { kindsOf } from '../../redis/script-protocol';
 import type { StoredTask } from './delay-get';
@@ -14,7 +14,7 @@ export interface DelayDeadInput {
 }
 
 /** One page of a shard's dead letters, newest first (see delay-dead.lua). */
-export const delayDead = DELAY_QUEUE_SCRIPTS.define<'delay-dead', DelayDeadInput, NewestFirstPage<DeadTask>>({
+export const delayDead: DelayScript<'delay-dead', DelayDeadInput, NewestFirstPage<DeadTask>> = {
   script: 'delay-dead',
   keys: (shard) => kindsOf(shard, ['dead', 'data', 'errors', 'runs']),
   args: ({ count, latest, listedAtLatest }) => [count, latest, listedAtLatest],
@@ -36,4 +36,4 @@ export const delayDead = DELAY_QUEUE_SCRIPTS.define<'delay-dead', DelayDeadInput
     }
     return { items, listed: items.length };
   },
-});
+};

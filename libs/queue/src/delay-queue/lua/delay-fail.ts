@@ -1,4 +1,4 @@
-import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import type { DelayScript } from '../delay-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 import type { TaskLease } from './delay-ack';
 
@@ -10,10 +10,11 @@ export interface DelayFailInput {
   error: string;
 }
 
-export type DelayFailReply = { outcome: 'retry' | 'dead'; at: number } | null;
+/** What the failure made of the task (`fate`): retried at `at`, or buried (dead) at `at`. */
+export type DelayFailReply = { fate: 'retry' | 'dead'; at: number } | null;
 
 /** Fails a delivery (see delay-fail.lua): its retry or burial, or null when the token is stale. */
-export const delayFail = DELAY_QUEUE_SCRIPTS.define<'delay-fail', DelayFailInput, DelayFailReply>({
+export const delayFail: DelayScript<'delay-fail', DelayFailInput, DelayFailReply> = {
   script: 'delay-fail',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'successors', 'passes']),
   args: ({ lease, maxAttempts, retryDelayMs, deadCapacity, error }) => [
@@ -25,7 +26,7 @@ export const delayFail = DELAY_QUEUE_SCRIPTS.define<'delay-fail', DelayFailInput
     error,
   ],
   decode: (reply) => {
-    const [applied, outcome, at] = reply as [number, ('retry' | 'dead')?, number?];
-    return applied === 1 ? { outcome: outcome!, at: at! } : null;
+    const [applied, fate, at] = reply as [number, ('retry' | 'dead')?, number?];
+    return applied === 1 ? { fate: fate!, at: at! } : null;
   },
-});
+};

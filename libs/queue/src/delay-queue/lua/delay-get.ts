@@ -1,4 +1,4 @@
-import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import type { DelayScript } from '../delay-queue.keys';
 import type { TaskState } from '../../interfaces';
 import { kindsOf } from '../../redis/script-protocol';
 
@@ -11,7 +11,7 @@ export interface StoredTask {
 }
 
 /** One consistent view of a task (see delay-get.lua), or null. */
-export const delayGet = DELAY_QUEUE_SCRIPTS.define<'delay-get', string, StoredTask | null>({
+export const delayGet: DelayScript<'delay-get', string, StoredTask | null> = {
   script: 'delay-get',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'errors', 'runs', 'successors']),
   args: (id) => [id],
@@ -21,4 +21,4 @@ export const delayGet = DELAY_QUEUE_SCRIPTS.define<'delay-get', string, StoredTa
     const [state, runAt, json, attempts, lastError] = values;
     return { state, runAt, attempts, json, ...(lastError ? { lastError } : {}) };
   },
-});
+};

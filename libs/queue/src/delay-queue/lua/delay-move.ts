@@ -1,4 +1,4 @@
-import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import type { DelayScript } from '../delay-queue.keys';
 import { callKeysOf, kindsOf } from '../../redis/script-protocol';
 import type { CallKey } from '../../redis/call-keys';
 
@@ -20,11 +20,7 @@ export interface DelayMoveInput {
 }
 
 /** Moves a scheduled task (see delay-move.lua), or says why it could not. */
-export const delayMove = DELAY_QUEUE_SCRIPTS.define<
-  'delay-move',
-  DelayMoveInput,
-  Placement | 'active' | 'dead' | 'missing'
->({
+export const delayMove: DelayScript<'delay-move', DelayMoveInput, Placement | 'active' | 'dead' | 'missing'> = {
   script: 'delay-move',
   keys: (shard, { call }) => {
     const keys = kindsOf(shard, ['due', 'active', 'data', 'passes']);
@@ -39,4 +35,4 @@ export const delayMove = DELAY_QUEUE_SCRIPTS.define<
     if (moved === 0) return runAt as 'active' | 'dead' | 'missing';
     return { runAt: runAt as number, serverNow, isHead: isHead === 1 };
   },
-});
+};

@@ -1,4 +1,4 @@
-import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import type { DelayScript } from '../delay-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 
 export interface PassInput {
@@ -8,9 +8,9 @@ export interface PassInput {
 }
 
 /** Begins, renews or ends a pass of the task source on a shard (see delay-pass.lua): false when a renewal found it expired. */
-export const delayPass = DELAY_QUEUE_SCRIPTS.define<'delay-pass', PassInput, boolean>({
+export const delayPass: DelayScript<'delay-pass', PassInput, boolean> = {
   script: 'delay-pass',
   keys: (shard) => kindsOf(shard, ['passes']),
   args: ({ op, pass, leaseMs }) => [op, pass, leaseMs],
   decode: (reply) => reply === 1,
-});
+};

@@ -1,4 +1,4 @@
-import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import type { DelayScript } from '../delay-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 import type { TaskLease } from './delay-ack';
 
@@ -11,9 +11,9 @@ export interface GivenBackTask extends TaskLease {
 }
 
 /** Gives a running delivery back (see delay-release.lua): false when the token is stale. */
-export const delayRelease = DELAY_QUEUE_SCRIPTS.define<'delay-release', GivenBackTask, boolean>({
+export const delayRelease: DelayScript<'delay-release', GivenBackTask, boolean> = {
   script: 'delay-release',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'runs', 'stats', 'errors', 'successors']),
   args: ({ id, token, counted, error, maxAttempts }) => [id, token, counted ? '1' : '0', error, maxAttempts],
   decode: (reply) => reply === 1,
-});
+};

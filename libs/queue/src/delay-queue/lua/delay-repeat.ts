@@ -1,4 +1,4 @@
-import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import type { DelayScript } from '../delay-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 import { tickWindowArgs, type TickWindow } from './tick-window';
 
@@ -17,7 +17,7 @@ export type RepeatDeclared =
   | { status: 'ended'; serverNow: number };
 
 /** Declares a repeat and its pending occurrence (see delay-repeat.lua). */
-export const delayRepeat = DELAY_QUEUE_SCRIPTS.define<'delay-repeat', DelayRepeatInput, RepeatDeclared>({
+export const delayRepeat: DelayScript<'delay-repeat', DelayRepeatInput, RepeatDeclared> = {
   script: 'delay-repeat',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats']),
   args: ({ id, schedule, json, window }) => [id, schedule, json, ...tickWindowArgs(window)],
@@ -25,4 +25,4 @@ export const delayRepeat = DELAY_QUEUE_SCRIPTS.define<'delay-repeat', DelayRepea
     const [status, at] = reply as [RepeatDeclared['status'], number];
     return status === 'clock' || status === 'ended' ? { status, serverNow: at } : { status, nextRunAt: at };
   },
-});
+};

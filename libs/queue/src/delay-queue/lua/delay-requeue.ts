@@ -1,14 +1,10 @@
-import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import type { DelayScript } from '../delay-queue.keys';
 import type { ResolvedTime } from '../../validation/time';
 import { kindsOf } from '../../redis/script-protocol';
 import type { Placement } from './delay-move';
 
 /** Brings a dead-lettered task back (see delay-requeue.lua); null when it is not dead. */
-export const delayRequeue = DELAY_QUEUE_SCRIPTS.define<
-  'delay-requeue',
-  { id: string; time: ResolvedTime },
-  Placement | null
->({
+export const delayRequeue: DelayScript<'delay-requeue', { id: string; time: ResolvedTime }, Placement | null> = {
   script: 'delay-requeue',
   keys: (shard) => kindsOf(shard, ['due', 'dead', 'errors', 'runs', 'passes']),
   args: ({ id, time: [mode, ms] }) => [id, mode, ms],
@@ -16,4 +12,4 @@ export const delayRequeue = DELAY_QUEUE_SCRIPTS.define<
     const [found, runAt, serverNow, isHead] = reply as number[];
     return found === 1 ? { runAt, serverNow, isHead: isHead === 1 } : null;
   },
-});
+};

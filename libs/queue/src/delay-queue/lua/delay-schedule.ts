@@ -1,4 +1,4 @@
-import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import type { DelayScript } from '../delay-queue.keys';
 import type { OnExists, TaskState } from '../../interfaces';
 import type { ResolvedTime } from '../../validation/time';
 import { callKeysOf, kindsOf, type ShardKeys } from '../../redis/script-protocol';
@@ -39,7 +39,7 @@ export interface ScheduleInput {
 }
 
 /** Schedules (or replaces) tasks of one shard, in order (see delay-schedule.lua). */
-export const delaySchedule = DELAY_QUEUE_SCRIPTS.define<'delay-schedule', ScheduleInput, DelayScheduleReply>({
+export const delaySchedule: DelayScript<'delay-schedule', ScheduleInput, DelayScheduleReply> = {
   script: 'delay-schedule',
   keys: (shard, { tasks }) => {
     const keys = kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'successors', 'passes']);
@@ -71,7 +71,7 @@ export const delaySchedule = DELAY_QUEUE_SCRIPTS.define<'delay-schedule', Schedu
     }
     return { serverNow: values[0] as number, head: values[1] as number, results };
   },
-});
+};
 
 /** The call-keys section of a call with keyed schedules, or none. */
 function keyedCalls(shard: ShardKeys, tasks: ScheduleItem[]) {

@@ -1,4 +1,4 @@
-import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import type { DelayScript } from '../delay-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 
 /** One shard's counters (see delay-stats.lua). */
@@ -22,7 +22,7 @@ export interface DelayShardStats {
   headDueAt: number;
 }
 
-export const delayStats = DELAY_QUEUE_SCRIPTS.define<'delay-stats', void, DelayShardStats>({
+export const delayStats: DelayScript<'delay-stats', void, DelayShardStats> = {
   script: 'delay-stats',
   keys: (shard) => kindsOf(shard, ['due', 'active', 'dead', 'stats', 'runs']),
   args: () => [],
@@ -33,4 +33,4 @@ export const delayStats = DELAY_QUEUE_SCRIPTS.define<'delay-stats', void, DelayS
     const counters = { scheduledTotal, fired, completed, retried, deadTotal, givenBack };
     return { scheduled, active, dead, nextDue, ...counters, due, serverNow, headDueAt };
   },
-});
+};

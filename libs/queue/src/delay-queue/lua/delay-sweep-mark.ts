@@ -1,4 +1,4 @@
-import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import type { DelayScript } from '../delay-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 
 export interface SweepMarkInput {
@@ -8,9 +8,9 @@ export interface SweepMarkInput {
 }
 
 /** Marks a page of a shard's scheduled tasks for a sweeping pass (see delay-sweep-mark.lua): ranks read. */
-export const delaySweepMark = DELAY_QUEUE_SCRIPTS.define<'delay-sweep-mark', SweepMarkInput, number>({
+export const delaySweepMark: DelayScript<'delay-sweep-mark', SweepMarkInput, number> = {
   script: 'delay-sweep-mark',
   keys: (shard) => kindsOf(shard, ['due', 'repeats', 'marks']),
   args: ({ mark, first, count }) => [mark, first, count],
   decode: (reply) => reply as number,
-});
+};

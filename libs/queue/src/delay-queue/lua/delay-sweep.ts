@@ -1,4 +1,4 @@
-import { DELAY_QUEUE_SCRIPTS } from './delay-queue.scripts';
+import type { DelayScript } from '../delay-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 
 export interface SweepInput {
@@ -16,7 +16,7 @@ export interface SweepStep {
 }
 
 /** Cancels a page of the tasks a sweeping pass marked and did not list (see delay-sweep.lua). */
-export const delaySweep = DELAY_QUEUE_SCRIPTS.define<'delay-sweep', SweepInput, SweepStep>({
+export const delaySweep: DelayScript<'delay-sweep', SweepInput, SweepStep> = {
   script: 'delay-sweep',
   keys: (shard) => kindsOf(shard, ['due', 'data', 'runs', 'errors', 'repeats', 'marks', 'passes']),
   args: ({ mark, cursor, count, pass }) => [mark, cursor, count, pass],
@@ -24,4 +24,4 @@ export const delaySweep = DELAY_QUEUE_SCRIPTS.define<'delay-sweep', SweepInput, 
     const [cursor, swept] = reply as [string, number];
     return { cursor, swept };
   },
-});
+};

@@ -1,7 +1,7 @@
 import type { GroupRateLimitOptions } from '../../interfaces';
-import { entryCarriers, entryMessages } from '../../redis/fixed-entry';
+import { entryCarriers, entryMessages } from '../fixed-entry';
 import { kindsOf, type ScriptProtocol } from '../../redis/script-protocol';
-import type { ShardKeyKind } from '../../redis/keys';
+import type { FixedShardKeyKind, FixedShardKeys } from '../fixed-queue.keys';
 import { rateKeys } from './group-rate';
 
 export interface ClaimedBatch {
@@ -89,10 +89,10 @@ export function candidateArgs({ candidates, read }: ClaimInput): (string | numbe
  * the reply (its head, then `stride` values per candidate, read by `claimed`).
  */
 export function claimProtocol<In extends ClaimInput>(
-  kinds: readonly ShardKeyKind[],
+  kinds: readonly FixedShardKeyKind[],
   stride: number,
   claimed: ClaimedFrom<In>,
-): Pick<ScriptProtocol<string, In, ClaimRead>, 'keys' | 'reads' | 'decode'> {
+): Pick<ScriptProtocol<string, In, ClaimRead, FixedShardKeys>, 'keys' | 'reads' | 'decode'> {
   return {
     keys: (shard, { candidates, groupRateLimit }) => [
       ...kindsOf(shard, kinds),

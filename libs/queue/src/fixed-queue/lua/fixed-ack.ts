@@ -1,5 +1,5 @@
-import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
-import { entryCarriers, entryMessages } from '../../redis/fixed-entry';
+import type { FixedScript } from '../fixed-queue.keys';
+import { entryCarriers, entryMessages } from '../fixed-entry';
 import { kindsOf } from '../../redis/script-protocol';
 import type { GroupRateLimitOptions } from '../../interfaces';
 import type { ClaimedBatch } from './claim-reply';
@@ -51,7 +51,7 @@ export interface AckReply {
 }
 
 /** Finishes deliveries of an ordered queue, handing over next batches (see fixed-ack.lua). */
-export const fixedAck = FIXED_QUEUE_SCRIPTS.define<'fixed-ack', FixedAckInput, AckReply>({
+export const fixedAck: FixedScript<'fixed-ack', FixedAckInput, AckReply> = {
   script: 'fixed-ack',
   // Built with plain loops, not spreads and maps: an acknowledgement call is made for every few
   // deliveries (with batchSize 1, for every one of them).
@@ -119,4 +119,4 @@ export const fixedAck = FIXED_QUEUE_SCRIPTS.define<'fixed-ack', FixedAckInput, A
     }
     return acked;
   },
-});
+};

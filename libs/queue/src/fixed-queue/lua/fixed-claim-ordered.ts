@@ -1,4 +1,4 @@
-import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import type { FixedScript } from '../fixed-queue.keys';
 import {
   batchOf,
   candidateArgs,
@@ -36,7 +36,7 @@ const claimedOrdered: ClaimedFrom<FixedClaimOrderedInput> = (reply, values, at, 
 };
 
 /** Ordered claims (see fixed-claim-ordered.lua). */
-export const fixedClaimOrdered = FIXED_QUEUE_SCRIPTS.define<'fixed-claim-ordered', FixedClaimOrderedInput, ClaimRead>({
+export const fixedClaimOrdered: FixedScript<'fixed-claim-ordered', FixedClaimOrderedInput, ClaimRead> = {
   script: 'fixed-claim-ordered',
   ...claimProtocol(
     ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors', 'pausedGroups'],
@@ -57,4 +57,4 @@ export const fixedClaimOrdered = FIXED_QUEUE_SCRIPTS.define<'fixed-claim-ordered
     ...rateArgs(input.groupRateLimit),
     ...candidateArgs(input),
   ],
-});
+};

@@ -1,4 +1,4 @@
-import { shardKeys } from '../../redis/script-protocol';
+import { fixedShardKeys } from '../fixed-queue.keys';
 import { QueueKeys } from '../../redis/keys';
 import { fixedClaimUnordered } from './fixed-claim-unordered';
 
@@ -42,7 +42,7 @@ const take = (reads: [string, string[], [number, number, number]][], batchSize: 
 
 describe('fixed-claim-unordered protocol', () => {
   it('declares the shard keys in the order the script reads them, then each candidate list, and reads each candidate head', () => {
-    const shard = shardKeys(new QueueKeys('p', 'q', 2), 1);
+    const shard = fixedShardKeys(new QueueKeys('p', 'q', 2), 1);
     const taking = { ...input(['a', 'b'], 3), read: 6 };
     expect(fixedClaimUnordered.keys(shard, taking)).toEqual([
       'p:{q:1}:ready',
@@ -59,7 +59,7 @@ describe('fixed-claim-unordered protocol', () => {
   });
 
   it('declares each candidate rate list after the lists, and the rate in ARGV, under groupRateLimit', () => {
-    const shard = shardKeys(new QueueKeys('p', 'q', 2), 1);
+    const shard = fixedShardKeys(new QueueKeys('p', 'q', 2), 1);
     const taking = { ...input(['a', 'b'], 3), read: 6, groupRateLimit: { max: 2, durationMs: 1000 } };
     expect(fixedClaimUnordered.keys(shard, taking).slice(3)).toEqual([
       'p:{q:1}:g:a',

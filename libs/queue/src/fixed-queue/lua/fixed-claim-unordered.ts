@@ -1,4 +1,4 @@
-import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import type { FixedScript } from '../fixed-queue.keys';
 import {
   batchOf,
   candidateArgs,
@@ -26,11 +26,7 @@ const claimedUnordered: ClaimedFrom<FixedClaimUnorderedInput> = (reply, values, 
 };
 
 /** Unordered claims (see fixed-claim-unordered.lua). */
-export const fixedClaimUnordered = FIXED_QUEUE_SCRIPTS.define<
-  'fixed-claim-unordered',
-  FixedClaimUnorderedInput,
-  ClaimRead
->({
+export const fixedClaimUnordered: FixedScript<'fixed-claim-unordered', FixedClaimUnorderedInput, ClaimRead> = {
   script: 'fixed-claim-unordered',
   ...claimProtocol(['ready', 'stats', 'lastPush'], 3, claimedUnordered),
   args: (input) => [
@@ -41,4 +37,4 @@ export const fixedClaimUnordered = FIXED_QUEUE_SCRIPTS.define<
     ...rateArgs(input.groupRateLimit),
     ...candidateArgs(input),
   ],
-});
+};

@@ -1,4 +1,4 @@
-import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import type { FixedScript } from '../fixed-queue.keys';
 import type { DeadBatch } from '../../interfaces';
 import type { NewestFirstPage } from '../../redis/newest-first';
 import { kindsOf } from '../../redis/script-protocol';
@@ -30,7 +30,7 @@ export interface FixedDeadInput {
 }
 
 /** One page of a shard's dead batches, newest first (see fixed-dead.lua). */
-export const fixedDead = FIXED_QUEUE_SCRIPTS.define<'fixed-dead', FixedDeadInput, NewestFirstPage<DeadRecord>>({
+export const fixedDead: FixedScript<'fixed-dead', FixedDeadInput, NewestFirstPage<DeadRecord>> = {
   script: 'fixed-dead',
   keys: (shard) => kindsOf(shard, ['dead', 'deadData']),
   args: ({ count, latest, listedAtLatest }) => [count, latest, listedAtLatest],
@@ -44,4 +44,4 @@ export const fixedDead = FIXED_QUEUE_SCRIPTS.define<'fixed-dead', FixedDeadInput
     }
     return { items, listed: values.length / 2 };
   },
-});
+};

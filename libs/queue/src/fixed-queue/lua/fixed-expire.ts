@@ -1,12 +1,12 @@
-import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import type { FixedScript } from '../fixed-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 
 /** Deletes the listed groups idle for ttlMs (see fixed-expire.lua): how many messages each lost. */
-export const fixedExpire = FIXED_QUEUE_SCRIPTS.define<
+export const fixedExpire: FixedScript<
   'fixed-expire',
   { ttlMs: number; groups: string[] },
   { serverNow: number; expired: number[] }
->({
+> = {
   script: 'fixed-expire',
   keys: (shard, { groups }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'pausedGroups']),
@@ -17,4 +17,4 @@ export const fixedExpire = FIXED_QUEUE_SCRIPTS.define<
     const [serverNow, ...expired] = reply as number[];
     return { serverNow, expired };
   },
-});
+};

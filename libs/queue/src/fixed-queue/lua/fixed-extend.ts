@@ -1,4 +1,4 @@
-import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import type { FixedScript } from '../fixed-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 import { decodePerDelivery } from '../../redis/lua/per-delivery';
 import type { GroupLease } from './fixed-ack';
@@ -9,9 +9,9 @@ export interface FixedExtendInput {
 }
 
 /** Extends leases of running deliveries (see fixed-extend.lua): false where the lease was lost. */
-export const fixedExtend = FIXED_QUEUE_SCRIPTS.define<'fixed-extend', FixedExtendInput, boolean[]>({
+export const fixedExtend: FixedScript<'fixed-extend', FixedExtendInput, boolean[]> = {
   script: 'fixed-extend',
   keys: (shard) => kindsOf(shard, ['held', 'leases']),
   args: ({ leaseMs, leases }) => [leaseMs, ...leases.flatMap(({ group, token }) => [group, token])],
   decode: decodePerDelivery,
-});
+};

@@ -1,4 +1,4 @@
-import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import type { FixedScript } from '../fixed-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 import type { GroupLease } from './fixed-ack';
 
@@ -19,14 +19,15 @@ export interface FixedFailInput {
 }
 
 export type FailReply = {
-  outcome: 'retry' | 'dead' | 'paused' | 'gone' | 'stale';
+  /** What the failure made of the batch: retried, buried, its group paused, or nothing (its group gone, its lease stale). */
+  fate: 'retry' | 'dead' | 'paused' | 'gone' | 'stale';
   at: number;
   /** Messages acknowledged first (fewer than `handled` where capacity evicted some meanwhile). */
   acknowledged: number;
 };
 
 /** Records a failed at-least-once delivery: a retry, its burial or its group's pause (see fixed-fail.lua). */
-export const fixedFail = FIXED_QUEUE_SCRIPTS.define<'fixed-fail', FixedFailInput, FailReply>({
+export const fixedFail: FixedScript<'fixed-fail', FixedFailInput, FailReply> = {
   script: 'fixed-fail',
   keys: (shard, { lease }) => [
     ...kindsOf(shard, ['ready', 'stats', 'lastPush', 'held', 'leases', 'dead', 'deadData', 'errors', 'pausedGroups']),
@@ -46,7 +47,7 @@ export const fixedFail = FIXED_QUEUE_SCRIPTS.define<'fixed-fail', FixedFailInput
     input.size,
   ],
   decode: (reply) => {
-    const [outcome, at, acknowledged] = reply as [FailReply['outcome'], number, number];
-    return { outcome, at, acknowledged };
+    const [fate, at, acknowledged] = reply as [FailReply['fate'], number, number];
+    return { fate, at, acknowledged };
   },
-});
+};

@@ -1,4 +1,4 @@
-import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import type { FixedScript } from '../fixed-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 
 /** A shard's groups nobody may have pushed to for ttlMs, and when the next may be (see fixed-idle.lua). */
@@ -10,7 +10,7 @@ export interface IdleGroups {
   serverNow: number;
 }
 
-export const fixedIdle = FIXED_QUEUE_SCRIPTS.define<'fixed-idle', { ttlMs: number; count: number }, IdleGroups>({
+export const fixedIdle: FixedScript<'fixed-idle', { ttlMs: number; count: number }, IdleGroups> = {
   script: 'fixed-idle',
   keys: (shard) => kindsOf(shard, ['lastPush']),
   args: ({ ttlMs, count }) => [ttlMs, count],
@@ -18,4 +18,4 @@ export const fixedIdle = FIXED_QUEUE_SCRIPTS.define<'fixed-idle', { ttlMs: numbe
     const [serverNow, oldest, ...groups] = reply as [number, number, ...string[]];
     return { groups, serverNow, notBefore: (oldest < 0 ? serverNow : oldest) + ttlMs };
   },
-});
+};

@@ -1,9 +1,8 @@
-import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
-import type { ShardKeyKind } from '../../redis/keys';
+import type { FixedScript, FixedShardKeyKind } from '../fixed-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 
 /** Every key of a shard but the groups' lists: `lastPush` first, as fixed-obliterate reads them. */
-const SHARD_KINDS: ShardKeyKind[] = [
+const SHARD_KINDS: FixedShardKeyKind[] = [
   'lastPush',
   'ready',
   'stats',
@@ -25,7 +24,7 @@ export interface FixedObliterateInput {
 }
 
 /** Deletes a page of a shard's groups, and the shard once none is left (see fixed-obliterate.lua): the next page. */
-export const fixedObliterate = FIXED_QUEUE_SCRIPTS.define<'fixed-obliterate', FixedObliterateInput, string[]>({
+export const fixedObliterate: FixedScript<'fixed-obliterate', FixedObliterateInput, string[]> = {
   script: 'fixed-obliterate',
   keys: (shard, { page, rated }) => [
     ...kindsOf(shard, SHARD_KINDS),
@@ -34,4 +33,4 @@ export const fixedObliterate = FIXED_QUEUE_SCRIPTS.define<'fixed-obliterate', Fi
   ],
   args: ({ pageSize, page }) => [SHARD_KINDS.length, pageSize, ...page],
   decode: (reply) => reply as string[],
-});
+};

@@ -1,4 +1,4 @@
-import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import type { FixedScript } from '../fixed-queue.keys';
 import { callKeysOf, kindsOf, type ShardKeys } from '../../redis/script-protocol';
 import type { CallKey } from '../../redis/call-keys';
 
@@ -35,7 +35,7 @@ export interface PushReply {
 }
 
 /** Appends messages to groups of one shard (see fixed-push.lua). */
-export const fixedPush = FIXED_QUEUE_SCRIPTS.define<'fixed-push', FixedPushInput, PushReply>({
+export const fixedPush: FixedScript<'fixed-push', FixedPushInput, PushReply> = {
   script: 'fixed-push',
   keys: (shard, { groups }) => {
     const keys = [
@@ -67,7 +67,7 @@ export const fixedPush = FIXED_QUEUE_SCRIPTS.define<'fixed-push', FixedPushInput
     for (let i = 0; i < lost.length; i += 2) evicted[lost[i] - 1] = lost[i + 1];
     return { serverNow, wakeAt, evicted };
   },
-});
+};
 
 /** The call-keys section of a call with keyed pushes; the usual call has none, and pays one look per group. */
 function keyedCalls(shard: ShardKeys, groups: GroupPush[]) {

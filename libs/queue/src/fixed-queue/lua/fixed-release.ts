@@ -1,4 +1,4 @@
-import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import type { FixedScript } from '../fixed-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 import { decodePerDelivery } from '../../redis/lua/per-delivery';
 import type { GroupLease } from './fixed-ack';
@@ -9,11 +9,7 @@ export interface GivenBackLease extends GroupLease {
 }
 
 /** Gives unfinished deliveries back (see fixed-release.lua): true for each given back, false where stale. */
-export const fixedRelease = FIXED_QUEUE_SCRIPTS.define<
-  'fixed-release',
-  { error: string; leases: GivenBackLease[] },
-  boolean[]
->({
+export const fixedRelease: FixedScript<'fixed-release', { error: string; leases: GivenBackLease[] }, boolean[]> = {
   script: 'fixed-release',
   keys: (shard) => kindsOf(shard, ['ready', 'held', 'leases', 'pausedGroups', 'stats', 'errors']),
   args: ({ error, leases }) => [
@@ -21,4 +17,4 @@ export const fixedRelease = FIXED_QUEUE_SCRIPTS.define<
     ...leases.flatMap(({ group, token, counted }) => [group, token, counted ? '1' : '0']),
   ],
   decode: decodePerDelivery,
-});
+};

@@ -1,4 +1,4 @@
-import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import type { FixedScript } from '../fixed-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 
 export interface FixedResumeGroupInput {
@@ -16,7 +16,7 @@ export interface GroupResumed {
 }
 
 /** Resumes a paused group (see fixed-resume-group.lua). */
-export const fixedResumeGroup = FIXED_QUEUE_SCRIPTS.define<'fixed-resume-group', FixedResumeGroupInput, GroupResumed>({
+export const fixedResumeGroup: FixedScript<'fixed-resume-group', FixedResumeGroupInput, GroupResumed> = {
   script: 'fixed-resume-group',
   keys: (shard, { group }) => [...kindsOf(shard, ['ready', 'lastPush', 'held', 'pausedGroups']), shard.group(group)],
   args: ({ group, batchSize, maxWaitMs }) => [group, batchSize, maxWaitMs],
@@ -24,4 +24,4 @@ export const fixedResumeGroup = FIXED_QUEUE_SCRIPTS.define<'fixed-resume-group',
     const [resumed, dueAt, serverNow] = reply as number[];
     return { resumed: resumed === 1, dueAt, serverNow };
   },
-});
+};

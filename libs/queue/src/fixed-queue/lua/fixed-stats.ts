@@ -1,4 +1,4 @@
-import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import type { FixedScript } from '../fixed-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 
 /**
@@ -28,7 +28,7 @@ const FIELDS = [
 /** One shard's counters (see `FIELDS`). */
 export type FixedShardStats = Record<(typeof FIELDS)[number], number>;
 
-export const fixedStats = FIXED_QUEUE_SCRIPTS.define<'fixed-stats', void, FixedShardStats>({
+export const fixedStats: FixedScript<'fixed-stats', void, FixedShardStats> = {
   script: 'fixed-stats',
   keys: (shard) => kindsOf(shard, ['ready', 'stats', 'leases', 'pausedGroups']),
   args: () => [],
@@ -38,4 +38,4 @@ export const fixedStats = FIXED_QUEUE_SCRIPTS.define<'fixed-stats', void, FixedS
     FIELDS.forEach((field, at) => (stats[field] = values[at]));
     return stats;
   },
-});
+};

@@ -1,4 +1,4 @@
-import { FIXED_QUEUE_SCRIPTS } from './fixed-queue.scripts';
+import type { FixedScript } from '../fixed-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 
 export interface FixedUpgradeInput {
@@ -9,7 +9,7 @@ export interface FixedUpgradeInput {
 }
 
 /** Converts a page of an earlier version's groups (see fixed-upgrade.lua): the next page, empty once done. */
-export const fixedUpgrade = FIXED_QUEUE_SCRIPTS.define<'fixed-upgrade', FixedUpgradeInput, string[]>({
+export const fixedUpgrade: FixedScript<'fixed-upgrade', FixedUpgradeInput, string[]> = {
   script: 'fixed-upgrade',
   keys: (shard, { page }) => [
     ...kindsOf(shard, ['lens', 'lastPush', 'stats']),
@@ -17,4 +17,4 @@ export const fixedUpgrade = FIXED_QUEUE_SCRIPTS.define<'fixed-upgrade', FixedUpg
   ],
   args: ({ pageSize, page }) => [pageSize, ...page],
   decode: (reply) => reply as string[],
-});
+};

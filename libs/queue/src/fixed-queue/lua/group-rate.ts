@@ -1,8 +1,8 @@
 import type { GroupRateLimitOptions } from '../../interfaces';
-import type { ShardKeys } from '../../redis/script-protocol';
+import type { FixedShardKeys } from '../fixed-queue.keys';
 
 /** The rate lists of `groups` (after their own lists in KEYS), when the queue has a groupRateLimit. */
-export function rateKeys(shard: ShardKeys, groups: string[], rate: GroupRateLimitOptions | undefined): string[] {
+export function rateKeys(shard: FixedShardKeys, groups: string[], rate: GroupRateLimitOptions | undefined): string[] {
   return rate ? groups.map((group) => shard.rate(group)) : [];
 }
 

@@ -1,4 +1,4 @@
-import { RECURRING_SCRIPTS } from './recurring.scripts';
+import type { DelayScript } from '../../delay-queue/delay-queue.keys';
 import { kindsOf } from '../../redis/script-protocol';
 import { tickWindowArgs, type TickWindow } from '../../delay-queue/lua/tick-window';
 
@@ -37,32 +37,30 @@ export type RecurringDeclared = {
 );
 
 /** Declares a `@Recurring` schedule with its generation (see recurring-declare.lua). */
-export const recurringDeclare = RECURRING_SCRIPTS.define<'recurring-declare', RecurringDeclareInput, RecurringDeclared>(
-  {
-    script: 'recurring-declare',
-    keys: (shard) =>
-      kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats', 'declarations']),
-    args: (input) => [
-      input.id,
-      input.declarer,
-      input.schedule,
-      input.declaredBy,
-      input.aliveMs,
-      input.firstDeclaredAt,
-      input.keepMs,
-      input.windowFor,
-      ...tickWindowArgs(input.window),
-    ],
-    decode: (reply) => {
-      const [status, at, inEffect, ...rest] = reply as [RecurringDeclared['status'], number, string, ...string[]];
-      const declarations: LiveDeclaration[] = [];
-      for (let i = 0; i < rest.length; i += 3)
-        declarations.push({ schedule: rest[i], declaredBy: rest[i + 1], firstDeclaredAt: Number(rest[i + 2]) });
-      const time =
-        status === 'clock' || status === 'winner' || status === 'ended'
-          ? { status, serverNow: at }
-          : { status, nextRunAt: at };
-      return { inEffect, declarations, ...time } as RecurringDeclared;
-    },
+export const recurringDeclare: DelayScript<'recurring-declare', RecurringDeclareInput, RecurringDeclared> = {
+  script: 'recurring-declare',
+  keys: (shard) =>
+    kindsOf(shard, ['due', 'active', 'data', 'dead', 'stats', 'errors', 'runs', 'repeats', 'declarations']),
+  args: (input) => [
+    input.id,
+    input.declarer,
+    input.schedule,
+    input.declaredBy,
+    input.aliveMs,
+    input.firstDeclaredAt,
+    input.keepMs,
+    input.windowFor,
+    ...tickWindowArgs(input.window),
+  ],
+  decode: (reply) => {
+    const [status, at, inEffect, ...rest] = reply as [RecurringDeclared['status'], number, string, ...string[]];
+    const declarations: LiveDeclaration[] = [];
+    for (let i = 0; i < rest.length; i += 3)
+      declarations.push({ schedule: rest[i], declaredBy: rest[i + 1], firstDeclaredAt: Number(rest[i + 2]) });
+    const time =
+      status === 'clock' || status === 'winner' || status === 'ended'
+        ? { status, serverNow: at }
+        : { status, nextRunAt: at };
+    return { inEffect, declarations, ...time } as RecurringDeclared;
   },
-);
+};

@@ -1,4 +1,4 @@
-import { QUEUE_SCRIPTS } from './queue.scripts';
+import type { ScriptProtocol } from '../script-protocol';
 
 /** A process of the application as it announced itself under the prefix. */
 export interface AnnouncedProcess {
@@ -25,12 +25,12 @@ export interface Announcement {
 }
 
 /** Announces a process and lists the live ones (see process-announce.lua). */
-export const processAnnounce = QUEUE_SCRIPTS.define<
+export const processAnnounce: ScriptProtocol<
   'process-announce',
   Announcement,
   { now: number; live: AnnouncedProcess[] },
   { processes: string }
->({
+> = {
   script: 'process-announce',
   keys: (keys) => [keys.processes],
   args: ({ id, version, contract, serves, startedAt, leaving, leaseMs }) => [
@@ -55,4 +55,4 @@ export const processAnnounce = QUEUE_SCRIPTS.define<
     }
     return { now: Number(now), live };
   },
-});
+};

@@ -1,4 +1,4 @@
-import { QUEUE_SCRIPTS } from './queue.scripts';
+import type { ScriptProtocol } from '../script-protocol';
 import type { QueueKind } from '../../interfaces';
 import type { QueueKeys } from '../keys';
 
@@ -24,7 +24,7 @@ export interface QueueMetaInput {
 }
 
 /** Records a queue on first use and answers what is stored (see queue-meta.lua). */
-export const queueMeta = QUEUE_SCRIPTS.define<'queue-meta', QueueMetaInput, QueueMeta, QueueKeys>({
+export const queueMeta: ScriptProtocol<'queue-meta', QueueMetaInput, QueueMeta, QueueKeys> = {
   script: 'queue-meta',
   keys: (keys) => [keys.meta],
   args: ({ kind, shards, layout, readsAsIs, known, owesPass }) => [
@@ -39,4 +39,4 @@ export const queueMeta = QUEUE_SCRIPTS.define<'queue-meta', QueueMetaInput, Queu
     const [kind, shards, layout, created] = reply as [string, string, string, number];
     return { kind, shards: Number(shards), layout: Number(layout), created: created === 1 };
   },
-});
+};

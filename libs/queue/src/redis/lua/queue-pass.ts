@@ -1,4 +1,4 @@
-import { QUEUE_SCRIPTS } from './queue.scripts';
+import type { ScriptProtocol } from '../script-protocol';
 import type { QueueKeys } from '../keys';
 
 export type QueuePassInput =
@@ -11,7 +11,7 @@ export type QueuePassInput =
  * The owed pass of a queue's task source, across processes (see queue-pass.lua): `alive` and `take`
  * answer what is owed ('' for nothing), `owe` and `renew` whether they applied.
  */
-export const queuePass = QUEUE_SCRIPTS.define<'queue-pass', QueuePassInput, string | boolean, QueueKeys>({
+export const queuePass: ScriptProtocol<'queue-pass', QueuePassInput, string | boolean, QueueKeys> = {
   script: 'queue-pass',
   keys: (keys) => [keys.meta],
   args: (input) => {
@@ -28,4 +28,4 @@ export const queuePass = QUEUE_SCRIPTS.define<'queue-pass', QueuePassInput, stri
     }
   },
   decode: (reply) => (typeof reply === 'string' ? reply : reply === 1),
-});
+};

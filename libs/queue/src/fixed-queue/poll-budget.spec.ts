@@ -1,4 +1,4 @@
-import { BYTES_PER_POLL, ENTRIES_PER_POLL, GROUPS_PER_POLL, inChunks, PollBudget } from './poll-budget';
+import { BYTES_PER_POLL, ENTRIES_PER_POLL, GROUPS_PER_POLL, PollBudget } from './poll-budget';
 
 const entries = (count: number, bytes: number) => Array.from({ length: count }, () => 'x'.repeat(bytes));
 
@@ -47,23 +47,5 @@ describe('PollBudget', () => {
     budget.observe([entries(1, 20)]);
     expect(budget.learned).toBe(true);
     expect(budget.plan(1)).toEqual({ batches: 1, perBatch: 10_000 });
-  });
-});
-
-describe('inChunks', () => {
-  it('runs slices of at most `size` and joins their results in order', async () => {
-    const sizes: number[] = [];
-    const result = await inChunks([1, 2, 3, 4, 5], 2, async (chunk) => {
-      sizes.push(chunk.length);
-      return chunk.map((n) => n * 10);
-    });
-    expect(sizes).toEqual([2, 2, 1]);
-    expect(result).toEqual([10, 20, 30, 40, 50]);
-  });
-
-  it('makes one call for no items', async () => {
-    const run = jest.fn(async (chunk: number[]) => chunk);
-    expect(await inChunks([], 2, run)).toEqual([]);
-    expect(run).toHaveBeenCalledTimes(1);
   });
 });

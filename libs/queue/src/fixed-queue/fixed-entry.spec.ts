@@ -1,5 +1,5 @@
 import { entryCarriers, entryJson, entryMessage, entryMessages, entryTime } from './fixed-entry';
-import { withCarrier } from './traced-json';
+import { withCarrier } from '../redis/traced-json';
 
 describe('FixedQueue list entries', () => {
   const entry = '[1700000000123,{"text":"a,b]","n":[1,2]}]';

@@ -58,14 +58,3 @@ export class PollBudget {
     this.observed = true;
   }
 }
-
-/**
- * Runs `run` on slices of `items` of at most `size` each (calls sent together, each a bounded
- * script), and joins their results in order.
- */
-export async function inChunks<I, O>(items: I[], size: number, run: (chunk: I[]) => Promise<O[]>): Promise<O[]> {
-  if (items.length <= size) return run(items);
-  const calls: Promise<O[]>[] = [];
-  for (let from = 0; from < items.length; from += size) calls.push(run(items.slice(from, from + size)));
-  return (await Promise.all(calls)).flat();
-}

@@ -1,4 +1,4 @@
-import { carrierAt, jsonFrom } from './traced-json';
+import { carrierAt, jsonFrom } from '../redis/traced-json';
 
 /**
  * A FixedQueue list entry as fixed-push writes it: `[<13-digit server ms>,<message JSON>]`, the push
