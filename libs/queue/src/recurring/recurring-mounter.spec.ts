@@ -13,7 +13,7 @@ function mounter() {
       { store: {}, hints: {}, record: { assert: async () => {} } }
     ),
   };
-  const connection = { scripts: {}, clock: {}, client: { on: () => {}, off: () => {} } };
+  const connection = { scripts: { add: () => undefined }, clock: {}, client: { on: () => {}, off: () => {} } };
   const consumers = {
     delayQueueConsumer: (_queue: unknown, label: string, _options: unknown, handler: never) => (
       consumed.push({ label, handler }),
