@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ConsumerRegistry } from './consumer/consumer.registry';
-import { memoryInstanceOf } from './memory/memory-instances';
-import type { MemoryRedis } from './memory/memory-redis';
-import type { SortedSet } from './memory/sorted-set';
-import { advanceNeedsMemory, advanceStalled, badAdvance } from './memory/memory.messages';
+import { memoryInstanceOf } from './testing/memory/memory-instances';
+import type { MemoryRedis } from './testing/memory/memory-redis';
+import type { SortedSet } from './testing/memory/sorted-set';
+import { advanceNeedsMemory, advanceStalled, badAdvance } from './testing/memory/memory.messages';
 import { RedisConnection } from './redis/redis-connection';
 
 /** Options of `QueueClock.advance`. */

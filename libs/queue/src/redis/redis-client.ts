@@ -1,7 +1,7 @@
 import IORedis, { Cluster, type RedisOptions } from 'ioredis';
 import { waitOrTimeout } from '../utils/timers';
 import type { ClusterConnection, QueueConnection } from '../interfaces';
-import { createMemoryClient, isMemoryUrl } from '../memory/memory-instances';
+import { createMemoryClient, isMemoryUrl } from '../testing/memory/memory-instances';
 import { noUrlScheme, notRedisUrl } from './redis.messages';
 
 export type RedisClient = IORedis | Cluster;

@@ -26,8 +26,8 @@ import { describeConnectionFailure } from './connection-failure';
 import { CommandSupervisor } from './command-supervisor';
 import { checkUrl, closeClient, createClient, describeTarget, isClient, type RedisClient } from './redis-client';
 import { SubscriberConnection } from './subscriber-connection';
-import { isMemoryUrl, memoryInstanceOf } from '../memory/memory-instances';
-import { memoryWarning } from '../memory/memory.messages';
+import { isMemoryUrl, memoryInstanceOf } from '../testing/memory/memory-instances';
+import { memoryWarning } from '../testing/memory/memory.messages';
 
 /**
  * The module's options as the connection reads them (only `connection`): the module provides them

@@ -1,4 +1,4 @@
-import { QueueConfigError, QueueError } from '../errors';
+import { QueueConfigError, QueueError } from '../../errors';
 
 export const badMemoryUrl = (url: string, reason: string) =>
   new QueueConfigError(

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import { missingPeer } from '../queue.messages';
+import { missingPeer } from '../../queue.messages';
 import { LUA_PRELUDE } from './lua-prelude';
 import { ErrorReply, Status, noScript, type Reply } from './reply';
 
