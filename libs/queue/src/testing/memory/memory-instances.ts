@@ -1,6 +1,6 @@
 import type IORedis from 'ioredis';
 import type { RedisOptions } from 'ioredis';
-import { loadWasmoon } from './lua-vm';
+import { checkLuaPackage } from './lua-wasm';
 import { MemoryClock } from './memory-clock';
 import { memoryClient } from './memory-connector';
 import { MemoryRedis } from './memory-redis';
@@ -49,7 +49,7 @@ export function memoryInstance(url: string): MemoryRedis {
 export function createMemoryClient(url: string, options: RedisOptions = {}): IORedis {
   // Loaded now, not at the first connection: a missing package fails the application's creation, saying
   // what to install, rather than every connection attempt.
-  loadWasmoon();
+  checkLuaPackage();
   const instance = memoryInstance(url);
   // Started now, while the application is being built, rather than at its first command: a test's
   // first case does not pay for it. A failure shows at the first connection, which waits for it.
