@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Test } from '@nestjs/testing';
 import type { INestApplication, LoggerService, ModuleMetadata } from '@nestjs/common';
 import IORedis, { Cluster } from 'ioredis';
-import { createMemoryClient, type QueueConnection } from 'nestjs-redis-queues';
+import type { QueueConnection } from 'nestjs-redis-queues';
+import { createMemoryClient } from 'nestjs-redis-queues/testing';
 import { testLogs } from './logs';
 
 export function redisUrl(): string {

@@ -26,8 +26,7 @@ import { describeConnectionFailure } from './connection-failure';
 import { CommandSupervisor } from './command-supervisor';
 import { checkUrl, closeClient, createClient, describeTarget, isClient, type RedisClient } from './redis-client';
 import { SubscriberConnection } from './subscriber-connection';
-import { isMemoryUrl, memoryInstanceOf } from '../testing/memory/memory-instances';
-import { memoryWarning } from '../testing/memory/memory.messages';
+import { isMemoryUrl, memoryBackendOf } from './memory-backend';
 
 /**
  * The module's options as the connection reads them (only `connection`): the module provides them
@@ -106,10 +105,10 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     );
     if (this.owned) this.watch(this.client, 'Redis');
     this.supervisor?.start();
-    if (isMemoryUrl(connection)) this.logger.warn(memoryWarning(this.target));
+    const memory = memoryBackendOf(this.client);
+    if (memory && isMemoryUrl(connection)) this.logger.warn(memory.warning(this.target));
     // A memory clock that a test holds still is read, not estimated from replies (ServerClock says why).
     // One that follows the wall clock is estimated as a server's is, as the memory suites check.
-    const memory = memoryInstanceOf(this.client);
     if (memory?.clock.still) this.clock.follow(memory.clock);
     this.subscriber = new SubscriberConnection({
       client: this.client,

@@ -1,4 +1,4 @@
-import { QueueConfigError, QueueError } from '../../errors';
+import { QueueConfigError } from '../../errors';
 
 export const badMemoryUrl = (url: string, reason: string) =>
   new QueueConfigError(
@@ -16,23 +16,3 @@ export const memoryClockConflict = (name: string, existing: string, wanted: stri
 export const memoryWarning = (target: string) =>
   `Queues run in this process' memory (${target}), with no Redis server: nothing survives the process, and no ` +
   'other process sees them. For tests and local development only';
-
-export const advanceNeedsMemory = () =>
-  new QueueError(
-    "QueueClock.advance needs connection: 'memory://': on a Redis server the queues' clock is the server's own, " +
-      'which only time moves',
-  );
-
-export const badAdvance = (ms: unknown) =>
-  new QueueError(`QueueClock.advance takes a whole, non-negative number of milliseconds; received ${String(ms)}`);
-
-export const advanceStalled = (waitedMs: number, running: string[]) =>
-  new QueueError(
-    running.length > 0
-      ? `QueueClock.advance waited ${waitedMs} ms for handlers to settle before moving the clock further, and these ` +
-          `still run: ${running.join(', ')}. The clock does not move while a handler runs (its lease would lapse); ` +
-          'resolve what they wait for before advancing, or pass a longer settleTimeoutMs'
-      : `QueueClock.advance waited ${waitedMs} ms for the queues to go quiet before moving the clock further, and ` +
-          'commands kept running with no handler under way (a client of the instance calling in a loop?); pass a ' +
-          'longer settleTimeoutMs if that work ends by itself',
-  );
