@@ -100,15 +100,6 @@ export class QueueClock {
 
   /** Whether the command connection has calls sent or about to be sent that have not been answered. */
   private waitingForReplies(): boolean {
-    const client = this.connection.client as unknown as {
-      commandQueue?: { length: number };
-      offlineQueue?: { length: number };
-      autoPipelineQueueSize?: number;
-    };
-    return (
-      (client.commandQueue?.length ?? 0) > 0 ||
-      (client.offlineQueue?.length ?? 0) > 0 ||
-      (client.autoPipelineQueueSize ?? 0) > 0
-    );
+    return this.connection.callsWaiting() > 0 || this.connection.client.autoPipelineQueueSize > 0;
   }
 }
