@@ -19,3 +19,8 @@ export const advanceStalled = (waitedMs: number, running: string[]) =>
           'commands kept running with no handler under way (a client of the instance calling in a loop?); pass a ' +
           'longer settleTimeoutMs if that work ends by itself',
   );
+
+export const manyOccurrences = (ms: number, occurrences: number, limit: number, leftMs: number) =>
+  `QueueClock.advance(${ms}) has stepped through ${occurrences} occurrences (more than ${limit}), each handled in ` +
+  `turn as time would, with ${leftMs} ms still to go: a short repeat over a long advance takes real time (about a ` +
+  'millisecond per occurrence). Advance in the steps the test checks, or give the test a longer interval';

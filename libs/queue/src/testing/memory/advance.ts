@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AdvanceContext } from '../../redis/memory-backend';
-import { advanceStalled } from '../../queue-clock.messages';
+import { advanceStalled, manyOccurrences } from '../../queue-clock.messages';
 import type { MemoryRedis } from './memory-redis';
 import type { SortedSet } from './sorted-set';
 
@@ -10,6 +10,11 @@ const QUIET_TURNS = 4;
 const SPIN_MS = 2;
 /** Wake-ups of a step at most while what fell due in it stays untaken. */
 const WAKE_ROUNDS = 3;
+/**
+ * Occurrences (entries falling due, each handled in turn) past which one `advance` says that it runs
+ * many: docs/testing.md quotes the number. A second of a test's time handles about a thousand.
+ */
+export const MANY_OCCURRENCES = 1000;
 
 /**
  * `QueueClock.advance` on a memory instance: moves its clock `ms` ahead, stepping through each due
@@ -25,10 +30,16 @@ export async function advanceMemory(
 ): Promise<void> {
   await settle(memory, context, settleTimeoutMs);
   const target = memory.clock.now() + ms;
+  let occurrences = 0;
   for (;;) {
     const now = memory.clock.now();
     const next = Math.min(nextDueAfter(memory, now), target);
     const falling = fallingDue(memory, now, next);
+    const before = occurrences;
+    occurrences += falling.length;
+    if (before <= MANY_OCCURRENCES && occurrences > MANY_OCCURRENCES) {
+      context.warn(manyOccurrences(ms, occurrences, MANY_OCCURRENCES, target - next));
+    }
     // Moving the clock re-arms every sleeping poller (the connection's clock follows this one): those
     // whose work fell due poll now, the others go on sleeping, with no timer.
     if (next > now) memory.clock.advance(next - now);
