@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Test } from '@nestjs/testing';
 import type { INestApplication, LoggerService, ModuleMetadata } from '@nestjs/common';
 import IORedis, { Cluster } from 'ioredis';
-import { createMemoryClient, type QueueClock, type QueueConnection } from 'nestjs-redis-queues';
-import { passTime } from 'nestjs-redis-queues/testing';
+import type { QueueClock, QueueConnection } from 'nestjs-redis-queues';
+import { createMemoryClient, passTime } from 'nestjs-redis-queues/testing';
 import { testLogs } from './logs';
 
 export function redisUrl(): string {

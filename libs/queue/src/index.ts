@@ -15,7 +15,6 @@ export { QueueConsumers } from './queue-consumers';
 export { QueueClock, type AdvanceOptions } from './queue-clock';
 export { QueueProcesses } from './queue-processes';
 export type { AnnouncedProcess } from './redis/lua/process-announce';
-export { createMemoryClient } from './memory/memory-instances';
 export { RecurringSchedules } from './recurring/recurring-schedules';
 export { QueueMetricsModule } from './metrics/queue-metrics.module';
 export { QueueMetrics } from './metrics/queue-metrics';

@@ -20,6 +20,7 @@ export class ShardLoop {
   private running = false;
   private loop?: Promise<void>;
   private timer?: NodeJS.Timeout;
+  private immediate?: NodeJS.Immediate;
   private wakeSleeper?: () => void;
   /** Earliest hinted time that arrived while a poll was under way (server ms). */
   private hintedDuringPoll = Infinity;
@@ -101,6 +102,7 @@ export class ShardLoop {
       this.target = target;
       this.wakeSleeper = () => {
         clearTimeout(this.timer);
+        clearImmediate(this.immediate);
         this.wakeSleeper = undefined;
         this.target = Infinity;
         resolve();
@@ -111,9 +113,13 @@ export class ShardLoop {
 
   private sleepFor(ms: number): void {
     clearTimeout(this.timer);
+    clearImmediate(this.immediate);
     // Asleep until a hint: no timer (one of Infinity ms would fire at once).
     if (ms === Infinity) return;
     const wake = this.wakeSleeper!;
-    this.timer = setTimeout(wake, Math.max(0, Math.ceil(ms)));
+    // Due now (a hint for now, a test's clock moved onto the target): the next turn of the event loop,
+    // not a timer's millisecond, which is what a test stepping through a day of ticks would wait for each.
+    if (ms <= 0) this.immediate = setImmediate(wake);
+    else this.timer = setTimeout(wake, Math.ceil(ms));
   }
 }

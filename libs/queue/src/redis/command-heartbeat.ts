@@ -1,3 +1,5 @@
+import { SentCalls, type CallingClient } from './sent-calls';
+
 /**
  * How long a command connection may stay silent while a reply is awaited before it is taken for dead.
  * Every script the library runs is bounded at a few ms and Redis answers a connection's calls in order,
@@ -16,22 +18,14 @@ export const COMMAND_QUIET_PING_MS = 15_000;
 /** How often each connection is looked at: a stall is noticed at most this late. */
 const CHECK_EVERY_MS = 500;
 
-/** What a call waiting in ioredis' queue of sent commands offers: its rejection. */
-interface SentCommand {
-  command: { reject(error: Error): void };
-}
-
 /**
- * The parts of an ioredis connection (a `Redis`, or one node of a `Cluster`) the heartbeat uses.
- * `commandQueue` holds the calls written to the socket and not answered yet, timed-out ones included
- * (ioredis keeps those until their reply comes, to match the replies that follow).
+ * The parts of an ioredis connection (a `Redis`, or one node of a `Cluster`) the heartbeat uses; the
+ * calls sent and not answered yet are counted by `SentCalls`, which wraps its `sendCommand`.
  */
-export interface SupervisedClient {
-  readonly status: string;
+export interface SupervisedClient extends CallingClient {
   readonly stream?: { on(event: 'data', listener: () => void): unknown; destroy(): void };
-  readonly commandQueue?: { readonly length: number; shift(): SentCommand | undefined };
   ping(): Promise<unknown>;
-  on(event: 'connect', listener: () => void): unknown;
+  on(event: 'connect' | 'close', listener: () => void): unknown;
   off(event: 'connect', listener: () => void): unknown;
 }
 
@@ -58,6 +52,7 @@ export interface CommandHeartbeatOptions {
  */
 export class CommandHeartbeat {
   private timer?: NodeJS.Timeout;
+  private readonly sent: SentCalls;
   private lastHeardAt: number;
   /** Since when, as far as the checks saw, a reply has been awaited with nothing heard. */
   private awaitingSince?: number;
@@ -84,6 +79,7 @@ export class CommandHeartbeat {
     this.quietMs = options.quietMs ?? COMMAND_QUIET_PING_MS;
     this.now = options.now ?? Date.now;
     this.lastHeardAt = this.now();
+    this.sent = SentCalls.of(client);
   }
 
   start(): void {
@@ -129,7 +125,7 @@ export class CommandHeartbeat {
       this.awaitingSince = undefined;
       return undefined;
     }
-    if ((this.client.commandQueue?.length ?? 0) === 0) {
+    if (this.sent.count === 0) {
       this.awaitingSince = undefined;
       if (status === 'ready' && now - this.lastHeardAt >= this.quietMs) this.client.ping().catch(() => undefined);
       return undefined;
@@ -139,20 +135,15 @@ export class CommandHeartbeat {
   }
 
   private replace(silentMs: number): void {
-    const { stream, commandQueue } = this.client;
     // Failed here, each call gets a reason that says what happened; left to ioredis, those of a single
     // connection would fail as 'max retries' and a Cluster would send them again to another node,
-    // whereas they may have run.
-    const error = this.options.error(silentMs);
-    let waiting = 0;
-    for (let sent = commandQueue?.shift(); sent; sent = commandQueue?.shift()) {
-      waiting++;
-      sent.command.reject(error);
-    }
+    // whereas they may have run. ioredis' own failing of them when the socket closes comes second, and
+    // changes nothing: a call settles once.
+    const waiting = this.sent.failAll(this.options.error(silentMs));
     this.awaitingSince = undefined;
     this.lastHeardAt = this.now();
     // Ending it politely would wait for a FIN that may never come.
-    stream?.destroy();
+    this.client.stream?.destroy();
     this.options.stalled(silentMs, waiting);
   }
 }

@@ -3,32 +3,34 @@ import IORedis, { Cluster } from 'ioredis';
 import { CommandHeartbeat, type SupervisedClient } from './command-heartbeat';
 import { CommandSupervisor } from './command-supervisor';
 
+/** A call as ioredis makes one: a promise a reply settles, and its rejection, which the test watches. */
+function command() {
+  let resolve!: (reply: unknown) => void;
+  const promise = new Promise((settle) => (resolve = settle));
+  return { promise, resolve, reject: jest.fn() };
+}
+
 /**
- * A connection as ioredis keeps one: its socket, its status, and the queue of calls sent and not yet
- * answered (`sent`, which the test fills and empties). A PING is sent and never answered by itself.
+ * A connection as ioredis keeps one: its socket, its status, and `sendCommand`, through which every
+ * call leaves (`written`, in order, for the test to answer). A PING is sent and never answered by itself.
  */
-function fakeClient(status: string, sent: { reject: jest.Mock }[]) {
+function fakeClient(status: string) {
   const socket = Object.assign(new EventEmitter(), { destroyed: false, destroy: () => (socket.destroyed = true) });
+  const written: ReturnType<typeof command>[] = [];
   const client = Object.assign(new EventEmitter(), {
     status,
     stream: socket,
-    commandQueue: {
-      get length() {
-        return sent.length;
-      },
-      shift: () => {
-        const command = sent.shift();
-        return command && { command };
-      },
+    sendCommand: (call: ReturnType<typeof command>) => {
+      written.push(call);
+      return call.promise;
     },
     pings: 0,
     ping: () => {
       client.pings++;
-      sent.push({ reject: jest.fn() });
-      return new Promise(() => undefined);
+      return client.sendCommand(command());
     },
   });
-  return { client, socket };
+  return { client, socket, written };
 }
 
 /** The heartbeats a test started, stopped after it. */
@@ -36,8 +38,7 @@ const heartbeats: CommandHeartbeat[] = [];
 
 /** A connection whose socket, status and queue of sent calls the test drives. */
 function connection(status = 'ready') {
-  const sent: { reject: jest.Mock }[] = [];
-  const { client, socket } = fakeClient(status, sent);
+  const { client, socket, written } = fakeClient(status);
   const stalls: { silentMs: number; waiting: number }[] = [];
   const heartbeat = new CommandHeartbeat(client as unknown as SupervisedClient, {
     error: (silentMs) => new Error(`silent for ${silentMs} ms`),
@@ -47,13 +48,13 @@ function connection(status = 'ready') {
   });
   heartbeats.push(heartbeat);
   const call = () => {
-    const command = { reject: jest.fn() };
-    sent.push(command);
-    return command;
+    const sent = command();
+    void client.sendCommand(sent);
+    return sent;
   };
   /** A reply arrives: the oldest call is answered. */
   const reply = () => {
-    sent.shift();
+    written.shift()?.resolve('OK');
     socket.emit('data');
   };
   /** The 3 s deadline of silence goes by: no stall before it, then one at most (the test checks which). */
@@ -62,7 +63,7 @@ function connection(status = 'ready') {
     expect(stalls).toEqual([]);
     await jest.advanceTimersByTimeAsync(1100);
   };
-  return { client, socket, heartbeat, sent, stalls, call, reply, passDeadline };
+  return { client, socket, heartbeat, stalls, call, reply, passDeadline };
 }
 
 describe('CommandHeartbeat', () => {
@@ -87,7 +88,7 @@ describe('CommandHeartbeat', () => {
   });
 
   it('fails the calls awaiting replies and destroys the socket after the deadline of silence', async () => {
-    const { heartbeat, stalls, call, sent, socket, passDeadline } = connection();
+    const { heartbeat, stalls, call, socket, passDeadline } = connection();
     heartbeat.start();
     await jest.advanceTimersByTimeAsync(5000);
     const calls = [call(), call()];
@@ -96,7 +97,6 @@ describe('CommandHeartbeat', () => {
     expect(stalls[0].silentMs).toBeGreaterThanOrEqual(3000);
     for (const command of calls)
       expect(command.reject).toHaveBeenCalledWith(new Error(`silent for ${stalls[0].silentMs} ms`));
-    expect(sent).toHaveLength(0);
     expect(socket.destroyed).toBe(true);
   });
 
@@ -174,12 +174,16 @@ describe('CommandHeartbeat', () => {
   });
 });
 
-/** A node connection of a Cluster: ready, its socket open, one call sent and never answered. */
+/** A node connection of a Cluster: ready, its socket open; `send` sends a call that is never answered. */
 function silentNode(port: number) {
-  const call = { reject: jest.fn() };
-  const { client, socket } = fakeClient('ready', [call]);
+  const { client, socket } = fakeClient('ready');
   const node = Object.assign(client, { options: { host: '127.0.0.1', port } });
-  return { node: node as unknown as IORedis, socket, call, emitter: node };
+  const send = () => {
+    const call = command();
+    void node.sendCommand(call);
+    return call;
+  };
+  return { node: node as unknown as IORedis, socket, send, emitter: node };
 }
 
 describe('CommandSupervisor on a Cluster', () => {
@@ -206,13 +210,13 @@ describe('CommandSupervisor on a Cluster', () => {
     const other = silentNode(7001);
     cluster.emit('+node', first.node);
     cluster.emit('+node', other.node);
+    const call = first.send();
+    other.send();
     cluster.emit('-node', other.node);
     jest.advanceTimersByTime(3500);
     await settle();
     expect(first.socket.destroyed).toBe(true);
-    expect(first.call.reject).toHaveBeenCalledWith(
-      expect.objectContaining({ message: expect.stringMatching(/^no reply/) }),
-    );
+    expect(call.reject).toHaveBeenCalledWith(expect.objectContaining({ message: expect.stringMatching(/^no reply/) }));
     expect(other.socket.destroyed).toBe(false);
     expect(supervisor.restarts).toBe(1);
     expect(logs.warn).toHaveBeenCalledWith(
@@ -226,8 +230,9 @@ describe('CommandSupervisor on a Cluster', () => {
     supervisor.start();
     for (let attempt = 0; attempt < 3; attempt++) {
       // ioredis drops a node's connection that closed, and makes a new one for the node's next call.
-      const { node } = silentNode(7000);
+      const { node, send } = silentNode(7000);
       cluster.emit('+node', node);
+      send();
       jest.advanceTimersByTime(3500);
       await settle();
       cluster.emit('-node', node);

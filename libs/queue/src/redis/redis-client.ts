@@ -1,7 +1,7 @@
 import IORedis, { Cluster, type RedisOptions } from 'ioredis';
 import { waitOrTimeout } from '../utils/timers';
 import type { ClusterConnection, QueueConnection } from '../interfaces';
-import { createMemoryClient, isMemoryUrl } from '../memory/memory-instances';
+import { createMemoryConnection, isMemoryUrl } from './memory-backend';
 import { noUrlScheme, notRedisUrl } from './redis.messages';
 
 export type RedisClient = IORedis | Cluster;
@@ -34,7 +34,7 @@ export function createClient(connection: Exclude<QueueConnection, RedisClient>, 
     retryStrategy: (attempt) => Math.min(attempt * 50, 2000, Math.floor(commandTimeoutMs / 2)),
   };
   // memory://: the same client and options, connected to an instance in this process instead of a socket.
-  if (isMemoryUrl(connection)) return createMemoryClient(connection, { ...shared, ...bounded });
+  if (isMemoryUrl(connection)) return createMemoryConnection(connection, { ...shared, ...bounded });
   if (typeof connection === 'string') return new IORedis(connection, { ...shared, ...keepAlive, ...bounded });
   if ('cluster' in connection) {
     // Cluster nodes never retry by themselves (ioredis closes them and re-routes after a slot refresh).

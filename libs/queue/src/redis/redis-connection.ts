@@ -26,8 +26,8 @@ import { describeConnectionFailure } from './connection-failure';
 import { CommandSupervisor } from './command-supervisor';
 import { checkUrl, closeClient, createClient, describeTarget, isClient, type RedisClient } from './redis-client';
 import { SubscriberConnection } from './subscriber-connection';
-import { isMemoryUrl, memoryInstanceOf } from '../memory/memory-instances';
-import { memoryWarning } from '../memory/memory.messages';
+import { isMemoryUrl, memoryBackendOf } from './memory-backend';
+import { SentCalls, type CallingClient } from './sent-calls';
 
 /**
  * The module's options as the connection reads them (only `connection`): the module provides them
@@ -69,6 +69,7 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
   /** This process' estimate of Redis' clock, fed by every queue's and consumer's replies. */
   readonly clock = new ServerClock();
   private readonly owned: boolean;
+  private readonly sent: SentCalls;
   private readonly target: string;
   /** Replaces a command connection of ours that stops answering (a client given as `connection` is its owner's). */
   private readonly supervisor?: CommandSupervisor;
@@ -97,6 +98,7 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     this.owned = !isClient(connection);
     this.target = describeTarget(connection);
     this.client = isClient(connection) ? connection : createClient(connection, settings.commandTimeoutMs);
+    this.sent = SentCalls.of(this.client as unknown as CallingClient);
     if (this.owned) this.supervisor = new CommandSupervisor(this.client, this.logger);
     this.scripts = new Scripts(
       this.client,
@@ -106,10 +108,10 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
     );
     if (this.owned) this.watch(this.client, 'Redis');
     this.supervisor?.start();
-    if (isMemoryUrl(connection)) this.logger.warn(memoryWarning(this.target));
+    const memory = memoryBackendOf(this.client);
+    if (memory && isMemoryUrl(connection)) this.logger.warn(memory.warning(this.target));
     // A memory clock that a test holds still is read, not estimated from replies (ServerClock says why).
     // One that follows the wall clock is estimated as a server's is, as the memory suites check.
-    const memory = memoryInstanceOf(this.client);
     if (memory?.clock.still) this.clock.follow(memory.clock);
     this.subscriber = new SubscriberConnection({
       client: this.client,
@@ -255,6 +257,14 @@ export class RedisConnection implements OnModuleInit, BeforeApplicationShutdown,
   /** Has every consumer poll all its shards now (the memory clock moved: what fell due is theirs to take). */
   wakeConsumers(): void {
     this.subscriber.resync();
+  }
+
+  /**
+   * Calls of the command connection sent (or held until it connects) and not answered yet, counted as
+   * they leave: ioredis keeps its own queues private.
+   */
+  callsWaiting(): number {
+    return this.sent.count;
   }
 
   /** Times a command connection (a Cluster node's) was replaced for silence since start-up. */

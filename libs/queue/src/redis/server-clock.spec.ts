@@ -1,4 +1,4 @@
-import { MemoryClock } from '../memory/memory-clock';
+import { MemoryClock } from '../testing/memory/memory-clock';
 import { ServerClock } from './server-clock';
 
 describe('ServerClock', () => {

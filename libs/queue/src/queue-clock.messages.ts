@@ -1,21 +1,4 @@
-import { QueueConfigError, QueueError } from '../errors';
-
-export const badMemoryUrl = (url: string, reason: string) =>
-  new QueueConfigError(
-    `Invalid memory connection "${url}": ${reason}. Use memory:// (an instance of the application's own), ` +
-      'memory://<name> (one instance shared by every application of this process naming it), and optionally ' +
-      '?clock=manual (the default: the clock stands still until QueueClock.advance moves it) or ?clock=system',
-  );
-
-export const memoryClockConflict = (name: string, existing: string, wanted: string) =>
-  new QueueConfigError(
-    `The memory instance "${name}" already runs with clock=${existing} in this process; it cannot also run with ` +
-      `clock=${wanted}. Name another instance, or use the same clock`,
-  );
-
-export const memoryWarning = (target: string) =>
-  `Queues run in this process' memory (${target}), with no Redis server: nothing survives the process, and no ` +
-  'other process sees them. For tests and local development only';
+import { QueueError } from './errors';
 
 export const advanceNeedsMemory = () =>
   new QueueError(
@@ -36,3 +19,8 @@ export const advanceStalled = (waitedMs: number, running: string[]) =>
           'commands kept running with no handler under way (a client of the instance calling in a loop?); pass a ' +
           'longer settleTimeoutMs if that work ends by itself',
   );
+
+export const manyOccurrences = (ms: number, occurrences: number, limit: number, leftMs: number) =>
+  `QueueClock.advance(${ms}) has stepped through ${occurrences} occurrences (more than ${limit}), each handled in ` +
+  `turn as time would, with ${leftMs} ms still to go: a short repeat over a long advance takes real time (about a ` +
+  'millisecond per occurrence). Advance in the steps the test checks, or give the test a longer interval';

@@ -1,21 +1,15 @@
 import type IORedis from 'ioredis';
 import type { RedisOptions } from 'ioredis';
-import { loadWasmoon } from './lua-vm';
+import { checkLuaPackage } from './lua-wasm';
 import { MemoryClock } from './memory-clock';
 import { memoryClient } from './memory-connector';
 import { MemoryRedis } from './memory-redis';
-import { badMemoryUrl, memoryClockConflict } from './memory.messages';
-
-const MEMORY_URL = /^memory:\/\//i;
+import { registerMemoryClient } from '../../redis/memory-backend';
+import { advanceMemory } from './advance';
+import { badMemoryUrl, memoryClockConflict, memoryWarning } from './memory.messages';
 
 /** Named instances: shared by every application of the process that names them, gone with it. */
 const named = new Map<string, MemoryRedis>();
-/** The instance behind each memory client, for the clock. */
-const instances = new WeakMap<object, MemoryRedis>();
-
-export function isMemoryUrl(connection: unknown): connection is string {
-  return typeof connection === 'string' && MEMORY_URL.test(connection);
-}
 
 /**
  * The instance a `memory://` URL names. `memory://` alone is a new instance of its own (an
@@ -49,17 +43,16 @@ export function memoryInstance(url: string): MemoryRedis {
 export function createMemoryClient(url: string, options: RedisOptions = {}): IORedis {
   // Loaded now, not at the first connection: a missing package fails the application's creation, saying
   // what to install, rather than every connection attempt.
-  loadWasmoon();
+  checkLuaPackage();
   const instance = memoryInstance(url);
   // Started now, while the application is being built, rather than at its first command: a test's
   // first case does not pay for it. A failure shows at the first connection, which waits for it.
   instance.ready().catch(() => undefined);
   const client = memoryClient(instance, options);
-  instances.set(client, instance);
+  registerMemoryClient(client, {
+    clock: instance.clock,
+    advance: (ms, context, settleTimeoutMs) => advanceMemory(instance, ms, context, settleTimeoutMs),
+    warning: memoryWarning,
+  });
   return client;
-}
-
-/** The memory instance a client talks to, when it is a memory client. */
-export function memoryInstanceOf(client: object): MemoryRedis | undefined {
-  return instances.get(client);
 }

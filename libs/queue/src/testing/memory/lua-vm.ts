@@ -1,46 +1,7 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
-import { missingPeer } from '../queue.messages';
+import { createLuaModule, type LuaModule } from './lua-wasm';
 import { LUA_PRELUDE } from './lua-prelude';
 import { ErrorReply, Status, noScript, type Reply } from './reply';
-
-/** The parts of wasmoon-lua5.1's Emscripten module the engine uses: Lua's C API, called directly. */
-interface LuaModule {
-  HEAPU8: Uint8Array;
-  HEAPU32: Uint32Array;
-  _malloc(size: number): number;
-  _free(pointer: number): void;
-  addFunction(fn: (state: number) => number, signature: string): number;
-  _luaL_loadbuffer(state: number, buffer: number, size: number, name: number): number;
-  _luaL_ref(state: number, table: number): number;
-  _luaL_unref(state: number, table: number, ref: number): void;
-  _lua_pcall(state: number, args: number, results: number, handler: number): number;
-  _lua_gettop(state: number): number;
-  _lua_settop(state: number, index: number): void;
-  _lua_type(state: number, index: number): number;
-  _lua_tonumber(state: number, index: number): number;
-  _lua_toboolean(state: number, index: number): number;
-  _lua_tolstring(state: number, index: number, length: number): number;
-  _lua_pushlstring(state: number, text: number, length: number): void;
-  _lua_pushnumber(state: number, value: number): void;
-  _lua_pushboolean(state: number, value: number): void;
-  _lua_pushcclosure(state: number, fn: number, upvalues: number): void;
-  _lua_createtable(state: number, array: number, record: number): void;
-  _lua_rawseti(state: number, index: number, n: number): void;
-  _lua_rawgeti(state: number, index: number, n: number): void;
-  _lua_setfield(state: number, index: number, name: number): void;
-  _lua_getfield(state: number, index: number, name: number): void;
-}
-
-interface Wasmoon {
-  Lua: {
-    create(options?: {
-      openStandardLibs?: boolean;
-    }): Promise<{ luaApi: { module: LuaModule }; global: { address: number } }>;
-  };
-}
 
 const REGISTRY = -10000;
 const GLOBALS = -10002;
@@ -97,7 +58,7 @@ export class LuaVm {
     };
     lua._lua_pushcclosure(
       state,
-      lua.addFunction((L) => this.call(L), 'ii'),
+      lua.addFunction((L) => this.call(L)),
       0,
     );
     lua._lua_setfield(state, GLOBALS, name('__nrq_call'));
@@ -123,8 +84,10 @@ export class LuaVm {
   }
 
   static async create(): Promise<LuaVm> {
-    const lua = await loadWasmoon().Lua.create({ openStandardLibs: true });
-    return new LuaVm(lua.luaApi.module, lua.global.address);
+    const lua = await createLuaModule();
+    const state = lua._luaL_newstate();
+    lua._luaL_openlibs(state);
+    return new LuaVm(lua, state);
   }
 
   /** SCRIPT LOAD: compiles and keeps the script; its SHA1, or the compile error. */
@@ -301,33 +264,3 @@ export class LuaVm {
 }
 
 const ENCODER = new TextEncoder();
-
-let wasmoon: Wasmoon | undefined;
-
-/**
- * wasmoon-lua5.1, loaded from its file with its one dynamic `import('module')` made a `require`: a
- * dynamic import fails inside Jest's module sandbox (unless Node runs with --experimental-vm-modules),
- * which is where most applications' tests run. The package is CommonJS otherwise.
- */
-export function loadWasmoon(): Wasmoon {
-  if (wasmoon) return wasmoon;
-  const feature = "connection: 'memory://'";
-  let file: string;
-  try {
-    file = require.resolve('wasmoon-lua5.1');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') throw missingPeer(feature, 'wasmoon-lua5.1');
-    throw error;
-  }
-  const source = readFileSync(file, 'utf8').replace("await import('module')", "require('module')");
-  const module = { exports: {} as Wasmoon };
-  new Function('exports', 'require', 'module', '__filename', '__dirname', source)(
-    module.exports,
-    createRequire(file),
-    module,
-    file,
-    dirname(file),
-  );
-  wasmoon = module.exports;
-  return wasmoon;
-}
