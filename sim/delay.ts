@@ -106,6 +106,8 @@ export class DelayActors {
 
   dataLost(): void {
     this.running.clear();
+    // The loss took the call keys' records with the tasks: a retry after it writes its task afresh.
+    for (const version of this.versions.values()) Object.assign(version, { completed: 0, counted: 0 });
   }
 
   // ---- producers
@@ -123,13 +125,13 @@ export class DelayActors {
       const what = rng.next();
       const delayMs = rng.int(0, 1500);
       const version = `v${this.nextVersion++}`;
+      const onExists = rng.pick(['replace', 'keep', 'earlier', 'later'] as const);
+      const maxWaitMs = onExists === 'replace' && rng.chance(0.3) ? 1000 : undefined;
+      if (what < 0.6) this.versions.set(version, { completed: 0, counted: 0 });
       // The application's retries: the same call key each time, so one try at most is applied.
       for (let tries = call ? 3 : 1; tries > 0; tries--) {
         try {
           if (what < 0.6) {
-            const onExists = rng.pick(['replace', 'keep', 'earlier', 'later'] as const);
-            const maxWaitMs = onExists === 'replace' && rng.chance(0.3) ? 1000 : undefined;
-            this.versions.set(version, { completed: 0, counted: 0 });
             const { results } = await store.schedule(shard, [
               { id, json: JSON.stringify({ version }), time: ['in', delayMs], onExists, maxWaitMs, call },
             ]);
@@ -146,6 +148,8 @@ export class DelayActors {
             if (what >= 0.85) this.cancelled(id);
             else this.unknownTime(shard, id);
           }
+          // The next try comes after a while: the queue's consumers may run what the first try wrote.
+          await this.world.sleep(proc, this.world.rng.int(0, 1500));
         }
       }
     }

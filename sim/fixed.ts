@@ -151,6 +151,8 @@ export class FixedActors {
         } catch (error) {
           if (!(error instanceof LostReply)) throw error;
           if (error.applied) this.stored(ids);
+          // The next try comes after a while: the queue's consumers may run what the first try wrote.
+          await this.world.sleep(proc, this.world.rng.int(0, 1500));
         }
       }
     }
@@ -159,7 +161,10 @@ export class FixedActors {
   private stored(ids: string[]): void {
     for (const id of ids) {
       const message = this.messages.get(id)!;
-      if (message.storedAt !== undefined) continue;
+      // A try after a loss of Redis' data is applied again (the loss took its call key's record too).
+      if (message.storedAt !== undefined && message.era === this.era) continue;
+      if (message.era !== this.era)
+        Object.assign(message, { delivered: 0, acked: false, counted: 0, takenUnheard: false });
       message.storedAt = this.world.now();
       message.order = this.nextOrder++;
       message.era = this.era;
@@ -249,7 +254,10 @@ export class FixedActors {
         violated('attempts-counted', `${id} delivered as attempt ${attempt} after ${message.counted} counted attempts`);
       if (message.delivered === 0 && message.order !== undefined) {
         if (message.order <= last || message.order <= (this.firstDelivered.get(group) ?? -1))
-          violated('push-order', `${group}: ${id} first delivered after a message pushed after it`);
+          violated(
+            'push-order',
+            `${this.label} ${group}: ${id} first delivered after a message pushed after it; the group's list now: ${this.listOf(group)}`,
+          );
         last = message.order;
         this.firstDelivered.set(group, Math.max(message.order, this.firstDelivered.get(group) ?? -1));
       }
@@ -262,7 +270,7 @@ export class FixedActors {
       }
       message.delivered++;
     }
-    this.world.log(`model: ${group} delivered [${ids.join(',')}] attempt ${attempt}`);
+    this.world.log(`model: ${this.label} ${group} delivered [${ids.join(',')}] attempt ${attempt}`);
     return delivery;
   }
 
@@ -284,6 +292,12 @@ export class FixedActors {
       const message = this.messages.get(id);
       if (message && message.delivered === 0) message.takenUnheard = true;
     }
+  }
+
+  private listOf(group: string): string {
+    const shard = shardOf(group, this.options.shards);
+    const entries = this.world.read(['LRANGE', this.keys.member(shard, 'g', group), 0, -1]) as string[];
+    return entries.map((entry) => entryMessage<string>(entry)).join(',');
   }
 
   private count(id: string): void {
@@ -365,8 +379,15 @@ export class FixedActors {
     if (counted) for (const id of delivery.ids) this.count(id);
   }
 
+  /** A pause or a resume ends the group's delivery whose lease ran out: none of it is held any more. */
+  private endDelivery(group: string): void {
+    const delivery = this.running.get(group);
+    if (delivery && this.world.now() >= delivery.leaseUntil) delivery.settled = true;
+  }
+
   private announcePause(group: string, why: string): void {
     this.paused.add(group);
+    this.endDelivery(group);
     this.world.log(`model: ${this.label} ${group} paused, announced: ${why}`);
   }
 
@@ -424,6 +445,7 @@ export class FixedActors {
 
   private resumed(group: string): void {
     this.paused.delete(group);
+    this.endDelivery(group);
     // resumeGroup delivers an exhausted batch again from attempt 1.
     for (const message of this.messages.values()) if (message.group === group) message.counted = 0;
   }
