@@ -126,8 +126,9 @@ function commandProxy(issue: Issue): unknown {
  * `next` fills with the seed's stream; the pool the library holds is used up first, so the next
  * token comes from the seed.
  */
-export function seedTokens(next: () => number, drawToken: () => string): void {
+export function seedTokens(next: () => number, drawToken: () => string): () => void {
   const mutable = crypto as unknown as { randomFillSync: (buffer: Buffer) => Buffer };
+  const original = mutable.randomFillSync;
   let filled = false;
   mutable.randomFillSync = (buffer: Buffer) => {
     for (let i = 0; i < buffer.length; i++) buffer[i] = next() & 0xff;
@@ -135,6 +136,10 @@ export function seedTokens(next: () => number, drawToken: () => string): void {
     return buffer;
   };
   while (!filled) drawToken();
+  // Returns what puts node:crypto back (the rest of the pool drawn stays seeded: still distinct tokens).
+  return () => {
+    mutable.randomFillSync = original;
+  };
 }
 
 export { fencingToken } from '../libs/queue/src/redis/fencing-token';

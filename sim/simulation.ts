@@ -3,6 +3,7 @@ import { DelayActors } from './delay';
 import { FixedActors } from './fixed';
 import { type Faults, type Recorded, Violation, World } from './world';
 import { Rng } from './rng';
+import { engineState } from './replay';
 
 /** How many of each actor a run has: what shrinking takes away. */
 export interface Cast {
@@ -42,13 +43,20 @@ export interface Outcome {
   recorded: Recorded[];
   violation?: Violation;
   summary: string[];
+  /** The engine's keys and values at the end (see replay.ts), when asked for. */
+  state?: string[];
 }
 
 /** One run of a seed: the same seed and cast give the same history, byte for byte. */
-export async function runSeed(seed: number, cast: Cast = FULL_CAST, steps = STEPS): Promise<Outcome> {
+export async function runSeed(
+  seed: number,
+  cast: Cast = FULL_CAST,
+  steps = STEPS,
+  withState = false,
+): Promise<Outcome> {
   const world = await World.create(seed, FAULTS);
   const tokens = new Rng(seed ^ 0x5eed);
-  seedTokens(() => tokens.int(0, 255), fencingToken);
+  const restoreTokens = seedTokens(() => tokens.int(0, 255), fencingToken);
   const fixed: FixedActors[] = [];
   if (cast.atLeastOnce.consumers + cast.atLeastOnce.producers > 0)
     fixed.push(
@@ -99,8 +107,11 @@ export async function runSeed(seed: number, cast: Cast = FULL_CAST, steps = STEP
   } catch (error) {
     if (!(error instanceof Violation)) throw error;
     violation = error;
+  } finally {
+    restoreTokens();
   }
   return {
+    ...(withState && { state: await engineState(world) }),
     seed,
     cast,
     steps: world.steps,

@@ -72,6 +72,8 @@ export const START_MS = Date.UTC(2026, 0, 1);
 export interface Recorded {
   at: number;
   commands: Command[];
+  /** The engine's replies, an error as 'error'. */
+  replies: unknown[];
 }
 
 /**
@@ -256,14 +258,15 @@ export class World {
   }
 
   private apply(proc: Proc, label: string, commands: Command[]): unknown[] {
-    const at = this.now();
-    this.recorded.push({ at, commands });
+    const record: Recorded = { at: this.now(), commands, replies: [] };
+    this.recorded.push(record);
     this.scriptCalls++;
     try {
-      const replies = commands.map((command) => this.engine.run(command));
-      this.log(`${proc.name} ${label} ${brief(commands[commands.length - 1])} -> ${digest(replies)}`);
-      return replies;
+      for (const command of commands) record.replies.push(this.engine.run(command));
+      this.log(`${proc.name} ${label} ${brief(commands[commands.length - 1])} -> ${digest(record.replies)}`);
+      return record.replies;
     } catch (error) {
+      record.replies.push('error');
       this.log(`${proc.name} ${label} ${brief(commands[commands.length - 1])} -> error ${(error as Error).message}`);
       throw error;
     }
