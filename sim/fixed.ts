@@ -499,6 +499,13 @@ export class FixedActors {
     const missing = current.filter((m) => !m.acked && m.delivered === 0 && !m.takenUnheard).length;
     const unacked = current.filter((m) => !m.acked).length;
     const counted = stats.dropped + stats.expired + deadMessages + stats.pending;
+    // Pushes the model never heard the outcome of (a crash, a retry that gave up) may or may not be stored.
+    const unheard = [...this.messages.values()].filter((m) => m.storedAt === undefined).length;
+    if (stats.pushed < current.length || stats.pushed > current.length + unheard)
+      violated(
+        'stats-agree',
+        `${this.label}: stats().pushed ${stats.pushed}, the history stored ${current.length} (and ${unheard} unknown)`,
+      );
     if (this.setup.mode === 'at-least-once' && unacked > counted)
       violated(
         'nothing-lost',
