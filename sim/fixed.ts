@@ -88,7 +88,8 @@ export class FixedActors {
       maxAgeMs: 20_000,
       ttlMs: 4_000,
       leaseMs: LEASE_MS,
-      maxAttempts: 3,
+      // Two: a batch reaches its last attempt (and its lapse, dead letter or pause) often.
+      maxAttempts: 2,
       deadLetter: { capacity: 100_000 },
     } as unknown as ResolvedFixedQueueOptions;
     this.keys = new QueueKeys('sim', setup.name, this.options.shards);

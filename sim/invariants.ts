@@ -72,6 +72,11 @@ export const GUARANTEES = {
     quote:
       "Every retried write is applied at most once. ... the first try Redis runs records its result in the call's shard, and every later try within the window gets that result and writes nothing",
   },
+  'pass-no-undo': {
+    where: 'guarantees.md, Data loss and the task source',
+    quote:
+      "a pass never writes back nor sweeps a task written after it began (the next pass reads the database's new state)",
+  },
   'stats-agree': {
     where: 'guarantees.md, Attempts across restarts; fixed-queue.md and delay-queue.md, stats()',
     quote: 'Evictions at capacity, age and TTL are counted in `stats()`, never silent.',

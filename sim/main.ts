@@ -6,7 +6,8 @@ const USAGE = `usage: npm run simulate -- [--seconds N] [--seed S] [--cast a,b,c
   --seconds N  explore seeds one after the other for N seconds of wall time (default 60)
   --seed S     run seed S alone, exactly as a failure printed it (with its --cast), and print its history
   --first S    the first seed explored (default: from the time: every run explores new seeds)
-  --cast       producers and consumers of the at-least-once, at-most-once and delay queues (default ${castText(FULL_CAST)})
+  --cast       producers and consumers of the at-least-once, at-most-once and delay queues, then the
+               task-source queue's producers (default ${castText(FULL_CAST)})
   --no-shrink  print a failure as found, without looking for a smaller cast`;
 
 function option(args: string[], name: string): string | undefined {

@@ -1,6 +1,7 @@
 import { fencingToken, seedTokens } from './engine';
 import { DelayActors } from './delay';
 import { FixedActors } from './fixed';
+import { TaskSourceActors } from './task-source';
 import { type Faults, type Recorded, Violation, World } from './world';
 import { Rng } from './rng';
 import { engineState } from './replay';
@@ -11,12 +12,15 @@ export interface Cast {
   atLeastOnce: { producers: number; consumers: number };
   atMostOnce: { producers: number; consumers: number };
   delay: { producers: number; consumers: number };
+  /** The application writing a database then its DelayQueue, and one process running its task source's passes. */
+  source: { producers: number };
 }
 
 export const FULL_CAST: Cast = {
   atLeastOnce: { producers: 2, consumers: 2 },
   atMostOnce: { producers: 1, consumers: 2 },
   delay: { producers: 2, consumers: 2 },
+  source: { producers: 2 },
 };
 
 export const FAULTS: Faults = {
@@ -81,7 +85,12 @@ export async function runSeed(
   const delay: DelayActors[] = [];
   if (cast.delay.consumers + cast.delay.producers > 0)
     delay.push(new DelayActors(world, { name: 'dq', ids: 6, ...cast.delay }));
+  const sources = cast.source.producers > 0 ? [new TaskSourceActors(world, 'ts', cast.source.producers)] : [];
   const actors = [...fixed, ...delay];
+  for (const source of sources) {
+    source.start();
+    world.onDataLoss(() => source.dataLost());
+  }
   world.onDataLoss(() => actors.forEach((actor) => actor.dataLost()));
   const summary: string[] = [];
   let violation: Violation | undefined;
@@ -148,25 +157,30 @@ export async function shrink(failed: Outcome): Promise<Outcome> {
 
 function fewer(cast: Cast): Cast[] {
   const casts: Cast[] = [];
+  if (cast.source.producers > 0) casts.push({ ...cast, source: { producers: cast.source.producers - 1 } });
   for (const queue of ['atLeastOnce', 'atMostOnce', 'delay'] as const)
     for (const role of ['producers', 'consumers'] as const)
       if (cast[queue][role] > 0) casts.push({ ...cast, [queue]: { ...cast[queue], [role]: cast[queue][role] - 1 } });
   return casts;
 }
 
-/** The cast as `--cast` takes it: six counts, producers then consumers of each queue. */
+/** The cast as `--cast` takes it: producers then consumers of each queue, then the task source's producers. */
 export function castText(cast: Cast): string {
-  return [cast.atLeastOnce, cast.atMostOnce, cast.delay].flatMap((q) => [q.producers, q.consumers]).join(',');
+  return [cast.atLeastOnce, cast.atMostOnce, cast.delay]
+    .flatMap((q) => [q.producers, q.consumers])
+    .concat(cast.source.producers)
+    .join(',');
 }
 
 export function parseCast(text: string): Cast {
   const n = text.split(',').map(Number);
-  if (n.length !== 6 || n.some((x) => !Number.isInteger(x) || x < 0))
-    throw new Error(`--cast takes six counts, got ${text}`);
+  if (n.length !== 7 || n.some((x) => !Number.isInteger(x) || x < 0))
+    throw new Error(`--cast takes seven counts, got ${text}`);
   return {
     atLeastOnce: { producers: n[0], consumers: n[1] },
     atMostOnce: { producers: n[2], consumers: n[3] },
     delay: { producers: n[4], consumers: n[5] },
+    source: { producers: n[6] },
   };
 }
 
