@@ -1,0 +1,184 @@
+/**
+ * The one file of the simulator that imports the library: its memory engine, its stores (the same
+ * script calls with the same arguments the runtime makes) and the scripts' texts. Everything else of
+ * the simulator goes through what this file exports.
+ */
+import crypto from 'node:crypto';
+import { MemoryClock } from '../libs/queue/src/memory/memory-clock';
+import { MemoryRedis, type MemoryPeer } from '../libs/queue/src/memory/memory-redis';
+import { scriptText, type Scripts } from '../libs/queue/src/redis/scripts';
+import { QueueKeys, shardOf } from '../libs/queue/src/redis/keys';
+import { FixedQueueStore } from '../libs/queue/src/fixed-queue/fixed-queue.store';
+import { DelayQueueStore } from '../libs/queue/src/delay-queue/delay-queue.store';
+import type { CallKey } from '../libs/queue/src/redis/call-keys';
+import type { ResolvedDelayQueueOptions, ResolvedFixedQueueOptions } from '../libs/queue/src/interfaces';
+import type { ClaimedBatch, FailReply } from '../libs/queue/src/fixed-queue/fixed-queue.store';
+import type { ClaimedTask } from '../libs/queue/src/delay-queue/delay-queue.store';
+
+export { FixedQueueStore, DelayQueueStore, QueueKeys, shardOf };
+export type { CallKey, ClaimedBatch, ClaimedTask, FailReply, ResolvedDelayQueueOptions, ResolvedFixedQueueOptions };
+
+/** One command as Redis is sent it. */
+export type Command = (string | number)[];
+
+/** A reply the engine refused the command with (a Lua error, a wrong type). */
+export class EngineError extends Error {}
+
+/**
+ * The memory engine, driven one command at a time, synchronously: the simulator decides when each
+ * script runs, so nothing of the engine's own connection timing takes part.
+ */
+export class Engine {
+  readonly clock = new MemoryClock('manual');
+  private readonly redis = new MemoryRedis('', this.clock);
+  private readonly replies: string[] = [];
+  private readonly peer: MemoryPeer = {
+    send: (bytes) => void this.replies.push(typeof bytes === 'string' ? bytes : bytes.toString('utf8')),
+    hangUp: () => undefined,
+  };
+
+  private constructor(startMs: number) {
+    this.clock.advance(startMs - this.clock.now());
+  }
+
+  static async start(startMs: number): Promise<Engine> {
+    const engine = new Engine(startMs);
+    await engine.redis.ready();
+    engine.redis.connect(engine.peer);
+    return engine;
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  /** Moves the clock (back too: a clock jump). */
+  move(ms: number): void {
+    this.clock.advance(ms);
+  }
+
+  run(command: Command): unknown {
+    this.replies.length = 0;
+    this.redis.receive(this.peer, [command.map(String)]);
+    const [reply] = parseReplies(this.replies.join(''));
+    if (reply instanceof EngineError) throw reply;
+    return reply;
+  }
+}
+
+/** The command that runs `script` as the library ships it. */
+export function evalCommand(script: string, keys: string[], args: (string | number)[]): Command {
+  return ['EVAL', scriptText(script), keys.length, ...keys, ...args];
+}
+
+/** A script's text as the library ships it, for a replay elsewhere. */
+export { scriptText };
+
+/** How a store's call reaches Redis in the simulation: one script (or command) per scheduler step. */
+export type Issue = (label: string, commands: Command[], pick: (replies: unknown[]) => unknown) => Promise<unknown>;
+
+/**
+ * The `Scripts` the stores are given: each call becomes one step the scheduler runs when it chooses,
+ * with the command the library would send (reads of a claim in the same step, as its MULTI is).
+ */
+export function scriptsFor(issue: Issue): Scripts {
+  const scripts = {
+    run: (script: string, keys: string[], args: (string | number)[]) =>
+      issue(script, [evalCommand(script, keys, args)], ([reply]) => reply),
+    runNow: (script: string, keys: string[], args: (string | number)[]) =>
+      issue(script, [evalCommand(script, keys, args)], ([reply]) => reply),
+    runReplicated: (script: string, keys: string[], args: (string | number)[]) =>
+      issue(script, [evalCommand(script, keys, args)], ([reply]) => reply),
+    runAfterReads: (
+      script: string,
+      keys: string[],
+      args: (string | number)[],
+      reads: { key: string; count: number }[],
+    ) =>
+      issue(
+        script,
+        [...reads.map(({ key, count }) => ['LRANGE', key, 0, count - 1]), evalCommand(script, keys, args)],
+        (replies) => ({ lists: replies.slice(0, reads.length), result: replies[reads.length] }),
+      ),
+    call: (command: (client: unknown) => Promise<unknown>) => command(commandProxy(issue)),
+  };
+  return scripts as unknown as Scripts;
+}
+
+/** A stand-in for the client in plain commands (`client.hdel(...)`): each becomes a step. */
+function commandProxy(issue: Issue): unknown {
+  return new Proxy(
+    {},
+    {
+      get:
+        (_target, name: string) =>
+        (...args: unknown[]) => {
+          const flat = (name === 'call' ? [args[0], ...(args[1] as unknown[])] : [name, ...args]).flat() as Command;
+          return issue(String(flat[0]), [flat], ([reply]) => reply);
+        },
+    },
+  );
+}
+
+/**
+ * Fencing tokens are random bytes (node:crypto's randomFillSync, drawn a thousand at a time): the
+ * simulation draws them from its seed instead, so that a seed gives the same history byte for byte.
+ * `next` fills with the seed's stream; the pool the library holds is used up first, so the next
+ * token comes from the seed.
+ */
+export function seedTokens(next: () => number, drawToken: () => string): () => void {
+  const mutable = crypto as unknown as { randomFillSync: (buffer: Buffer) => Buffer };
+  const original = mutable.randomFillSync;
+  let filled = false;
+  mutable.randomFillSync = (buffer: Buffer) => {
+    for (let i = 0; i < buffer.length; i++) buffer[i] = next() & 0xff;
+    filled = true;
+    return buffer;
+  };
+  while (!filled) drawToken();
+  // Returns what puts node:crypto back (the rest of the pool drawn stays seeded: still distinct tokens).
+  return () => {
+    mutable.randomFillSync = original;
+  };
+}
+
+export { fencingToken } from '../libs/queue/src/redis/fencing-token';
+export { entryMessage } from '../libs/queue/src/redis/fixed-entry';
+
+/** Parses RESP replies as ioredis hands them over: bulk strings as strings, nil as null, errors as EngineError. */
+function parseReplies(text: string): unknown[] {
+  let at = 0;
+  const line = (): string => {
+    const end = text.indexOf('\r\n', at);
+    const value = text.slice(at, end);
+    at = end + 2;
+    return value;
+  };
+  const one = (): unknown => {
+    const head = line();
+    const kind = head[0];
+    const rest = head.slice(1);
+    if (kind === '+') return rest;
+    if (kind === '-') return new EngineError(rest);
+    if (kind === ':') return Number(rest);
+    if (kind === '$') {
+      const length = Number(rest);
+      if (length < 0) return null;
+      // Lengths count bytes: payloads here are ASCII, so characters and bytes agree.
+      const value = text.slice(at, at + length);
+      at += length + 2;
+      return value;
+    }
+    if (kind === '*') {
+      const count = Number(rest);
+      if (count < 0) return null;
+      const items: unknown[] = [];
+      for (let i = 0; i < count; i++) items.push(one());
+      return items;
+    }
+    throw new Error(`unexpected reply ${JSON.stringify(head)}`);
+  };
+  const replies: unknown[] = [];
+  while (at < text.length) replies.push(one());
+  return replies;
+}
