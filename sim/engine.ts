@@ -4,9 +4,10 @@
  * the simulator goes through what this file exports.
  */
 import crypto from 'node:crypto';
-import { MemoryClock } from '../libs/queue/src/memory/memory-clock';
-import { MemoryRedis, type MemoryPeer } from '../libs/queue/src/memory/memory-redis';
-import { scriptText, type Scripts } from '../libs/queue/src/redis/scripts';
+import { MemoryClock } from '../libs/queue/src/testing/memory/memory-clock';
+import { MemoryRedis, type MemoryPeer } from '../libs/queue/src/testing/memory/memory-redis';
+import { scriptLibrary } from '../libs/queue/src/queue-scripts';
+import type { Scripts } from '../libs/queue/src/redis/scripts';
 import { QueueKeys, shardOf } from '../libs/queue/src/redis/keys';
 import { FixedQueueStore } from '../libs/queue/src/fixed-queue/fixed-queue.store';
 import { DelayQueueStore } from '../libs/queue/src/delay-queue/delay-queue.store';
@@ -71,8 +72,12 @@ export function evalCommand(script: string, keys: string[], args: (string | numb
   return ['EVAL', scriptText(script), keys.length, ...keys, ...args];
 }
 
+const LIBRARY = scriptLibrary();
+
 /** A script's text as the library ships it, for a replay elsewhere. */
-export { scriptText };
+export function scriptText(script: string): string {
+  return LIBRARY.text(script);
+}
 
 /** How a store's call reaches Redis in the simulation: one script (or command) per scheduler step. */
 export type Issue = (label: string, commands: Command[], pick: (replies: unknown[]) => unknown) => Promise<unknown>;
@@ -83,6 +88,8 @@ export type Issue = (label: string, commands: Command[], pick: (replies: unknown
  */
 export function scriptsFor(issue: Issue): Scripts {
   const scripts = {
+    // Every script of the package is in LIBRARY already: a store's own set adds nothing here.
+    add: () => undefined,
     run: (script: string, keys: string[], args: (string | number)[]) =>
       issue(script, [evalCommand(script, keys, args)], ([reply]) => reply),
     runNow: (script: string, keys: string[], args: (string | number)[]) =>
@@ -143,7 +150,7 @@ export function seedTokens(next: () => number, drawToken: () => string): () => v
 }
 
 export { fencingToken } from '../libs/queue/src/redis/fencing-token';
-export { entryMessage } from '../libs/queue/src/redis/fixed-entry';
+export { entryMessage } from '../libs/queue/src/fixed-queue/fixed-entry';
 
 /** Parses RESP replies as ioredis hands them over: bulk strings as strings, nil as null, errors as EngineError. */
 function parseReplies(text: string): unknown[] {

@@ -342,7 +342,7 @@ export class FixedActors {
     try {
       if (fails && this.setup.mode === 'at-least-once') {
         const reply = await store.fail(shard, lease, RETRY_DELAY_MS, 'handler failed');
-        this.failed(delivery, reply.outcome, attempt);
+        this.failed(delivery, reply.fate, attempt);
       } else {
         await store.ack(shard, [lease]);
         this.acked(delivery);
