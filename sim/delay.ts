@@ -129,6 +129,9 @@ export class DelayActors {
       const maxWaitMs = onExists === 'replace' && rng.chance(0.3) ? 1000 : undefined;
       if (what < 0.6) this.versions.set(version, { completed: 0, counted: 0 });
       // The application's retries: the same call key each time, so one try at most is applied.
+      // After a try that was applied unheard, a later try answers what that one did (its call key's
+      // record), as of then: writes to the id since may have moved it, so its time stays unknown.
+      let appliedUnheard = false;
       for (let tries = call ? 3 : 1; tries > 0; tries--) {
         try {
           if (what < 0.6) {
@@ -136,15 +139,19 @@ export class DelayActors {
               { id, json: JSON.stringify({ version }), time: ['in', delayMs], onExists, maxWaitMs, call },
             ]);
             const [result] = results;
-            if (result.changed) this.versions.get(version)!.notBefore = result.runAt;
+            if (result.changed && !appliedUnheard) this.versions.get(version)!.notBefore = result.runAt;
           } else if (what < 0.85) {
             const placed = await store.move(shard, id, 'in', delayMs, undefined, call);
-            if (typeof placed === 'object') this.moved(shard, id, placed.runAt);
+            if (typeof placed === 'object') {
+              if (appliedUnheard) this.unknownTime(shard, id);
+              else this.moved(shard, id, placed.runAt);
+            }
           } else if (await store.cancel(shard, id, call)) this.cancelled(id);
           break;
         } catch (error) {
           if (!(error instanceof LostReply)) throw error;
           if (error.applied) {
+            appliedUnheard = true;
             if (what >= 0.85) this.cancelled(id);
             else this.unknownTime(shard, id);
           }
