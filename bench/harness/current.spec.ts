@@ -73,3 +73,13 @@ describe('current figures', () => {
     expect(() => currentBlock('# Benchmarks\n')).toThrow(/no current-figures block/);
   });
 });
+
+describe("the README's figures", () => {
+  it('are all in the current figures of BENCHMARKS.md', () => {
+    const root = join(__dirname, '..', '..');
+    const current = currentBlock(readFileSync(join(root, 'BENCHMARKS.md'), 'utf8'));
+    const quoted = readFileSync(join(root, 'README.md'), 'utf8').match(/\d[\d.,]*×/g) ?? [];
+    expect(quoted.length).toBeGreaterThan(0);
+    expect(quoted.filter((figure) => !current.includes(figure))).toEqual([]);
+  });
+});
