@@ -72,6 +72,9 @@ type Run = (batch: ClaimedBatch, serverNow: number) => void;
 export class FixedActors {
   readonly options: ResolvedFixedQueueOptions;
   private readonly keys: QueueKeys;
+  /** The keys the checks after each step read, named once. */
+  private readonly pausedKeys: string[];
+  private readonly groupKeys: [group: string, key: string][];
   private readonly messages = new Map<string, Message>();
   private readonly running = new Map<string, Delivery>();
   /** Highest seq of each group first delivered, for push order. */
@@ -109,6 +112,12 @@ export class FixedActors {
       deadLetter: { capacity: 100_000 },
     } as unknown as ResolvedFixedQueueOptions;
     this.keys = new QueueKeys('sim', setup.name, this.options.shards);
+    const shards = Array.from({ length: this.options.shards }, (_, shard) => shard);
+    this.pausedKeys = shards.map((shard) => this.keys.key(shard, 'pausedGroups'));
+    this.groupKeys = Array.from({ length: setup.groups }, (_, g) => {
+      const group = `g${g}`;
+      return [group, this.keys.member(shardOf(group, this.options.shards), 'g', group)];
+    });
   }
 
   private store(proc: Proc): FixedQueueStore {
@@ -157,9 +166,11 @@ export class FixedActors {
       const group = this.group();
       const ids = Array.from({ length: this.world.rng.int(1, 3) }, () => `${group}.${this.nextSeq++}`);
       for (const id of ids) this.messages.set(id, { group, era: this.era, delivered: 0, acked: false, counted: 0 });
-      const call: CallKey | undefined = this.world.rng.chance(0.7)
-        ? { name: `${proc.name}.${this.calls++}`, windowMs: CALL_WINDOW_MS }
-        : undefined;
+      // The previous release sends no call keys: its retries are not protected (docs/upgrading.md).
+      const call: CallKey | undefined =
+        this.world.rng.chance(0.7) && !proc.previous
+          ? { name: `${proc.name}.${this.calls++}`, windowMs: CALL_WINDOW_MS }
+          : undefined;
       const shard = shardOf(group, this.options.shards);
       // The application's retries (retryMs): the same call key each time, so one try at most is applied.
       for (let tries = call ? 3 : 1; tries > 0; tries--) {
@@ -358,7 +369,9 @@ export class FixedActors {
       for (const delivery of this.running.values())
         if (script.includes(delivery.token)) {
           delivery.settled = true;
-          // A failure acknowledged the first messages it names (ARGV[10]), if it still held the group.
+          // An acknowledgement took its messages, a failure the first ones it names (ARGV[10]), if it
+          // still held the group (if not, they come back, and are acknowledged again).
+          if (label === 'fixed-ack') this.acknowledged(delivery.ids);
           if (label === 'fixed-fail')
             this.acknowledged(delivery.ids.slice(0, Number(script[3 + Number(script[2]) + 9])));
         }
@@ -544,9 +557,11 @@ export class FixedActors {
     if (!message) return;
     message.counted = 0;
     message.acked = false;
-    // It was buried: a delivery of it the model still followed (a lapse it did not hear of) ended then.
+    // It was buried: a delivery of it the model still followed (a lapse it did not hear of) ended then,
+    // and a failure's rest it was part of is no longer owed first (it is appended again).
     const delivery = this.running.get(message.group);
     if (delivery?.ids.includes(id)) delivery.settled = true;
+    if (this.rest.get(message.group)?.includes(id)) this.rest.delete(message.group);
   }
 
   private syncPaused(group: string): void {
@@ -559,17 +574,19 @@ export class FixedActors {
   // ---- after every step
 
   private checkStored(): void {
-    for (let shard = 0; shard < this.options.shards; shard++) {
-      const pausedKey = this.keys.key(shard, 'pausedGroups');
+    // Capacity and pauses change only by a call naming the key (or by a loss of everything).
+    const touched = this.world.touched();
+    if (touched.size === 0) return;
+    for (const pausedKey of this.pausedKeys) {
+      if (!touched.has(pausedKey)) continue;
       const paused = this.world.read(['HKEYS', pausedKey]) as string[];
       for (const group of paused)
         if (!this.paused.has(group))
           violated('pause-announced', `${this.label} ${group} is paused and no pause was announced`);
     }
-    for (let g = 0; g < this.setup.groups; g++) {
-      const group = `g${g}`;
-      const shard = shardOf(group, this.options.shards);
-      const length = this.world.read(['LLEN', this.keys.member(shard, 'g', group)]) as number;
+    for (const [group, key] of this.groupKeys) {
+      if (!touched.has(key)) continue;
+      const length = this.world.read(['LLEN', key]) as number;
       if (length > this.options.capacity)
         violated('capacity', `${this.label} ${group} holds ${length} messages, capacity ${this.options.capacity}`);
     }
