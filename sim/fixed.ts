@@ -64,10 +64,12 @@ interface Delivery {
 type Run = (batch: ClaimedBatch, serverNow: number) => void;
 
 /**
- * One FixedQueue (ordered) with its producers, consumers, an idle-group sweeper and an operator, and the
- * model of what it promised. The consumers make the runtime's calls (consumer/, batch-consumer.adapter,
- * group-expiry.ts) restated step by step: claim, check the lease before the handler starts, heartbeat
- * while it runs, acknowledge or fail, give back at shutdown counted past handlerTimeoutMs.
+ * One FixedQueue (ordered or not, rate-limited per group or not) with its producers, consumers, an
+ * idle-group sweeper and an operator, and the model of what it promised. The consumers make the
+ * runtime's calls (consumer/, batch-consumer.adapter, group-expiry.ts) restated step by step: claim,
+ * check the lease before the handler starts, heartbeat while it runs, acknowledge (handing the slot the
+ * group's next batch) or fail (part of the batch handled, or none), give back at shutdown counted past
+ * handlerTimeoutMs. Unordered, a batch holds nothing: it is handled, and that is all.
  */
 export class FixedActors {
   readonly options: ResolvedFixedQueueOptions;
