@@ -12,7 +12,7 @@ export interface Cast {
   /** FixedQueue ordered at-least-once (onExhausted alternating by seed), then at-most-once. */
   atLeastOnce: { producers: number; consumers: number };
   atMostOnce: { producers: number; consumers: number };
-  /** FixedQueue unordered (at most once), under a groupRateLimit on odd seed halves (the at-least-once queue on even). */
+  /** FixedQueue unordered (at most once); a groupRateLimit holds on it when `seed >> 1` is odd, on the at-least-once one when even. */
   unordered: { producers: number; consumers: number };
   delay: { producers: number; consumers: number };
   /** The application writing a database then its DelayQueue, and one process running its task source's passes. */
