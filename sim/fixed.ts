@@ -86,6 +86,8 @@ export class FixedActors {
   private readonly starts = new Map<string, number[]>();
   /** Of a group whose batch failed (wholly or in part): the messages that must come back first, in order. */
   private readonly rest = new Map<string, string[]>();
+  /** The messages of each dead batch the operator asked to requeue, by its id. */
+  private readonly requeueing = new Map<string, string[]>();
   private era = 0;
   private nextSeq = 0;
   private nextOrder = 0;
@@ -153,6 +155,7 @@ export class FixedActors {
     this.firstDelivered.clear();
     this.starts.clear();
     this.rest.clear();
+    this.requeueing.clear();
   }
 
   private group(): string {
@@ -380,6 +383,8 @@ export class FixedActors {
     // A pause or resume nobody heard of (an exhaustion pause found by a lost claim is announced by
     // no one either): the model takes Redis' word for every group.
     for (let g = 0; g < this.setup.groups; g++) this.syncPaused(`g${g}`);
+    if (label === 'fixed-requeue' && (replies[replies.length - 1] as number[] | undefined)?.[0] === 1)
+      for (const id of this.requeueing.get(String(script[3 + Number(script[2])])) ?? []) this.requeued(id);
     for (const [id] of JSON.stringify(replies).matchAll(/g\d+\.\d+/g)) {
       const message = this.messages.get(id);
       if (message && message.delivered === 0) message.takenUnheard = true;
@@ -535,8 +540,10 @@ export class FixedActors {
         } else {
           const [dead] = await store.dead(shard, 1);
           if (dead) {
-            const requeued = await store.requeue(shard, dead.id);
-            if (requeued) for (const entry of dead.entries) this.requeued(entryMessage<string>(entry));
+            const ids = dead.entries.map((entry) => entryMessage<string>(entry));
+            // Known to `unheard` too: a requeue Redis ran unheard appended them all the same.
+            this.requeueing.set(dead.id, ids);
+            if (await store.requeue(shard, dead.id)) for (const id of ids) this.requeued(id);
           }
         }
       } catch (error) {
@@ -554,11 +561,14 @@ export class FixedActors {
     for (const message of this.messages.values()) if (message.group === group) message.counted = 0;
   }
 
+  /** A dead message appended to its group again as if pushed now (fresh time, among the newest). */
   private requeued(id: string): void {
     const message = this.messages.get(id);
     if (!message) return;
     message.counted = 0;
     message.acked = false;
+    message.storedAt = this.world.now();
+    message.order = this.nextOrder++;
     // It was buried: a delivery of it the model still followed (a lapse it did not hear of) ended then,
     // and a failure's rest it was part of is no longer owed first (it is appended again).
     const delivery = this.running.get(message.group);
