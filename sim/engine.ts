@@ -9,14 +9,16 @@ import { MemoryRedis, type MemoryPeer } from '../libs/queue/src/testing/memory/m
 import { scriptLibrary } from '../libs/queue/src/queue-scripts';
 import type { Scripts } from '../libs/queue/src/redis/scripts';
 import { QueueKeys, shardOf } from '../libs/queue/src/redis/keys';
-import { FixedQueueStore } from '../libs/queue/src/fixed-queue/fixed-queue.store';
-import { DelayQueueStore } from '../libs/queue/src/delay-queue/delay-queue.store';
+import { FixedQueueStore as CurrentFixedQueueStore } from '../libs/queue/src/fixed-queue/fixed-queue.store';
+import { DelayQueueStore as CurrentDelayQueueStore } from '../libs/queue/src/delay-queue/delay-queue.store';
 import type { CallKey } from '../libs/queue/src/redis/call-keys';
 import type { ResolvedDelayQueueOptions, ResolvedFixedQueueOptions } from '../libs/queue/src/interfaces';
 import type { ClaimedBatch, FailReply } from '../libs/queue/src/fixed-queue/fixed-queue.store';
 import type { ClaimedTask } from '../libs/queue/src/delay-queue/delay-queue.store';
 
-export { FixedQueueStore, DelayQueueStore, QueueKeys, shardOf };
+import { previousRelease } from './previous';
+
+export { QueueKeys, shardOf };
 export type { CallKey, ClaimedBatch, ClaimedTask, FailReply, ResolvedDelayQueueOptions, ResolvedFixedQueueOptions };
 
 /** One command as Redis is sent it. */
@@ -33,6 +35,8 @@ export class Engine {
   readonly clock = new MemoryClock('manual');
   private readonly redis = new MemoryRedis('', this.clock);
   private readonly replies: string[] = [];
+  /** SHA1s of the scripts given to this instance (SCRIPT LOAD), as the library's clients load theirs. */
+  private readonly loaded = new Set<string>();
   private readonly peer: MemoryPeer = {
     send: (bytes) => void this.replies.push(typeof bytes === 'string' ? bytes : bytes.toString('utf8')),
     hangUp: () => undefined,
@@ -59,17 +63,51 @@ export class Engine {
   }
 
   run(command: Command): unknown {
+    if (command[0] === 'EVALSHA' && !this.loaded.has(command[1] as string)) this.load(command[1] as string);
     this.replies.length = 0;
     this.redis.receive(this.peer, [command.map(String)]);
     const [reply] = parseReplies(this.replies.join(''));
     if (reply instanceof EngineError) throw reply;
     return reply;
   }
+
+  private load(sha: string): void {
+    this.replies.length = 0;
+    this.redis.receive(this.peer, [['SCRIPT', 'LOAD', textOf(sha)]]);
+    this.loaded.add(sha);
+  }
 }
 
-/** The command that runs `script` as the library ships it. */
-export function evalCommand(script: string, keys: string[], args: (string | number)[]): Command {
-  return ['EVAL', scriptText(script), keys.length, ...keys, ...args];
+/** Texts of the scripts the simulation ran, by SHA1: a replay sends each as EVAL. */
+const TEXTS = new Map<string, string>();
+const SHAS = new Map<string, string>();
+
+/** The SHA1 of a script's text: EVALSHA spares the engine hashing the whole text at every call. */
+function shaOf(text: string): string {
+  let sha = SHAS.get(text);
+  if (sha === undefined) {
+    sha = crypto.createHash('sha1').update(text).digest('hex');
+    SHAS.set(text, sha);
+    TEXTS.set(sha, text);
+  }
+  return sha;
+}
+
+/** The text of a script the simulation ran by its SHA1. */
+export function textOf(sha: string): string {
+  const text = TEXTS.get(sha);
+  if (text === undefined) throw new Error(`no script text for ${sha}`);
+  return text;
+}
+
+/** The command that runs `script` as the library ships it (`text` gives its text: another release's). */
+export function evalCommand(
+  script: string,
+  keys: string[],
+  args: (string | number)[],
+  text: (script: string) => string = scriptText,
+): Command {
+  return ['EVALSHA', shaOf(text(script)), keys.length, ...keys, ...args];
 }
 
 const LIBRARY = scriptLibrary();
@@ -79,23 +117,38 @@ export function scriptText(script: string): string {
   return LIBRARY.text(script);
 }
 
-/** How a store's call reaches Redis in the simulation: one script (or command) per scheduler step. */
-export type Issue = (label: string, commands: Command[], pick: (replies: unknown[]) => unknown) => Promise<unknown>;
+/**
+ * How a store's call reaches Redis in the simulation: one script (or command) per scheduler step.
+ * `previous`: the calling process runs the previous release.
+ */
+export type Issue = ((
+  label: string,
+  commands: Command[],
+  pick: (replies: unknown[]) => unknown,
+) => Promise<unknown>) & {
+  previous?: boolean;
+};
+
+/** The `Scripts` of processes of the previous release: its stores are built on them. */
+const PREVIOUS_SCRIPTS = new WeakSet<object>();
 
 /**
  * The `Scripts` the stores are given: each call becomes one step the scheduler runs when it chooses,
- * with the command the library would send (reads of a claim in the same step, as its MULTI is).
+ * with the command the library would send (reads of a claim in the same step, as its MULTI is), in
+ * the text of the release the calling process runs.
  */
 export function scriptsFor(issue: Issue): Scripts {
+  const text = issue.previous ? previousRelease().scriptText : scriptText;
+  const command = (script: string, keys: string[], args: (string | number)[]) => evalCommand(script, keys, args, text);
   const scripts = {
     // Every script of the package is in LIBRARY already: a store's own set adds nothing here.
     add: () => undefined,
     run: (script: string, keys: string[], args: (string | number)[]) =>
-      issue(script, [evalCommand(script, keys, args)], ([reply]) => reply),
+      issue(script, [command(script, keys, args)], ([reply]) => reply),
     runNow: (script: string, keys: string[], args: (string | number)[]) =>
-      issue(script, [evalCommand(script, keys, args)], ([reply]) => reply),
+      issue(script, [command(script, keys, args)], ([reply]) => reply),
     runReplicated: (script: string, keys: string[], args: (string | number)[]) =>
-      issue(script, [evalCommand(script, keys, args)], ([reply]) => reply),
+      issue(script, [command(script, keys, args)], ([reply]) => reply),
     runAfterReads: (
       script: string,
       keys: string[],
@@ -104,12 +157,49 @@ export function scriptsFor(issue: Issue): Scripts {
     ) =>
       issue(
         script,
-        [...reads.map(({ key, count }) => ['LRANGE', key, 0, count - 1]), evalCommand(script, keys, args)],
+        [...reads.map(({ key, count }) => ['LRANGE', key, 0, count - 1]), command(script, keys, args)],
         (replies) => ({ lists: replies.slice(0, reads.length), result: replies[reads.length] }),
       ),
-    call: (command: (client: unknown) => Promise<unknown>) => command(commandProxy(issue)),
+    call: (run: (client: unknown) => Promise<unknown>) => run(commandProxy(issue)),
   };
+  if (issue.previous) PREVIOUS_SCRIPTS.add(scripts);
   return scripts as unknown as Scripts;
+}
+
+/** The previous release's keys of the queue `keys` name: that release builds its own. */
+function previousKeys(keys: QueueKeys, shards: number): QueueKeys {
+  const [, prefix, queue] = /^(.*):\{(.*)\}:meta$/.exec(keys.meta)!;
+  return new (previousRelease().QueueKeys)(prefix, queue, shards);
+}
+
+/**
+ * The stores the actors build: on the `Scripts` of a process of the previous release, that release's
+ * store (its calls, its scripts' texts) takes the place of this tree's, so that an actor's code runs
+ * either release the same way, as the processes of a rolling deploy do (docs/upgrading.md).
+ */
+export class FixedQueueStore extends CurrentFixedQueueStore {
+  constructor(scripts: Scripts, keys: QueueKeys, options: ResolvedFixedQueueOptions) {
+    super(scripts, keys, options);
+    // A constructor that returns an object makes `new` give that object.
+    if (PREVIOUS_SCRIPTS.has(scripts)) {
+      const store = new (previousRelease().FixedQueueStore)(scripts, previousKeys(keys, options.shards), options);
+      // 0.2.0's store names a failure's fate `outcome` (renamed since; the script's reply is the same).
+      const fail = store.fail.bind(store);
+      store.fail = async (...args) => {
+        const reply = (await fail(...args)) as FailReply & { outcome?: FailReply['fate'] };
+        return reply.outcome === undefined ? reply : { ...reply, fate: reply.outcome };
+      };
+      return store;
+    }
+  }
+}
+
+export class DelayQueueStore extends CurrentDelayQueueStore {
+  constructor(scripts: Scripts, keys: QueueKeys, options: ResolvedDelayQueueOptions) {
+    super(scripts, keys, options);
+    if (PREVIOUS_SCRIPTS.has(scripts))
+      return new (previousRelease().DelayQueueStore)(scripts, previousKeys(keys, options.shards), options);
+  }
 }
 
 /** A stand-in for the client in plain commands (`client.hdel(...)`): each becomes a step. */
@@ -133,7 +223,7 @@ function commandProxy(issue: Issue): unknown {
  * `next` fills with the seed's stream; the pool the library holds is used up first, so the next
  * token comes from the seed.
  */
-export function seedTokens(next: () => number, drawToken: () => string): () => void {
+export function seedTokens(next: () => number, ...drawTokens: (() => string)[]): () => void {
   const mutable = crypto as unknown as { randomFillSync: (buffer: Buffer) => Buffer };
   const original = mutable.randomFillSync;
   let filled = false;
@@ -142,7 +232,11 @@ export function seedTokens(next: () => number, drawToken: () => string): () => v
     filled = true;
     return buffer;
   };
-  while (!filled) drawToken();
+  // Each release draws from a pool of its own.
+  for (const drawToken of drawTokens) {
+    filled = false;
+    while (!filled) drawToken();
+  }
   // Returns what puts node:crypto back (the rest of the pool drawn stays seeded: still distinct tokens).
   return () => {
     mutable.randomFillSync = original;

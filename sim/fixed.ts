@@ -1,6 +1,7 @@
 import {
   type CallKey,
   type ClaimedBatch,
+  type FailReply,
   entryMessage,
   FixedQueueStore,
   QueueKeys,
@@ -9,6 +10,7 @@ import {
   scriptsFor,
   shardOf,
 } from './engine';
+import { violatedFixed } from './fixed-invariants';
 import { violated } from './invariants';
 import { LostReply, type Proc, type World } from './world';
 
@@ -17,7 +19,10 @@ export type FixedMode = 'at-least-once' | 'at-most-once';
 export interface FixedSetup {
   name: string;
   mode: FixedMode;
+  /** false: unordered (at-most-once), a group's batches may run in parallel. */
+  ordered: boolean;
   onExhausted: 'dead-letter' | 'pause-group';
+  groupRateLimit?: { max: number; durationMs: number };
   producers: number;
   consumers: number;
   groups: number;
@@ -42,6 +47,8 @@ interface Message {
   takenUnheard?: boolean;
   /** Deliveries that ended counting as an attempt since it was last made fresh (acknowledged, resumed, requeued). */
   counted: number;
+  /** Its acknowledgement, whole or part of its batch's, was confirmed by Redis: never delivered again. */
+  ackConfirmed?: 'ack' | 'partial';
 }
 
 interface Delivery {
@@ -50,22 +57,37 @@ interface Delivery {
   leaseUntil: number;
   ids: string[];
   settled: boolean;
+  attempt: number;
 }
 
+/** A consumer's way of running a batch it was handed (by a claim, or by an acknowledgement's handover). */
+type Run = (batch: ClaimedBatch, serverNow: number) => void;
+
 /**
- * One FixedQueue (ordered) with its producers, consumers, an idle-group sweeper and an operator, and the
- * model of what it promised. The consumers make the runtime's calls (consumer/, batch-consumer.adapter,
- * group-expiry.ts) restated step by step: claim, check the lease before the handler starts, heartbeat
- * while it runs, acknowledge or fail, give back at shutdown counted past handlerTimeoutMs.
+ * One FixedQueue (ordered or not, rate-limited per group or not) with its producers, consumers, an
+ * idle-group sweeper and an operator, and the model of what it promised. The consumers make the
+ * runtime's calls (consumer/, batch-consumer.adapter, group-expiry.ts) restated step by step: claim,
+ * check the lease before the handler starts, heartbeat while it runs, acknowledge (handing the slot the
+ * group's next batch) or fail (part of the batch handled, or none), give back at shutdown counted past
+ * handlerTimeoutMs. Unordered, a batch holds nothing: it is handled, and that is all.
  */
 export class FixedActors {
   readonly options: ResolvedFixedQueueOptions;
   private readonly keys: QueueKeys;
+  /** The keys the checks after each step read, named once. */
+  private readonly pausedKeys: string[];
+  private readonly groupKeys: [group: string, key: string][];
   private readonly messages = new Map<string, Message>();
   private readonly running = new Map<string, Delivery>();
   /** Highest seq of each group first delivered, for push order. */
   private readonly firstDelivered = new Map<string, number>();
   private readonly paused = new Set<string>();
+  /** Start times (Redis' clock) of each group's batches the model heard of, for groupRateLimit. */
+  private readonly starts = new Map<string, number[]>();
+  /** Of a group whose batch failed (wholly or in part): the messages that must come back first, in order. */
+  private readonly rest = new Map<string, string[]>();
+  /** The messages of each dead batch the operator asked to requeue, by its id. */
+  private readonly requeueing = new Map<string, string[]>();
   private era = 0;
   private nextSeq = 0;
   private nextOrder = 0;
@@ -79,9 +101,10 @@ export class FixedActors {
     this.options = {
       prefix: 'sim',
       shards: 2,
-      ordered: true,
+      ordered: setup.ordered,
       delivery: setup.mode,
       onExhausted: setup.onExhausted,
+      groupRateLimit: setup.groupRateLimit,
       batchSize: 3,
       capacity: 12,
       maxWaitMs: 0,
@@ -93,6 +116,12 @@ export class FixedActors {
       deadLetter: { capacity: 100_000 },
     } as unknown as ResolvedFixedQueueOptions;
     this.keys = new QueueKeys('sim', setup.name, this.options.shards);
+    const shards = Array.from({ length: this.options.shards }, (_, shard) => shard);
+    this.pausedKeys = shards.map((shard) => this.keys.key(shard, 'pausedGroups'));
+    this.groupKeys = Array.from({ length: setup.groups }, (_, g) => {
+      const group = `g${g}`;
+      return [group, this.keys.member(shardOf(group, this.options.shards), 'g', group)];
+    });
   }
 
   private store(proc: Proc): FixedQueueStore {
@@ -124,6 +153,9 @@ export class FixedActors {
     this.running.clear();
     this.paused.clear();
     this.firstDelivered.clear();
+    this.starts.clear();
+    this.rest.clear();
+    this.requeueing.clear();
   }
 
   private group(): string {
@@ -139,9 +171,11 @@ export class FixedActors {
       const group = this.group();
       const ids = Array.from({ length: this.world.rng.int(1, 3) }, () => `${group}.${this.nextSeq++}`);
       for (const id of ids) this.messages.set(id, { group, era: this.era, delivered: 0, acked: false, counted: 0 });
-      const call: CallKey | undefined = this.world.rng.chance(0.7)
-        ? { name: `${proc.name}.${this.calls++}`, windowMs: CALL_WINDOW_MS }
-        : undefined;
+      // The previous release sends no call keys: its retries are not protected (docs/upgrading.md).
+      const call: CallKey | undefined =
+        this.world.rng.chance(0.7) && !proc.previous
+          ? { name: `${proc.name}.${this.calls++}`, windowMs: CALL_WINDOW_MS }
+          : undefined;
       const shard = shardOf(group, this.options.shards);
       // The application's retries (retryMs): the same call key each time, so one try at most is applied.
       for (let tries = call ? 3 : 1; tries > 0; tries--) {
@@ -165,7 +199,13 @@ export class FixedActors {
       // A try after a loss of Redis' data is applied again (the loss took its call key's record too).
       if (message.storedAt !== undefined && message.era === this.era) continue;
       if (message.era !== this.era)
-        Object.assign(message, { delivered: 0, acked: false, counted: 0, takenUnheard: false });
+        Object.assign(message, {
+          delivered: 0,
+          acked: false,
+          counted: 0,
+          takenUnheard: false,
+          ackConfirmed: undefined,
+        });
       message.storedAt = this.world.now();
       message.order = this.nextOrder++;
       message.era = this.era;
@@ -178,6 +218,20 @@ export class FixedActors {
     const store = this.store(proc);
     const held: { delivery: Delivery; startedAt: number; shard: number }[] = [];
     const candidates: string[][] = [[], []];
+    const run =
+      (shard: number): Run =>
+      (batch, serverNow) => {
+        // Every message of the group's head expired (counted): nothing to deliver, nothing held.
+        if (batch.messages.length === 0) return;
+        const delivery = this.claimed(batch, serverNow);
+        held.push({ delivery, startedAt: this.world.now(), shard });
+        void this.world.guard(this.handle(proc, store, shard, delivery, run(shard))).finally(() => {
+          held.splice(
+            held.findIndex((h) => h.delivery === delivery),
+            1,
+          );
+        });
+      };
     while (proc.alive && !proc.stopping) {
       const shard = this.world.rng.int(0, this.options.shards - 1);
       let batches: ClaimedBatch[] = [];
@@ -192,24 +246,13 @@ export class FixedActors {
         if (!(error instanceof LostReply)) throw error;
         // A claim whose reply was lost: at-least-once, its batches come back after their leases.
       }
-      for (const batch of batches) {
-        // Every message of the group's head expired (counted): nothing to deliver, nothing held.
-        if (batch.messages.length === 0) continue;
-        const delivery = this.claimed(batch, serverNow);
-        held.push({ delivery, startedAt: this.world.now(), shard });
-        void this.world.guard(this.handle(proc, store, shard, delivery, batch.attempt)).finally(() => {
-          held.splice(
-            held.findIndex((h) => h.delivery === delivery),
-            1,
-          );
-        });
-      }
+      for (const batch of batches) run(shard)(batch, serverNow);
       await this.world.sleep(proc, batches.length > 0 ? 0 : this.world.rng.int(20, 200));
     }
     if (!proc.alive) return;
     // Shutdown: unfinished deliveries are given back, counted as attempts past handlerTimeoutMs.
     for (const { delivery, startedAt, shard } of [...held]) {
-      if (delivery.settled) continue;
+      if (delivery.settled || !this.setup.ordered) continue;
       const counted = this.world.now() - startedAt > HANDLER_TIMEOUT_MS;
       try {
         const [kept] = await store.release(
@@ -228,7 +271,8 @@ export class FixedActors {
   private claimed(batch: ClaimedBatch, serverNow: number): Delivery {
     const { group, token = '', attempt } = batch;
     const ids = batch.messages as string[];
-    const previous = this.running.get(group);
+    const ordered = this.setup.ordered;
+    const previous = ordered ? this.running.get(group) : undefined;
     if (previous && !previous.settled && previous.leaseUntil > serverNow)
       violated(
         'one-batch-per-group',
@@ -240,8 +284,9 @@ export class FixedActors {
     if (previous && !previous.settled)
       // Its lease ran out: that delivery counted as an attempt.
       for (const id of previous.ids) this.count(id);
-    const delivery: Delivery = { group, token, leaseUntil: serverNow + LEASE_MS, ids, settled: false };
-    this.running.set(group, delivery);
+    this.started(group, serverNow);
+    const delivery: Delivery = { group, token, leaseUntil: serverNow + LEASE_MS, ids, settled: false, attempt };
+    if (ordered) this.running.set(group, delivery);
     let last = -1;
     for (const id of ids) {
       const message = this.messages.get(id);
@@ -251,9 +296,14 @@ export class FixedActors {
       }
       if (this.setup.mode === 'at-most-once' && message.delivered > 0)
         violated('at-most-once', `${id} delivered ${message.delivered + 1} times`);
+      if (message.ackConfirmed)
+        violatedFixed(
+          message.ackConfirmed === 'ack' ? 'acked-kept' : 'partial-acked-kept',
+          `${this.label} ${group}: ${id} delivered again after its acknowledgement`,
+        );
       if (this.setup.mode === 'at-least-once' && attempt < message.counted + 1)
         violated('attempts-counted', `${id} delivered as attempt ${attempt} after ${message.counted} counted attempts`);
-      if (message.delivered === 0 && message.order !== undefined) {
+      if (ordered && message.delivered === 0 && message.order !== undefined) {
         if (message.order <= last || message.order <= (this.firstDelivered.get(group) ?? -1))
           violated(
             'push-order',
@@ -271,8 +321,44 @@ export class FixedActors {
       }
       message.delivered++;
     }
+    this.restFirst(group, ids);
     this.world.log(`model: ${this.label} ${group} delivered [${ids.join(',')}] attempt ${attempt}`);
     return delivery;
+  }
+
+  /** A batch of `group` starts at `at` (Redis' clock): at most `max` in any `durationMs`. */
+  private started(group: string, at: number): void {
+    const limit = this.setup.groupRateLimit;
+    if (!limit) return;
+    const recent = (this.starts.get(group) ?? []).filter((start) => start > at - limit.durationMs);
+    if (recent.length >= limit.max)
+      violatedFixed(
+        'group-rate-limit',
+        `${this.label} ${group}: a batch starts at +${at - this.world.startMs} after ${recent.length} within ${limit.durationMs} ms (at +${recent.map((start) => start - this.world.startMs).join(', +')}), max ${limit.max}`,
+      );
+    recent.push(at);
+    this.starts.set(group, recent);
+  }
+
+  /**
+   * After a failure the model heard of, the group's next batch it hears of is that failure's rest, from
+   * its first message still held (capacity, maxAgeMs or ttlMs may have taken some, oldest first, or all).
+   */
+  private restFirst(group: string, ids: string[]): void {
+    const rest = this.rest.get(group);
+    if (!rest) return;
+    this.rest.delete(group);
+    const from = rest.indexOf(ids[0]);
+    const kept = from < 0 ? [] : rest.slice(from, from + ids.length);
+    if (from >= 0 ? kept.join() === ids.join() : !rest.some((id) => this.inList(group, id))) return;
+    violatedFixed(
+      'partial-rest-first',
+      `${this.label} ${group}: [${ids.join(',')}] delivered after a failure whose rest is [${rest.join(',')}]; the group's list now: ${this.listOf(group)}`,
+    );
+  }
+
+  private inList(group: string, id: string): boolean {
+    return this.listOf(group).split(',').includes(id);
   }
 
   /**
@@ -285,10 +371,20 @@ export class FixedActors {
     // An acknowledgement, failure or give-back that reached Redis ended its delivery if it still held
     // the lease: taken as ended, no attempt counted unsure.
     if (label !== 'fixed-extend')
-      for (const delivery of this.running.values()) if (script.includes(delivery.token)) delivery.settled = true;
+      for (const delivery of this.running.values())
+        if (script.includes(delivery.token)) {
+          delivery.settled = true;
+          // An acknowledgement took its messages, a failure the first ones it names (ARGV[10]), if it
+          // still held the group (if not, they come back, and are acknowledged again).
+          if (label === 'fixed-ack') this.acknowledged(delivery.ids);
+          if (label === 'fixed-fail')
+            this.acknowledged(delivery.ids.slice(0, Number(script[3 + Number(script[2]) + 9])));
+        }
     // A pause or resume nobody heard of (an exhaustion pause found by a lost claim is announced by
     // no one either): the model takes Redis' word for every group.
     for (let g = 0; g < this.setup.groups; g++) this.syncPaused(`g${g}`);
+    if (label === 'fixed-requeue' && (replies[replies.length - 1] as number[] | undefined)?.[0] === 1)
+      for (const id of this.requeueing.get(String(script[3 + Number(script[2])])) ?? []) this.requeued(id);
     for (const [id] of JSON.stringify(replies).matchAll(/g\d+\.\d+/g)) {
       const message = this.messages.get(id);
       if (message && message.delivered === 0) message.takenUnheard = true;
@@ -306,13 +402,7 @@ export class FixedActors {
     if (message) message.counted++;
   }
 
-  private async handle(
-    proc: Proc,
-    store: FixedQueueStore,
-    shard: number,
-    delivery: Delivery,
-    attempt: number,
-  ): Promise<void> {
+  private async handle(proc: Proc, store: FixedQueueStore, shard: number, delivery: Delivery, run: Run): Promise<void> {
     const rng = this.world.rng;
     // Started only while the lease holds, by the process' estimate (at-least-once).
     if (this.setup.mode === 'at-least-once' && this.world.now() >= delivery.leaseUntil) {
@@ -327,7 +417,8 @@ export class FixedActors {
       const slice = Math.min(left, Math.ceil(LEASE_MS / 3));
       await this.world.sleep(proc, slice);
       left -= slice;
-      if (left <= 0 || !proc.alive) break;
+      // Unordered, a batch holds nothing: nothing to extend, nothing to acknowledge.
+      if (left <= 0 || !proc.alive || !this.setup.ordered) break;
       try {
         const [held] = await store.extend(shard, [lease]);
         // A lost lease aborts the handler's signal: a handler that heeds it stops.
@@ -337,15 +428,22 @@ export class FixedActors {
         if (!(error instanceof LostReply)) throw error;
       }
     }
-    if (!proc.alive || delivery.settled) return;
+    if (!proc.alive || delivery.settled || !this.setup.ordered) return;
     if (proc.stopping && duration > HANDLER_TIMEOUT_MS) return; // left to the shutdown's give-back
     try {
       if (fails && this.setup.mode === 'at-least-once') {
-        const reply = await store.fail(shard, lease, RETRY_DELAY_MS, 'handler failed');
-        this.failed(delivery, reply.fate, attempt);
+        // Half the failures handled the first messages of their batch (PartialBatchError).
+        const handled = rng.chance(0.5) ? rng.int(0, delivery.ids.length) : 0;
+        const size = delivery.ids.length;
+        const reply = await store.fail(shard, lease, RETRY_DELAY_MS, 'handler failed', { handled, size });
+        this.failed(delivery, reply, handled);
       } else {
-        await store.ack(shard, [lease]);
-        this.acked(delivery);
+        // The runtime's handover: the acknowledgement claims the group's next batch for the same slot.
+        const next = !proc.stopping && rng.chance(0.5);
+        const reply = await store.ack(shard, [{ ...lease, next }]);
+        this.acked(delivery, reply.dueAt[0] !== null);
+        const handed = reply.next[0];
+        if (handed) run(handed, reply.serverNow);
       }
     } catch (error) {
       if (!(error instanceof LostReply)) throw error;
@@ -356,23 +454,33 @@ export class FixedActors {
     }
   }
 
-  private acked(delivery: Delivery): void {
+  /** `confirmed`: Redis answered that the delivery still held its group (at-least-once: its messages are gone). */
+  private acked(delivery: Delivery, confirmed = false): void {
     if (this.running.get(delivery.group) !== delivery) return;
     delivery.settled = true;
-    for (const id of delivery.ids) {
+    this.acknowledged(delivery.ids, confirmed && this.setup.mode === 'at-least-once' ? 'ack' : undefined);
+  }
+
+  private acknowledged(ids: string[], confirmed?: 'ack' | 'partial'): void {
+    for (const id of ids) {
       const message = this.messages.get(id);
       if (message) {
         message.acked = true;
         message.counted = 0;
+        if (confirmed) message.ackConfirmed = confirmed;
       }
     }
   }
 
-  private failed(delivery: Delivery, outcome: string, attempt: number): void {
-    if (outcome === 'stale') return;
+  /** A failure Redis answered: the first `handled` messages acknowledged (those capacity left), the rest failed. */
+  private failed(delivery: Delivery, reply: FailReply, handled: number): void {
+    if (reply.fate === 'stale') return;
     delivery.settled = true;
-    for (const id of delivery.ids) this.count(id);
-    if (outcome === 'paused') this.announcePause(delivery.group, `its last attempt (${attempt}) failed`);
+    this.acknowledged(delivery.ids.slice(handled - reply.acknowledged, handled), 'partial');
+    const rest = delivery.ids.slice(handled);
+    for (const id of rest) this.count(id);
+    if (reply.fate === 'retry' || reply.fate === 'paused') this.rest.set(delivery.group, rest);
+    if (reply.fate === 'paused') this.announcePause(delivery.group, `its last attempt (${delivery.attempt}) failed`);
   }
 
   private gaveBack(delivery: Delivery, counted: boolean): void {
@@ -432,8 +540,10 @@ export class FixedActors {
         } else {
           const [dead] = await store.dead(shard, 1);
           if (dead) {
-            const requeued = await store.requeue(shard, dead.id);
-            if (requeued) for (const entry of dead.entries) this.requeued(entryMessage<string>(entry));
+            const ids = dead.entries.map((entry) => entryMessage<string>(entry));
+            // Known to `unheard` too: a requeue Redis ran unheard appended them all the same.
+            this.requeueing.set(dead.id, ids);
+            if (await store.requeue(shard, dead.id)) for (const id of ids) this.requeued(id);
           }
         }
       } catch (error) {
@@ -451,12 +561,19 @@ export class FixedActors {
     for (const message of this.messages.values()) if (message.group === group) message.counted = 0;
   }
 
+  /** A dead message appended to its group again as if pushed now (fresh time, among the newest). */
   private requeued(id: string): void {
     const message = this.messages.get(id);
-    if (message) {
-      message.counted = 0;
-      message.acked = false;
-    }
+    if (!message) return;
+    message.counted = 0;
+    message.acked = false;
+    message.storedAt = this.world.now();
+    message.order = this.nextOrder++;
+    // It was buried: a delivery of it the model still followed (a lapse it did not hear of) ended then,
+    // and a failure's rest it was part of is no longer owed first (it is appended again).
+    const delivery = this.running.get(message.group);
+    if (delivery?.ids.includes(id)) delivery.settled = true;
+    if (this.rest.get(message.group)?.includes(id)) this.rest.delete(message.group);
   }
 
   private syncPaused(group: string): void {
@@ -469,17 +586,19 @@ export class FixedActors {
   // ---- after every step
 
   private checkStored(): void {
-    for (let shard = 0; shard < this.options.shards; shard++) {
-      const pausedKey = this.keys.key(shard, 'pausedGroups');
+    // Capacity and pauses change only by a call naming the key (or by a loss of everything).
+    const touched = this.world.touched();
+    if (touched.size === 0) return;
+    for (const pausedKey of this.pausedKeys) {
+      if (!touched.has(pausedKey)) continue;
       const paused = this.world.read(['HKEYS', pausedKey]) as string[];
       for (const group of paused)
         if (!this.paused.has(group))
           violated('pause-announced', `${this.label} ${group} is paused and no pause was announced`);
     }
-    for (let g = 0; g < this.setup.groups; g++) {
-      const group = `g${g}`;
-      const shard = shardOf(group, this.options.shards);
-      const length = this.world.read(['LLEN', this.keys.member(shard, 'g', group)]) as number;
+    for (const [group, key] of this.groupKeys) {
+      if (!touched.has(key)) continue;
+      const length = this.world.read(['LLEN', key]) as number;
       if (length > this.options.capacity)
         violated('capacity', `${this.label} ${group} holds ${length} messages, capacity ${this.options.capacity}`);
     }

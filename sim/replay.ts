@@ -1,4 +1,4 @@
-import type { Command } from './engine';
+import { type Command, textOf } from './engine';
 import type { Recorded, World } from './world';
 
 /** What a replay needs of a Redis client: one command at a time (ioredis' `call`). */
@@ -12,10 +12,10 @@ export interface RedisCall {
  * answered that in the simulation, and Redis' own would answer something else.
  */
 function atTime(command: Command, at: number): Command {
-  if (command[0] !== 'EVAL') return command;
+  if (command[0] !== 'EVALSHA') return command;
   const seconds = Math.floor(at / 1000);
   const micros = (at % 1000) * 1000;
-  const text = String(command[1]).replace("redis.call('TIME')", `{'${seconds}', '${micros}'}`);
+  const text = textOf(String(command[1])).replace("redis.call('TIME')", `{'${seconds}', '${micros}'}`);
   return ['EVAL', text, ...command.slice(2)];
 }
 
@@ -78,5 +78,5 @@ function pairs(flat: string[] | Record<string, string>): string[] {
 }
 
 function brief(command: Command): string {
-  return command[0] === 'EVAL' ? `${command.slice(3, 3 + Number(command[2])).join(' ')}` : command.join(' ');
+  return command[0] === 'EVALSHA' ? `${command.slice(3, 3 + Number(command[2])).join(' ')}` : command.join(' ');
 }

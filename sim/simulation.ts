@@ -1,4 +1,5 @@
 import { fencingToken, seedTokens } from './engine';
+import { previousRelease } from './previous';
 import { DelayActors } from './delay';
 import { FixedActors } from './fixed';
 import { TaskSourceActors } from './task-source';
@@ -11,6 +12,8 @@ export interface Cast {
   /** FixedQueue ordered at-least-once (onExhausted alternating by seed), then at-most-once. */
   atLeastOnce: { producers: number; consumers: number };
   atMostOnce: { producers: number; consumers: number };
+  /** FixedQueue unordered (at most once); a groupRateLimit holds on it when `seed >> 1` is odd, on the at-least-once one when even. */
+  unordered: { producers: number; consumers: number };
   delay: { producers: number; consumers: number };
   /** The application writing a database then its DelayQueue, and one process running its task source's passes. */
   source: { producers: number };
@@ -19,6 +22,7 @@ export interface Cast {
 export const FULL_CAST: Cast = {
   atLeastOnce: { producers: 2, consumers: 2 },
   atMostOnce: { producers: 1, consumers: 2 },
+  unordered: { producers: 1, consumers: 2 },
   delay: { producers: 2, consumers: 2 },
   source: { producers: 2 },
 };
@@ -31,6 +35,14 @@ export const FAULTS: Faults = {
   dataLoss: 0.0003,
   clockJump: 0.002,
 };
+
+/**
+ * Processes that may run the previous release (a rolling deploy under way): FixedQueues' producers,
+ * consumers, sweepers and operators, and DelayQueue consumers. Not DelayQueue nor task-source
+ * producers: their retries rely on call keys, which that release does not send (docs/upgrading.md).
+ */
+const runsPrevious = (kind: string) => /^(alo|amo|uno)\./.test(kind) || /^dq\.consumer/.test(kind);
+const PREVIOUS_SHARE = 0.3;
 
 /** Steps of a run before its drain, and the simulated time the drain gets. */
 export const STEPS = 3000;
@@ -47,7 +59,7 @@ export interface Outcome {
   recorded: Recorded[];
   violation?: Violation;
   summary: string[];
-  /** The engine's keys and values at the end (see replay.ts), when asked for. */
+  /** The engine's keys and values at the end (see replay.ts), when asked for (`recorded` is then kept too). */
   state?: string[];
 }
 
@@ -58,16 +70,21 @@ export async function runSeed(
   steps = STEPS,
   withState = false,
 ): Promise<Outcome> {
-  const world = await World.create(seed, FAULTS);
+  const world = await World.create(seed, FAULTS, withState);
   const tokens = new Rng(seed ^ 0x5eed);
-  const restoreTokens = seedTokens(() => tokens.int(0, 255), fencingToken);
+  const restoreTokens = seedTokens(() => tokens.int(0, 255), fencingToken, previousRelease().fencingToken);
+  world.mixVersions(runsPrevious, PREVIOUS_SHARE);
   const fixed: FixedActors[] = [];
+  const rated = { max: 2, durationMs: 1000 };
+  const aloRated = (seed >>> 1) % 2 === 0;
   if (cast.atLeastOnce.consumers + cast.atLeastOnce.producers > 0)
     fixed.push(
       new FixedActors(world, {
         name: 'alo',
         mode: 'at-least-once',
+        ordered: true,
         onExhausted: seed % 2 === 0 ? 'pause-group' : 'dead-letter',
+        groupRateLimit: aloRated ? rated : undefined,
         groups: 4,
         ...cast.atLeastOnce,
       }),
@@ -77,9 +94,22 @@ export async function runSeed(
       new FixedActors(world, {
         name: 'amo',
         mode: 'at-most-once',
+        ordered: true,
         onExhausted: 'dead-letter',
         groups: 3,
         ...cast.atMostOnce,
+      }),
+    );
+  if (cast.unordered.consumers + cast.unordered.producers > 0)
+    fixed.push(
+      new FixedActors(world, {
+        name: 'uno',
+        mode: 'at-most-once',
+        ordered: false,
+        onExhausted: 'dead-letter',
+        groupRateLimit: aloRated ? undefined : rated,
+        groups: 3,
+        ...cast.unordered,
       }),
     );
   const delay: DelayActors[] = [];
@@ -158,7 +188,7 @@ export async function shrink(failed: Outcome): Promise<Outcome> {
 function fewer(cast: Cast): Cast[] {
   const casts: Cast[] = [];
   if (cast.source.producers > 0) casts.push({ ...cast, source: { producers: cast.source.producers - 1 } });
-  for (const queue of ['atLeastOnce', 'atMostOnce', 'delay'] as const)
+  for (const queue of ['atLeastOnce', 'atMostOnce', 'unordered', 'delay'] as const)
     for (const role of ['producers', 'consumers'] as const)
       if (cast[queue][role] > 0) casts.push({ ...cast, [queue]: { ...cast[queue], [role]: cast[queue][role] - 1 } });
   return casts;
@@ -166,7 +196,7 @@ function fewer(cast: Cast): Cast[] {
 
 /** The cast as `--cast` takes it: producers then consumers of each queue, then the task source's producers. */
 export function castText(cast: Cast): string {
-  return [cast.atLeastOnce, cast.atMostOnce, cast.delay]
+  return [cast.atLeastOnce, cast.atMostOnce, cast.unordered, cast.delay]
     .flatMap((q) => [q.producers, q.consumers])
     .concat(cast.source.producers)
     .join(',');
@@ -174,13 +204,14 @@ export function castText(cast: Cast): string {
 
 export function parseCast(text: string): Cast {
   const n = text.split(',').map(Number);
-  if (n.length !== 7 || n.some((x) => !Number.isInteger(x) || x < 0))
-    throw new Error(`--cast takes seven counts, got ${text}`);
+  if (n.length !== 9 || n.some((x) => !Number.isInteger(x) || x < 0))
+    throw new Error(`--cast takes nine counts, got ${text}`);
   return {
     atLeastOnce: { producers: n[0], consumers: n[1] },
     atMostOnce: { producers: n[2], consumers: n[3] },
-    delay: { producers: n[4], consumers: n[5] },
-    source: { producers: n[6] },
+    unordered: { producers: n[4], consumers: n[5] },
+    delay: { producers: n[6], consumers: n[7] },
+    source: { producers: n[8] },
   };
 }
 

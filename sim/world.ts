@@ -13,6 +13,8 @@ export class Proc {
   constructor(
     readonly id: number,
     readonly kind: string,
+    /** It runs the previous release (a process not yet replaced in a rolling deploy). */
+    readonly previous = false,
   ) {}
 
   get name(): string {
@@ -102,18 +104,28 @@ export class World {
   private readonly restarts = new Map<string, () => void>();
   private readonly checks: (() => void)[] = [];
   private violation?: Violation;
+  /** Kinds of processes of which some run the previous release, and the share of them that do. */
+  private previousKinds?: { runs: (kind: string) => boolean; share: number };
+  /** What Redis ran in the step under way: a check of state nothing of it touched may skip reading it. */
+  private applied: Command[] = [];
+  private keysOfStep?: Set<string>;
 
   private constructor(
     readonly seed: number,
     readonly engine: Engine,
     faults: Faults,
+    /** Keeps every command and reply, for a replay on a redis-server (it costs memory and time). */
+    private readonly recording: boolean,
   ) {
     this.rng = new Rng(seed);
     this.faults = faults;
   }
 
-  static async create(seed: number, faults: Faults): Promise<World> {
-    return new World(seed, await Engine.start(START_MS), faults);
+  static async create(seed: number, faults: Faults, recording = false): Promise<World> {
+    const engine = await Engine.start(START_MS);
+    // A run's steps never leave the microtask queue (see settle): the event loop gets its turn here.
+    await new Promise((resolve) => setImmediate(resolve));
+    return new World(seed, engine, faults, recording);
   }
 
   now(): number {
@@ -122,6 +134,11 @@ export class World {
 
   log(line: string): void {
     this.history.push(`${this.steps} +${this.now() - START_MS} ${line}`);
+  }
+
+  /** From now on, a `share` of the processes of the kinds `runs` names start on the previous release. */
+  mixVersions(runs: (kind: string) => boolean, share: number): void {
+    this.previousKinds = { runs, share };
   }
 
   /** A check run after every step; it throws a Violation. */
@@ -135,9 +152,11 @@ export class World {
    */
   spawn(kind: string, body: (proc: Proc) => Promise<void>, producing = false): void {
     const start = () => {
-      const proc = new Proc(this.nextProc++, kind);
+      const mixed = this.previousKinds;
+      const previous = mixed !== undefined && mixed.runs(kind) && this.rng.chance(mixed.share);
+      const proc = new Proc(this.nextProc++, kind, previous);
       this.procs.push(proc);
-      this.log(`${proc.name} starts`);
+      this.log(`${proc.name} starts${previous ? ' on the previous release' : ''}`);
       void this.guard(body(proc)).then(() => this.ended(proc));
     };
     this.restarts.set(kind, () => {
@@ -172,11 +191,13 @@ export class World {
 
   /** The `Issue` of a process: its calls become steps; a dead process' calls never answer. */
   issuer(proc: Proc): Issue {
-    return (label, commands, pick) =>
+    const issue: Issue = (label, commands, pick) =>
       new Promise((resolve, reject) => {
         if (!proc.alive) return;
         this.pending.push({ proc, label, commands, pick, resolve, reject });
       });
+    issue.previous = proc.previous;
+    return issue;
   }
 
   sleep(proc: Proc, ms: number): Promise<void> {
@@ -193,6 +214,8 @@ export class World {
   /** One step chosen by the seed; false once nothing is left to run. */
   async step(): Promise<boolean> {
     this.steps++;
+    this.applied = [];
+    this.keysOfStep = undefined;
     const now = this.now();
     const ready = (proc: Proc) => proc.alive && proc.stalledUntil <= now;
     const calls = this.pending.filter((call) => ready(call.proc));
@@ -257,16 +280,33 @@ export class World {
     else call.resolve(call.pick(replies));
   }
 
+  /**
+   * The keys the commands of the step just run named: the only keys it may have changed, since the
+   * library's scripts touch only the keys they declare (as Redis Cluster requires). A loss of Redis'
+   * data is not among them: it leaves nothing to check.
+   */
+  touched(): Set<string> {
+    if (this.keysOfStep) return this.keysOfStep;
+    const keys = new Set<string>();
+    for (const command of this.applied) {
+      if (command[0] === 'EVALSHA') for (let i = 0; i < Number(command[2]); i++) keys.add(String(command[3 + i]));
+      else if (command.length > 1) keys.add(String(command[1]));
+    }
+    this.keysOfStep = keys;
+    return keys;
+  }
+
   private apply(proc: Proc, label: string, commands: Command[]): unknown[] {
-    const record: Recorded = { at: this.now(), commands, replies: [] };
-    this.recorded.push(record);
+    const replies: unknown[] = [];
+    if (this.recording) this.recorded.push({ at: this.now(), commands, replies });
+    this.applied.push(...commands);
     this.scriptCalls++;
     try {
-      for (const command of commands) record.replies.push(this.engine.run(command));
-      this.log(`${proc.name} ${label} ${brief(commands[commands.length - 1])} -> ${digest(record.replies)}`);
-      return record.replies;
+      for (const command of commands) replies.push(this.engine.run(command));
+      this.log(`${proc.name} ${label} ${brief(commands[commands.length - 1])} -> ${digest(replies)}`);
+      return replies;
     } catch (error) {
-      record.replies.push('error');
+      replies.push('error');
       this.log(`${proc.name} ${label} ${brief(commands[commands.length - 1])} -> error ${(error as Error).message}`);
       throw error;
     }
@@ -357,13 +397,17 @@ export class World {
   }
 }
 
-/** Lets every process run until it waits on a call or a sleep again. */
+/**
+ * Lets every process run until it waits on a call or a sleep again: a process resumes by promises
+ * alone (its calls and sleeps are the scheduler's), so once the microtasks are drained it waits again;
+ * a tick runs after them, sooner than a turn of the event loop would.
+ */
 function settle(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+  return new Promise((resolve) => process.nextTick(resolve));
 }
 
 function brief(command: Command): string {
-  if (command[0] !== 'EVAL') return command.join(' ').slice(0, 160);
+  if (command[0] !== 'EVALSHA') return command.join(' ').slice(0, 160);
   const keys = Number(command[2]);
   return `[${command.slice(3 + keys).join(',')}]`.slice(0, 160);
 }
