@@ -1,3 +1,7 @@
+/**
+ * On memory:// some of these tests still wait for real time to pass (test/setup/on-memory.js).
+ * @memory-clock system
+ */
 import { Injectable } from '@nestjs/common';
 import {
   BatchConsumer,

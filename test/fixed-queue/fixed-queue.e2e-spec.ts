@@ -1,3 +1,7 @@
+/**
+ * On memory:// some of these tests still wait for real time to pass (test/setup/on-memory.js).
+ * @memory-clock system
+ */
 import { IsInt, IsString, Min } from 'class-validator';
 import { type FixedQueueOptions, QueueEvents, QueueInputError, QueueSchemaError } from 'nestjs-redis-queues';
 import { shardOf } from '../../libs/queue/src/redis/keys';
