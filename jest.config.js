@@ -35,9 +35,9 @@ const ON_VALKEY = [
 ];
 
 // The in-process memory engine (connection: 'memory://') runs the queue suites too: the library's own
-// Lua scripts on Lua 5.1 in WebAssembly, no server. Its clock follows the wall clock here (clock=system),
-// since most of these suites still wait for real time to pass; a wait written with `afterTime`
-// (test/support/testing.ts) moves the clock instead there, and polls as before on a server.
+// Lua scripts on Lua 5.1 in WebAssembly, no server. Its clock stands still until a test moves it: a wait
+// written with `afterTime` (test/support/testing.ts) moves the clock there, and polls as before on a
+// server; a suite that still waits for real time names `@memory-clock system` (test/setup/on-memory.js).
 // QueueClock.advance has suites of its own (queue-clock, and the engine's unit specs). Left out: what only a server has (faults/: killed, frozen
 // or restarted servers, TLS, ACLs; maxmemory, SLOWLOG, replication, the cluster and server suites).
 // A load test whose size only measures speed is smaller there (`onMemory` in test/support/testing.ts).

@@ -128,8 +128,16 @@ function compileSnippets(flavor, from = pages()) {
     options,
     host,
   );
-  return ts
-    .getPreEmitDiagnostics(program)
+  // The blocks' own diagnostics and those of no file: checking every file of the program (the library's
+  // sources among them) would cost most of the time for errors nobody reads here (tsc checks those).
+  const blocks = program.getSourceFiles().filter((file) => located.has(path.resolve(file.fileName)));
+  const diagnostics = [
+    ...program.getConfigFileParsingDiagnostics(),
+    ...program.getOptionsDiagnostics(),
+    ...program.getGlobalDiagnostics(),
+    ...blocks.flatMap((file) => [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)]),
+  ];
+  return diagnostics
     .filter((diagnostic) => !diagnostic.file || located.has(path.resolve(diagnostic.file.fileName)))
     .map((diagnostic) => {
       const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');

@@ -1,3 +1,7 @@
+/**
+ * On memory:// some of these tests still wait for real time to pass (test/setup/on-memory.js).
+ * @memory-clock system
+ */
 import { IsString } from 'class-validator';
 import {
   type DelayQueueOptions,

@@ -91,9 +91,11 @@ describe('@Recurring across processes', () => {
       expect(run.startedAt - run.occurrence).toBeLessThan(EVERY_MS);
   });
 
-  it('leaves one pending occurrence when twenty processes declare the schedule at once', async () => {
-    const { prefix, env } = setup('rec20', { CONSUMERS: '0' });
-    await Promise.all(Array.from({ length: 20 }, () => spawnWorker(env)));
+  it('leaves one pending occurrence when eight processes declare the schedule at once', async () => {
+    // Eight, not more: each is a Node process starting Nest (seconds of CPU on a shared machine), and the
+    // declarations race from the third one on; the recurring suite races twenty declarations in one process.
+    const { prefix, env } = setup('rec8', { CONSUMERS: '0' });
+    await Promise.all(Array.from({ length: 8 }, () => spawnWorker(env)));
     const tag = `${prefix}:{recurring.Job.tick:0}`;
     expect(await redis.zcard(`${tag}:due`)).toBe(1);
     expect(await redis.hkeys(`${tag}:repeats`)).toEqual(['Job.tick']);

@@ -11,7 +11,7 @@ import { CapturedLogs, startRedis, type RedisServer } from '@test/support/faults
 import { useQueueApps } from '@test/support/fixtures';
 import { pollUntil } from '@test/support/testing';
 
-const RESTARTS = 20;
+const RESTARTS = 10;
 const QUEUES = ['games', 'events', 'pets', 'reminders'];
 /** Rounds of what a process declares come every 3 s, its queue records' checks every 15 s. */
 const ROUND_MS = 3_000;

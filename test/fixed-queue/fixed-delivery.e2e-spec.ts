@@ -5,12 +5,13 @@ import {
   DelayConsumer,
   type DelayContext,
   type FixedQueueOptions,
+  QueueClock,
   QueueConfigError,
 } from 'nestjs-redis-queues';
 import { shardOf } from '../../libs/queue/src/redis/keys';
 import { useQueueApps } from '@test/support/fixtures';
 import { expectErrors, expectedErrors } from '@test/support/logs';
-import { pollUntil, uniquePrefix } from '@test/support/testing';
+import { afterTime, pollUntil, uniquePrefix } from '@test/support/testing';
 
 interface Seen {
   app: number;
@@ -165,7 +166,8 @@ describe.each(['at-most-once', 'at-least-once'] as const)('FixedQueue delivery, 
 
   it('refuses an acknowledgement from a delivery whose lease ran out, and moves on after the lease', async () => {
     const prefix = uniquePrefix();
-    const queue = await start(prefix, { batchSize: 3, leaseMs: 200 }, false);
+    const started = await startApp(prefix, { batchSize: 3, leaseMs: 200 }, false);
+    const queue = started.fixed<Message>('events');
     await queue.pushMany(
       'g',
       Array.from({ length: 5 }, (_, seq) => ({ seq })),
@@ -182,7 +184,9 @@ describe.each(['at-most-once', 'at-least-once'] as const)('FixedQueue delivery, 
     expect(stale).toMatchObject({ group: 'g', attempt: 1, messages: [{ seq: 0 }, { seq: 1 }, { seq: 2 }] });
     // Held: nothing of the group is claimable until the lease runs out (a consumer that froze).
     expect((await queue.store.take(shard, 1, ['g'])).batches).toEqual([]);
-    const fresh = await pollUntil(
+    const fresh = await afterTime(
+      started.app.get(QueueClock),
+      200 + 50,
       async () => (await queue.store.take(shard, 1, ['g'])).batches[0],
       'the group claimable after the lease',
     );
@@ -216,6 +220,8 @@ describe.each(['at-most-once', 'at-least-once'] as const)('FixedQueue delivery, 
 
 describe('FixedQueue at-least-once failures', () => {
   const harness = useQueueApps();
+  /** The clock of the application `start` made last. */
+  let clock: QueueClock;
   beforeEach(reset);
 
   async function start(prefix: string, options: Partial<FixedQueueOptions> = {}) {
@@ -236,6 +242,7 @@ describe('FixedQueue at-least-once failures', () => {
       ],
       providers: [Reporter],
     });
+    clock = started.app.get(QueueClock);
     return started.fixed<Message>('events');
   }
 
@@ -251,7 +258,8 @@ describe('FixedQueue at-least-once failures', () => {
       'bad',
       Array.from({ length: 3 }, (_, seq) => ({ seq: 5 + seq })),
     );
-    await pollUntil(() => delivered('bad').length === 5 * 3 + 3, 'three attempts, then the next batch');
+    // Retried 20 then 40 ms after each failure.
+    await afterTime(clock, 200, () => delivered('bad').length === 5 * 3 + 3, 'three attempts, then the next batch');
     expect(seen.map((s) => [s.attempt, s.seqs])).toEqual([
       [1, [0, 1, 2, 3, 4]],
       [2, [0, 1, 2, 3, 4]],
@@ -335,7 +343,7 @@ describe('FixedQueue at-least-once failures', () => {
     const release = blocked.get('g')!;
     blocked.delete('g');
     release();
-    await pollUntil(() => delivered('g').length === 5 + 2 + 8, 'the retry and the rest');
+    await afterTime(clock, 200, () => delivered('g').length === 5 + 2 + 8, 'the retry and the rest');
     expect(seen.map((s) => [s.attempt, s.seqs])).toEqual([
       [1, [0, 1, 2, 3, 4]],
       [2, [3, 4]],

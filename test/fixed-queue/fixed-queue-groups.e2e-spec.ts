@@ -135,14 +135,15 @@ describe.each(MODES)('FixedQueue per-group pause and ttlMs (%s)', (_, mode) => {
     // One shard: the look that expires the idle group looks at the paused ones too.
     await queue.push('idle', { n: 9 });
     await afterTime(clock, 1000, async () => (await queue.size('idle')) === 0, 'the idle group to expire after ttlMs');
+    // On to a little past twice ttlMs since the pause.
     const pausedFor = await afterTime(
       clock,
-      1000,
+      1000 + 100,
       async () => {
         const { items } = await queue.pausedGroups();
         const { pausedAt } = items.find(({ group }) => group === 'held')!;
-        const redisMs = Number((await harness.redis.time())[0]) * 1000;
-        return redisMs - pausedAt > 2 * 1000 ? redisMs - pausedAt : undefined;
+        const now = await clock.now();
+        return now - pausedAt > 2 * 1000 ? now - pausedAt : undefined;
       },
       'the pause to last twice ttlMs',
     );
@@ -274,7 +275,7 @@ describe("FixedQueue onExhausted: 'pause-group'", () => {
   });
 
   it('pauses the group when the lease of its last attempt runs out (the consumer died)', async () => {
-    const { fixed } = await harness.start({
+    const { app, fixed } = await harness.start({
       root: { consumers: false },
       fixed: [{ ...queueOptions, maxAttempts: 1, leaseMs: 100 }],
     });
@@ -285,10 +286,15 @@ describe("FixedQueue onExhausted: 'pause-group'", () => {
     let due = (await queue.store.take(shard, 10, [])).due;
     const first = await queue.store.take(shard, 10, due);
     expect(first.batches.map(({ group, attempt }) => [group, attempt])).toEqual([['g', 1]]);
-    await pollUntil(async () => {
-      due = (await queue.store.take(shard, 10, due)).due;
-      return (await queue.pausedGroups()).items.length === 1;
-    }, 'the lapsed last attempt to pause the group');
+    await afterTime(
+      app.get(QueueClock),
+      100 + 50,
+      async () => {
+        due = (await queue.store.take(shard, 10, due)).due;
+        return (await queue.pausedGroups()).items.length === 1;
+      },
+      'the lapsed last attempt to pause the group',
+    );
     expect((await queue.pausedGroups()).items).toEqual([
       { group: 'g', pausedAt: expect.any(Number), reason: 'exhausted' },
     ]);
@@ -322,7 +328,12 @@ describe("FixedQueue onExhausted: 'pause-group'", () => {
     });
     const paused: GroupPausedEvent[] = [];
     noticing.app.get(QueueEvents).on('group.paused', (event) => paused.push(event));
-    await pollUntil(() => paused.length === 1, 'group.paused for the lapsed last attempt');
+    await afterTime(
+      noticing.app.get(QueueClock),
+      200 + 50,
+      () => paused.length === 1,
+      'group.paused for the lapsed last attempt',
+    );
     expect(paused).toEqual([{ queue: 'events', group: 'g', reason: 'exhausted' }]);
     expect(logs.find('warn', /did not settle before its lease ran out; its group is paused/)).toEqual([
       expect.stringContaining('group="g"'),
@@ -512,7 +523,7 @@ describe.each(MODES)('FixedQueue groupRateLimit (%s)', (_, mode) => {
     await queue.push('hot', { n: 0 });
     await pollUntil(() => hot().length === 1, 'the first batch');
     for (const n of [1, 2, 3]) await queue.push('hot', { n });
-    await pollUntil(() => hot().length === 2, 'the second batch', 15_000);
+    await afterTime(first.app.get(QueueClock), rate.durationMs, () => hot().length === 2, 'the second batch', 15_000);
     const [one, two] = hot();
     expect(two.messages).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
     expect(two.ctx.claimedAt - one.ctx.claimedAt).toBeGreaterThanOrEqual(rate.durationMs);

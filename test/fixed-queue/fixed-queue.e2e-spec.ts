@@ -1,9 +1,17 @@
 import { IsInt, IsString, Min } from 'class-validator';
-import { type FixedQueueOptions, QueueEvents, QueueInputError, QueueSchemaError } from 'nestjs-redis-queues';
+import {
+  type FixedQueueOptions,
+  type QueueConnection,
+  QueueClock,
+  QueueEvents,
+  QueueInputError,
+  QueueSchemaError,
+} from 'nestjs-redis-queues';
+import { passTime } from 'nestjs-redis-queues/testing';
 import { shardOf } from '../../libs/queue/src/redis/keys';
 import { FixedQueueStore } from '../../libs/queue/src/fixed-queue/fixed-queue.store';
 import { recordBatches, useQueueApps } from '@test/support/fixtures';
-import { flushScripts, keysMatching, pollUntil, uniquePrefix } from '@test/support/testing';
+import { afterTime, flushScripts, keysMatching, onMemory, pollUntil, uniquePrefix } from '@test/support/testing';
 
 class GameEvent {
   @IsString()
@@ -20,23 +28,30 @@ const rawCollector = recordBatches<string>('events', { raw: true });
 describe('FixedQueue (real redis-server)', () => {
   const harness = useQueueApps();
 
-  async function start(prefix: string, queue: Partial<FixedQueueOptions>, providers = [collector.consumer]) {
+  async function start(
+    prefix: string,
+    queue: Partial<FixedQueueOptions>,
+    providers = [collector.consumer],
+    connection?: QueueConnection,
+  ) {
     const { app, fixed } = await harness.start({
       prefix,
+      connection,
       root: { idlePollMs: 200 },
       fixed: [{ name: 'events', shards: 4, ...queue }],
       providers,
     });
-    return { app, queue: fixed<GameEvent>('events') };
+    return { app, queue: fixed<GameEvent>('events'), clock: app.get(QueueClock) };
   }
 
   const events = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ type: 'click', seq: from + i }));
   const delivered = () => collector.batches.flatMap((r) => r.messages.map((m) => `${r.group}/${m.seq}`));
 
   it('delivers exact batches of one group, in push order', async () => {
-    const { queue } = await start(uniquePrefix(), { batchSize: 10, capacity: 100, maxWaitMs: 50 });
+    const { queue, clock } = await start(uniquePrefix(), { batchSize: 10, capacity: 100, maxWaitMs: 50 });
     await Promise.all(events(25).map((e) => queue.push('game-a', e)));
-    await collector.untilMessages(25);
+    // The last 5 after maxWaitMs.
+    await afterTime(clock, 50, () => delivered().length >= 25, '25 messages');
     const sizes = collector.batches.map((r) => r.messages.length);
     expect(sizes.slice(0, 2)).toEqual([10, 10]);
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(25);
@@ -47,7 +62,7 @@ describe('FixedQueue (real redis-server)', () => {
 
   it('stores a push given an idempotencyKey once, from any app, in push order among the others', async () => {
     const prefix = uniquePrefix();
-    const { queue: a } = await start(prefix, { batchSize: 100, maxWaitMs: 300 });
+    const { queue: a, clock } = await start(prefix, { batchSize: 100, maxWaitMs: 300 });
     const { queue: b } = await start(prefix, { batchSize: 100, maxWaitMs: 300 }, []);
     const [e0, e1, e2, e3, e4] = events(5);
     // One turn: a keyed push between others of its group keeps its place in the list.
@@ -62,7 +77,7 @@ describe('FixedQueue (real redis-server)', () => {
     expect(await b.pushMany('g', [e3, e4], { idempotencyKey: 'k2', retryMs: 1000 })).toEqual({ dropped: 0 });
     // The same key for another group is another call.
     await b.push('h', e1, { idempotencyKey: 'k1' });
-    await collector.untilMessages(6);
+    await afterTime(clock, 300, () => delivered().length >= 6, '6 messages');
     expect(delivered().sort()).toEqual(['g/0', 'g/1', 'g/2', 'g/3', 'g/4', 'h/1']);
     expect(collector.batches.find((batch) => batch.group === 'g')!.messages.map((m) => m.seq)).toEqual([0, 1, 2, 3, 4]);
     expect(await a.stats()).toMatchObject({ pushed: 6 });
@@ -141,15 +156,15 @@ describe('FixedQueue (real redis-server)', () => {
   });
 
   it('flushes a partial batch after maxWaitMs, and a full group at once', async () => {
-    const { queue } = await start(uniquePrefix(), { batchSize: 10, capacity: 100, maxWaitMs: 700 });
-    const t0 = Date.now();
+    const { queue, clock } = await start(uniquePrefix(), { batchSize: 10, capacity: 100, maxWaitMs: 700 });
+    const t0 = await clock.now();
     await queue.pushMany('cold', events(3));
     await queue.pushMany('hot', events(10));
     await pollUntil(() => collector.batches.find((r) => r.group === 'hot'), 'the hot group');
-    const hotAfter = Date.now() - t0;
+    const hotAfter = (await clock.now()) - t0;
     expect(collector.batches.some((r) => r.group === 'cold')).toBe(false);
-    await pollUntil(() => collector.batches.find((r) => r.group === 'cold'), 'the cold group');
-    const coldAfter = Date.now() - t0;
+    await afterTime(clock, 700, () => collector.batches.find((r) => r.group === 'cold'), 'the cold group');
+    const coldAfter = (await clock.now()) - t0;
     expect(hotAfter).toBeLessThan(500);
     expect(coldAfter).toBeGreaterThanOrEqual(650);
     expect(collector.batches.find((r) => r.group === 'cold')!.messages).toHaveLength(3);
@@ -157,9 +172,13 @@ describe('FixedQueue (real redis-server)', () => {
 
   it('discards messages older than maxAgeMs and reports them as expired', async () => {
     const prefix = uniquePrefix();
-    const { queue } = await start(prefix, { batchSize: 10, capacity: 100, maxWaitMs: 60_000, maxAgeMs: 300 }, []);
+    const { queue, clock } = await start(
+      prefix,
+      { batchSize: 10, capacity: 100, maxWaitMs: 60_000, maxAgeMs: 300 },
+      [],
+    );
     await queue.pushMany('g', events(4));
-    await new Promise((resolve) => setTimeout(resolve, 400)); // age the first messages past maxAgeMs
+    await passTime(clock, 400); // age the first messages past maxAgeMs
     // The consumer first: however long it takes to start, the fresh messages are pushed after it.
     await start(prefix, { batchSize: 10, capacity: 100, maxWaitMs: 60_000, maxAgeMs: 300 });
     await queue.pushMany('g', events(6, 4));
@@ -171,14 +190,18 @@ describe('FixedQueue (real redis-server)', () => {
 
   it('lets an idle group expire after ttlMs and keeps the counters right', async () => {
     const prefix = uniquePrefix();
-    const { queue, app } = await start(prefix, { batchSize: 10, capacity: 100, maxWaitMs: 500, ttlMs: 1000 }, []);
+    const { queue, app, clock } = await start(
+      prefix,
+      { batchSize: 10, capacity: 100, maxWaitMs: 500, ttlMs: 1000 },
+      [],
+    );
     const expired: { group: string; count: number }[] = [];
     app.get(QueueEvents).on('messages.expired', ({ group, count }) => expired.push({ group, count }));
     await queue.pushMany('idle', events(3));
-    const pushedAt = Date.now();
-    await pollUntil(async () => (await queue.size('idle')) === 0, 'the idle group to expire', 5000, 50);
+    const pushedAt = await clock.now();
     // Between ttlMs and ttlMs plus one round over the shards (here ttlMs itself) after the last push.
-    expect(Date.now() - pushedAt).toBeGreaterThanOrEqual(1000);
+    await afterTime(clock, 2 * 1000, async () => (await queue.size('idle')) === 0, 'the idle group to expire', 5000);
+    expect((await clock.now()) - pushedAt).toBeGreaterThanOrEqual(1000);
     expect(expired).toEqual([{ group: 'idle', count: 3 }]);
     await queue.pushMany('idle', events(2));
     expect(await queue.stats()).toMatchObject({ pending: 2, expired: 3, groups: 1 });
@@ -188,11 +211,10 @@ describe('FixedQueue (real redis-server)', () => {
     // 64 shards and ttlMs well over a minute: a look at one shard every 60 s / 64, about 940 ms, if it looked every round.
     const looks = jest.spyOn(FixedQueueStore.prototype, 'idleGroups');
     try {
-      await start(uniquePrefix(), { shards: 64, ttlMs: 600_000 }, []);
+      const { clock } = await start(uniquePrefix(), { shards: 64, ttlMs: 600_000 }, []);
       await pollUntil(() => looks.mock.calls.length >= 64, 'the first look at every shard');
-      const since = Date.now();
       // Two such looks, were it looking every round.
-      await pollUntil(() => Date.now() - since > 2000, 'two seconds');
+      await passTime(clock, 2000);
       expect(looks).toHaveBeenCalledTimes(64);
     } finally {
       looks.mockRestore();
@@ -206,7 +228,10 @@ describe('FixedQueue (real redis-server)', () => {
     const finished = new Promise<void>((resolve) => (finish = resolve));
     slow.behaviour = () => finished;
     const options = { batchSize: 2, capacity: 100, maxWaitMs: 0, ttlMs: 1000, delivery: 'at-least-once' as const };
-    const { queue } = await start(prefix, options, [slow.consumer]);
+    // The batch out is a handler still running, and the still clock of memory:// never moves while one
+    // runs: there this test takes an instance of its own that follows the wall clock.
+    const connection = onMemory ? 'memory://fixed-queue-held?clock=system' : undefined;
+    const { queue } = await start(prefix, options, [slow.consumer], connection);
     await queue.pushMany('held', events(2));
     await pollUntil(() => slow.batches.length === 1, 'the batch to be out');
     // Three times ttlMs, each push to 'live' within ttlMs of the previous one; only the first created its index entry.
@@ -226,11 +251,12 @@ describe('FixedQueue (real redis-server)', () => {
   it('never hands the same message to two consumer apps', async () => {
     const prefix = uniquePrefix();
     const options = { batchSize: 16, capacity: 1000, maxWaitMs: 20 };
-    const { queue } = await start(prefix, options);
+    const { queue, clock } = await start(prefix, options);
     await start(prefix, options);
     const groups = Array.from({ length: 50 }, (_, g) => `game-${g}`);
     await Promise.all(groups.flatMap((g) => events(40).map((e) => queue.push(g, e))));
-    await collector.untilMessages(2000);
+    // Each group's last 8 after maxWaitMs.
+    await afterTime(clock, 20, () => delivered().length >= 2000, '2000 messages');
     expect(delivered()).toHaveLength(2000);
     expect(new Set(delivered()).size).toBe(2000);
     for (const r of collector.batches) expect(r.messages.length).toBeLessThanOrEqual(16);

@@ -1,3 +1,7 @@
+/**
+ * On memory:// some of these tests still wait for real time to pass (test/setup/on-memory.js).
+ * @memory-clock system
+ */
 import { QueueConsumers, type QueuePauseEvent, QueueEvents, UnknownQueueError } from 'nestjs-redis-queues';
 import { ConsumerRegistry } from '../../libs/queue/src/consumer/consumer.registry';
 import type { QueueApp } from '@test/support/fixtures';

@@ -62,8 +62,9 @@ describe('@Recurring', () => {
   it('retries a failed run for the same tick', async () => {
     failFirstAttempt = true;
     expectErrors(/first attempt fails/);
-    await start(uniquePrefix(), 1);
-    await pollUntil(() => runs.length >= 4, '4 runs', 10_000);
+    const { app } = await start(uniquePrefix(), 1);
+    // Two ticks 200 ms apart, each retried 10 ms after its first attempt.
+    await afterTime(app.get(QueueClock), 3 * 200, () => runs.length >= 4, '4 runs', 10_000);
     const [a, b, c, d] = runs.map(({ ctx }) => ctx);
     expect([a.attempt, b.attempt, c.attempt, d.attempt]).toEqual([1, 2, 1, 2]);
     expect(b.occurrence).toBe(a.occurrence);
@@ -78,7 +79,7 @@ describe('@Recurring', () => {
       providers: [digestJob(1)],
       imports: [QueueMetricsModule.register({ registry })],
     });
-    await pollUntil(() => runs.length >= 2, '2 runs');
+    await afterTime(first.app.get(QueueClock), 2 * 200, () => runs.length >= 2, '2 runs');
     const schedules = first.app.get(RecurringSchedules);
     const [listed] = await pollUntil(async () => {
       const all = await schedules.list();
@@ -118,7 +119,7 @@ describe('@Recurring', () => {
       fixed: [{ name: 'events' }],
       imports: [QueueDashboardModule.register()],
     });
-    await pollUntil(() => runs.length >= 2, '2 runs');
+    await afterTime(app.get(QueueClock), 2 * 200, () => runs.length >= 2, '2 runs');
     await app.listen(0, '127.0.0.1');
     const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
     const overview = async () =>
@@ -189,7 +190,7 @@ describe('@Recurring', () => {
       }
     }
     const started = await harness.start({ imports: [SettingsModule], providers: [Rollup] });
-    await pollUntil(() => runs.length >= 2, 'two runs');
+    await afterTime(started.app.get(QueueClock), 2 * 150, () => runs.length >= 2, 'two runs');
     expect(runs[0].ctx.name).toBe('rollup');
     expect(runs[1].ctx.occurrence - runs[0].ctx.occurrence).toBe(150);
     const [schedule] = await started.app.get(RecurringSchedules).list();

@@ -1,7 +1,14 @@
-import { QueueInputError, type DelayQueueOptions, type MissedTicks } from 'nestjs-redis-queues';
+import {
+  QueueClock,
+  QueueInputError,
+  type DelayQueueOptions,
+  type MissedTicks,
+  type QueueConnection,
+} from 'nestjs-redis-queues';
+import { passTime } from 'nestjs-redis-queues/testing';
 import { recordTasks, useQueueApps } from '@test/support/fixtures';
 import { expectErrors } from '@test/support/logs';
-import { pollUntil, uniquePrefix } from '@test/support/testing';
+import { afterTime, onMemory, pollUntil, uniquePrefix } from '@test/support/testing';
 
 const digests = recordTasks<{ kind: string } | null>('digests', { concurrency: 4 });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -12,22 +19,28 @@ const occurrences = () => digests.tasks.map((task) => task.ctx.repeat!.occurrenc
 describe('DelayQueue repeats', () => {
   const harness = useQueueApps();
 
-  async function start(prefix: string, queue: Partial<DelayQueueOptions> = {}, opts: { consumer?: boolean } = {}) {
+  async function start(
+    prefix: string,
+    queue: Partial<DelayQueueOptions> = {},
+    opts: { consumer?: boolean; connection?: QueueConnection } = {},
+  ) {
     const { app, delay } = await harness.start({
       prefix,
+      connection: opts.connection,
       root: { idlePollMs: 500 },
       delay: [{ name: 'digests', shards: 4, leaseMs: 1000, ...queue }],
       providers: opts.consumer === false ? [] : [digests.consumer],
     });
-    return { app, queue: delay<{ kind: string } | null>('digests') };
+    return { app, queue: delay<{ kind: string } | null>('digests'), clock: app.get(QueueClock) };
   }
 
   it('runs each tick once, at multiples of everyMs, until unrepeated', async () => {
-    const { queue } = await start(uniquePrefix());
+    const { queue, clock } = await start(uniquePrefix());
     const { id, nextRunAt } = await queue.repeat('digest', { everyMs: 200 }, { kind: 'daily' });
     expect(id).toBe('digest');
     expect(nextRunAt % 200).toBe(0);
-    await digests.untilTasks(4);
+    const fourth = nextRunAt + 3 * 200;
+    await afterTime(clock, fourth - (await clock.now()), () => digests.tasks.length >= 4, '4 tasks of "digests"');
     const seen = occurrences().slice(0, 4);
     expect(seen).toEqual([0, 1, 2, 3].map((i) => nextRunAt + i * 200));
     for (const task of digests.tasks.slice(0, 4)) {
@@ -46,7 +59,7 @@ describe('DelayQueue repeats', () => {
     expect(await queue.unrepeat('digest')).toBe(true);
     expect(await queue.unrepeat('digest')).toBe(false);
     const handled = digests.tasks.length;
-    await sleep(500);
+    await passTime(clock, 500);
     expect(digests.tasks.length).toBeLessThanOrEqual(handled + 1);
     expect((await queue.repeats()).items).toEqual([]);
     expect(await queue.get('digest')).toBeNull();
@@ -103,7 +116,10 @@ describe('DelayQueue repeats', () => {
       await sleep(350);
       running -= 1;
     };
-    const { queue } = await start(uniquePrefix());
+    // A run's length is real time, and the still clock of memory:// never moves while a handler runs:
+    // there this test takes an instance of its own that follows the wall clock.
+    const connection = onMemory ? 'memory://recurring-long-run?clock=system' : undefined;
+    const { queue } = await start(uniquePrefix(), {}, { connection });
     await queue.repeat('slow', { everyMs: 100 });
     await digests.untilTasks(3, 5000);
     expect(most).toBe(1);
@@ -119,17 +135,18 @@ describe('DelayQueue repeats', () => {
       if (ctx.repeat!.occurrence === firstTick) throw new Error('boom');
     };
     let firstTick = -1;
-    const { queue } = await start(uniquePrefix(), { maxAttempts: 2, backoff: { type: 'fixed', delayMs: 10 } });
+    const { queue, clock } = await start(uniquePrefix(), { maxAttempts: 2, backoff: { type: 'fixed', delayMs: 10 } });
     expectErrors(/boom|failed/);
     firstTick = (await queue.repeat('flaky', { everyMs: 1000 })).nextRunAt;
-    await digests.untilTasks(2, 5000);
+    // The tick, then its retry 10 ms later.
+    await afterTime(clock, firstTick + 10 - (await clock.now()), () => digests.tasks.length >= 2, 'the retry');
     const failed = await pollUntil(async () => {
       const [item] = (await queue.repeats()).items;
       return item.lastOutcome !== undefined && item;
     }, 'the first outcome');
     expect(failed).toMatchObject({ lastOutcome: 'failed', nextRunAt: firstTick + 1000 });
     expect(await queue.deadLetters()).toEqual([]);
-    await digests.untilTasks(3, 5000);
+    await afterTime(clock, 1000, () => digests.tasks.length >= 3, 'the next tick');
     const [a, b, c] = digests.tasks;
     expect([a.ctx.attempt, b.ctx.attempt, c.ctx.attempt]).toEqual([1, 2, 1]);
     expect([a.ctx.repeat!.occurrence, b.ctx.repeat!.occurrence]).toEqual([firstTick, firstTick]);
@@ -147,12 +164,14 @@ describe('DelayQueue repeats', () => {
       const producer = await start(prefix, {}, { consumer: false });
       const { nextRunAt } = await producer.queue.repeat('tick', { everyMs: EVERY }, null, { missed });
       // Ten ticks and a little fall due with no consumer anywhere.
-      await sleep(nextRunAt - Date.now() + 9 * EVERY + EVERY / 2);
-      await harness.close(producer.app);
+      await passTime(producer.clock, nextRunAt - (await producer.clock.now()) + 9 * EVERY + EVERY / 2);
       // Nothing is claimed before this: every tick up to it was missed.
-      const resumedAt = Date.now();
-      const { queue } = await start(prefix);
-      await pollUntil(
+      const resumedAt = await producer.clock.now();
+      await harness.close(producer.app);
+      const { queue, clock } = await start(prefix);
+      await afterTime(
+        clock,
+        3 * EVERY,
         () => digests.tasks.some((task) => task.ctx.repeat!.occurrence > resumedAt + 2 * EVERY),
         'ticks on time',
       );
@@ -179,7 +198,8 @@ describe('DelayQueue repeats', () => {
   );
 
   it('refuses bad schedules and options with a QueueInputError, writing nothing', async () => {
-    const { queue } = await start(uniquePrefix(), {}, { consumer: false });
+    const { queue, clock } = await start(uniquePrefix(), {}, { consumer: false });
+    const past = (await clock.now()) - 1000;
     const calls: (() => Promise<unknown>)[] = [
       () => queue.repeat('', { everyMs: 100 }),
       () => queue.repeat('x', { cron: '61 * * * *' }),
@@ -187,7 +207,7 @@ describe('DelayQueue repeats', () => {
       () => queue.repeat('x', { every: 100 } as never),
       () => queue.repeat('x', { everyMs: 100 }, null, { tz: 'UTC' }),
       () => queue.repeat('x', { everyMs: 100 }, null, { mised: 'all' } as never),
-      () => queue.repeat('x', { everyMs: 100 }, null, { endAt: Date.now() - 1000 }),
+      () => queue.repeat('x', { everyMs: 100 }, null, { endAt: past }),
       () => queue.repeats({ cursor: 'nope' }),
       () => queue.unrepeat(''),
     ];

@@ -11,6 +11,12 @@ class FailOnUnhandledRejection extends TestEnvironment {
   unhandled = [];
   record = (reason) => this.unhandled.push(reason);
 
+  constructor(config, context) {
+    super(config, context);
+    const clock = context.docblockPragmas['memory-clock'];
+    if (clock !== undefined) this.global.process.env.NRQ_MEMORY_CLOCK = String(clock);
+  }
+
   async handleTestEvent(event, state) {
     // Registered after Jest's own handlers, which replace every listener at run_start.
     if (event.name === 'run_start') process.on('unhandledRejection', this.record);

@@ -3,7 +3,7 @@
 // while the other worker idles; without a cache it orders by file size, and the slowest suites are
 // short files (the documentation's compilation, the benchmark smoke test, the fault suites that wait
 // for restarts and processes): on a fresh clone in CI they started last and the run waited for them.
-// The seconds below are what a run on two loaded cores measured, for their order only.
+// The seconds below are what a full run from a fresh clone on two cores measured, for their order only.
 'use strict';
 
 const path = require('node:path');
@@ -11,29 +11,29 @@ const Sequencer = require('@jest/test-sequencer').default;
 
 /** `<project> <path>`: seconds, for the suites that take longest. */
 const SLOW = {
-  'redis test/package/bench-smoke.e2e-spec.ts': 128,
-  'redis test/package/docs.e2e-spec.ts': 105,
-  'valkey test/fixed-queue/fixed-queue-groups.e2e-spec.ts': 87,
-  'valkey test/delay-queue/delay-queue.e2e-spec.ts': 84,
-  'cluster test/fixed-queue/fixed-queue-groups.e2e-spec.ts': 79,
-  'redis test/faults/recurring-generations.e2e-spec.ts': 75,
-  'redis test/faults/task-source.e2e-spec.ts': 68,
-  'cluster test/delay-queue/delay-queue.e2e-spec.ts': 66,
-  'redis test/faults/command-blackhole.e2e-spec.ts': 50,
-  'redis test/faults/recurring-processes.e2e-spec.ts': 45,
-  'redis test/demo/demo-ops.e2e-spec.ts': 43,
-  'redis test/faults/slowlog.e2e-spec.ts': 41,
-  'redis test/faults/restart-timings.e2e-spec.ts': 41,
-  'redis test/faults/worker-kill.e2e-spec.ts': 40,
-  'redis test/demo/demo.e2e-spec.ts': 37,
-  'redis test/fixed-queue/fixed-queue-groups.e2e-spec.ts': 32,
-  'redis test/faults/outage-logs.e2e-spec.ts': 32,
-  'memory test/fixed-queue/fixed-queue-groups.e2e-spec.ts': 31,
-  'valkey test/fixed-queue/fixed-queue.e2e-spec.ts': 29,
-  'redis test/faults/debounce-overlap.e2e-spec.ts': 29,
-  'redis test/faults/failover.e2e-spec.ts': 28,
-  'cluster test/fixed-queue/fixed-queue.e2e-spec.ts': 26,
-  'redis test/faults/group-processes.e2e-spec.ts': 26,
+  'redis test/sim/simulation.e2e-spec.ts': 82,
+  'redis test/package/bench-smoke.e2e-spec.ts': 50,
+  'redis test/faults/task-source.e2e-spec.ts': 44,
+  'redis test/faults/recurring-processes.e2e-spec.ts': 43,
+  'redis test/faults/restart-timings.e2e-spec.ts': 42,
+  'redis test/faults/slowlog.e2e-spec.ts': 32,
+  'redis test/package/docs.e2e-spec.ts': 31,
+  'redis test/faults/recurring-generations.e2e-spec.ts': 26,
+  'valkey test/fixed-queue/fixed-queue-groups.e2e-spec.ts': 24,
+  'cluster test/fixed-queue/fixed-queue-groups.e2e-spec.ts': 24,
+  'redis test/faults/worker-kill.e2e-spec.ts': 23,
+  'redis test/faults/command-blackhole.e2e-spec.ts': 20,
+  'redis test/demo/demo.e2e-spec.ts': 19,
+  'redis test/fixed-queue/fixed-queue-groups.e2e-spec.ts': 19,
+  'memory test/fixed-queue/fixed-queue-groups.e2e-spec.ts': 16,
+  'redis test/faults/failover.e2e-spec.ts': 14,
+  'valkey test/delay-queue/delay-queue.e2e-spec.ts': 13,
+  'redis test/faults/retried-writes.e2e-spec.ts': 13,
+  'memory test/fixed-queue/fixed-queue.e2e-spec.ts': 12,
+  'redis test/module/handler-timeout.e2e-spec.ts': 12,
+  'cluster test/fixed-queue/fixed-queue.e2e-spec.ts': 12,
+  'redis test/faults/group-processes.e2e-spec.ts': 12,
+  'cluster test/delay-queue/delay-queue.e2e-spec.ts': 12,
 };
 
 class SlowFirst extends Sequencer {
