@@ -105,7 +105,7 @@ export async function runSeed(
     let done = false;
     const audited = world.guard(
       (async () => {
-        for (const actor of fixed) summary.push(await actor.account(audit));
+        for (const actor of [...fixed, ...delay]) summary.push(await actor.account(audit));
       })().then(() => {
         done = true;
       }),
@@ -113,6 +113,7 @@ export async function runSeed(
     while (!done && (await world.step()));
     await audited;
     await world.step();
+    for (const source of sources) source.audit();
   } catch (error) {
     if (!(error instanceof Violation)) throw error;
     violation = error;
