@@ -67,6 +67,15 @@ export const GUARANTEES = {
     where: 'delay-queue.md: a task runs at its time',
     quote: 'the new version waits until the running delivery settles ..., then runs at its time',
   },
+  'one-run-per-tick': {
+    where: 'guarantees.md, Delivery: DelayQueue repeats, `@Recurring`',
+    quote: 'one run per tick, never two of a schedule at once',
+  },
+  'recurring-redeclared': {
+    where: 'guarantees.md, Delivery: DelayQueue repeats, `@Recurring`',
+    quote:
+      'A schedule Redis lost with its data (FLUSHALL, a restart without persistence, a failover to an empty replica) is declared again by a running process that declares it',
+  },
   'applied-once': {
     where: 'guarantees.md, Calls that fail',
     quote:

@@ -1,7 +1,7 @@
 /**
- * What the simulation's task-source actors use of the library beyond engine.ts: the queue's record
- * (QueueRecord, its owed pass), given the simulation's `Scripts` (scriptsFor) in place of a connection,
- * so its calls are the library's own.
+ * What the simulation's task-source and `@Recurring` actors use of the library beyond engine.ts: the
+ * queue's record (QueueRecord, its owed pass) and the recurring layer's store, each given the
+ * simulation's `Scripts` (scriptsFor) in place of a connection, so their calls are the library's own.
  */
 import type { Scripts } from '../libs/queue/src/redis/scripts';
 import type { QueueKeys } from '../libs/queue/src/redis/keys';
@@ -28,3 +28,10 @@ export function delayRecord(
   const connection = { scripts, clock: { estimate: now } } as unknown as RedisConnection;
   return new QueueRecord(connection, keys, name, 'delay', shards, true, created);
 }
+
+export { RecurringStore } from '../libs/queue/src/recurring/recurring.store';
+export { DECLARE_EVERY_MS, DECLARER_ALIVE_MS } from '../libs/queue/src/recurring/recurring-declaration';
+export { RepeatSchedule } from '../libs/queue/src/delay-queue/repeat-schedule';
+export { RepeatOccurrences, type OccurrencePlan } from '../libs/queue/src/delay-queue/repeat-occurrences';
+export type { RecurringDeclared } from '../libs/queue/src/recurring/lua/recurring-declare';
+export type { ServerClock } from '../libs/queue/src/redis/server-clock';

@@ -2,6 +2,7 @@ import { fencingToken, seedTokens } from './engine';
 import { DelayActors } from './delay';
 import { FixedActors } from './fixed';
 import { TaskSourceActors } from './task-source';
+import { RecurringActors } from './recurring';
 import { type Faults, type Recorded, Violation, World } from './world';
 import { Rng } from './rng';
 import { engineState } from './replay';
@@ -14,6 +15,8 @@ export interface Cast {
   delay: { producers: number; consumers: number };
   /** The application writing a database then its DelayQueue, and one process running its task source's passes. */
   source: { producers: number };
+  /** Processes declaring one `@Recurring` schedule and running its ticks. */
+  recurring: { declarers: number };
 }
 
 export const FULL_CAST: Cast = {
@@ -21,6 +24,7 @@ export const FULL_CAST: Cast = {
   atMostOnce: { producers: 1, consumers: 2 },
   delay: { producers: 2, consumers: 2 },
   source: { producers: 2 },
+  recurring: { declarers: 2 },
 };
 
 export const FAULTS: Faults = {
@@ -86,8 +90,9 @@ export async function runSeed(
   if (cast.delay.consumers + cast.delay.producers > 0)
     delay.push(new DelayActors(world, { name: 'dq', ids: 6, ...cast.delay }));
   const sources = cast.source.producers > 0 ? [new TaskSourceActors(world, 'ts', cast.source.producers)] : [];
+  const recurring = cast.recurring.declarers > 0 ? [new RecurringActors(world, 'rec', cast.recurring.declarers)] : [];
   const actors = [...fixed, ...delay];
-  for (const source of sources) {
+  for (const source of [...sources, ...recurring]) {
     source.start();
     world.onDataLoss(() => source.dataLost());
   }
@@ -113,7 +118,7 @@ export async function runSeed(
     while (!done && (await world.step()));
     await audited;
     await world.step();
-    for (const source of sources) source.audit();
+    for (const audited of [...sources, ...recurring]) audited.audit();
   } catch (error) {
     if (!(error instanceof Violation)) throw error;
     violation = error;
@@ -159,29 +164,34 @@ export async function shrink(failed: Outcome): Promise<Outcome> {
 function fewer(cast: Cast): Cast[] {
   const casts: Cast[] = [];
   if (cast.source.producers > 0) casts.push({ ...cast, source: { producers: cast.source.producers - 1 } });
+  if (cast.recurring.declarers > 0) casts.push({ ...cast, recurring: { declarers: cast.recurring.declarers - 1 } });
   for (const queue of ['atLeastOnce', 'atMostOnce', 'delay'] as const)
     for (const role of ['producers', 'consumers'] as const)
       if (cast[queue][role] > 0) casts.push({ ...cast, [queue]: { ...cast[queue], [role]: cast[queue][role] - 1 } });
   return casts;
 }
 
-/** The cast as `--cast` takes it: producers then consumers of each queue, then the task source's producers. */
+/**
+ * The cast as `--cast` takes it: producers then consumers of each queue, then the task source's
+ * producers, then the `@Recurring` declarers.
+ */
 export function castText(cast: Cast): string {
   return [cast.atLeastOnce, cast.atMostOnce, cast.delay]
     .flatMap((q) => [q.producers, q.consumers])
-    .concat(cast.source.producers)
+    .concat(cast.source.producers, cast.recurring.declarers)
     .join(',');
 }
 
 export function parseCast(text: string): Cast {
   const n = text.split(',').map(Number);
-  if (n.length !== 7 || n.some((x) => !Number.isInteger(x) || x < 0))
-    throw new Error(`--cast takes seven counts, got ${text}`);
+  if (n.length !== 8 || n.some((x) => !Number.isInteger(x) || x < 0))
+    throw new Error(`--cast takes eight counts, got ${text}`);
   return {
     atLeastOnce: { producers: n[0], consumers: n[1] },
     atMostOnce: { producers: n[2], consumers: n[3] },
     delay: { producers: n[4], consumers: n[5] },
     source: { producers: n[6] },
+    recurring: { declarers: n[7] },
   };
 }
 
