@@ -21,6 +21,10 @@ const SOURCE_ALIVE_MS = 10_000;
 const RECORD_CHECK_MS: [number, number] = [500, 5000];
 /** Tries to record a pass owed by a write that gave up (task-reconciler.ts retries while Redis does not answer). */
 const OWE_TRIES = 5;
+/** Between periodic passes (`reconcile.everyMs`, far shorter here than an application sets it). */
+const PERIOD_MS: [number, number] = [300, 1500];
+/** How long a pass spends between reading its source and its last write. */
+const SOURCE_READ_MS: [number, number] = [0, 400];
 
 /** One process with the source, as TaskReconciler keeps it: its owed passes one look at a time, its passes one after the other. */
 interface SourceProc {
@@ -211,7 +215,7 @@ export class TaskSourceActors {
     await this.checkRecord(proc, source.record);
     let beatAt = this.world.now();
     let checkAt = this.world.now() + rng.int(...RECORD_CHECK_MS);
-    let periodicAt = this.periodic ? this.world.now() + rng.int(300, 1500) : Infinity;
+    let periodicAt = this.periodic ? this.world.now() + rng.int(...PERIOD_MS) : Infinity;
     while (proc.alive && !proc.stopping) {
       await this.world.sleep(proc, Math.min(beatAt, checkAt, periodicAt) - this.world.now());
       if (this.world.now() >= beatAt) {
@@ -234,7 +238,7 @@ export class TaskSourceActors {
       }
       if (this.world.now() >= periodicAt) {
         await this.run(source, rng.chance(0.7), 'schedule', '').catch(passFailed);
-        periodicAt = this.world.now() + rng.int(300, 1500);
+        periodicAt = this.world.now() + rng.int(...PERIOD_MS);
       }
     }
   }
@@ -307,6 +311,8 @@ export class TaskSourceActors {
     this.world.log(
       `model: ${pass} (${trigger}) reads ${read.map((r) => `${r.id}=${r.version}`).join(',')}${sweep ? ' (sweep)' : ''}`,
     );
+    // A source is a cursor: its rows come, and are written, over a while, the application writing meanwhile.
+    await this.world.sleep(source.proc, this.world.rng.int(...SOURCE_READ_MS));
     for (const shard of shards) {
       const listed = read.filter((row) => shardOf(row.id, this.options.shards) === shard);
       if (sweep && listed.length > 0)
