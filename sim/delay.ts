@@ -54,6 +54,12 @@ export class DelayActors {
   private nextVersion = 0;
   private calls = 0;
   private draining = false;
+  /**
+   * Since Redis last lost its data (which takes `stats()` along): what the model heard the scripts count
+   * (`heard`), and how much more calls it never heard the reply of may have added (`unheard`).
+   */
+  private heard = newCounts();
+  private unheard = newCounts();
 
   constructor(
     private readonly world: World,
@@ -74,7 +80,7 @@ export class DelayActors {
   }
 
   start(): void {
-    this.world.onUnheard((label, commands) => this.unheard(label, commands));
+    this.world.onUnheard((label, commands) => this.unheardCall(label, commands));
     const { producers, consumers, name } = this.setup;
     for (let i = 0; i < producers; i++) this.world.spawn(`${name}.producer${i}`, (proc) => this.produce(proc), true);
     for (let i = 0; i < consumers; i++) this.world.spawn(`${name}.consumer${i}`, (proc) => this.consume(proc));
@@ -85,9 +91,11 @@ export class DelayActors {
    * delivery if it still held the lease (taken as ended, no attempt counted unsure); a write's time is
    * unknown to the model.
    */
-  private unheard(label: string, commands: Command[]): void {
+  private unheardCall(label: string, commands: Command[]): void {
     const script = commands[commands.length - 1];
     if (!String(script[3] ?? '').includes(`{${this.setup.name}:`)) return;
+    const counted = UNHEARD_COUNTS[label];
+    if (counted) this.unheard[counted.field] += counted.most;
     if (label === 'delay-ack' || label === 'delay-fail' || label === 'delay-release')
       for (const run of this.running.values()) if (script.includes(run.token)) run.settled = true;
     if (label === 'delay-cancel')
@@ -106,6 +114,8 @@ export class DelayActors {
 
   dataLost(): void {
     this.running.clear();
+    this.heard = newCounts();
+    this.unheard = newCounts();
     // The loss took the call keys' records with the tasks: a retry after it writes its task afresh.
     for (const version of this.versions.values()) Object.assign(version, { completed: 0, counted: 0 });
   }
@@ -139,6 +149,9 @@ export class DelayActors {
               { id, json: JSON.stringify({ version }), time: ['in', delayMs], onExists, maxWaitMs, call },
             ]);
             const [result] = results;
+            // After a try applied unheard, a write may be that try's, answered from its call key's record,
+            // or this one's (Redis lost the record since): counted once, or not at all.
+            if (result.changed) this[appliedUnheard ? 'unheard' : 'heard'].scheduledTotal++;
             if (result.changed && !appliedUnheard) this.versions.get(version)!.notBefore = result.runAt;
           } else if (what < 0.85) {
             const placed = await store.move(shard, id, 'in', delayMs, undefined, call);
@@ -196,7 +209,8 @@ export class DelayActors {
       let tasks: ClaimedTask[] = [];
       let serverNow = 0;
       try {
-        ({ tasks, serverNow } = await store.claim(shard, 2));
+        ({ tasks, serverNow } = await store.claim(shard, CLAIM_LIMIT));
+        this.heard.fired += tasks.length;
       } catch (error) {
         if (!(error instanceof LostReply)) throw error;
       }
@@ -217,7 +231,10 @@ export class DelayActors {
       if (run.settled) continue;
       const counted = this.world.now() - startedAt > HANDLER_TIMEOUT_MS;
       try {
-        if (await store.release(shard, run.id, run.token, counted, 'shut down')) this.ended(run, counted);
+        if (await store.release(shard, run.id, run.token, counted, 'shut down')) {
+          this.heard.givenBack++;
+          this.ended(run, counted);
+        }
       } catch (error) {
         if (!(error instanceof LostReply)) throw error;
       }
@@ -287,6 +304,7 @@ export class DelayActors {
         if (reply) this.ended(run, true);
       } else {
         const [acked] = await store.ack(shard, [lease]);
+        if (acked.completed) this.heard.completed++;
         if (acked.completed) this.completed(run);
         else this.ended(run, false);
       }
@@ -308,9 +326,45 @@ export class DelayActors {
     if (++known.completed > 1) violated('applied-once', `${run.id}: ${run.version} completed ${known.completed} times`);
     known.counted = 0;
   }
+
+  /**
+   * At the end, once drained: `stats()` counts what the history did since Redis last lost its data, no
+   * less than the calls the model heard and no more than the calls it did not hear could add.
+   */
+  async account(proc: Proc): Promise<string> {
+    const stats = await this.store(proc).stats();
+    for (const field of COUNTED) {
+      const low = this.heard[field];
+      const high = low + this.unheard[field];
+      if (stats[field] < low || stats[field] > high)
+        violated(
+          'delay-stats-agree',
+          `${this.setup.name}: stats().${field} ${stats[field]}, the history ${low === high ? low : `${low} to ${high}`}`,
+        );
+    }
+    return `${this.setup.name}: stats ${JSON.stringify(stats)}`;
+  }
 }
 
 /** The version a stored payload carries (a debounced one's starts with its window: see debounce-window). */
 function versionOf(stored: string): string {
   return /"version":"(v\d+)"/.exec(stored)?.[1] ?? `unreadable ${stored}`;
 }
+
+/** The counters of `stats()` the model follows, each from its own scripts' replies. */
+const COUNTED = ['scheduledTotal', 'fired', 'completed', 'givenBack'] as const;
+type Counts = Record<(typeof COUNTED)[number], number>;
+
+function newCounts(): Counts {
+  return { scheduledTotal: 0, fired: 0, completed: 0, givenBack: 0 };
+}
+
+const CLAIM_LIMIT = 2;
+
+/** What a call Redis ran unheard may have added to a counter, by script: at most a claim's limit of deliveries, one of the rest. */
+const UNHEARD_COUNTS: Record<string, { field: keyof Counts; most: number } | undefined> = {
+  'delay-schedule': { field: 'scheduledTotal', most: 1 },
+  'delay-claim': { field: 'fired', most: CLAIM_LIMIT },
+  'delay-ack': { field: 'completed', most: 1 },
+  'delay-release': { field: 'givenBack', most: 1 },
+};

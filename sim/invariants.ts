@@ -67,6 +67,15 @@ export const GUARANTEES = {
     where: 'delay-queue.md: a task runs at its time',
     quote: 'the new version waits until the running delivery settles ..., then runs at its time',
   },
+  'one-run-per-tick': {
+    where: 'guarantees.md, Delivery: DelayQueue repeats, `@Recurring`',
+    quote: 'one run per tick, never two of a schedule at once',
+  },
+  'recurring-redeclared': {
+    where: 'guarantees.md, Delivery: DelayQueue repeats, `@Recurring`',
+    quote:
+      'A schedule Redis lost with its data (FLUSHALL, a restart without persistence, a failover to an empty replica) is declared again by a running process that declares it',
+  },
   'applied-once': {
     where: 'guarantees.md, Calls that fail',
     quote:
@@ -76,6 +85,26 @@ export const GUARANTEES = {
     where: 'guarantees.md, Data loss and the task source',
     quote:
       "a pass never writes back nor sweeps a task written after it began (the next pass reads the database's new state)",
+  },
+  'pass-restores': {
+    where: 'guarantees.md, Data loss and the task source',
+    quote:
+      "every task the source lists is written again (`onExists: 'keep'`), once across processes ... the loss is cleared by the pass",
+  },
+  'pass-owed': {
+    where: 'guarantees.md, Data loss and the task source',
+    quote:
+      'The process that creates the record again (one across all: the creation is one script), whatever it runs (an API pod with no `@TaskSource` and `consumers: false` too), records the loss with it and that a pass of the task source is owed',
+  },
+  'owed-pass-runs': {
+    where: 'guarantees.md, Data loss and the task source',
+    quote:
+      'Every process with a source runs the owed pass, once across them (a lease on it, taken over if its process dies)',
+  },
+  'delay-stats-agree': {
+    where: 'delay-queue.md, stats()',
+    quote:
+      '`scheduledTotal` | tasks | written by `schedule` ... `fired` | deliveries | claims by consumers ... `completed` | tasks | acknowledged ... `givenBack` | deliveries | given back unfinished by `app.close()`',
   },
   'stats-agree': {
     where: 'guarantees.md, Attempts across restarts; fixed-queue.md and delay-queue.md, stats()',

@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import { FULL_CAST, parseCast, report, runSeed, shrink, castText } from './simulation';
 import { previousRelease } from './previous';
 
-const USAGE = `usage: npm run simulate -- [--seconds N] [--seed S] [--cast a,b,c,d,e,f,g,h,i]
+const USAGE = `usage: npm run simulate -- [--seconds N] [--seed S] [--cast a,b,c,d,e,f,g,h,i,j]
   --seconds N  explore seeds one after the other for N seconds of wall time (default 60)
   --seed S     run seed S alone, exactly as a failure printed it (with its --cast), and print its history
   --first S    the first seed explored (default: from the time: every run explores new seeds)
   --cast       producers and consumers of the at-least-once, at-most-once, unordered and delay queues, then the
-               task-source queue's producers (default ${castText(FULL_CAST)})
+               task-source queue's producers and the @Recurring declarers (default ${castText(FULL_CAST)})
   --no-shrink  print a failure as found, without looking for a smaller cast
   --profile    writes a CPU profile of the run to test-artifacts/profiles`;
 

@@ -3,6 +3,7 @@ import { previousRelease } from './previous';
 import { DelayActors } from './delay';
 import { FixedActors } from './fixed';
 import { TaskSourceActors } from './task-source';
+import { RecurringActors } from './recurring';
 import { type Faults, type Recorded, Violation, World } from './world';
 import { Rng } from './rng';
 import { engineState } from './replay';
@@ -17,6 +18,8 @@ export interface Cast {
   delay: { producers: number; consumers: number };
   /** The application writing a database then its DelayQueue, and one process running its task source's passes. */
   source: { producers: number };
+  /** Processes declaring one `@Recurring` schedule and running its ticks. */
+  recurring: { declarers: number };
 }
 
 export const FULL_CAST: Cast = {
@@ -25,6 +28,7 @@ export const FULL_CAST: Cast = {
   unordered: { producers: 1, consumers: 2 },
   delay: { producers: 2, consumers: 2 },
   source: { producers: 2 },
+  recurring: { declarers: 2 },
 };
 
 export const FAULTS: Faults = {
@@ -116,8 +120,9 @@ export async function runSeed(
   if (cast.delay.consumers + cast.delay.producers > 0)
     delay.push(new DelayActors(world, { name: 'dq', ids: 6, ...cast.delay }));
   const sources = cast.source.producers > 0 ? [new TaskSourceActors(world, 'ts', cast.source.producers)] : [];
+  const recurring = cast.recurring.declarers > 0 ? [new RecurringActors(world, 'rec', cast.recurring.declarers)] : [];
   const actors = [...fixed, ...delay];
-  for (const source of sources) {
+  for (const source of [...sources, ...recurring]) {
     source.start();
     world.onDataLoss(() => source.dataLost());
   }
@@ -135,7 +140,7 @@ export async function runSeed(
     let done = false;
     const audited = world.guard(
       (async () => {
-        for (const actor of fixed) summary.push(await actor.account(audit));
+        for (const actor of [...fixed, ...delay]) summary.push(await actor.account(audit));
       })().then(() => {
         done = true;
       }),
@@ -143,6 +148,7 @@ export async function runSeed(
     while (!done && (await world.step()));
     await audited;
     await world.step();
+    for (const audited of [...sources, ...recurring]) audited.audit();
   } catch (error) {
     if (!(error instanceof Violation)) throw error;
     violation = error;
@@ -188,30 +194,35 @@ export async function shrink(failed: Outcome): Promise<Outcome> {
 function fewer(cast: Cast): Cast[] {
   const casts: Cast[] = [];
   if (cast.source.producers > 0) casts.push({ ...cast, source: { producers: cast.source.producers - 1 } });
+  if (cast.recurring.declarers > 0) casts.push({ ...cast, recurring: { declarers: cast.recurring.declarers - 1 } });
   for (const queue of ['atLeastOnce', 'atMostOnce', 'unordered', 'delay'] as const)
     for (const role of ['producers', 'consumers'] as const)
       if (cast[queue][role] > 0) casts.push({ ...cast, [queue]: { ...cast[queue], [role]: cast[queue][role] - 1 } });
   return casts;
 }
 
-/** The cast as `--cast` takes it: producers then consumers of each queue, then the task source's producers. */
+/**
+ * The cast as `--cast` takes it: producers then consumers of each queue, then the task source's
+ * producers, then the `@Recurring` declarers.
+ */
 export function castText(cast: Cast): string {
   return [cast.atLeastOnce, cast.atMostOnce, cast.unordered, cast.delay]
     .flatMap((q) => [q.producers, q.consumers])
-    .concat(cast.source.producers)
+    .concat(cast.source.producers, cast.recurring.declarers)
     .join(',');
 }
 
 export function parseCast(text: string): Cast {
   const n = text.split(',').map(Number);
-  if (n.length !== 9 || n.some((x) => !Number.isInteger(x) || x < 0))
-    throw new Error(`--cast takes nine counts, got ${text}`);
+  if (n.length !== 10 || n.some((x) => !Number.isInteger(x) || x < 0))
+    throw new Error(`--cast takes ten counts, got ${text}`);
   return {
     atLeastOnce: { producers: n[0], consumers: n[1] },
     atMostOnce: { producers: n[2], consumers: n[3] },
     unordered: { producers: n[4], consumers: n[5] },
     delay: { producers: n[6], consumers: n[7] },
     source: { producers: n[8] },
+    recurring: { declarers: n[9] },
   };
 }
 

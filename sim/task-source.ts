@@ -1,5 +1,6 @@
 import { DelayQueueStore, QueueKeys, type ResolvedDelayQueueOptions, scriptsFor, shardOf } from './engine';
 import { violated } from './invariants';
+import { delayRecord, type QueueRecord, type RecordCreated } from './library';
 import { LostReply, type Proc, type World } from './world';
 
 interface Row {
@@ -9,12 +10,43 @@ interface Row {
 
 const PASS_LEASE_MS = 30_000;
 const MARKS_PER_CALL = 100;
+/** task-reconciler.ts' lease on an owed pass, its heartbeat (`alive`, a look for a pass owed) and liveness. */
+const OWED_LEASE_MS = 10_000;
+const HEARTBEAT_MS = 3000;
+const SOURCE_ALIVE_MS = 10_000;
+/**
+ * How often a process checks its queue's record (DeclaredState: every 15 s, at once on a reconnection):
+ * shorter here, a reconnection's check coming at any time.
+ */
+const RECORD_CHECK_MS: [number, number] = [500, 5000];
+/** Tries to record a pass owed by a write that gave up (task-reconciler.ts retries while Redis does not answer). */
+const OWE_TRIES = 5;
+/** Between periodic passes (`reconcile.everyMs`, far shorter here than an application sets it). */
+const PERIOD_MS: [number, number] = [300, 1500];
+/** How long a pass spends between reading its source and its last write. */
+const SOURCE_READ_MS: [number, number] = [0, 400];
+
+/** One process with the source, as TaskReconciler keeps it: its owed passes one look at a time, its passes one after the other. */
+interface SourceProc {
+  proc: Proc;
+  store: DelayQueueStore;
+  record: QueueRecord;
+  owedRunning: boolean;
+  again: boolean;
+  tail: Promise<void>;
+  leases: number;
+}
 
 /**
  * A DelayQueue whose application keeps its tasks in a database (the model's `rows`), written first,
- * then Redis, and a task source whose passes (with and without sweep) restore what Redis should hold:
- * the pass restated from task-reconciler.ts (begin on every shard, marks, the source read, its writes
- * with onExists 'keep' and the pass' id, unmarks, sweep, end), its calls the store's.
+ * then Redis, by producer processes (API pods: no source), and one process with its task source, whose
+ * passes (with and without sweep) restore what Redis should hold. Restated from task-reconciler.ts: the
+ * pass (the record's state, begin on every shard, marks, the source read, its writes with onExists
+ * 'keep' and the pass' id, unmarks, sweep, end, `passed`), and when one runs: owed (the queue's record
+ * created, by whichever process, or a write that gave up: announced, and looked for by the heartbeat,
+ * under a lease) and, in three seeds of four, periodic (`reconcile.everyMs`). Every process checks the
+ * queue's record (QueueRecord.restore, DeclaredState's round) and records it again when it is gone.
+ * The calls are the library's: the store's and QueueRecord's.
  */
 export class TaskSourceActors {
   readonly options: ResolvedDelayQueueOptions;
@@ -28,6 +60,16 @@ export class TaskSourceActors {
   private readonly writing = new Set<string>();
   private nextVersion = 0;
   private passes = 0;
+  /**
+   * The step at which a call the model heard created the queue's record, and by whom, until a pass that
+   * read the record's state after it ended: a pass is owed meanwhile.
+   */
+  private created?: { step: number; by: string };
+  /** The live process with the source, which hears a pass owed announced (pub/sub). */
+  private listening?: SourceProc;
+  /** Periodic passes (`reconcile.everyMs`), else only owed ones; what an owed pass' defaults sweep. */
+  private readonly periodic: boolean;
+  private readonly sweepDefault: boolean;
 
   constructor(
     private readonly world: World,
@@ -42,20 +84,36 @@ export class TaskSourceActors {
       deadLetter: { capacity: 100_000 },
     } as unknown as ResolvedDelayQueueOptions;
     this.keys = new QueueKeys('sim', name, this.options.shards);
+    // Owed passes alone in a quarter of the seeds: what the end's audit sees of a pass owed and not run.
+    this.periodic = Math.floor(world.seed / 2) % 4 !== 1;
+    this.sweepDefault = Math.floor(world.seed / 4) % 2 === 0;
   }
 
-  private store(proc: Proc): DelayQueueStore {
-    return new DelayQueueStore(scriptsFor(this.world.issuer(proc)), this.keys, this.options);
+  private parts(proc: Proc, created: RecordCreated): { store: DelayQueueStore; record: QueueRecord } {
+    const scripts = scriptsFor(this.world.issuer(proc));
+    return {
+      store: new DelayQueueStore(scripts, this.keys, this.options),
+      record: delayRecord(scripts, () => this.world.now(), this.keys, this.name, this.options.shards, created),
+    };
   }
 
   start(): void {
+    // A pass' end (`done`) that Redis ran unheard may have settled what was owed: the model no longer knows.
+    this.world.onUnheard((label, commands) => {
+      const script = commands[commands.length - 1];
+      if (label === 'queue-pass' && script.includes(this.keys.meta) && script.includes('done'))
+        this.created = undefined;
+    });
     for (let i = 0; i < this.producers; i++)
       this.world.spawn(`${this.name}.producer${i}`, (proc) => this.produce(proc), true);
-    this.world.spawn(`${this.name}.source`, (proc) => this.passLoop(proc), true);
+    // Runs through the drain too: a pass owed then is what the end's audit waits for.
+    this.world.spawn(`${this.name}.source`, (proc) => this.sourceLoop(proc));
   }
 
   dataLost(): void {
     this.lostAt = this.world.now();
+    // What was owed went with the data; the record's creation again owes a pass.
+    this.created = undefined;
   }
 
   private change(id: string, row: Row | undefined): void {
@@ -66,10 +124,17 @@ export class TaskSourceActors {
 
   /** The application: the database first, then Redis (schedule with its time, or cancel), retried on one call key. */
   private async produce(proc: Proc): Promise<void> {
-    const store = this.store(proc);
+    // No source here: a creation of the record by this process is announced, and run elsewhere.
+    const { store, record } = this.parts(proc, { recordCreated: () => this.announce() });
     const rng = this.world.rng;
+    await this.checkRecord(proc, record);
+    let checkAt = this.world.now() + rng.int(...RECORD_CHECK_MS);
     while (proc.alive && !proc.stopping && !this.world.draining) {
       await this.world.sleep(proc, rng.int(0, 400));
+      if (this.world.now() >= checkAt) {
+        await this.checkRecord(proc, record);
+        checkAt = this.world.now() + rng.int(...RECORD_CHECK_MS);
+      }
       const id = `r${rng.int(0, 3)}`;
       // One write of a row at a time, as the application's row lock would have it: two writers racing
       // on one row could leave Redis behind the database by themselves, with no pass involved.
@@ -103,28 +168,137 @@ export class TaskSourceActors {
           await this.world.sleep(proc, rng.int(0, 500));
         }
       }
-      // A write that gave up leaves Redis unsure until a pass that began after it (it owes one).
+      // A write that gave up leaves Redis unsure: it owes a pass (with 'keep', which restores a missing task only).
       if (settled) this.unsure.set(id, this.unsure.get(id)! - 1);
       this.writing.delete(id);
+      if (!settled) await this.owe(proc, record);
     }
   }
 
-  private async passLoop(proc: Proc): Promise<void> {
-    const store = this.store(proc);
-    while (proc.alive && !proc.stopping && !this.world.draining) {
-      await this.world.sleep(proc, this.world.rng.int(300, 1500));
+  /** QueueRecord.restore, as DeclaredState's round calls it (its start-up assert too: a first call records it). */
+  private async checkRecord(proc: Proc, record: QueueRecord): Promise<void> {
+    try {
+      const found = await record.restore();
+      if (found === 'present') return;
+      this.world.log(`model: ${this.name} record ${found} by ${proc.name}`);
+      this.created = { step: this.world.steps, by: proc.name };
+    } catch (error) {
+      if (!(error instanceof LostReply)) throw error;
+    }
+  }
+
+  /** TaskReconciler.oweAfterGiveUp: recorded once Redis answers (a process gone first takes it along), then announced. */
+  private async owe(proc: Proc, record: QueueRecord): Promise<void> {
+    for (let tries = OWE_TRIES; tries > 0 && proc.alive; tries--) {
       try {
-        await this.pass(store, this.world.rng.chance(0.7));
+        await record.owe('write-failed');
+        this.announce();
+        return;
       } catch (error) {
-        // A pass that failed (a lost reply, its record lost with Redis' data) is run again later.
-        if (!(error instanceof LostReply) && !String(error).includes('outlived its lease')) throw error;
+        if (!(error instanceof LostReply)) throw error;
+        await this.world.sleep(proc, 1000);
       }
     }
   }
 
-  private async pass(store: DelayQueueStore, sweep: boolean): Promise<void> {
+  private announce(): void {
+    const source = this.listening;
+    if (source?.proc.alive) void this.world.guard(this.runOwed(source));
+  }
+
+  /** The process with the source: its heartbeat, its record's check, owed passes and (some seeds) periodic ones. */
+  private async sourceLoop(proc: Proc): Promise<void> {
+    const rng = this.world.rng;
+    const source = { proc, owedRunning: false, again: false, tail: Promise.resolve(), leases: 0 } as SourceProc;
+    Object.assign(source, this.parts(proc, { recordCreated: () => this.recordCreated(source) }));
+    this.listening = source;
+    await this.checkRecord(proc, source.record);
+    let beatAt = this.world.now();
+    let checkAt = this.world.now() + rng.int(...RECORD_CHECK_MS);
+    let periodicAt = this.periodic ? this.world.now() + rng.int(...PERIOD_MS) : Infinity;
+    while (proc.alive && !proc.stopping) {
+      await this.world.sleep(proc, Math.min(beatAt, checkAt, periodicAt) - this.world.now());
+      if (this.world.now() >= beatAt) {
+        beatAt = this.world.now() + HEARTBEAT_MS;
+        try {
+          const owed = await source.record.alive(SOURCE_ALIVE_MS);
+          if (owed !== undefined) void this.world.guard(this.runOwed(source));
+          else if (this.created)
+            violated(
+              'pass-owed',
+              `${this.name}: its record was created by ${this.created.by} at step ${this.created.step}, no pass has read it since, yet ${proc.name}'s heartbeat finds no pass owed`,
+            );
+        } catch (error) {
+          if (!(error instanceof LostReply)) throw error;
+        }
+      }
+      if (this.world.now() >= checkAt) {
+        await this.checkRecord(proc, source.record);
+        checkAt = this.world.now() + rng.int(...RECORD_CHECK_MS);
+      }
+      if (this.world.now() >= periodicAt) {
+        await this.run(source, rng.chance(0.7), 'schedule', '').catch(passFailed);
+        periodicAt = this.world.now() + rng.int(...PERIOD_MS);
+      }
+    }
+  }
+
+  /** TaskReconciler.recordCreated: announced (heard here too), and looked for here at once. */
+  private recordCreated(source: SourceProc): void {
+    this.announce();
+    void this.world.guard(this.runOwed(source));
+  }
+
+  /** A pass after any of this process still running (TaskReconciler.run). */
+  private run(source: SourceProc, sweep: boolean, trigger: string, lease: string): Promise<void> {
+    const pass = source.tail.then(() => this.pass(source, sweep, trigger, lease));
+    source.tail = pass.catch(() => undefined);
+    return pass;
+  }
+
+  /** TaskReconciler.runOwed: one look at a time, again when news came meanwhile. */
+  private async runOwed(source: SourceProc): Promise<void> {
+    if (source.owedRunning) {
+      source.again = true;
+      return;
+    }
+    source.owedRunning = true;
+    try {
+      do {
+        source.again = false;
+        await this.takeOwed(source);
+      } while (source.again && source.proc.alive);
+    } finally {
+      source.owedRunning = false;
+    }
+  }
+
+  /** Takes the lease on the pass owed, if one is and nobody live holds it, and runs the pass, renewing the lease. */
+  private async takeOwed(source: SourceProc): Promise<void> {
+    const token = `${source.proc.name}.${source.leases++}`;
+    const owed = await source.record.take(token, OWED_LEASE_MS).catch(passFailed);
+    if (owed === undefined) return;
+    let running = true;
+    const renewals = (async () => {
+      while (running && source.proc.alive) {
+        await this.world.sleep(source.proc, OWED_LEASE_MS / 3);
+        if (running) await source.record.renew(token, OWED_LEASE_MS).catch(passFailed);
+      }
+    })();
+    void this.world.guard(renewals);
+    try {
+      await this.run(source, this.sweepDefault, owed.why, token).catch(passFailed);
+    } finally {
+      running = false;
+    }
+  }
+
+  private async pass(source: SourceProc, sweep: boolean, trigger: string, lease: string): Promise<void> {
+    const { store, record } = source;
     const shards = Array.from({ length: this.options.shards }, (_, shard) => shard);
     const pass = `pass-${this.name}-${this.passes++}`;
+    const start = await record.state();
+    const readStep = this.world.steps;
     const began = this.world.now();
     const unsureBefore = new Set([...this.unsure].filter(([, n]) => n > 0).map(([id]) => id));
     for (const shard of shards) await store.pass(shard, { op: 'begin', pass, leaseMs: PASS_LEASE_MS });
@@ -135,8 +309,10 @@ export class TaskSourceActors {
     // The source is read now: what the database holds at this step.
     const read = [...this.rows].map(([id, row]) => ({ id, ...row }));
     this.world.log(
-      `model: ${pass} reads ${read.map((r) => `${r.id}=${r.version}`).join(',')}${sweep ? ' (sweep)' : ''}`,
+      `model: ${pass} (${trigger}) reads ${read.map((r) => `${r.id}=${r.version}`).join(',')}${sweep ? ' (sweep)' : ''}`,
     );
+    // A source is a cursor: its rows come, and are written, over a while, the application writing meanwhile.
+    await this.world.sleep(source.proc, this.world.rng.int(...SOURCE_READ_MS));
     for (const shard of shards) {
       const listed = read.filter((row) => shardOf(row.id, this.options.shards) === shard);
       if (sweep && listed.length > 0)
@@ -163,7 +339,12 @@ export class TaskSourceActors {
         while (cursor !== '0');
       }
     for (const shard of shards) await store.pass(shard, { op: 'end', pass, leaseMs: PASS_LEASE_MS });
+    const counts = { listed: read.length, restored: 0, kept: 0, swept: 0, invalid: 0 };
+    const at = this.world.now();
+    await record.passed({ ...counts, durationMs: at - began, trigger: trigger as 'schedule', at }, start, lease);
+    if (this.created && readStep > this.created.step) this.created = undefined;
     this.check(began, unsureBefore);
+    this.restored(began, unsureBefore);
   }
 
   /**
@@ -186,4 +367,56 @@ export class TaskSourceActors {
         );
     }
   }
+
+  /**
+   * After a pass: every live row of the database that no write changed since the pass began (nor was
+   * unsure then or now) has its timer at the database's time, unless Redis lost its data since.
+   */
+  private restored(began: number, unsureBefore: Set<string>): void {
+    if (this.lostAt >= began) return;
+    for (const [id, row] of this.rows) {
+      if (this.changedAt.get(id)! >= began || (this.unsure.get(id) ?? 0) > 0 || unsureBefore.has(id)) continue;
+      const problem = this.timerProblem(id, row);
+      if (problem)
+        violated(
+          'pass-restores',
+          `${this.name} ${id}: ${row.version} at +${row.runAt - this.world.startMs} in the database, ${problem} after a pass`,
+        );
+    }
+  }
+
+  /**
+   * The end, after the drain (no faults; the process with the source still running): a pass owed by a
+   * loss or a creation of the record has run, whoever created it, so every live row whose writes were
+   * all answered has its timer at the database's time.
+   */
+  audit(): void {
+    for (const [id, row] of this.rows) {
+      if ((this.unsure.get(id) ?? 0) > 0) continue;
+      const problem = this.timerProblem(id, row);
+      if (problem)
+        violated(
+          'owed-pass-runs',
+          `${this.name} ${id}: ${row.version} at +${row.runAt - this.world.startMs} in the database, ${problem} at the end (last loss at +${this.lostAt - this.world.startMs}${this.periodic ? '' : ', no periodic pass'})`,
+        );
+    }
+  }
+
+  /** What is wrong with the row's timer in Redis, if anything. */
+  private timerProblem(id: string, row: Row): string | undefined {
+    const shard = shardOf(id, this.options.shards);
+    const stored = this.world.read(['HGET', this.keys.key(shard, 'data'), id]) as string | null;
+    if (stored === null) return 'Redis holds no task';
+    if (!stored.includes(`"version":"${row.version}"`)) return `Redis holds ${stored}`;
+    const score = this.world.read(['ZSCORE', this.keys.key(shard, 'due'), id]) as string | null;
+    if (score === null || Number(score) !== row.runAt)
+      return `its timer is at ${score === null ? 'none' : `+${Number(score) - this.world.startMs}`}`;
+    return undefined;
+  }
+}
+
+/** A pass (or a look for one) that failed: a lost reply, its record lost with Redis' data; it is run again later. */
+function passFailed(error: unknown): undefined {
+  if (!(error instanceof LostReply) && !String(error).includes('outlived its lease')) throw error;
+  return undefined;
 }
