@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // npm run simulate:mutants: each defect the library once had, re-introduced as a patch (sim/mutants/*.patch)
 // on a copy of the sources (never the working tree), must be found by the simulation within 60 s.
-// Each mutant explores the same seeds from the same first one, so a run's times can be compared.
+// Each mutant explores the same seeds from the same first one, so a run's times can be compared; the
+// seed that finds one is replayed on the unpatched sources, which must keep every promise.
 'use strict';
 
 const { spawnSync } = require('node:child_process');
@@ -51,15 +52,27 @@ for (const name of mutants) {
   );
   const wallS = (Date.now() - started) / 1000;
   const broke = /seed (\d+) broke (\S+) after (\d+) seeds, ([\d.]+) s/.exec(run.stdout);
-  results.push(
-    broke && run.status === 1
-      ? { name, found: true, detail: `seed ${broke[1]} broke ${broke[2]} after ${broke[3]} seeds, ${broke[4]} s` }
-      : {
-          name,
-          found: false,
-          detail: `not found in ${wallS.toFixed(0)} s (exit ${run.status}) ${run.stderr.slice(-500)}`,
-        },
-  );
+  const replay = /replay: npm run simulate -- (--seed \d+ --cast \S+)/.exec(run.stdout);
+  if (broke && run.status === 1 && replay) {
+    // Found only if the same seed and cast keep every promise without the patch: a broken invariant that
+    // the unpatched tree breaks too is the model's false alarm, not the mutant found.
+    const clean = spawnSync(
+      process.execPath,
+      ['-r', path.join(root, 'sim', 'register.js'), path.join(root, 'sim', 'main.ts'), ...replay[1].split(' ')],
+      { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+    );
+    results.push(
+      clean.status === 0
+        ? { name, found: true, detail: `seed ${broke[1]} broke ${broke[2]} after ${broke[3]} seeds, ${broke[4]} s` }
+        : { name, found: false, detail: `seed ${broke[1]} broke ${broke[2]}, but so does the unpatched tree` },
+    );
+  } else {
+    results.push({
+      name,
+      found: false,
+      detail: `not found in ${wallS.toFixed(0)} s (exit ${run.status}) ${run.stderr.slice(-500)}`,
+    });
+  }
   console.log(`${results.at(-1).found ? 'found ' : 'MISSED'} ${name}: ${results.at(-1).detail}`);
   fs.rmSync(copy, { recursive: true, force: true });
 }
