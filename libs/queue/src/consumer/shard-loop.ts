@@ -53,6 +53,11 @@ export class ShardLoop {
     await this.loop;
   }
 
+  /** A wake-up for now is set (the next turn of the event loop): a poll is about to start. */
+  get waking(): boolean {
+    return this.immediate !== undefined;
+  }
+
   /** Work may be due at this server time: wake then, if that is earlier than planned. */
   hint(serverTime: number): void {
     if (this.wakeSleeper) {
@@ -103,6 +108,7 @@ export class ShardLoop {
       this.wakeSleeper = () => {
         clearTimeout(this.timer);
         clearImmediate(this.immediate);
+        this.immediate = undefined;
         this.wakeSleeper = undefined;
         this.target = Infinity;
         resolve();
@@ -114,6 +120,7 @@ export class ShardLoop {
   private sleepFor(ms: number): void {
     clearTimeout(this.timer);
     clearImmediate(this.immediate);
+    this.immediate = undefined;
     // Asleep until a hint: no timer (one of Infinity ms would fire at once).
     if (ms === Infinity) return;
     const wake = this.wakeSleeper!;
