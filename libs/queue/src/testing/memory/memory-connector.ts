@@ -5,11 +5,8 @@ import { RespReader } from './resp-reader';
 
 /**
  * The client's end of an in-process connection to a memory instance: a stream ioredis reads and
- * writes as it would a socket. What the client writes reaches the instance once the code that wrote
- * it has run (process.nextTick), so commands written together arrive together, as they would over TCP,
- * and the reply is read as a socket's data would be, after it. Not a turn of the event loop later:
- * ioredis already waits a turn before it writes (auto-pipelining), and a test stepping a clock through
- * a day of ticks would wait for every turn twice.
+ * writes as it would a socket. What the client writes reaches the instance a turn of the event loop
+ * later (setImmediate), so commands sent in one tick arrive together, as they would over TCP.
  */
 class MemorySocket extends Duplex implements MemoryPeer {
   connecting = true;
@@ -46,7 +43,7 @@ class MemorySocket extends Duplex implements MemoryPeer {
     }
     if (!this.scheduled) {
       this.scheduled = true;
-      process.nextTick(() => {
+      setImmediate(() => {
         this.scheduled = false;
         const commands = this.queued;
         this.queued = [];
