@@ -263,12 +263,13 @@ export class LuaVm {
   }
 
   /**
-   * The WebAssembly memory as a Buffer, kept while the memory keeps its buffer (growing it replaces
-   * it): a script passes dozens of strings each way, and a view made for each costs more than the copy.
+   * The WebAssembly memory as a Buffer, kept while the memory keeps its buffer: a script passes dozens
+   * of strings each way, and a view made for each costs more than the copy. Growing the memory detaches
+   * the buffer it had, and a view of a detached buffer is empty: that is when a new one is made (asking
+   * the memory for its buffer at each string costs as much again).
    */
   private heap(): Buffer {
-    const { buffer } = this.lua.HEAPU8;
-    if (this.heapView.buffer !== buffer) this.heapView = Buffer.from(buffer);
+    if (this.heapView.length === 0) this.heapView = Buffer.from(this.lua.HEAPU8.buffer);
     return this.heapView;
   }
 }
