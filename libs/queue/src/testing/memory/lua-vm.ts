@@ -258,8 +258,9 @@ export class LuaVm {
   private text(index: number, L = this.state): string {
     const { lua } = this;
     const pointer = lua._lua_tolstring(L, index, this.length);
-    const size = lua.HEAPU32[this.length >> 2];
-    return this.heap().toString('utf8', pointer, pointer + size);
+    const heap = this.heap();
+    const size = heap.readUInt32LE(this.length);
+    return heap.toString('utf8', pointer, pointer + size);
   }
 
   /**
