@@ -214,15 +214,15 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
   }
 
   /**
-   * What keeps this consumer busy now: its handlers running (overdue ones too), and whether a poll or
-   * an outcome is on its way to Redis. QueueClock waits for both before it moves a memory clock on, and
+   * What keeps this consumer busy now: its handlers running (overdue ones too), and whether a poll
+   * (or a wake-up for one due now) or an outcome is on its way to Redis. QueueClock waits for both before it moves a memory clock on, and
    * names only the handlers when they do not settle (a slot reserved by a poll is not a handler).
    */
   activity(): ConsumerActivity {
     return {
       consumer: this.label,
       handlers: this.deliveries.size,
-      working: this.poller.inFlight > 0 || this.recording.size > 0,
+      working: this.poller.polling || this.recording.size > 0,
     };
   }
 

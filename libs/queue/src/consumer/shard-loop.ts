@@ -40,7 +40,12 @@ export class ShardLoop {
     if (this.running) return;
     this.running = true;
     this.stopListening = this.clock.onChange(() => {
-      if (this.wakeSleeper && this.target !== Infinity) this.sleepFor(this.clock.waitFor(this.target));
+      if (!this.wakeSleeper || this.target === Infinity) return;
+      const ms = this.clock.waitFor(this.target);
+      // Reached as the clock moved (a test's clock stepping onto a due time): the poll starts now, not a
+      // turn of the event loop later, which a test stepping through a day of ticks would pay at each.
+      if (ms <= 0) this.wakeSleeper();
+      else this.sleepFor(ms);
     });
     this.loop = this.run();
   }
@@ -51,6 +56,11 @@ export class ShardLoop {
     this.stopListening?.();
     this.wakeSleeper?.();
     await this.loop;
+  }
+
+  /** A wake-up for now is set (the next turn of the event loop): a poll is about to start. */
+  get waking(): boolean {
+    return this.immediate !== undefined;
   }
 
   /** Work may be due at this server time: wake then, if that is earlier than planned. */
@@ -103,6 +113,7 @@ export class ShardLoop {
       this.wakeSleeper = () => {
         clearTimeout(this.timer);
         clearImmediate(this.immediate);
+        this.immediate = undefined;
         this.wakeSleeper = undefined;
         this.target = Infinity;
         resolve();
@@ -114,6 +125,7 @@ export class ShardLoop {
   private sleepFor(ms: number): void {
     clearTimeout(this.timer);
     clearImmediate(this.immediate);
+    this.immediate = undefined;
     // Asleep until a hint: no timer (one of Infinity ms would fire at once).
     if (ms === Infinity) return;
     const wake = this.wakeSleeper!;

@@ -67,6 +67,11 @@ export class ShardPoller<I> {
     return this.slots.inFlight;
   }
 
+  /** Whether a shard's poll is about to start (woken for work due now) or under way. */
+  get polling(): boolean {
+    return this.slots.inFlight > 0 || this.loops.some((loop) => loop.waking);
+  }
+
   get isHeld(): boolean {
     return this.held !== undefined;
   }

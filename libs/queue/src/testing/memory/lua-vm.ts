@@ -34,6 +34,7 @@ export class LuaVm {
   private scratchSize = 1 << 16;
   private readonly length: number;
   private readonly names: Record<'KEYS' | 'ARGV' | 'ok' | 'err' | 'chunk', number>;
+  private heapView: Buffer = Buffer.alloc(0);
   /** The command function of the script that runs now. */
   private command?: ScriptCommand;
 
@@ -251,16 +252,25 @@ export class LuaVm {
       this.scratchSize = most;
       this.scratch = this.lua._malloc(most);
     }
-    // The heap's view is replaced when the WebAssembly memory grows: read it anew each time.
-    return ENCODER.encodeInto(text, this.lua.HEAPU8.subarray(this.scratch, this.scratch + most)).written;
+    return this.heap().write(text, this.scratch, most, 'utf8');
   }
 
   private text(index: number, L = this.state): string {
     const { lua } = this;
     const pointer = lua._lua_tolstring(L, index, this.length);
-    const size = lua.HEAPU32[this.length >> 2];
-    return Buffer.from(lua.HEAPU8.buffer, pointer, size).toString('utf8');
+    const heap = this.heap();
+    const size = heap.readUInt32LE(this.length);
+    return heap.toString('utf8', pointer, pointer + size);
+  }
+
+  /**
+   * The WebAssembly memory as a Buffer, kept while the memory keeps its buffer: a script passes dozens
+   * of strings each way, and a view made for each costs more than the copy. Growing the memory detaches
+   * the buffer it had, and a view of a detached buffer is empty: that is when a new one is made (asking
+   * the memory for its buffer at each string costs as much again).
+   */
+  private heap(): Buffer {
+    if (this.heapView.length === 0) this.heapView = Buffer.from(this.lua.HEAPU8.buffer);
+    return this.heapView;
   }
 }
-
-const ENCODER = new TextEncoder();

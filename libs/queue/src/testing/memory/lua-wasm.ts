@@ -224,7 +224,9 @@ export async function createLuaModule(): Promise<LuaModule> {
   const wrapper = new WebAssembly.Module(C_FUNCTION_WRAPPER);
   const api: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(wasm)) if (typeof value === 'function') api[`_${name}`] = value;
-  return Object.assign(api, {
+  // Defined, not assigned: Object.assign would read the getters once and keep views of the memory's
+  // first buffer, detached as soon as a long string makes the memory grow.
+  const memoryViews = {
     get HEAPU8() {
       views();
       return heap8;
@@ -240,5 +242,6 @@ export async function createLuaModule(): Promise<LuaModule> {
       table.set(index, made.exports.f as (state: number) => number);
       return index;
     },
-  }) as unknown as LuaModule;
+  };
+  return Object.defineProperties(api, Object.getOwnPropertyDescriptors(memoryViews)) as unknown as LuaModule;
 }

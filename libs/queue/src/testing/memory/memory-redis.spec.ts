@@ -63,6 +63,18 @@ describe('memory engine', () => {
     ).toBe('é\n✓');
   });
 
+  it('passes strings both ways intact while the engine grows its memory', async () => {
+    // Megabytes through a script: the WebAssembly memory grows (its buffer is replaced) mid-call.
+    const big = 'é✓x'.repeat(1_000_000);
+    const lua = `
+      redis.call('SET', KEYS[1], ARGV[1] .. ARGV[1])
+      local stored = redis.call('GET', KEYS[1])
+      return {#stored, string.sub(stored, -4), ARGV[2]}`;
+    expect(await evaluate(lua, ['big'], [big, 'after'])).toEqual([2 * Buffer.byteLength(big), '✓x', 'after']);
+    expect(await redis.get('big')).toBe(big + big);
+    expect(await evaluate('return ARGV[1]', [], ['é✓ small again'])).toBe('é✓ small again');
+  });
+
   it('raises a failed redis.call, and hands it to redis.pcall as { err }', async () => {
     await redis.set('s', 'x');
     await expect(evaluate("return redis.call('HGET', 's', 'f')")).rejects.toThrow(/^WRONGTYPE/);

@@ -30,7 +30,7 @@ export const unknownCommand = (name: string, args: string[]) =>
 export const noScript = () => new ErrorReply('NOSCRIPT No matching script. Please use EVAL.');
 
 /** A RESP2 reply's bytes. */
-export function encodeReply(reply: Reply, out: (string | Buffer)[]): void {
+export function encodeReply(reply: Reply, out: string[]): void {
   if (typeof reply === 'string') {
     out.push(`$${Buffer.byteLength(reply)}\r\n`, reply, '\r\n');
   } else if (typeof reply === 'number') {

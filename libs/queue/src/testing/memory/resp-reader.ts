@@ -20,34 +20,53 @@ export class RespReader {
     return commands;
   }
 
-  private line(offset: number): { text: string; next: number } | undefined {
-    const end = this.pending.indexOf('\r\n', offset);
-    if (end < 0) return undefined;
-    return { text: this.pending.toString('latin1', offset, end), next: end + 2 };
+  /** Index of the `\r\n` that ends the line at `offset`; -1 when it has not arrived yet. */
+  private lineEnd(offset: number): number {
+    const end = this.pending.indexOf(CR, offset);
+    return end < 0 || end + 1 >= this.pending.length ? -1 : end;
+  }
+
+  /** The number after a line's type byte (`*3`, `$12`), as `Number` reads it. */
+  private number(offset: number, end: number): number {
+    let value = 0;
+    for (let i = offset + 1; i < end; i++) {
+      const digit = this.pending[i] - 48;
+      if (digit < 0 || digit > 9) return Number(this.pending.toString('latin1', offset + 1, end));
+      value = value * 10 + digit;
+    }
+    return value;
   }
 
   private command(offset: number): { args: string[]; next: number } | undefined {
-    if (offset >= this.pending.length) return undefined;
-    const header = this.line(offset);
-    if (!header) return undefined;
-    if (!header.text.startsWith('*')) {
+    const { pending } = this;
+    if (offset >= pending.length) return undefined;
+    const headerEnd = this.lineEnd(offset);
+    if (headerEnd < 0) return undefined;
+    if (pending[offset] !== STAR) {
       // An inline command (telnet style): words separated by spaces.
-      return { args: header.text.split(' ').filter((word) => word !== ''), next: header.next };
+      const text = pending.toString('latin1', offset, headerEnd);
+      return { args: text.split(' ').filter((word) => word !== ''), next: headerEnd + 2 };
     }
-    const count = Number(header.text.slice(1));
+    const count = this.number(offset, headerEnd);
     if (!Number.isInteger(count)) throw new Error(`Protocol error: invalid multibulk length`);
     const args: string[] = [];
-    let next = header.next;
+    let next = headerEnd + 2;
     for (let i = 0; i < count; i++) {
-      const size = this.line(next);
-      if (!size) return undefined;
-      if (!size.text.startsWith('$')) throw new Error(`Protocol error: expected '$', got '${size.text[0]}'`);
-      const length = Number(size.text.slice(1));
-      const end = size.next + length;
-      if (end + 2 > this.pending.length) return undefined;
-      args.push(this.pending.toString('utf8', size.next, end));
+      const sizeEnd = this.lineEnd(next);
+      if (sizeEnd < 0) return undefined;
+      if (pending[next] !== DOLLAR)
+        throw new Error(`Protocol error: expected '$', got '${String.fromCharCode(pending[next])}'`);
+      const length = this.number(next, sizeEnd);
+      const start = sizeEnd + 2;
+      const end = start + length;
+      if (end + 2 > pending.length) return undefined;
+      args.push(pending.toString('utf8', start, end));
       next = end + 2;
     }
     return { args, next };
   }
 }
+
+const CR = 13;
+const STAR = 42;
+const DOLLAR = 36;
