@@ -1,6 +1,6 @@
 import { bullQueue, bullWorker, BULLMQ } from '../contenders/bullmq';
 import { delayConsumer, delayQueueOf, LIBRARY, libraryApp } from '../contenders/library';
-import { interleave, scaled, type BenchContext, type Scenario } from '../harness/context';
+import { interleave, isSmoke, scaled, type BenchContext, type Scenario } from '../harness/context';
 import { collectGarbage, Countdown, cpuMs, inParallel, now, RssSampler, sleep } from '../harness/load';
 import { Recorder, type MetricSpec } from '../harness/results';
 import type { BenchServer } from '../harness/servers';
@@ -257,7 +257,7 @@ export const delayScenario: Scenario = {
     // Due over a window at 100k/s: a consumer slower than that is measured at its capacity.
     const spreadMs = Math.max(1, Math.round(tasks / 100));
     const steadyRate = 1000;
-    const steadyTasks = Math.max(500, Math.round(steadyRate * 10 * Math.min(1, ctx.scale)));
+    const steadyTasks = isSmoke(ctx) ? 100 : Math.max(500, Math.round(steadyRate * 10 * Math.min(1, ctx.scale)));
     const recorder = new Recorder(
       'delay',
       `DelayQueue vs BullMQ: ${tasks.toLocaleString('en')} tasks due within ${spreadMs.toLocaleString('en')} ms, consumer concurrency ${CONCURRENCY}; ` +
