@@ -245,9 +245,10 @@ const STEADY_MAX: MetricSpec = { label: 'steady lateness max', unit: 'ms', bette
 /**
  * How far ahead to put the first due time so that scheduling `count` tasks (at the `rate` seen last time)
  * and measuring memory are over before it: tasks must not fall due while others are still being written.
+ * A smoke run's few tasks need less of the fixed margin.
  */
-export const leadFor = (count: number, rate: number, memory = false) =>
-  Math.ceil((count / rate) * 1000 * 1.3) + 400 + (memory ? 300 + Math.ceil(count / 100) : 0);
+export const leadFor = (ctx: BenchContext, count: number, rate: number, memory = false) =>
+  Math.ceil((count / rate) * 1000 * 1.3) + (isSmoke(ctx) ? 100 : 400) + (memory ? 300 + Math.ceil(count / 100) : 0);
 
 export const delayScenario: Scenario = {
   name: 'delay',
@@ -288,7 +289,7 @@ export const delayScenario: Scenario = {
       const burst = await onFreshServer(ctx, (server) =>
         fire(server, ctx.prefix('burst'), contender, {
           count,
-          leadMs: leadFor(count, rate, true),
+          leadMs: leadFor(ctx, count, rate, true),
           offset: (i) => Math.floor((i * spreadMs) / count),
           memory: true,
         }),
@@ -315,7 +316,7 @@ export const delayScenario: Scenario = {
       const steady = await onFreshServer(ctx, (server) =>
         fire(server, ctx.prefix('steady'), contender, {
           count: steadyTasks,
-          leadMs: leadFor(steadyTasks, burst.scheduleRate),
+          leadMs: leadFor(ctx, steadyTasks, burst.scheduleRate),
           offset: (i) => Math.floor((i * 1000) / steadyRate),
         }),
       );
