@@ -16,6 +16,13 @@ export interface BenchContext {
 /** `n × scale`, rounded, never below `min`. */
 export const scaled = (ctx: BenchContext, n: number, min = 1): number => Math.max(min, Math.round(n * ctx.scale));
 
+/**
+ * A run below this scale is the smoke test's: it proves that every scenario runs and computes its
+ * figures, not what they are, so the floors that keep a scaled-down run's timings meaningful (seconds of
+ * load, settling and warm-up) drop too.
+ */
+export const isSmoke = (ctx: BenchContext): boolean => ctx.scale < 0.01;
+
 export interface Scenario {
   name: string;
   summary: string;

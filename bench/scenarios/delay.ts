@@ -1,6 +1,6 @@
 import { bullQueue, bullWorker, BULLMQ } from '../contenders/bullmq';
 import { delayConsumer, delayQueueOf, LIBRARY, libraryApp } from '../contenders/library';
-import { interleave, scaled, type BenchContext, type Scenario } from '../harness/context';
+import { interleave, isSmoke, scaled, type BenchContext, type Scenario } from '../harness/context';
 import { collectGarbage, Countdown, cpuMs, inParallel, now, RssSampler, sleep } from '../harness/load';
 import { Recorder, type MetricSpec } from '../harness/results';
 import type { BenchServer } from '../harness/servers';
@@ -245,9 +245,10 @@ const STEADY_MAX: MetricSpec = { label: 'steady lateness max', unit: 'ms', bette
 /**
  * How far ahead to put the first due time so that scheduling `count` tasks (at the `rate` seen last time)
  * and measuring memory are over before it: tasks must not fall due while others are still being written.
+ * A smoke run's few tasks need less of the fixed margin.
  */
-export const leadFor = (count: number, rate: number, memory = false) =>
-  Math.ceil((count / rate) * 1000 * 1.3) + 400 + (memory ? 300 + Math.ceil(count / 100) : 0);
+export const leadFor = (ctx: BenchContext, count: number, rate: number, memory = false) =>
+  Math.ceil((count / rate) * 1000 * 1.3) + (isSmoke(ctx) ? 100 : 400) + (memory ? 300 + Math.ceil(count / 100) : 0);
 
 export const delayScenario: Scenario = {
   name: 'delay',
@@ -257,7 +258,7 @@ export const delayScenario: Scenario = {
     // Due over a window at 100k/s: a consumer slower than that is measured at its capacity.
     const spreadMs = Math.max(1, Math.round(tasks / 100));
     const steadyRate = 1000;
-    const steadyTasks = Math.max(500, Math.round(steadyRate * 10 * Math.min(1, ctx.scale)));
+    const steadyTasks = isSmoke(ctx) ? 100 : Math.max(500, Math.round(steadyRate * 10 * Math.min(1, ctx.scale)));
     const recorder = new Recorder(
       'delay',
       `DelayQueue vs BullMQ: ${tasks.toLocaleString('en')} tasks due within ${spreadMs.toLocaleString('en')} ms, consumer concurrency ${CONCURRENCY}; ` +
@@ -288,7 +289,7 @@ export const delayScenario: Scenario = {
       const burst = await onFreshServer(ctx, (server) =>
         fire(server, ctx.prefix('burst'), contender, {
           count,
-          leadMs: leadFor(count, rate, true),
+          leadMs: leadFor(ctx, count, rate, true),
           offset: (i) => Math.floor((i * spreadMs) / count),
           memory: true,
         }),
@@ -315,7 +316,7 @@ export const delayScenario: Scenario = {
       const steady = await onFreshServer(ctx, (server) =>
         fire(server, ctx.prefix('steady'), contender, {
           count: steadyTasks,
-          leadMs: leadFor(steadyTasks, burst.scheduleRate),
+          leadMs: leadFor(ctx, steadyTasks, burst.scheduleRate),
           offset: (i) => Math.floor((i * 1000) / steadyRate),
         }),
       );

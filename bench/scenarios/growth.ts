@@ -247,7 +247,7 @@ async function delayGrowth(ctx: BenchContext) {
       recorder.record(STATS_REDIS, key, stats.redisUs);
       const outcome = await fire(server, prefix, libraryContender, {
         count: batch,
-        leadMs: leadFor(batch, lastRate.get(key)!),
+        leadMs: leadFor(ctx, batch, lastRate.get(key)!),
         offset: (t) => Math.floor((t * spreadMs) / batch),
       });
       lastRate.set(key, outcome.scheduleRate);

@@ -1,6 +1,6 @@
 import type { FixedQueueOptions } from 'nestjs-redis-queues';
 import { batchConsumer, fixedQueueOf, LIBRARY, libraryApp } from '../contenders/library';
-import { interleave, scaled, type BenchContext, type Scenario } from '../harness/context';
+import { interleave, isSmoke, scaled, type BenchContext, type Scenario } from '../harness/context';
 import { Countdown, now, sleep } from '../harness/load';
 import { Recorder, type MetricSpec } from '../harness/results';
 import { latency } from '../harness/stats';
@@ -30,7 +30,7 @@ export const hotGroupScenario: Scenario = {
   summary: 'FixedQueue ordered vs unordered with one group taking half the traffic and handlers of 5 ms',
   async run(ctx: BenchContext) {
     const rate = scaled(ctx, 40_000, 1000);
-    const seconds = Math.max(2, Math.round(5 * Math.min(1, ctx.scale)));
+    const seconds = isSmoke(ctx) ? 0.5 : Math.max(2, Math.round(5 * Math.min(1, ctx.scale)));
     const total = rate * seconds;
     const recorder = new Recorder(
       'hot-group',

@@ -2,7 +2,7 @@ import type IORedis from 'ioredis';
 import { bullWorker, BULLMQ } from '../contenders/bullmq';
 import { batchConsumer, delayConsumer, LIBRARY, libraryApp } from '../contenders/library';
 import { QUEUE_DEFAULTS } from 'nestjs-redis-queues';
-import type { BenchContext, Scenario } from '../harness/context';
+import { isSmoke, type BenchContext, type Scenario } from '../harness/context';
 import { sleep } from '../harness/load';
 import { Recorder, type MetricSpec } from '../harness/results';
 import { commandStats, type BenchServer } from '../harness/servers';
@@ -118,12 +118,13 @@ export const idleScenario: Scenario = {
   async run(ctx: BenchContext) {
     // One idle poll period per window: a shorter one could fall between two polls of every shard.
     const windowMs = Math.max(1000, Math.round(QUEUE_DEFAULTS.module.idlePollMs * Math.min(1, ctx.scale)));
+    const settleMs = isSmoke(ctx) ? 300 : SETTLE_MS;
     const recorder = new Recorder(
       'idle',
       `Idle cost: commands per second over ${windowMs / 1000} s windows, one idle consumer per server, default options`,
       {
         windowMs,
-        settleMs: SETTLE_MS,
+        settleMs,
       },
     );
     for (const { key } of contenders) recorder.contender(key, key);
@@ -146,7 +147,7 @@ export const idleScenario: Scenario = {
         }),
       );
       try {
-        await sleep(SETTLE_MS);
+        await sleep(settleMs);
         const counters = await Promise.all(running.map(({ server }) => CommandCounter.attach(server)));
         for (let round = 1; round <= ctx.rounds; round++) {
           ctx.log(`  window ${round}/${ctx.rounds}: ${group.map((c) => c.key).join(', ')}`);

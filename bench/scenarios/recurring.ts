@@ -3,7 +3,7 @@ import { Queue, type Worker } from 'bullmq';
 import { Recurring, type RecurringContext } from 'nestjs-redis-queues';
 import { BULLMQ, bullConnection, bullWorker } from '../contenders/bullmq';
 import { LIBRARY, libraryApp } from '../contenders/library';
-import type { BenchContext, Scenario } from '../harness/context';
+import { isSmoke, type BenchContext, type Scenario } from '../harness/context';
 import { sleep } from '../harness/load';
 import { Recorder, type MetricSpec } from '../harness/results';
 import { latency } from '../harness/stats';
@@ -45,7 +45,7 @@ export const recurringScenario: Scenario = {
   summary:
     '@Recurring vs BullMQ job schedulers: a job every 100 ms on four replicas, lateness and duplicated or missed ticks',
   async run(ctx: BenchContext) {
-    const seconds = Math.max(2, Math.round(60 * Math.min(1, ctx.scale)));
+    const seconds = isSmoke(ctx) ? 0.5 : Math.max(2, Math.round(60 * Math.min(1, ctx.scale)));
     const recorder = new Recorder(
       'recurring',
       `Recurring job every ${EVERY_MS} ms on ${REPLICAS} replicas for ${seconds} s (a distributed cron)`,
@@ -84,6 +84,9 @@ export const recurringScenario: Scenario = {
   },
 };
 
+/** Replicas starting, left out of the figures. */
+const warmUpMs = (ctx: BenchContext) => (isSmoke(ctx) ? 300 : 1000);
+
 async function runLibrary(ctx: BenchContext, seconds: number): Promise<Run[]> {
   const server = await ctx.servers.open();
   const prefix = ctx.prefix('recurring');
@@ -99,7 +102,7 @@ async function runLibrary(ctx: BenchContext, seconds: number): Promise<Run[]> {
   const apps: INestApplicationContext[] = [];
   try {
     for (let i = 0; i < REPLICAS; i++) apps.push(await libraryApp({ url: server.url, prefix, consumers: [Tick] }));
-    await sleep(1000);
+    await sleep(warmUpMs(ctx));
     measuring = true;
     await sleep(seconds * 1000);
     measuring = false;
@@ -132,7 +135,7 @@ async function runBull(ctx: BenchContext, seconds: number): Promise<Run[]> {
       );
       await queue.upsertJobScheduler('bench.tick', { every: EVERY_MS });
     }
-    await sleep(1000);
+    await sleep(warmUpMs(ctx));
     measuring = true;
     await sleep(seconds * 1000);
     measuring = false;
