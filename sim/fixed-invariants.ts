@@ -1,9 +1,7 @@
-import { Violation } from './world';
-
 /**
  * The promises of FixedQueue's per-group controls the simulation checks (sim/fixed.ts), with the
  * sentence of docs/fixed-queue.md each checks; docs/guarantees.md links each here by its name. The
- * delivery promises every mode shares are in invariants.ts.
+ * delivery promises every mode shares are in invariants.ts, whose `violated` names these too.
  */
 export const FIXED_GUARANTEES = {
   'group-rate-limit': {
@@ -26,10 +24,3 @@ export const FIXED_GUARANTEES = {
     quote: "the rest come back first, in order, as the batch's next attempt",
   },
 } as const;
-
-export type FixedGuarantee = keyof typeof FIXED_GUARANTEES;
-
-export function violatedFixed(name: FixedGuarantee, detail: string): never {
-  const { where, quote } = FIXED_GUARANTEES[name];
-  throw new Violation(name, `${where}: "${quote}"`, detail);
-}

@@ -10,7 +10,6 @@ import {
   scriptsFor,
   shardOf,
 } from './engine';
-import { violatedFixed } from './fixed-invariants';
 import { violated } from './invariants';
 import { LostReply, type Proc, type World } from './world';
 
@@ -297,7 +296,7 @@ export class FixedActors {
       if (this.setup.mode === 'at-most-once' && message.delivered > 0)
         violated('at-most-once', `${id} delivered ${message.delivered + 1} times`);
       if (message.ackConfirmed)
-        violatedFixed(
+        violated(
           message.ackConfirmed === 'ack' ? 'acked-kept' : 'partial-acked-kept',
           `${this.label} ${group}: ${id} delivered again after its acknowledgement`,
         );
@@ -332,7 +331,7 @@ export class FixedActors {
     if (!limit) return;
     const recent = (this.starts.get(group) ?? []).filter((start) => start > at - limit.durationMs);
     if (recent.length >= limit.max)
-      violatedFixed(
+      violated(
         'group-rate-limit',
         `${this.label} ${group}: a batch starts at +${at - this.world.startMs} after ${recent.length} within ${limit.durationMs} ms (at +${recent.map((start) => start - this.world.startMs).join(', +')}), max ${limit.max}`,
       );
@@ -351,7 +350,7 @@ export class FixedActors {
     const from = rest.indexOf(ids[0]);
     const kept = from < 0 ? [] : rest.slice(from, from + ids.length);
     if (from >= 0 ? kept.join() === ids.join() : !rest.some((id) => this.inList(group, id))) return;
-    violatedFixed(
+    violated(
       'partial-rest-first',
       `${this.label} ${group}: [${ids.join(',')}] delivered after a failure whose rest is [${rest.join(',')}]; the group's list now: ${this.listOf(group)}`,
     );

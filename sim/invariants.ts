@@ -1,3 +1,4 @@
+import { FIXED_GUARANTEES } from './fixed-invariants';
 import { Violation } from './world';
 
 /**
@@ -112,9 +113,11 @@ export const GUARANTEES = {
   },
 } as const;
 
-export type Guarantee = keyof typeof GUARANTEES;
+const ALL = { ...GUARANTEES, ...FIXED_GUARANTEES };
+
+export type Guarantee = keyof typeof ALL;
 
 export function violated(name: Guarantee, detail: string): never {
-  const { where, quote } = GUARANTEES[name];
+  const { where, quote } = ALL[name];
   throw new Violation(name, `${where}: "${quote}"`, detail);
 }
