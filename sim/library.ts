@@ -30,7 +30,13 @@ export function delayRecord(
 }
 
 export { RecurringStore } from '../libs/queue/src/recurring/recurring.store';
-export { DECLARE_EVERY_MS, DECLARER_ALIVE_MS } from '../libs/queue/src/recurring/recurring-declaration';
+export {
+  DECLARE_CALLS,
+  DECLARE_EVERY_MS,
+  DECLARER_ALIVE_MS,
+  FORGOTTEN_AFTER_MS,
+} from '../libs/queue/src/recurring/recurring-declaration';
+export { recurringQueueOptions } from '../libs/queue/src/recurring/recurring-mounter';
 export { RepeatSchedule } from '../libs/queue/src/delay-queue/repeat-schedule';
 export { RepeatOccurrences, type OccurrencePlan } from '../libs/queue/src/delay-queue/repeat-occurrences';
 export type { RecurringDeclared } from '../libs/queue/src/recurring/lua/recurring-declare';

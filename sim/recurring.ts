@@ -8,24 +8,24 @@ import {
 } from './engine';
 import { violated } from './invariants';
 import {
+  DECLARE_CALLS,
   DECLARE_EVERY_MS,
   DECLARER_ALIVE_MS,
+  FORGOTTEN_AFTER_MS,
   type OccurrencePlan,
   type RecurringDeclared,
   RecurringStore,
   RepeatOccurrences,
   RepeatSchedule,
+  recurringQueueOptions,
   type ServerClock,
 } from './library';
 import { LostReply, type Proc, type World } from './world';
 
-/** recurringQueueOptions (recurring-mounter.ts): one shard, a 2 s lease. */
-const LEASE_MS = 2000;
+/** The library's own lease of a schedule's queue, so that the model's runs lapse when the library's do. */
+const LEASE_MS = recurringQueueOptions('').leaseMs!;
 const MAX_ATTEMPTS = 3;
 const RETRY_DELAY_MS = 100;
-/** RecurringDeclaration: calls made again with what Redis replied; how long a schedule nobody declares is kept. */
-const DECLARE_CALLS = 4;
-const FORGOTTEN_AFTER_MS = 30 * 24 * 3600_000;
 const SHARD = 0;
 /** Longest idle sleep between claims: a tick every second, a declaration of a new occurrence announced. */
 const IDLE_POLL_MS = 1000;

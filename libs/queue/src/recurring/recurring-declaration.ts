@@ -24,12 +24,12 @@ export const DECLARER_ALIVE_MS = 5 * DECLARE_EVERY_MS;
  * How long a schedule no live process declares is remembered, with when it was first declared: a pod
  * of an older version restarting during a rolling deploy finds its schedule older than the new one.
  */
-const FORGOTTEN_AFTER_MS = 30 * 24 * 3600_000;
+export const FORGOTTEN_AFTER_MS = 30 * 24 * 3600_000;
 /**
  * Calls whose tick window missed Redis' clock, or was computed for another schedule than the one in
  * effect, are made again with what Redis replied; a fourth miss is reported as it is.
  */
-const CALLS = 4;
+export const DECLARE_CALLS = 4;
 
 /** Its schedule as a person reads it in a log line. */
 function describe(schedule: string): string {
@@ -137,7 +137,7 @@ export class RecurringDeclaration {
       const declared = await this.store.declare(this.queue.store, { ...declaration, windowFor, window });
       if (declared.status === 'created' || declared.status === 'changed')
         this.queue.hints.publish(0, declared.nextRunAt, this.clock.estimate());
-      if ((declared.status !== 'clock' && declared.status !== 'winner') || call === CALLS) return declared;
+      if ((declared.status !== 'clock' && declared.status !== 'winner') || call === DECLARE_CALLS) return declared;
       serverNow = declared.serverNow;
       windowFor = declared.inEffect;
     }
