@@ -215,8 +215,9 @@ export class ConsumerRuntime<I, D extends OpenedDelivery> {
 
   /**
    * What keeps this consumer busy now: its handlers running (overdue ones too), and whether a poll
-   * (or a wake-up for one due now) or an outcome is on its way to Redis. QueueClock waits for both before it moves a memory clock on, and
-   * names only the handlers when they do not settle (a slot reserved by a poll is not a handler).
+   * (or a wake-up for one due now) or an outcome is on its way to Redis. QueueClock waits for both
+   * before it moves a memory clock on, and names only the handlers when they do not settle (a slot
+   * reserved by a poll is not a handler).
    */
   activity(): ConsumerActivity {
     return {
