@@ -6,9 +6,9 @@ import type { SortedSet } from './sorted-set';
 
 /**
  * Event-loop turns without a command, a running handler, a poll (or a wake-up for one) or an outcome
- * on its way, that mean the work of a step is done. Each step pays them, so they are what a day of
- * 1 s ticks costs most: what the library does between a reply and its next call is tracked (activities),
- * and these are for what is not, such as a test's own listener that waits a turn before it calls.
+ * on its way, that mean the work of a step is done. Each step pays them, so they are few: what the
+ * library does between a reply and its next call is tracked (activities), and these are for what is
+ * not, such as a test's own listener that waits a turn before it calls.
  */
 const QUIET_TURNS = 2;
 /** How long a handler runs before the wait for it goes from event-loop turns to 1 ms timers. */
