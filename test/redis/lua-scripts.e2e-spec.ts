@@ -163,6 +163,35 @@ describe('scripts with the largest batches the library sends', () => {
   });
 });
 
+describe('delay-claim when it takes as many tasks as it may', () => {
+  it('answers when work falls due next, or now while more is due', async () => {
+    const redis = rawClient();
+    const scripts = new Scripts(redis).add(DELAY_QUEUE_SCRIPTS);
+    const delay = shardKeys(new QueueKeys(uniquePrefix(), 'd', 1), 0);
+    const claim = (token: string) =>
+      invoke(scripts, delayClaim, delay, { limit: 1, leaseMs: 120_000, maxAttempts: 5, deadCapacity: 100, token });
+    try {
+      await invoke(scripts, delaySchedule, delay, {
+        tasks: [
+          { id: 'a', json: '{}', time: ['in', 0], onExists: 'replace' },
+          { id: 'b', json: '{}', time: ['in', 0], onExists: 'replace' },
+          { id: 'later', json: '{}', time: ['in', 60_000], onExists: 'replace' },
+        ],
+      });
+      const first = await claim('token-1');
+      expect(first.tasks).toHaveLength(1);
+      expect(first.nextDueAt).toBeLessThanOrEqual(first.serverNow);
+      // The last task due now taken: the answer is the next due time (sooner than the leases' ends), not now.
+      const second = await claim('token-2');
+      expect(second.tasks).toHaveLength(1);
+      expect(second.nextDueAt).toBe(Number(await redis.zscore(delay.key('due'), 'later')));
+      expect(second.nextDueAt).toBeGreaterThan(second.serverNow);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
+
 describe('dead letters listed a page per script call', () => {
   it('lists them newest first, none twice and none missed, where a page ends among equal death times', async () => {
     const redis = rawClient();

@@ -138,16 +138,14 @@ if limit > 0 and #dueHead > 0 and tonumber(dueHead[2]) <= now then
     redis.call('HINCRBY', statsKey, 'dead', spent)
     trimDeadLetters(deadKey, deadCapacity, { dataKey, errorsKey, runsKey }, DEAD_TRIM_STEP)
   end
-  if claimed < limit then dueHead = redis.call('ZRANGE', dueKey, 0, 0, 'WITHSCORES') end
+  -- Read after a full claim too: one that took the last due task says when work falls due next, so a
+  -- consumer whose slots it filled (one slot: a @Recurring's) does not claim again for nothing.
+  dueHead = redis.call('ZRANGE', dueKey, 0, 0, 'WITHSCORES')
   leaseHead = redis.call('ZRANGE', activeKey, 0, 0, 'WITHSCORES')
 end
 
-if limit > 0 and claimed >= limit then
-  out[2] = now
-else
-  local n = -1
-  if #dueHead > 0 then n = tonumber(dueHead[2]) end
-  if #leaseHead > 0 and (n < 0 or tonumber(leaseHead[2]) < n) then n = tonumber(leaseHead[2]) end
-  out[2] = n
-end
+local n = -1
+if #dueHead > 0 then n = tonumber(dueHead[2]) end
+if #leaseHead > 0 and (n < 0 or tonumber(leaseHead[2]) < n) then n = tonumber(leaseHead[2]) end
+out[2] = n
 return out
