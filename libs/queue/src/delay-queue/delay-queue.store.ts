@@ -81,6 +81,15 @@ export class DelayQueueStore extends ShardStore<DelayShardKeyKind, DelayShardKey
     return this.call(delaySweepMark, shard, input, 'now');
   }
 
+  /**
+   * Marks these tasks as candidates of the pass' sweep (`mark`): tasks whose write gave up, cancelled by
+   * the pass unless it lists them. A mark on a task that is not scheduled (running, dead, gone, a
+   * repeat's) cancels nothing (delay-sweep).
+   */
+  async mark(shard: number, ids: string[], mark: string): Promise<void> {
+    await this.scripts.call((client) => client.hset(this.keys.key(shard, 'marks'), ...ids.flatMap((id) => [id, mark])));
+  }
+
   /** Unmarks tasks a sweeping pass listed: they are not swept. */
   async unmark(shard: number, ids: string[]): Promise<void> {
     await this.scripts.call((client) => client.hdel(this.keys.key(shard, 'marks'), ...ids));

@@ -181,7 +181,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     const stored = this.writes.stored(json);
     const shard = this.shard(id);
     const call = callKey('schedule', id, retryMs, this.commandTimeoutMs, idempotencyKey);
-    const result = await this.retried(name, retryMs, () =>
+    const result = await this.retried(name, id, retryMs, () =>
       this.writes.schedule(shard, { id, json: stored, time, onExists, maxWaitMs, call }),
     );
     return { id, runAt: result.runAt, changed: result.changed };
@@ -279,7 +279,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     const shard = this.shard(id);
     const retryMs = this.retryMs(options);
     const call = callKey('cancel', id, retryMs, this.commandTimeoutMs, options?.idempotencyKey);
-    const cancelled = await this.retried(name, retryMs, () => this.store.cancel(shard, id, call));
+    const cancelled = await this.retried(name, id, retryMs, () => this.store.cancel(shard, id, call));
     if (cancelled) this.consumers.taskEnded(this.name, id, taskCancelled(id));
     return cancelled;
   }
@@ -409,18 +409,18 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   ): Promise<ScheduledTask | null> {
     const retryMs = this.retryMs(options);
     const call = callKey(operation, id, retryMs, this.commandTimeoutMs, options?.idempotencyKey);
-    return this.retried(name, retryMs, () => this.writes.move(operation, this.shard(id), id, mode, ms, call));
+    return this.retried(name, id, retryMs, () => this.writes.move(operation, this.shard(id), id, mode, ms, call));
   }
 
   /**
-   * A call retried within `retryMs`; one that gives up (Redis away all along) owes a pass of the task
-   * source, recorded once Redis answers again, which writes what the application's records say it should have.
+   * A call on task `id` retried within `retryMs`; one that gives up (Redis away all along) owes a pass of
+   * the task source, recorded once Redis answers again, which writes the task as the application's records say.
    */
-  private retried<R>(name: string, retryMs: number, attempt: () => Promise<R>): Promise<R> {
+  private retried<R>(name: string, id: string, retryMs: number, attempt: () => Promise<R>): Promise<R> {
     const run = this.retries.run(name, retryMs, attempt);
     if (retryMs <= 0) return run;
     return run.catch((error: unknown) => {
-      if (error instanceof QueueConnectionError) this.reconciler.oweAfterGiveUp();
+      if (error instanceof QueueConnectionError) this.reconciler.oweAfterGiveUp(id);
       throw error;
     });
   }

@@ -45,6 +45,11 @@ const HEARTBEAT_MS = 3000;
 const SOURCE_ALIVE_MS = 10_000;
 /** Pause between tries to record a pass owed by a write that gave up, while Redis does not answer. */
 const OWE_RETRY_MS = 1000;
+/**
+ * Ids of writes that gave up kept here until Redis has them: past them a write that gave up is
+ * compensated as a missing task only (Redis keeps at most 1 MiB of them too, queue-pass.lua).
+ */
+const MAX_GIVEN_UP_IDS = 10_000;
 
 interface Counts {
   listed: number;
@@ -71,6 +76,8 @@ export class TaskReconciler implements HeldWrites, RecordCreated {
   private again = false;
   /** A pass owed by a write that gave up, not recorded yet (Redis away): retried until it is. */
   private oweTimer?: NodeJS.Timeout;
+  /** The ids of the writes that gave up since the last pass owed was recorded. */
+  private readonly givenUp = new Set<string>();
   private heartbeats?: NodeJS.Timeout;
   private beating = false;
   private closed = false;
@@ -117,15 +124,21 @@ export class TaskReconciler implements HeldWrites, RecordCreated {
   }
 
   /**
-   * A schedule, reschedule or cancel gave up: the queue owes a pass of its task source, recorded once
-   * Redis answers again (and announced), so that a process with the source writes what was missed.
+   * A schedule, reschedule or cancel of task `id` gave up: the queue owes a pass of its task source,
+   * recorded once Redis answers again (and announced), so that a process with the source writes what
+   * was missed. That pass writes the task as the source lists it whatever Redis holds, and cancels it
+   * when the source does not list it: the write that gave up was the application's, after its commit.
    */
-  oweAfterGiveUp(): void {
-    if (this.oweTimer !== undefined || this.closed) return;
+  oweAfterGiveUp(id: string): void {
+    if (this.closed) return;
+    if (this.givenUp.size < MAX_GIVEN_UP_IDS) this.givenUp.add(id);
+    if (this.oweTimer !== undefined) return;
     const attempt = () => {
-      this.port.record.owe('write-failed').then(
+      const ids = [...this.givenUp];
+      this.port.record.owe('write-failed', ids).then(
         () => {
           this.oweTimer = undefined;
+          for (const sent of ids) this.givenUp.delete(sent);
           this.port.announce();
           void this.runOwed();
         },
@@ -209,10 +222,15 @@ export class TaskReconciler implements HeldWrites, RecordCreated {
     const pass = randomUUID();
     try {
       const start = await this.port.record.state();
+      // Writes that gave up, read with what is owed: written as listed whatever Redis holds, cancelled
+      // (when scheduled) if not listed, as the application's calls after its commit would have.
+      const givenUp = new Set(start.owed?.ids);
       const { counts, swept } = await this.tracked(pass, async () => {
         if (sweep) await this.forEachShard((shard) => this.markScheduled(shard, pass));
-        const listed = await this.list(source, onExists, pass, sweep);
-        return { counts: listed, swept: sweep ? await this.sweep(pass) : 0 };
+        else if (givenUp.size > 0) await this.markGivenUp(givenUp, pass);
+        const sweeps = sweep || givenUp.size > 0;
+        const listed = await this.list(source, onExists, pass, sweeps, givenUp);
+        return { counts: listed, swept: sweeps ? await this.sweep(pass) : 0 };
       });
       const result: ReconcileResult = { ...counts, swept, durationMs: Date.now() - began };
       await this.port.record.passed({ ...result, trigger, at: Date.now() }, start, lease);
@@ -249,7 +267,13 @@ export class TaskReconciler implements HeldWrites, RecordCreated {
   }
 
   /** Streams the source into coalesced writes per shard, a bounded number under way at once. */
-  private async list(source: TaskSourceMethod, onExists: OnExists, pass: string, sweep: boolean): Promise<Counts> {
+  private async list(
+    source: TaskSourceMethod,
+    onExists: OnExists,
+    pass: string,
+    sweep: boolean,
+    givenUp: Set<string>,
+  ): Promise<Counts> {
     const counts: Counts = { listed: 0, restored: 0, kept: 0, invalid: 0 };
     const rows = iterable(source);
     const pending = Array.from({ length: this.port.shards }, () => ({
@@ -273,7 +297,7 @@ export class TaskReconciler implements HeldWrites, RecordCreated {
     /** Takes a row; a promise when it filled its shard's call, which is sent (and waited for when too many are under way). */
     const take = (row: unknown): Promise<void> | undefined => {
       counts.listed += 1;
-      const task = this.item(source.label, row as SourcedTask, onExists, counts);
+      const task = this.item(source.label, row as SourcedTask, onExists, counts, givenUp);
       if (task === undefined) return undefined;
       const shard = this.port.shardOf(task.id);
       const at = pending[shard];
@@ -312,6 +336,7 @@ export class TaskReconciler implements HeldWrites, RecordCreated {
     row: SourcedTask,
     onExists: OnExists,
     counts: Counts,
+    givenUp: Set<string>,
   ): ScheduleItem | { id: string } | undefined {
     const id: unknown = typeof row === 'object' && row !== null ? row.id : undefined;
     const badId = nameProblem(id);
@@ -330,7 +355,8 @@ export class TaskReconciler implements HeldWrites, RecordCreated {
     }
     try {
       const time = resolveTime({ runAt: row.runAt, delayMs: row.delayMs });
-      return { id: id as string, json: this.port.encode(row.payload), time, onExists };
+      const written = givenUp.has(id as string) ? 'replace' : onExists;
+      return { id: id as string, json: this.port.encode(row.payload), time, onExists: written };
     } catch (error) {
       refuse(describeError(error));
       return { id: id as string };
@@ -365,6 +391,18 @@ export class TaskReconciler implements HeldWrites, RecordCreated {
       const read = await this.port.store.sweepMark(shard, { mark, first, count: MARKS_PER_CALL });
       if (read < MARKS_PER_CALL) return;
     }
+  }
+
+  /** Marks the tasks whose write gave up as candidates of this pass' sweep, in their shards. */
+  private async markGivenUp(ids: Set<string>, mark: string): Promise<void> {
+    const byShard = new Map<number, string[]>();
+    for (const id of ids) {
+      const shard = this.port.shardOf(id);
+      const shardIds = byShard.get(shard);
+      if (shardIds) shardIds.push(id);
+      else byShard.set(shard, [id]);
+    }
+    await Promise.all([...byShard].map(([shard, shardIds]) => this.port.store.mark(shard, shardIds, mark)));
   }
 
   private async sweep(pass: string): Promise<number> {

@@ -27,6 +27,7 @@ const UPGRADES: Readonly<Record<QueueKind, number>> = { fixed: 1, delay: 0 };
 const LOST_AT = 'lostAt';
 const LAST_PASS = 'reconciled';
 const OWED = 'owed';
+const OWED_IDS = 'owedIds';
 const SOURCE_UNTIL = 'sourceUntil';
 
 /** What a check of the record found: there, created afresh (nobody here had seen it), or lost (seen before). */
@@ -51,13 +52,25 @@ export interface OwedPass {
   why: ReconcileTrigger;
   /** As stored: a pass that read it settles it only while it is unchanged. */
   stored: string;
+  /** The tasks whose write gave up (`owedIds`, read with `owed` by `state()`): the pass writes them as listed. */
+  ids?: string[];
+  /** `owedIds`' length in bytes: ids added after the pass read them stay owed. */
+  idsBytes?: number;
 }
 
-export function parseOwed(stored: string): OwedPass | undefined {
+export function parseOwed(stored: string, owedIds?: string): OwedPass | undefined {
   const colon = stored.indexOf(':');
-  return colon > 0
-    ? { at: Number(stored.slice(0, colon)), why: stored.slice(colon + 1) as ReconcileTrigger, stored }
-    : undefined;
+  if (colon <= 0) return undefined;
+  const owed: OwedPass = {
+    at: Number(stored.slice(0, colon)),
+    why: stored.slice(colon + 1) as ReconcileTrigger,
+    stored,
+  };
+  if (owedIds !== undefined) {
+    owed.ids = JSON.parse(owedIds) as string[];
+    owed.idsBytes = Buffer.byteLength(owedIds);
+  }
+  return owed;
 }
 
 /**
@@ -124,10 +137,10 @@ export class QueueRecord {
 
   /** Its loss (if unacknowledged, or not recorded again yet) and its last pass, from any process. */
   async state(): Promise<RecordState> {
-    const [kind, lostAt, pass, owed, sourceUntil] = await this.connection.scripts.call((client) =>
-      client.hmget(this.keys.meta, 'kind', LOST_AT, LAST_PASS, OWED, SOURCE_UNTIL),
+    const [kind, lostAt, pass, owed, sourceUntil, owedIds] = await this.connection.scripts.call((client) =>
+      client.hmget(this.keys.meta, 'kind', LOST_AT, LAST_PASS, OWED, SOURCE_UNTIL, OWED_IDS),
     );
-    const owedPass = owed === null ? undefined : parseOwed(owed);
+    const owedPass = owed === null ? undefined : parseOwed(owed, owedIds ?? undefined);
     return {
       ...(kind === null && this.seen && { missing: true as const }),
       ...(lostAt !== null && { lostAt: Number(lostAt) }),
@@ -143,9 +156,12 @@ export class QueueRecord {
     return typeof owed === 'string' ? parseOwed(owed) : undefined;
   }
 
-  /** Records that a pass is owed (`why`); false when the record is missing (creating it again owes one). */
-  async owe(why: ReconcileTrigger): Promise<boolean> {
-    return (await invoke(this.connection.scripts, queuePass, this.keys, { op: 'owe', why })) === true;
+  /**
+   * Records that a pass is owed (`why`), with the ids of the tasks whose write gave up; false when the
+   * record is missing (creating it again owes one).
+   */
+  async owe(why: ReconcileTrigger, ids: string[] = []): Promise<boolean> {
+    return (await invoke(this.connection.scripts, queuePass, this.keys, { op: 'owe', why, ids })) === true;
   }
 
   /** Takes the lease on the owed pass: what is owed when this process is to run it. */
@@ -176,6 +192,7 @@ export class QueueRecord {
       owed: start.owed?.stored ?? '',
       lostAt: start.lostAt === undefined ? '' : String(start.lostAt),
       pass: JSON.stringify(pass),
+      owedIdsLength: start.owed?.idsBytes ?? 0,
     });
   }
 

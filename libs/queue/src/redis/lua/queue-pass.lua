@@ -2,16 +2,19 @@
 -- record, see queue-meta): `owed` ('<server ms>:<why>') is recorded by the call that creates the record
 -- and by a write that gave up; `sourceUntil` (server ms) says until when some live process has a task
 -- source for the queue; `passLease` ('<token>:<server ms>') is held by the one process running the owed
--- pass, and taken over once it runs out (its process died). Fields an earlier version ignores.
+-- pass, and taken over once it runs out (its process died); `owedIds` (a JSON array) names the tasks
+-- whose write gave up, which the owed pass writes as the source says whatever Redis holds (see
+-- task-reconciler). Fields an earlier version ignores.
 -- Input:
 --   KEYS[1] meta hash
 --   ARGV[1] 'alive' | 'owe' | 'take' | 'renew' | 'done'
 --   'alive': ARGV[2] ms a process with a source stays live without another 'alive'
---   'owe':   ARGV[2] why ('write-failed')
+--   'owe':   ARGV[2] why ('write-failed')  ARGV[3] ids of the tasks whose write gave up (a JSON array), or ''
 --   'take':  ARGV[2] lease token  ARGV[3] lease ms
 --   'renew': ARGV[2] lease token  ARGV[3] lease ms
 --   'done':  ARGV[2] lease token or ''  ARGV[3] `owed` when the pass began, or ''
 --            ARGV[4] `lostAt` when the pass began, or ''  ARGV[5] the pass (JSON)
+--            ARGV[6] the length of `owedIds` when the pass began (0: none): ids added since stay
 -- Output: 'alive': `owed` or ''; 'owe': 1, or 0 when the record is missing (its re-creation owes one);
 --   'take': `owed` when this call took the lease, else ''; 'renew': 1 while the lease is the caller's,
 --   else 0; 'done': 1.
@@ -36,8 +39,20 @@ if op == 'alive' then
   end
   return redis.call('HGET', metaKey, 'owed') or ''
 end
+-- Bytes of ids kept at most (a few ten thousand ids): past them a write that gave up is compensated as a
+-- missing task only.
+local MAX_OWED_IDS_BYTES = 1048576
 if op == 'owe' then
   redis.call('HSET', metaKey, 'owed', now .. ':' .. ARGV[2])
+  if ARGV[3] ~= '' then
+    local ids = redis.call('HGET', metaKey, 'owedIds')
+    if not ids then
+      redis.call('HSET', metaKey, 'owedIds', ARGV[3])
+    elseif #ids + #ARGV[3] <= MAX_OWED_IDS_BYTES then
+      -- Two JSON arrays of strings joined into one.
+      redis.call('HSET', metaKey, 'owedIds', string.sub(ids, 1, -2) .. ',' .. string.sub(ARGV[3], 2))
+    end
+  end
   return 1
 end
 if op == 'take' then
@@ -56,7 +71,10 @@ end
 -- 'done': what was owed or lost when the pass began is settled; what was recorded since is newer
 -- than what it read, and stays.
 redis.call('HSET', metaKey, 'reconciled', ARGV[5])
-if ARGV[3] ~= '' and redis.call('HGET', metaKey, 'owed') == ARGV[3] then redis.call('HDEL', metaKey, 'owed') end
+if ARGV[3] ~= '' and redis.call('HGET', metaKey, 'owed') == ARGV[3] then
+  redis.call('HDEL', metaKey, 'owed')
+  if #(redis.call('HGET', metaKey, 'owedIds') or '') == tonumber(ARGV[6] or '0') then redis.call('HDEL', metaKey, 'owedIds') end
+end
 if ARGV[4] ~= '' and redis.call('HGET', metaKey, 'lostAt') == ARGV[4] then redis.call('HDEL', metaKey, 'lostAt') end
 if ARGV[2] ~= '' and leaseOf() == ARGV[2] then redis.call('HDEL', metaKey, 'passLease') end
 return 1
