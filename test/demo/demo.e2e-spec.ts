@@ -135,7 +135,9 @@ describe('demo app (real redis-server)', () => {
           return received.streams.duplicates > 0 && resumed() ? received : undefined;
         },
         'a redelivered report, and the held game resumed',
-        45_000,
+        // Three refusals in a row of one live batch are a matter of chance: 23 s alone on 2 cores, and
+        // past 45 s beside three other suites under load.
+        100_000,
         200,
       );
       // Another game may be held too where the machine is so slow that its reports time out three times.
@@ -162,7 +164,7 @@ describe('demo app (real redis-server)', () => {
         expect(batch.lastSeq! - batch.firstSeq! + 1).toBe(batch.count);
         if (i > 0) expect(batch.firstSeq).toBe(steady[i - 1].lastSeq! + 1);
       }
-    });
+    }, 150_000);
   });
 
   describe('on a quiet app', () => {
