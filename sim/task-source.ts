@@ -42,7 +42,7 @@ interface SourceProc {
  * then Redis, by producer processes (API pods: no source), and one process with its task source, whose
  * passes (with and without sweep) restore what Redis should hold. Restated from task-reconciler.ts: the
  * pass (the record's state, begin on every shard, marks, the source read, its writes with onExists
- * 'keep' and the pass' id, unmarks, sweep, end, `passed`), and when one runs: owed (the queue's record
+ * 'keep', or 'replace' for the writes that gave up, and the pass' id, unmarks, sweep, end, `passed`), and when one runs: owed (the queue's record
  * created, by whichever process, or a write that gave up: announced, and looked for by the heartbeat,
  * under a lease) and, in three seeds of four, periodic (`reconcile.everyMs`). Every process checks the
  * queue's record (QueueRecord.restore, DeclaredState's round) and records it again when it is gone.
@@ -70,6 +70,8 @@ export class TaskSourceActors {
   /** Periodic passes (`reconcile.everyMs`), else only owed ones; what an owed pass' defaults sweep. */
   private readonly periodic: boolean;
   private readonly sweepDefault: boolean;
+  /** Tries of a producer's write before it gives up (its `retryMs`): one in half the seeds, so many give up. */
+  private readonly writeTries: number;
 
   constructor(
     private readonly world: World,
@@ -87,6 +89,7 @@ export class TaskSourceActors {
     // Owed passes alone in a quarter of the seeds: what the end's audit sees of a pass owed and not run.
     this.periodic = Math.floor(world.seed / 2) % 4 !== 1;
     this.sweepDefault = Math.floor(world.seed / 4) % 2 === 0;
+    this.writeTries = Math.floor(world.seed / 8) % 2 === 0 ? 1 : 3;
   }
 
   private parts(proc: Proc, created: RecordCreated): { store: DelayQueueStore; record: QueueRecord } {
@@ -149,7 +152,7 @@ export class TaskSourceActors {
       this.unsure.set(id, (this.unsure.get(id) ?? 0) + 1);
       this.change(id, row);
       let settled = false;
-      for (let tries = 3; tries > 0 && !settled; tries--) {
+      for (let tries = this.writeTries; tries > 0 && !settled; tries--) {
         try {
           if (row)
             await store.schedule(shard, [
@@ -168,10 +171,10 @@ export class TaskSourceActors {
           await this.world.sleep(proc, rng.int(0, 500));
         }
       }
-      // A write that gave up leaves Redis unsure: it owes a pass (with 'keep', which restores a missing task only).
-      if (settled) this.unsure.set(id, this.unsure.get(id)! - 1);
+      // A write that gave up leaves Redis unsure until the pass it owes, which writes its task as the
+      // database says, is recorded with its id (a process that dies first takes that with it).
       this.writing.delete(id);
-      if (!settled) await this.owe(proc, record);
+      if (settled || (await this.owe(proc, record, id))) this.unsure.set(id, this.unsure.get(id)! - 1);
     }
   }
 
@@ -188,17 +191,19 @@ export class TaskSourceActors {
   }
 
   /** TaskReconciler.oweAfterGiveUp: recorded once Redis answers (a process gone first takes it along), then announced. */
-  private async owe(proc: Proc, record: QueueRecord): Promise<void> {
+  /** TaskReconciler.oweAfterGiveUp: whether the pass owed was recorded with `id` (a reply heard). */
+  private async owe(proc: Proc, record: QueueRecord, id: string): Promise<boolean> {
     for (let tries = OWE_TRIES; tries > 0 && proc.alive; tries--) {
       try {
-        await record.owe('write-failed');
+        const recorded = await record.owe('write-failed', [id]);
         this.announce();
-        return;
+        return recorded;
       } catch (error) {
         if (!(error instanceof LostReply)) throw error;
         await this.world.sleep(proc, 1000);
       }
     }
+    return false;
   }
 
   private announce(): void {
@@ -301,11 +306,18 @@ export class TaskSourceActors {
     const readStep = this.world.steps;
     const began = this.world.now();
     const unsureBefore = new Set([...this.unsure].filter(([, n]) => n > 0).map(([id]) => id));
+    const givenUp = new Set(start.owed?.ids);
+    const sweeps = sweep || givenUp.size > 0;
     for (const shard of shards) await store.pass(shard, { op: 'begin', pass, leaseMs: PASS_LEASE_MS });
     if (sweep)
       for (const shard of shards)
         for (let first = 0; ; first += MARKS_PER_CALL)
           if ((await store.sweepMark(shard, { mark: pass, first, count: MARKS_PER_CALL })) < MARKS_PER_CALL) break;
+    if (!sweep)
+      for (const shard of shards) {
+        const ids = [...givenUp].filter((id) => shardOf(id, this.options.shards) === shard);
+        if (ids.length > 0) await store.mark(shard, ids, pass);
+      }
     // The source is read now: what the database holds at this step.
     const read = [...this.rows].map(([id, row]) => ({ id, ...row }));
     this.world.log(
@@ -315,7 +327,7 @@ export class TaskSourceActors {
     await this.world.sleep(source.proc, this.world.rng.int(...SOURCE_READ_MS));
     for (const shard of shards) {
       const listed = read.filter((row) => shardOf(row.id, this.options.shards) === shard);
-      if (sweep && listed.length > 0)
+      if (sweeps && listed.length > 0)
         await store.unmark(
           shard,
           listed.map((row) => row.id),
@@ -327,12 +339,12 @@ export class TaskSourceActors {
             id,
             json: JSON.stringify({ version }),
             time: ['at', runAt] as ['at', number],
-            onExists: 'keep' as const,
+            onExists: givenUp.has(id) ? ('replace' as const) : ('keep' as const),
           })),
           pass,
         );
     }
-    if (sweep)
+    if (sweeps)
       for (const shard of shards) {
         let cursor = '0';
         do ({ cursor } = await store.sweep(shard, { mark: pass, pass, cursor, count: MARKS_PER_CALL }));
