@@ -4,6 +4,7 @@ import type { OnExists, ReconcileCallOptions, ReconcileResult, ReconcileTrigger,
 import { iterable, type ReconcilePort, type TaskSourceMethod } from './task-source';
 import type { RecordCreated } from '../redis/queue-meta';
 import type { HeldWrites } from '../redis/redis-connection';
+import { byShard } from '../utils/by-shard';
 import { describeError } from '../utils/errors';
 import { nameProblem } from '../validation/payload';
 import { resolveTime } from '../validation/time';
@@ -395,14 +396,16 @@ export class TaskReconciler implements HeldWrites, RecordCreated {
 
   /** Marks the tasks whose write gave up as candidates of this pass' sweep, in their shards. */
   private async markGivenUp(ids: Set<string>, mark: string): Promise<void> {
-    const byShard = new Map<number, string[]>();
-    for (const id of ids) {
-      const shard = this.port.shardOf(id);
-      const shardIds = byShard.get(shard);
-      if (shardIds) shardIds.push(id);
-      else byShard.set(shard, [id]);
-    }
-    await Promise.all([...byShard].map(([shard, shardIds]) => this.port.store.mark(shard, shardIds, mark)));
+    const tasks = byShard([...ids].map((id) => ({ id, shard: this.port.shardOf(id) })));
+    await Promise.all(
+      [...tasks].map(([shard, marked]) =>
+        this.port.store.mark(
+          shard,
+          marked.map(({ id }) => id),
+          mark,
+        ),
+      ),
+    );
   }
 
   private async sweep(pass: string): Promise<number> {

@@ -160,7 +160,7 @@ export class QueueRecord {
    * Records that a pass is owed (`why`), with the ids of the tasks whose write gave up; false when the
    * record is missing (creating it again owes one).
    */
-  async owe(why: ReconcileTrigger, ids: string[] = []): Promise<boolean> {
+  async owe(why: ReconcileTrigger, ids: string[]): Promise<boolean> {
     return (await invoke(this.connection.scripts, queuePass, this.keys, { op: 'owe', why, ids })) === true;
   }
 

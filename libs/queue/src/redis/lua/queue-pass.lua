@@ -73,7 +73,7 @@ end
 redis.call('HSET', metaKey, 'reconciled', ARGV[5])
 if ARGV[3] ~= '' and redis.call('HGET', metaKey, 'owed') == ARGV[3] then
   redis.call('HDEL', metaKey, 'owed')
-  if #(redis.call('HGET', metaKey, 'owedIds') or '') == tonumber(ARGV[6] or '0') then redis.call('HDEL', metaKey, 'owedIds') end
+  if #(redis.call('HGET', metaKey, 'owedIds') or '') == tonumber(ARGV[6]) then redis.call('HDEL', metaKey, 'owedIds') end
 end
 if ARGV[4] ~= '' and redis.call('HGET', metaKey, 'lostAt') == ARGV[4] then redis.call('HDEL', metaKey, 'lostAt') end
 if ARGV[2] ~= '' and leaseOf() == ARGV[2] then redis.call('HDEL', metaKey, 'passLease') end
