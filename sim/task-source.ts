@@ -42,9 +42,9 @@ interface SourceProc {
  * then Redis, by producer processes (API pods: no source), and one process with its task source, whose
  * passes (with and without sweep) restore what Redis should hold. Restated from task-reconciler.ts: the
  * pass (the record's state, begin on every shard, marks, the source read, its writes with onExists
- * 'keep', or 'replace' for the writes that gave up, and the pass' id, unmarks, sweep, end, `passed`), and when one runs: owed (the queue's record
- * created, by whichever process, or a write that gave up: announced, and looked for by the heartbeat,
- * under a lease) and, in three seeds of four, periodic (`reconcile.everyMs`). Every process checks the
+ * 'keep', or 'replace' for the writes that gave up, and the pass' id, unmarks, sweep, end, `passed`),
+ * and when one runs: owed (the queue's record created, by whichever process, or a write that gave up:
+ * announced, and looked for by the heartbeat, under a lease) and, in three seeds of four, periodic (`reconcile.everyMs`). Every process checks the
  * queue's record (QueueRecord.restore, DeclaredState's round) and records it again when it is gone.
  * The calls are the library's: the store's and QueueRecord's.
  */
@@ -56,6 +56,11 @@ export class TaskSourceActors {
   private readonly changedAt = new Map<string, number>();
   /** Writes under way (database written, Redis not yet answered) or given up: what Redis holds is unsure. */
   private readonly unsure = new Map<string, number>();
+  /**
+   * Writes that gave up whose pass owed was recorded with their id, and the step it was: a pass that read
+   * the record's state after that writes them as the database says, and they are no longer unsure after it.
+   */
+  private readonly owedAt = new Map<string, number>();
   private lostAt = -Infinity;
   private readonly writing = new Set<string>();
   private nextVersion = 0;
@@ -171,10 +176,11 @@ export class TaskSourceActors {
           await this.world.sleep(proc, rng.int(0, 500));
         }
       }
-      // A write that gave up leaves Redis unsure until the pass it owes, which writes its task as the
-      // database says, is recorded with its id (a process that dies first takes that with it).
+      // A write that gave up leaves Redis unsure until a pass that read the pass owed with its id ended
+      // (a process that dies before it records that takes it with it).
       this.writing.delete(id);
-      if (settled || (await this.owe(proc, record, id))) this.unsure.set(id, this.unsure.get(id)! - 1);
+      if (settled) this.unsure.set(id, this.unsure.get(id)! - 1);
+      else if (await this.owe(proc, record, id)) this.owedAt.set(id, this.world.steps);
     }
   }
 
@@ -355,6 +361,11 @@ export class TaskSourceActors {
     const at = this.world.now();
     await record.passed({ ...counts, durationMs: at - began, trigger: trigger as 'schedule', at }, start, lease);
     if (this.created && readStep > this.created.step) this.created = undefined;
+    for (const [id, step] of this.owedAt) {
+      if (step >= readStep) continue;
+      this.owedAt.delete(id);
+      this.unsure.set(id, this.unsure.get(id)! - 1);
+    }
     this.check(began, unsureBefore);
     this.restored(began, unsureBefore);
   }
