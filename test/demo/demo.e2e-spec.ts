@@ -132,9 +132,12 @@ describe('demo app (real redis-server)', () => {
             for (const dead of await queue.deadLetters(10)) await queue.requeue(dead.id);
           }
           const received = (await reports(demo)).totals;
-          return received.streams.duplicates > 0 && resumed() ? received : undefined;
+          if (received.streams.duplicates === 0 || !resumed()) return undefined;
+          // The held batch comes again from attempt 1: a retried batch of the flaky game is chance too.
+          const retried = (await reports(demo, FLAKY)).batches.some((batch) => batch.attempt > 1);
+          return retried ? received : undefined;
         },
-        'a redelivered report, and the held game resumed',
+        'a redelivered report, a retried report of the flaky game, and the held game resumed',
         // Three refusals in a row of one live batch are a matter of chance: 23 s alone on 2 cores, and
         // past 45 s beside three other suites under load.
         100_000,
@@ -152,7 +155,6 @@ describe('demo app (real redis-server)', () => {
       const flaky = await reports(demo, FLAKY);
       expect(flaky.streams?.live?.received).toBeGreaterThan(0);
       expect(flaky.streams?.digest?.received).toBeGreaterThan(0);
-      expect(flaky.batches.some((batch) => batch.attempt > 1)).toBe(true);
 
       // A game the upstream never refuses gets its live events in consecutive batches, one after another.
       const steady = await pollUntil(async () => {
