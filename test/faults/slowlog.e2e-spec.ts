@@ -113,12 +113,18 @@ describe('no script blocks Redis for long, whatever the call (SLOWLOG)', () => {
   /**
    * Runs `work` and records the longest script or MULTI Redis ran meanwhile. SLOWLOG
    * counts wall time, so a server the OS paused mid-script (a busy CI machine) looks slow once: work
-   * that can be repeated (`attempt` tells it which run it is) is run again, up to three times, and
-   * the best run counts. A script slow by itself is slow every time.
+   * that can be repeated (`attempt` tells it which run it is; `prepare`, run before each, makes what it
+   * uses up) is run again, up to three times, and the best run counts. A script slow by itself is slow every time.
    */
-  async function measure(operation: string, work: (attempt: number) => Promise<unknown>, repeatable = false) {
+  async function measure(
+    operation: string,
+    work: (attempt: number) => Promise<unknown>,
+    repeatable = false,
+    prepare?: () => Promise<unknown>,
+  ) {
     let best = Infinity;
     for (let attempt = 0; attempt < (repeatable ? 3 : 1) && best >= BOUND_MS; attempt++) {
+      await prepare?.();
       await redis.slowlog('RESET');
       await work(attempt);
       const entries = (await redis.call('SLOWLOG', 'GET', '-1')) as SlowlogEntry[];
@@ -399,28 +405,36 @@ describe('no script blocks Redis for long, whatever the call (SLOWLOG)', () => {
   });
 
   it('obliterate of a FixedQueue of 10,000 groups and 20,000 dead batches, and of a DelayQueue with 20,000 dead letters', async () => {
-    await Promise.all(Array.from({ length: 40_000 }, (_, n) => events.push(`wiped-${n % 10_000}`, { n })));
-    const entries = Array.from({ length: 20 }, (_, n) => `[1700000000000,{"n":${n},"pad":"${'p'.repeat(100)}"}]`);
-    for (let shard = 0; shard < SHARDS; shard++) {
-      const key = (kind: string) => `${prefix}:{events:${shard}}:${kind}`;
-      for (let from = 0; from < DEAD_PER_SHARD; from += 1000) {
-        const pipeline = redis.pipeline();
-        for (let i = from; i < from + 1000; i++) {
-          // As a burial writes it: a JSON header, then the entries one a line.
-          const header = { group: `wiped-${i}`, attempts: 5, error: 'Error: boom', diedAt: 1_700_000_000_000 };
-          const record = [JSON.stringify(header), ...entries].join('\n');
-          pipeline.zadd(key('dead'), 1_700_000_000_000 + i, `${shard}.dead.${i}`);
-          pipeline.hset(key('deadData'), `${shard}.dead.${i}`, record);
+    // Made again before each run of the measure: an obliterate is repeatable only on the data it wipes.
+    const fill = async () => {
+      await Promise.all(Array.from({ length: 40_000 }, (_, n) => events.push(`wiped-${n % 10_000}`, { n })));
+      const entries = Array.from({ length: 20 }, (_, n) => `[1700000000000,{"n":${n},"pad":"${'p'.repeat(100)}"}]`);
+      for (let shard = 0; shard < SHARDS; shard++) {
+        const key = (kind: string) => `${prefix}:{events:${shard}}:${kind}`;
+        for (let from = 0; from < DEAD_PER_SHARD; from += 1000) {
+          const pipeline = redis.pipeline();
+          for (let i = from; i < from + 1000; i++) {
+            // As a burial writes it: a JSON header, then the entries one a line.
+            const header = { group: `wiped-${i}`, attempts: 5, error: 'Error: boom', diedAt: 1_700_000_000_000 };
+            const record = [JSON.stringify(header), ...entries].join('\n');
+            pipeline.zadd(key('dead'), 1_700_000_000_000 + i, `${shard}.dead.${i}`);
+            pipeline.hset(key('deadData'), `${shard}.dead.${i}`, record);
+          }
+          await pipeline.exec();
         }
-        await pipeline.exec();
+        await bury('tasks', shard, DEAD_PER_SHARD, 2048);
       }
-      await bury('tasks', shard, DEAD_PER_SHARD, 2048);
-    }
-    expect(await redis.dbsize()).toBeGreaterThan(10_000);
-    const ms = await measure('obliterate', async () => {
-      await events.obliterate();
-      await tasks.obliterate();
-    });
+      expect(await redis.dbsize()).toBeGreaterThan(10_000);
+    };
+    const ms = await measure(
+      'obliterate',
+      async () => {
+        await events.obliterate();
+        await tasks.obliterate();
+      },
+      true,
+      fill,
+    );
     for (const queue of ['events', 'tasks']) expect(await redis.keys(`${prefix}:{${queue}[:}]*`)).toEqual([]);
     expect(ms).toBeLessThan(BOUND_MS);
   });

@@ -42,7 +42,16 @@ describe('DelayQueue repeats', () => {
     const fourth = nextRunAt + 3 * 200;
     await afterTime(clock, fourth - (await clock.now()), () => digests.tasks.length >= 4, '4 tasks of "digests"');
     const seen = occurrences().slice(0, 4);
-    expect(seen).toEqual([0, 1, 2, 3].map((i) => nextRunAt + i * 200));
+    if (onMemory) {
+      expect(seen).toEqual([0, 1, 2, 3].map((i) => nextRunAt + i * 200));
+    } else {
+      // On a server, a tick the consumer could not claim within everyMs (a machine that paused it) is
+      // skipped for the latest (missed: 'latest'): later multiples of everyMs, each once.
+      for (const [i, occurrence] of seen.entries()) {
+        expect((occurrence - nextRunAt) % 200).toBe(0);
+        expect(occurrence).toBeGreaterThan(i === 0 ? nextRunAt - 1 : seen[i - 1]);
+      }
+    }
     for (const task of digests.tasks.slice(0, 4)) {
       expect(task.id).toBe('digest');
       expect(task.payload).toEqual({ kind: 'daily' });
