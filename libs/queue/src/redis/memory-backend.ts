@@ -23,6 +23,11 @@ export interface AdvanceContext {
 export interface MemoryBackend {
   /** The instance's clock: what `TIME` answers, and the scripts read. */
   readonly clock: ClockSource;
+  /**
+   * PUBLISH on this instance now, without a command: a wake-up hint reaches the subscribers as the
+   * command's would, minus the round trip a test's clock stepping through a day of ticks paid at each.
+   */
+  publish(channel: string, message: string): void;
   /** `QueueClock.advance` on this instance. */
   advance(ms: number, context: AdvanceContext, settleTimeoutMs: number): Promise<void>;
   /** The warning logged when an application's queues run on this instance (`target`: its URL). */

@@ -1,5 +1,7 @@
 import IORedis from 'ioredis';
 import { QueueConnectionError } from '../errors';
+import { createMemoryClient, memoryInstance } from '../testing/memory/memory-instances';
+import { memoryBackendOf } from './memory-backend';
 import { WakeHints } from './wake-hints';
 
 describe('WakeHints', () => {
@@ -69,6 +71,32 @@ describe('WakeHints', () => {
     hints.publish(0, 1600, 1100);
     await hints.drain();
     expect(await carried()).toEqual(['0:1500', '0:1600']);
+  });
+
+  it('on memory://, hands each hint to the instance in-process: its subscribers get it, and no command is sent', async () => {
+    const url = `memory://wake-hints-${process.pid}`;
+    const [client, listener] = [createMemoryClient(url), createMemoryClient(url)];
+    try {
+      const heard: string[] = [];
+      listener.on('message', (_channel: string, message: string) => heard.push(message));
+      await listener.subscribe(channel);
+      await client.ping();
+      const commands = memoryInstance(url).commandsRun;
+      const hints = new WakeHints(client, channel, 1, 60_000, { still: true }, memoryBackendOf(client)!.publish);
+      hints.publish(0, 1500, 1000);
+      hints.publish(0, 1200, 1000);
+      hints.close();
+      hints.publish(0, 1100, 1000); // after close, as a call on a closed connection: not sent
+      await hints.drain();
+      // A marker sent as a command, the one command of the test: it arrives after whatever was sent before it.
+      await client.publish(channel, 'end');
+      while (!heard.includes('end')) await new Promise((resolve) => setImmediate(resolve));
+      expect(heard).toEqual(['0:1500', '0:1200', 'end']);
+      expect(memoryInstance(url).commandsRun).toBe(commands + 1);
+    } finally {
+      client.disconnect();
+      listener.disconnect();
+    }
   });
 
   it('after a write of unknown outcome, sends its shard a hint due now until Redis answers one', async () => {

@@ -1,4 +1,5 @@
 import { QueueConnectionError } from '../errors';
+import { memoryBackendOf } from './memory-backend';
 import type { HeldWrites, RedisConnection } from './redis-connection';
 import type { RedisClient } from './redis-client';
 import type { ServerClock } from './server-clock';
@@ -47,13 +48,16 @@ export class WakeHints implements HeldWrites {
     private readonly idlePollMs: number,
     /** Its clock: one that stands still gets every hint, since no poll at `idlePollMs` comes by itself. */
     private readonly clock?: Pick<ServerClock, 'still'>,
+    /** On `memory://`, the instance's PUBLISH run in-process: a hint then costs no round trip. */
+    private readonly publishNow?: (channel: string, message: string) => void,
   ) {
     this.sent = new Array<number>(shards).fill(-1);
   }
 
   /** A queue's hints on `connection`, sent before it closes. */
   static of(connection: RedisConnection, channel: string, shards: number, idlePollMs: number): WakeHints {
-    const hints = new WakeHints(connection.client, channel, shards, idlePollMs, connection.clock);
+    const memory = memoryBackendOf(connection.client);
+    const hints = new WakeHints(connection.client, channel, shards, idlePollMs, connection.clock, memory?.publish);
     connection.holdsWrites(hints);
     connection.onDropped(() => hints.forget());
     return hints;
@@ -156,6 +160,10 @@ export class WakeHints implements HeldWrites {
 
   private send(shard: number, at: number): void {
     this.sent[shard] = at;
+    if (this.publishNow) {
+      if (!this.closed) this.publishNow(this.channel, WakeHints.format({ shard, at }));
+      return;
+    }
     const sending = this.client.publish(this.channel, WakeHints.format({ shard, at })).catch(() => {
       // Only a latency hint: consumers still poll by themselves. The next one is not skipped for it.
       if (this.sent[shard] === at) this.sent[shard] = -1;

@@ -51,6 +51,7 @@ export function createMemoryClient(url: string, options: RedisOptions = {}): IOR
   const client = memoryClient(instance, options);
   registerMemoryClient(client, {
     clock: instance.clock,
+    publish: (channel, message) => instance.publish(channel, message),
     advance: (ms, context, settleTimeoutMs) => advanceMemory(instance, ms, context, settleTimeoutMs),
     warning: memoryWarning,
   });

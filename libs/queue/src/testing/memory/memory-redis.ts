@@ -220,15 +220,8 @@ export class MemoryRedis {
         }
         return syntaxError();
       }
-      case 'PUBLISH': {
-        const listeners = [...(this.channels.get(args[0]) ?? [])];
-        for (const session of listeners) {
-          const out: string[] = [];
-          encodeReply(['message', args[0], args[1]], out);
-          session.peer.send(out.join(''));
-        }
-        return listeners.length;
-      }
+      case 'PUBLISH':
+        return this.publish(args[0], args[1]);
       case 'INFO':
         return INFO;
       case 'ECHO':
@@ -260,6 +253,17 @@ export class MemoryRedis {
       default:
         return unknownCommand(name.toLowerCase(), args);
     }
+  }
+
+  /** PUBLISH: `message` to every connection subscribed to `channel`; answers how many. */
+  publish(channel: string, message: string): number {
+    const listeners = [...(this.channels.get(channel) ?? [])];
+    for (const session of listeners) {
+      const out: string[] = [];
+      encodeReply(['message', channel, message], out);
+      session.peer.send(out.join(''));
+    }
+    return listeners.length;
   }
 
   /** Compiles a script (once per process) and lists it as given to this instance. */
