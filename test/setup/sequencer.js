@@ -1,7 +1,7 @@
 // Jest's order, with a start for a clone that has not run the tests yet. Jest runs the suites that
 // took longest first (from its cache of the last run's durations), so that no long suite starts last
 // while the other worker idles; without a cache it orders by file size, and the slowest suites are
-// short files (the documentation's compilation, the benchmark smoke test, the fault suites that wait
+// short files (the documentation's compilation, the fault suites that wait
 // for restarts and processes): on a fresh clone in CI they started last and the run waited for them.
 // The seconds below are what a full run from a fresh clone on two cores measured, for their order only.
 'use strict';
@@ -12,7 +12,6 @@ const Sequencer = require('@jest/test-sequencer').default;
 /** `<project> <path>`: seconds, for the suites that take longest. */
 const SLOW = {
   'redis test/sim/simulation.e2e-spec.ts': 82,
-  'redis test/package/bench-smoke.e2e-spec.ts': 50,
   'redis test/faults/task-source.e2e-spec.ts': 44,
   'redis test/faults/recurring-processes.e2e-spec.ts': 43,
   'redis test/faults/restart-timings.e2e-spec.ts': 42,
