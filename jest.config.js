@@ -1,13 +1,4 @@
-const shared = {
-  // Node's, failing a suite on an unhandled promise rejection (a crash outside Jest).
-  testEnvironment: '<rootDir>/test/setup/environment.js',
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
-  moduleNameMapper: {
-    '^nestjs-redis-queues$': '<rootDir>/libs/queue/src',
-    '^nestjs-redis-queues/testing$': '<rootDir>/libs/queue/src/testing',
-    '^@test/support/(.*)$': '<rootDir>/test/support/$1',
-  },
-};
+const shared = require('./test/setup/jest-shared');
 
 // The behaviour suites of both queues run on one redis-server, on a local Redis Cluster, and on Valkey.
 const ON_BOTH = [
