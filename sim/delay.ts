@@ -3,6 +3,7 @@ import {
   type ClaimedTask,
   type Command,
   DelayQueueStore,
+  LateTry,
   QueueKeys,
   type ResolvedDelayQueueOptions,
   scriptsFor,
@@ -130,7 +131,11 @@ export class DelayActors {
       const id = `t${rng.int(0, this.setup.ids - 1)}`;
       const shard = shardOf(id, this.options.shards);
       const call: CallKey | undefined = rng.chance(0.7)
-        ? { name: `${proc.name}.${this.calls++}`, windowMs: CALL_WINDOW_MS }
+        ? {
+            name: `${proc.name}.${this.calls++}`,
+            windowMs: CALL_WINDOW_MS,
+            deadline: this.world.now() + CALL_WINDOW_MS,
+          }
         : undefined;
       const what = rng.next();
       const delayMs = rng.int(0, 1500);
@@ -162,6 +167,8 @@ export class DelayActors {
           } else if (await store.cancel(shard, id, call)) this.cancelled(id);
           break;
         } catch (error) {
+          // A try that came after its call's deadline wrote nothing and ends the call (as WriteRetries does).
+          if (error instanceof LateTry) break;
           if (!(error instanceof LostReply)) throw error;
           if (error.applied) {
             appliedUnheard = true;

@@ -11,14 +11,14 @@ import type { Scripts } from '../libs/queue/src/redis/scripts';
 import { QueueKeys, shardOf } from '../libs/queue/src/redis/keys';
 import { FixedQueueStore as CurrentFixedQueueStore } from '../libs/queue/src/fixed-queue/fixed-queue.store';
 import { DelayQueueStore as CurrentDelayQueueStore } from '../libs/queue/src/delay-queue/delay-queue.store';
-import type { CallKey } from '../libs/queue/src/redis/call-keys';
+import { LateTry, type CallKey } from '../libs/queue/src/redis/call-keys';
 import type { ResolvedDelayQueueOptions, ResolvedFixedQueueOptions } from '../libs/queue/src/interfaces';
 import type { ClaimedBatch, FailReply } from '../libs/queue/src/fixed-queue/fixed-queue.store';
 import type { ClaimedTask } from '../libs/queue/src/delay-queue/delay-queue.store';
 
 import { previousRelease } from './previous';
 
-export { QueueKeys, shardOf };
+export { LateTry, QueueKeys, shardOf };
 export type { CallKey, ClaimedBatch, ClaimedTask, FailReply, ResolvedDelayQueueOptions, ResolvedFixedQueueOptions };
 
 /** One command as Redis is sent it. */

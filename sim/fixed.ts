@@ -173,14 +173,19 @@ export class FixedActors {
       // The previous release sends no call keys: its retries are not protected (docs/upgrading.md).
       const call: CallKey | undefined =
         this.world.rng.chance(0.7) && !proc.previous
-          ? { name: `${proc.name}.${this.calls++}`, windowMs: CALL_WINDOW_MS }
+          ? {
+              name: `${proc.name}.${this.calls++}`,
+              windowMs: CALL_WINDOW_MS,
+              deadline: this.world.now() + CALL_WINDOW_MS,
+            }
           : undefined;
       const shard = shardOf(group, this.options.shards);
       // The application's retries (retryMs): the same call key each time, so one try at most is applied.
       for (let tries = call ? 3 : 1; tries > 0; tries--) {
         try {
-          await store.push(shard, [{ group, messages: ids.map((id) => JSON.stringify(id)), call }]);
-          this.stored(ids);
+          const { late } = await store.push(shard, [{ group, messages: ids.map((id) => JSON.stringify(id)), call }]);
+          // A try that came after its call's deadline wrote nothing and ends the call (as WriteRetries does).
+          if (late === undefined) this.stored(ids);
           break;
         } catch (error) {
           if (!(error instanceof LostReply)) throw error;

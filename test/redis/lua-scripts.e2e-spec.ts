@@ -4,6 +4,9 @@ import { QueueKeys } from '../../libs/queue/src/redis/keys';
 import { delayAck } from '../../libs/queue/src/delay-queue/lua/delay-ack';
 import { delayClaim } from '../../libs/queue/src/delay-queue/lua/delay-claim';
 import { delaySchedule } from '../../libs/queue/src/delay-queue/lua/delay-schedule';
+import { delayCancel } from '../../libs/queue/src/delay-queue/lua/delay-cancel';
+import { delayMove } from '../../libs/queue/src/delay-queue/lua/delay-move';
+import { LateTry, type CallKey } from '../../libs/queue/src/redis/call-keys';
 import { fixedPush } from '../../libs/queue/src/fixed-queue/lua/fixed-push';
 import {
   fixedClaimUnordered,
@@ -157,6 +160,113 @@ describe('scripts with the largest batches the library sends', () => {
       expect(acked.filter(Boolean)).toHaveLength(3000);
       expect(await redis.hlen(delay.key('data'))).toBe(0);
       expect(await redis.hlen(delay.key('runs'))).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
+
+describe("a retried call's try that reaches Redis after the call's deadline", () => {
+  const setup = async () => {
+    const redis = rawClient();
+    const scripts = new Scripts(redis).add(FIXED_QUEUE_SCRIPTS).add(DELAY_QUEUE_SCRIPTS);
+    const prefix = uniquePrefix();
+    const [seconds] = await redis.time();
+    return {
+      redis,
+      scripts,
+      prefix,
+      fixed: fixedShardKeys(new QueueKeys(prefix, 'q', 1), 0),
+      delay: shardKeys(new QueueKeys(prefix, 'd', 1), 0),
+      serverNow: Number(seconds) * 1000,
+    };
+  };
+  const push = (groups: { group: string; messages: string; call?: CallKey }[]) => ({
+    capacity: 100,
+    batchSize: 10,
+    maxWaitMs: 0,
+    mode: '2',
+    carrier: '',
+    groups,
+  });
+  /** Every key under the prefix and its value, as DUMP gives it. */
+  const snapshot = async (redis: ReturnType<typeof rawClient>, prefix: string) => {
+    const keys = (await redis.keys(`${prefix}:*`)).sort();
+    return Promise.all(keys.map(async (key) => [key, await redis.dumpBuffer(key)]));
+  };
+
+  it('writes nothing and answers late when Redis has no record of the call, for each kind of keyed write', async () => {
+    const { redis, scripts, prefix, fixed, delay, serverNow } = await setup();
+    const late = (name: string): CallKey => ({ name, windowMs: 10_000, deadline: serverNow - 1000 });
+    try {
+      await invoke(scripts, delaySchedule, delay, {
+        tasks: [{ id: 'kept', json: '{"v":1}', time: ['in', 60_000], onExists: 'replace' }],
+      });
+      const before = await snapshot(redis, prefix);
+
+      const scheduled = await invoke(scripts, delaySchedule, delay, {
+        tasks: [{ id: 'new', json: '{"v":2}', time: ['in', 0], onExists: 'replace', call: late('s') }],
+      });
+      expect(scheduled.results).toEqual([{ changed: false, late: true, runAt: 0 }]);
+      await expect(
+        invoke(scripts, delayMove, delay, { id: 'kept', mode: 'in', ms: 0, call: late('m') }),
+      ).rejects.toThrow(LateTry);
+      await expect(invoke(scripts, delayCancel, delay, { id: 'kept', call: late('c') })).rejects.toThrow(LateTry);
+      expect(await snapshot(redis, prefix)).toEqual(before);
+
+      // A late visit among others in one call: only it is refused.
+      const pushed = await invoke(
+        scripts,
+        fixedPush,
+        fixed,
+        push([
+          { group: 'a', messages: '"x"', call: late('p') },
+          { group: 'b', messages: '"y"' },
+        ]),
+      );
+      expect(pushed.late).toEqual([0]);
+      expect(await redis.llen(fixed.group('a'))).toBe(0);
+      expect(await redis.llen(fixed.group('b'))).toBe(1);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it("answers from the call's record after the deadline, and keeps the record until the deadline", async () => {
+    const { redis, scripts, fixed, delay, serverNow } = await setup();
+    const call = (name: string, deadline: number): CallKey => ({ name, windowMs: 1000, deadline });
+    try {
+      const first = await invoke(
+        scripts,
+        fixedPush,
+        fixed,
+        push([{ group: 'a', messages: '"x"', call: call('p', serverNow + 60_000) }]),
+      );
+      expect(first.late).toBeUndefined();
+      // Kept until the deadline a minute away, not only for the 1 s window.
+      expect(await redis.pttl(fixed.call('p'))).toBeGreaterThan(50_000);
+      const again = await invoke(
+        scripts,
+        fixedPush,
+        fixed,
+        push([{ group: 'a', messages: '"x"', call: call('p', serverNow - 1000) }]),
+      );
+      expect(again.late).toBeUndefined();
+      expect(await redis.llen(fixed.group('a'))).toBe(1);
+
+      await invoke(scripts, delaySchedule, delay, {
+        tasks: [
+          { id: 't', json: '{}', time: ['in', 60_000], onExists: 'replace', call: call('s', serverNow + 60_000) },
+        ],
+      });
+      const answered = await invoke(scripts, delaySchedule, delay, {
+        tasks: [{ id: 't', json: '{}', time: ['in', 0], onExists: 'replace', call: call('s', serverNow - 1000) }],
+      });
+      expect(answered.results[0]).toMatchObject({
+        changed: true,
+        runAt: Number(await redis.zscore(delay.key('due'), 't')),
+      });
+      expect(answered.results[0].late).toBeUndefined();
     } finally {
       redis.disconnect();
     }

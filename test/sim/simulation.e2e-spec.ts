@@ -1,5 +1,5 @@
 import IORedis from 'ioredis';
-import { runSeed, report, STEPS, FULL_CAST } from '../../sim/simulation';
+import { runSeed, report, STEPS, FULL_CAST, parseCast } from '../../sim/simulation';
 import { replay, stateOf } from '../../sim/replay';
 import { startRedis } from '@test/support/faults';
 
@@ -11,6 +11,10 @@ import { startRedis } from '@test/support/faults';
  */
 const SECONDS = Number(process.env.SIM_SECONDS ?? 60);
 const REPLAYED = [1, 2, 3];
+/** Seeds that found a defect in the library, with their cast and what they found: each keeps every promise since its fix. */
+const FOUND: [number, string, string][] = [
+  [914449981, '2,2,1,2,1,2,2,2,2,2', "a retried push's try held past its call's window, applied a second time"],
+];
 
 jest.setTimeout((SECONDS + 120) * 1000);
 
@@ -28,6 +32,11 @@ describe('simulation', () => {
       seed++;
     } while (Date.now() - started < SECONDS * 1000);
     expect(seeds).toBeGreaterThan(0);
+  });
+
+  it.each(FOUND)('keeps every promise on seed %i (cast %s), which found %s', async (seed, cast) => {
+    const outcome = await runSeed(seed, parseCast(cast), STEPS);
+    expect(outcome.violation && report(outcome)).toBeUndefined();
   });
 
   it('ends a seed in the same history twice', async () => {

@@ -40,7 +40,7 @@ import type {
 import { PauseFlag } from '../redis/pause-flag';
 import { WakeHints } from '../redis/wake-hints';
 import { WriteRetries } from '../redis/write-retry';
-import { callKey, idFromKey } from '../redis/call-keys';
+import { callKey, idFromKey, LateTry } from '../redis/call-keys';
 import { QueueTracer } from '../tracing/queue-tracer';
 import { DelayQueueStore } from './delay-queue.store';
 import { TaskInspection } from './task-inspection';
@@ -180,10 +180,12 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     const maxWaitMs = options.debounce?.maxWaitMs;
     const stored = this.writes.stored(json);
     const shard = this.shard(id);
-    const call = callKey('schedule', id, retryMs, this.commandTimeoutMs, idempotencyKey);
-    const result = await this.retried(name, id, retryMs, () =>
-      this.writes.schedule(shard, { id, json: stored, time, onExists, maxWaitMs, call }),
-    );
+    const call = callKey('schedule', id, retryMs, this.commandTimeoutMs, idempotencyKey, this.connection.clock);
+    const result = await this.retried(name, id, retryMs, async () => {
+      const written = await this.writes.schedule(shard, { id, json: stored, time, onExists, maxWaitMs, call });
+      if (written.late) throw new LateTry();
+      return written;
+    });
     return { id, runAt: result.runAt, changed: result.changed };
   }
 
@@ -278,7 +280,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     this.writes.flush();
     const shard = this.shard(id);
     const retryMs = this.retryMs(options);
-    const call = callKey('cancel', id, retryMs, this.commandTimeoutMs, options?.idempotencyKey);
+    const call = callKey('cancel', id, retryMs, this.commandTimeoutMs, options?.idempotencyKey, this.connection.clock);
     const cancelled = await this.retried(name, id, retryMs, () => this.store.cancel(shard, id, call));
     if (cancelled) this.consumers.taskEnded(this.name, id, taskCancelled(id));
     return cancelled;
@@ -408,7 +410,7 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     options: WriteRetry | undefined,
   ): Promise<ScheduledTask | null> {
     const retryMs = this.retryMs(options);
-    const call = callKey(operation, id, retryMs, this.commandTimeoutMs, options?.idempotencyKey);
+    const call = callKey(operation, id, retryMs, this.commandTimeoutMs, options?.idempotencyKey, this.connection.clock);
     return this.retried(name, id, retryMs, () => this.writes.move(operation, this.shard(id), id, mode, ms, call));
   }
 

@@ -4,6 +4,7 @@ import type { QueueEvents } from '../events/queue-events';
 import { entryMessage, entryTime } from './fixed-entry';
 import { QueueKeys, shardOf } from '../redis/keys';
 import type { RedisConnection } from '../redis/redis-connection';
+import type { ServerClock } from '../redis/server-clock';
 import { QueueRecord } from '../redis/queue-meta';
 import type { ConsumerRegistry } from '../consumer/consumer.registry';
 import type { QueueSettings } from '../queue.settings';
@@ -71,6 +72,8 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
   /** Pushes given a `retryMs`, retried within it. */
   private readonly retries = new WriteRetries();
   private readonly commandTimeoutMs: number;
+  /** This process' estimate of Redis' clock: a retried push's deadline is set from it. */
+  private readonly clock: ServerClock;
 
   /** @internal Made by Nest (QueueModule), not by the application. */
   constructor(
@@ -111,6 +114,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     connection.holdsWrites(this.coalescer);
     connection.holdsWrites(this.retries);
     this.commandTimeoutMs = settings.commandTimeoutMs;
+    this.clock = connection.clock;
     this.controls = new QueueControls('fixed', this, this.pauseFlag, events, consumers, () => this.coalescer.flush());
     this.expiry = new GroupExpiry(
       this.store,
@@ -147,7 +151,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     try {
       if (options !== undefined) {
         assertCallOptions('push(group, message, options)', options, CALL_OPTIONS.retry);
-        call = callKey('push', group, options.retryMs ?? 0, this.commandTimeoutMs, options.idempotencyKey);
+        call = callKey('push', group, options.retryMs ?? 0, this.commandTimeoutMs, options.idempotencyKey, this.clock);
       }
       assertName(group, 'group');
       json = this.codec.encode(message);
@@ -187,7 +191,7 @@ export class FixedQueue<T = unknown> implements OnModuleInit, OnModuleDestroy {
     // One atomic write is one script call, which must stay short (see MAX_BYTES_PER_CALL).
     if (bytes > MAX_BYTES_PER_CALL) throw pushManyTooLarge(MAX_BYTES_PER_CALL, bytes);
     const retryMs = options?.retryMs ?? 0;
-    const call = callKey('push', group, retryMs, this.commandTimeoutMs, options?.idempotencyKey);
+    const call = callKey('push', group, retryMs, this.commandTimeoutMs, options?.idempotencyKey, this.clock);
     return this.retries.run(name, retryMs, () => this.coalescer.add(group, stored, bytes, call));
   }
 

@@ -1,7 +1,7 @@
 import type { PushResult } from '../interfaces';
 import type { HeldWrites } from '../redis/redis-connection';
 import { notSentAtShutdown } from '../redis/redis.messages';
-import type { CallKey } from '../redis/call-keys';
+import { LateTry, type CallKey } from '../redis/call-keys';
 import { messageCount, type GroupPush, type PushReply } from './fixed-queue.store';
 
 /** Shared result of the common case, so a push that evicts nothing allocates no result. */
@@ -269,6 +269,8 @@ export class PushCoalescer implements HeldWrites {
       if (this.buffers.size > 0 && !this.scheduled) this.schedule();
     }
     eachPart(call, (buffer, first, end, i) => {
+      // A late try of a keyed push (its own request) wrote nothing.
+      if (reply.late?.includes(i)) return settle(buffer, first, Promise.reject(new LateTry()));
       // Pushed one by one, each message arriving at a full group evicts one: the evictions belong to the last ones.
       let evicted = reply.evicted[i];
       for (let r = end - 1; r >= first; r--) {

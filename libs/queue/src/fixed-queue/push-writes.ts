@@ -56,6 +56,7 @@ function report(events: QueueEvents, queue: string, reply: PushReply, groups: Gr
   let count = 0;
   let dropped = 0;
   for (let i = 0; i < groups.length; i++) {
+    if (reply.late?.includes(i)) continue;
     count += messageCount(groups[i].messages);
     const evicted = reply.evicted[i];
     if (evicted === 0) continue;

@@ -1,4 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { QueueConnectionError } from '../errors';
+import { LATE_TRY } from './redis.messages';
+import type { ServerClock } from './server-clock';
 
 /**
  * Retried calls' keys: this process' random part and a count. Unique across processes as random keys
@@ -19,14 +22,32 @@ export interface CallKey {
   readonly name: string;
   /** How long Redis keeps the record after the try it applied. */
   readonly windowMs: number;
+  /**
+   * A retried call's: Redis' time after which a try that finds no record is refused as late (see the
+   * call-keys include). None for an application's idempotency key, whose calls may come at any time.
+   */
+  readonly deadline?: number;
+}
+
+/**
+ * A try Redis refused: it came after its call's deadline and found no record of the call, so an earlier
+ * try may have been applied (see the call-keys include). No later try can tell more: retries end with it.
+ */
+export class LateTry extends QueueConnectionError {
+  constructor() {
+    super(LATE_TRY, { outcome: 'unknown' });
+  }
 }
 
 /**
  * The call key of a write, or none when it can reach Redis only once (no retry, no idempotency key): such
  * a call is sent as it was before call keys, at the same cost. A retried call's key is unique, and kept
- * while any of its tries can still arrive: `retryMs` after the call began, plus one `commandTimeoutMs`
- * for the last try. An application's key names the call within the queue, the operation and what it
- * addresses (the group, the task), so that one key given to two different calls does not merge them.
+ * while any of its tries is awaited: `retryMs` after the call began, plus one `commandTimeoutMs` for the
+ * last try; a try that comes later (held on its way, or Redis' clock jumped) is refused as late, from the
+ * call's deadline: now by `clock` (this process' estimate of Redis' clock, a lower bound) plus that
+ * window. Until the process has heard from Redis its estimate is its own clock: such a call has none.
+ * An application's key names the call within the queue, the operation and what it addresses (the group,
+ * the task), so that one key given to two different calls does not merge them.
  */
 export function callKey(
   operation: string,
@@ -34,10 +55,16 @@ export function callKey(
   retryMs: number,
   commandTimeoutMs: number,
   idempotencyKey: string | undefined,
+  clock: Pick<ServerClock, 'known' | 'estimate'>,
 ): CallKey | undefined {
   const retryWindowMs = retryMs + commandTimeoutMs;
-  if (idempotencyKey === undefined)
-    return retryMs > 0 ? { name: PROCESS_PART + (calls++).toString(36), windowMs: retryWindowMs } : undefined;
+  if (idempotencyKey === undefined) {
+    if (retryMs <= 0) return undefined;
+    const name = PROCESS_PART + (calls++).toString(36);
+    return clock.known
+      ? { name, windowMs: retryWindowMs, deadline: Math.floor(clock.estimate()) + retryWindowMs }
+      : { name, windowMs: retryWindowMs };
+  }
   return {
     // 128 bits of the digest: as unlikely to collide as a random key, and a short key name in Redis.
     name: digest(`${operation}\0${target}\0${idempotencyKey}`).toString('base64url').slice(0, 22),

@@ -159,6 +159,19 @@ export const retriesRanOut = (
     { cause: last.cause, outcome, tries },
   );
 
+/** What Redis answers a try that came after its call's deadline (see the call-keys include). */
+export const LATE_TRY =
+  "the try reached Redis after its call's window (retryMs + commandTimeoutMs), when Redis no longer knew " +
+  'whether an earlier try had been applied, so it wrote nothing';
+
+/** A retried call whose last try was refused as late: an earlier one may have been applied. */
+export const lateCall = (call: string, last: QueueConnectionError, tries: number, elapsedMs: number, retryMs: number) =>
+  new QueueConnectionError(
+    `${call}: tried ${tries} times over ${elapsedMs} ms (retryMs: ${retryMs}); ${LATE_TRY}: ` +
+      'the call may or may not have been applied',
+    { cause: last, outcome: 'unknown', tries },
+  );
+
 /** An include line whose file none of the includes directories has. */
 export const includeNotFound = (include: string, dirs: readonly string[]) =>
   new Error(`no ${include}.lua in ${dirs.join(', ')}`);

@@ -73,16 +73,18 @@ export function callKeysOf(
 ): { keys: string[]; args: (string | number)[] } | undefined {
   let keys: string[] | undefined;
   const args: (string | number)[] = [];
+  const deadlines: number[] = [];
   let windowMs = 0;
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i];
     if (call === undefined) continue;
     (keys ??= []).push(shard.call(call.name));
     args.push(i + 1);
+    deadlines.push(call.deadline ?? 0);
     windowMs = Math.max(windowMs, call.windowMs);
   }
   if (keys === undefined) return undefined;
-  args.push(windowMs, keys.length);
+  args.push(...deadlines, windowMs, keys.length);
   return { keys, args };
 }
 

@@ -1,4 +1,5 @@
 import { QueueConnectionError, QueueInputError } from '../errors';
+import { LateTry } from './call-keys';
 import { WriteRetries } from './write-retry';
 
 const notSent = () => new QueueConnectionError('Redis could not be reached (refused)', { outcome: 'not-sent' });
@@ -52,6 +53,21 @@ describe('WriteRetries', () => {
     expect(tries()).toBeLessThanOrEqual(5);
     expect(error.message).toMatch(
       /^cancel\(id\): tried \d+ times over \d+ ms \(retryMs: 300\), Redis answered none; a try may have reached Redis/,
+    );
+  });
+
+  it('ends at a try Redis refused as late, unknown: an earlier try may have been applied', async () => {
+    const { call, tries } = flaky([notSent(), unknown(), new LateTry(), notSent()]);
+    const error = (await new WriteRetries()
+      .run('push(group, message, options)', 60_000, call)
+      .catch((e: unknown) => e)) as QueueConnectionError;
+    expect(tries()).toBe(3);
+    expect(error).toBeInstanceOf(QueueConnectionError);
+    expect(error).not.toBeInstanceOf(LateTry);
+    expect(error).toMatchObject({ outcome: 'unknown', tries: 3 });
+    expect(error.cause).toBeInstanceOf(LateTry);
+    expect(error.message).toMatch(
+      /^push\(group, message, options\): tried 3 times over \d+ ms \(retryMs: 60000\); the try reached Redis after its call's window .* wrote nothing: the call may or may not have been applied$/,
     );
   });
 

@@ -1,5 +1,6 @@
 import { QueueConnectionError, type QueueCallOutcome } from '../errors';
-import { retriesRanOut } from './redis.messages';
+import { LateTry } from './call-keys';
+import { lateCall, retriesRanOut } from './redis.messages';
 import type { HeldWrites } from './redis-connection';
 
 /** Pause before the second try; doubled for each further one, up to MAX_PAUSE_MS. */
@@ -13,7 +14,8 @@ const MAX_PAUSE_MS = 1000;
 /**
  * Bounded retry of the calls that are safe to repeat (`retryMs`). Tries again after a QueueConnectionError
  * only (anything else is an answer), until a try succeeds or `retryMs` ms have passed since the call; a
- * try under way when the budget runs out is awaited (it is bounded by `commandTimeoutMs`). The last
+ * try under way when the budget runs out is awaited (it is bounded by `commandTimeoutMs`). A try Redis
+ * refused as late (`LateTry`) ends them too: the call's deadline has passed for every later one. The last
  * error's outcome is `unknown` when any try may have reached Redis, and it says how many tries were made.
  * Held like a write: shutdown awaits the calls retrying, then ends their pauses (no try starts after it).
  */
@@ -58,6 +60,7 @@ export class WriteRetries implements HeldWrites {
     let error = failure;
     for (let tries = 1; ; tries++) {
       if (!(error instanceof QueueConnectionError)) throw error;
+      if (error instanceof LateTry) throw lateCall(call, error, tries, Date.now() - start, retryMs);
       if (error.outcome === 'unknown') outcome = 'unknown';
       const leftMs = start + retryMs - Date.now();
       if (leftMs <= 0 || this.closed) throw retriesRanOut(call, error, outcome, tries, Date.now() - start, retryMs);

@@ -1,6 +1,6 @@
 import type { DelayScript } from '../delay-queue.keys';
 import { callKeysOf, kindsOf } from '../../redis/script-protocol';
-import type { CallKey } from '../../redis/call-keys';
+import { LateTry, type CallKey } from '../../redis/call-keys';
 
 export interface DelayCancelInput {
   id: string;
@@ -8,7 +8,7 @@ export interface DelayCancelInput {
   call?: CallKey;
 }
 
-/** Deletes a task in whatever state it is (see delay-cancel.lua): whether it existed. */
+/** Deletes a task in whatever state it is (see delay-cancel.lua): whether it existed; LateTry for a late try. */
 export const delayCancel: DelayScript<'delay-cancel', DelayCancelInput, boolean> = {
   script: 'delay-cancel',
   keys: (shard, { call }) => {
@@ -16,5 +16,8 @@ export const delayCancel: DelayScript<'delay-cancel', DelayCancelInput, boolean>
     return call === undefined ? keys : [...keys, ...callKeysOf(shard, [call])!.keys];
   },
   args: ({ id, call }, shard) => (call === undefined ? [id] : [id, ...callKeysOf(shard, [call])!.args]),
-  decode: (reply) => reply === 1,
+  decode: (reply) => {
+    if (reply === -1) throw new LateTry();
+    return reply === 1;
+  },
 };

@@ -5,6 +5,7 @@
 --   ARGV[4] trace carrier to store with the task in place of its own (traced queues), or ''
 --   Then, for a keyed call, the call-keys section (KEYS[5], ARGV[5...]).
 -- Output: {1, runAt, now, is the shard's earliest task} | {0, 'missing' | 'active' | 'dead'}
+--   | {0, 'late'}: a late try of its call, which wrote nothing (see the call-keys include)
 local dueKey, activeKey, dataKey, passesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 --- @include "now"
 --- @include "debounce-window"
@@ -12,14 +13,15 @@ local dueKey, activeKey, dataKey, passesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 --- @include "pass-stamp"
 local now = serverNow()
 local id = ARGV[1]
-local calls, window = {}, nil
-if #KEYS > 4 then calls, window = callKeys() end
+local calls, deadlines, window = {}, {}, nil
+if #KEYS > 4 then calls, deadlines, window = callKeys() end
 local callRecord = calls[1]
 local first = firstAnswer(callRecord)
 if first then
   local head = redis.call('ZRANGE', dueKey, 0, 0)
   return {1, tonumber(first), now, head[1] == id and 1 or 0}
 end
+if callRecord and isLate(deadlines[1], now) then return {0, 'late'} end
 local current = redis.call('ZSCORE', dueKey, id)
 if not current then
   if redis.call('HEXISTS', dataKey, id) == 0 then return {0, 'missing'} end
@@ -31,7 +33,7 @@ local runAt = ms
 if ARGV[2] == 'in' then runAt = now + ms elseif ARGV[2] == 'by' then runAt = tonumber(current) + ms end
 if runAt < 0 then runAt = 0 end
 redis.call('ZADD', dueKey, 'XX', runAt, id)
-if callRecord then remember(callRecord, runAt, window) end
+if callRecord then remember(callRecord, runAt, window, deadlines[1], now) end
 stampWrite(passesKey, id)
 if ARGV[4] ~= '' then
   -- A traced payload is '0,"<carrier>",<json>' (see traced-json.ts): one HGET and HSET of one payload.

@@ -1,6 +1,6 @@
 import type { DelayScript } from '../delay-queue.keys';
 import { callKeysOf, kindsOf } from '../../redis/script-protocol';
-import type { CallKey } from '../../redis/call-keys';
+import { LateTry, type CallKey } from '../../redis/call-keys';
 
 export interface Placement {
   runAt: number;
@@ -19,7 +19,7 @@ export interface DelayMoveInput {
   call?: CallKey;
 }
 
-/** Moves a scheduled task (see delay-move.lua), or says why it could not. */
+/** Moves a scheduled task (see delay-move.lua), or says why it could not; LateTry for a late try. */
 export const delayMove: DelayScript<'delay-move', DelayMoveInput, Placement | 'active' | 'dead' | 'missing'> = {
   script: 'delay-move',
   keys: (shard, { call }) => {
@@ -32,6 +32,7 @@ export const delayMove: DelayScript<'delay-move', DelayMoveInput, Placement | 'a
   },
   decode: (reply) => {
     const [moved, runAt, serverNow, isHead] = reply as [number, number | string, number, number];
+    if (runAt === 'late') throw new LateTry();
     if (moved === 0) return runAt as 'active' | 'dead' | 'missing';
     return { runAt: runAt as number, serverNow, isHead: isHead === 1 };
   },

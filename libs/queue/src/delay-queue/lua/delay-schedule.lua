@@ -10,7 +10,8 @@
 --           debounce's max wait ms or '' (a debounced schedule replaces)
 --   Then, for a call whose tasks carry call keys, the call-keys section (KEYS[10...], the ARGV after the tasks).
 -- Output: {now, earliest run time of the shard, then per task: written 1 | kept 0, runAt, state of a kept task or ''
---   | 2, 0, '' for a task of the pass written since it began, which the pass leaves to the next one}
+--   | 2, 0, '' for a task of the pass written since it began, which the pass leaves to the next one
+--   | 3, 0, '' for a late try of its call, which wrote nothing (see the call-keys include)}
 --   A pass whose entry in the passes hash expired is refused (an error), having written nothing.
 local dueKey, activeKey, dataKey, deadKey, statsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local errorsKey, runsKey, successorsKey, passesKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
@@ -27,21 +28,27 @@ end
 local now = serverNow()
 local out = {now, 0}
 local written = 0
-local calls, window, keyed = {}, nil, 0
-if #KEYS > 9 then calls, window, keyed = callKeys() end
-for a = 2, #ARGV - (keyed > 0 and keyed + 2 or 0), 6 do
+local calls, deadlines, window, keyed, section = {}, {}, nil, 0, 0
+if #KEYS > 9 then calls, deadlines, window, keyed, section = callKeys() end
+for a = 2, #ARGV - section, 6 do
   local id, json, onExists, maxWait = ARGV[a], ARGV[a + 1], ARGV[a + 4], ARGV[a + 5]
   local runAt = tonumber(ARGV[a + 3])
   -- A delay far in the past is due now like a runAt before 1970: from 0, not a negative time.
   if ARGV[a + 2] == 'in' then runAt = math.max(0, now + runAt) end
   local exists = redis.call('HEXISTS', dataKey, id) == 1
   local write = true
-  local callRecord = calls[(a + 4) / 6]
+  local position = (a + 4) / 6
+  local callRecord = calls[position]
   local first = firstAnswer(callRecord)
   if first then
     write = false
     out[#out + 1] = 1
     out[#out + 1] = tonumber(first)
+    out[#out + 1] = ''
+  elseif callRecord and isLate(deadlines[position], now) then
+    write = false
+    out[#out + 1] = 3
+    out[#out + 1] = 0
     out[#out + 1] = ''
   elseif began and writtenSince(passesKey, id, began) then
     write = false
@@ -94,7 +101,7 @@ for a = 2, #ARGV - (keyed > 0 and keyed + 2 or 0), 6 do
       end
     end
     redis.call('HSET', dataKey, id, json)
-    if callRecord then remember(callRecord, runAt, window) end
+    if callRecord then remember(callRecord, runAt, window, deadlines[position], now) end
     -- A pass' own writes are not stamped: a restore of a million tasks would hold a million stamps.
     if not began then stampWrite(passesKey, id) end
     written = written + 1

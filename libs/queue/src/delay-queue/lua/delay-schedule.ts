@@ -20,6 +20,8 @@ export interface ScheduleItemResult {
   changed: boolean;
   /** A pass' task written by someone since the pass began: left to the next pass (see delay-pass.lua). */
   newer?: true;
+  /** A try that came after its call's deadline, which wrote nothing (see the call-keys include). */
+  late?: true;
   runAt: number;
   /** State of an existing task the call kept. */
   state?: TaskState;
@@ -65,6 +67,7 @@ export const delaySchedule: DelayScript<'delay-schedule', ScheduleInput, DelaySc
       results.push({
         changed: values[i] === 1,
         ...(values[i] === 2 && { newer: true as const }),
+        ...(values[i] === 3 && { late: true as const }),
         runAt: values[i + 1] as number,
         ...(values[i + 2] ? { state: values[i + 2] as TaskState } : {}),
       });

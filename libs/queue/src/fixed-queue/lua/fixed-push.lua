@@ -16,7 +16,8 @@
 --   holds a raw newline): one argument per group rather than per message halves the producer's cost.
 --   Then, for a call whose visits carry call keys, the call-keys section (a keyed visit is one push).
 -- Output: {now, earliest due time made earlier by this call or -1, then for each group that lost
---   messages to capacity: its position i, how many (a keyed visit an earlier try applied: what it lost then)}
+--   messages to capacity: its position i, how many (a keyed visit an earlier try applied: what it lost then;
+--   -1: a late try of its call, which wrote nothing; see the call-keys include)}
 local readyKey, statsKey, lastPushKey, heldKey, pausedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 --- @include "now"
 local now = serverNow()
@@ -44,8 +45,8 @@ local wake = -1
 local fresh = {}
 -- Whether any group of the shard is paused: read once, when a group first needs the answer.
 local anyPaused
-local calls, window, keyed = {}, nil, 0
-if #ARGV > #KEYS + 1 then calls, window, keyed = callKeys() end
+local calls, deadlines, window, keyed = {}, {}, nil, 0
+if #ARGV > #KEYS + 1 then calls, deadlines, window, keyed = callKeys() end
 for k = 6, #KEYS - keyed do
   local callRecord = calls[k - 5]
   local first = firstAnswer(callRecord)
@@ -54,6 +55,9 @@ for k = 6, #KEYS - keyed do
       out[#out + 1] = k - 5
       out[#out + 1] = tonumber(first)
     end
+  elseif callRecord and isLate(deadlines[k - 5], now) then
+    out[#out + 1] = k - 5
+    out[#out + 1] = -1
   else
     local key, payload = KEYS[k], ARGV[k + 1]
     local len, n
@@ -120,7 +124,7 @@ for k = 6, #KEYS - keyed do
     pending = pending + len - before
     pushed = pushed + n
     dropped = dropped + evicted
-    if callRecord then remember(callRecord, evicted, window) end
+    if callRecord then remember(callRecord, evicted, window, deadlines[k - 5], now) end
   end
 end
 -- A list that appears is (again) one the expiry must watch; the others already have their entry,

@@ -32,6 +32,8 @@ export interface PushReply {
   wakeAt: number;
   /** Evicted messages per group, in the order given. */
   evicted: number[];
+  /** The groups' positions (from 0) whose visit was a late try of its call, which wrote nothing (see the call-keys include). */
+  late?: number[];
 }
 
 /** Appends messages to groups of one shard (see fixed-push.lua). */
@@ -64,8 +66,12 @@ export const fixedPush: FixedScript<'fixed-push', FixedPushInput, PushReply> = {
   decode: (reply, { groups }) => {
     const [serverNow, wakeAt, ...lost] = reply as number[];
     const evicted = new Array<number>(groups.length).fill(0);
-    for (let i = 0; i < lost.length; i += 2) evicted[lost[i] - 1] = lost[i + 1];
-    return { serverNow, wakeAt, evicted };
+    let late: number[] | undefined;
+    for (let i = 0; i < lost.length; i += 2) {
+      if (lost[i + 1] < 0) (late ??= []).push(lost[i] - 1);
+      else evicted[lost[i] - 1] = lost[i + 1];
+    }
+    return late === undefined ? { serverNow, wakeAt, evicted } : { serverNow, wakeAt, evicted, late };
   },
 };
 
