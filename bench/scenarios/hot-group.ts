@@ -39,8 +39,8 @@ export const hotGroupScenario: Scenario = {
     )
       .contender(ORDERED, `${LIBRARY}, ordered (default): a group's batches one at a time`)
       .contender(UNORDERED, `${LIBRARY}, ordered: false: a hot group's batches in parallel`)
-      .ratio('ordered / unordered', THROUGHPUT, ORDERED, UNORDERED)
-      .ratio('ordered / unordered', HOT_MAX, ORDERED, UNORDERED);
+      .ratio('ordered / unordered: delivered throughput', THROUGHPUT, ORDERED, UNORDERED)
+      .ratio('ordered / unordered: hot group oldest-message lag (max)', HOT_MAX, ORDERED, UNORDERED);
 
     const measure = async (mode: string, record: boolean, pushes: number) => {
       const server = await ctx.servers.open();
