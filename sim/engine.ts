@@ -1,7 +1,8 @@
 /**
- * The one file of the simulator that imports the library: its memory engine, its stores (the same
- * script calls with the same arguments the runtime makes) and the scripts' texts. Everything else of
- * the simulator goes through what this file exports.
+ * What the simulator uses of the library's engine and queues: its memory engine, its stores (the same
+ * script calls with the same arguments the runtime makes) and the scripts' texts. With library.ts (the
+ * queue's record and the recurring layer), the only files of the simulator that import the library:
+ * everything else goes through what these two export.
  */
 import crypto from 'node:crypto';
 import { MemoryClock } from '../libs/queue/src/testing/memory/memory-clock';
