@@ -312,6 +312,50 @@ describe('@TaskSource: a DelayQueue rebuilt from the application records', () =>
     expect((await a.delay('meals').record.state()).owed).toBeUndefined();
   });
 
+  it('writes a schedule that gave up over a running task as its successor: it runs once, after the running one', async () => {
+    const persistence = { appendonly: true, extraArgs: ['--appendfsync', 'always'] };
+    server = await startRedis(persistence);
+    const { port, dir } = server;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let running = 0;
+    let most = 0;
+    const eater = recordTasks<Meal>('meals', {}, async (meal) => {
+      most = Math.max(most, ++running);
+      if (meal.grams === 1) await released;
+      running--;
+    });
+    const a = await start(server.url, 1, { providers: [eater.consumer as never], root: { idlePollMs: 100 } });
+    const queue = a.delay('meals');
+    await pollUntil(async () => (await queue.record.state()).lastPass, 'the first pass');
+    await queue.schedule({ grams: 1 }, { id: 'fed', delayMs: 0 });
+    await eater.untilTasks(1);
+    // The record changed while its task ran; the write of it gives up while Redis is down: nothing reaches it.
+    rows = [{ id: 'fed', delayMs: 0, payload: { grams: 2 } }];
+    await server.kill('SIGKILL');
+    const gaveUp = await queue.schedule({ grams: 2 }, { id: 'fed', delayMs: 0, retryMs: 500 }).then(
+      () => 'applied',
+      (error: unknown) => (error as { outcome?: string }).outcome,
+    );
+    expect(gaveUp).toMatch(/^(not-sent|unknown)$/);
+    server = await startRedis({ port, dir, ...persistence });
+    await pollUntil(async () => {
+      const state = await queue.record.state();
+      return state.owed === undefined && state.lastPass?.trigger === 'write-failed';
+    }, 'the owed pass');
+    // Written as the records say, it waits for the running delivery.
+    expect(await queue.get('fed')).toMatchObject({ state: 'active', payload: { grams: 2 } });
+    expect(eater.tasks).toHaveLength(1);
+    release();
+    await eater.untilTasks(2);
+    await pollUntil(async () => {
+      const { scheduled, active } = await queue.stats();
+      return scheduled === 0 && active === 0;
+    }, 'every task run');
+    expect(eater.tasks.map((task) => task.payload)).toEqual([{ grams: 1 }, { grams: 2 }]);
+    expect(most).toBe(1);
+  });
+
   it('applies a reschedule, a schedule of an existing id and a cancel that gave up, as the records say', async () => {
     const persistence = { appendonly: true, extraArgs: ['--appendfsync', 'always'] };
     server = await startRedis(persistence);
