@@ -42,7 +42,7 @@ import { WakeHints } from '../redis/wake-hints';
 import { WriteRetries } from '../redis/write-retry';
 import { callKey, idFromKey, LateTry } from '../redis/call-keys';
 import { QueueTracer } from '../tracing/queue-tracer';
-import { DelayQueueStore } from './delay-queue.store';
+import { DelayQueueStore, type ScheduleItemResult } from './delay-queue.store';
 import { TaskInspection } from './task-inspection';
 import { TaskWrites } from './task-writes';
 import { RepeatOccurrences } from './repeat-occurrences';
@@ -181,11 +181,14 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
     const stored = this.writes.stored(json);
     const shard = this.shard(id);
     const call = callKey('schedule', id, retryMs, this.commandTimeoutMs, idempotencyKey, this.connection.clock);
-    const result = await this.retried(name, id, retryMs, async () => {
-      const written = await this.writes.schedule(shard, { id, json: stored, time, onExists, maxWaitMs, call });
-      if (written.late) throw new LateTry();
-      return written;
-    });
+    const write = () => this.writes.schedule(shard, { id, json: stored, time, onExists, maxWaitMs, call });
+    // Only a call with a deadline can be refused as late: the others keep one promise per try.
+    const result = await this.retried(
+      name,
+      id,
+      retryMs,
+      call?.deadline === undefined ? write : () => write().then(refuseLate),
+    );
     return { id, runAt: result.runAt, changed: result.changed };
   }
 
@@ -436,4 +439,10 @@ export class DelayQueue<T = unknown> implements OnModuleInit {
   shard(id: string): number {
     return shardOf(id, this.options.shards);
   }
+}
+
+/** A schedule's result, or LateTry when Redis refused the try as late (see the call-keys include). */
+function refuseLate(written: ScheduleItemResult): ScheduleItemResult {
+  if (written.late) throw new LateTry();
+  return written;
 }
