@@ -1,6 +1,6 @@
 import { QueueInputError } from 'nestjs-redis-queues';
 import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
-import { pollUntil, rawClient, uniquePrefix } from '@test/support/testing';
+import { dumpsMatching, pollUntil, rawClient, uniquePrefix } from '@test/support/testing';
 import { delayQueueViolations, fixedQueueViolations } from '@test/support/invariants';
 
 /** Names that look like key syntax, separators or nothing at all. */
@@ -58,11 +58,7 @@ describe('hostile names and payloads; prefixes and queues kept apart', () => {
     };
   }
 
-  async function snapshot(match: string): Promise<Map<string, string>> {
-    const keys = await harness.redis.keys(match);
-    const dumps = await Promise.all(keys.map((key) => harness.redis.dumpBuffer(key)));
-    return new Map(keys.map((key, i) => [key, dumps[i]!.toString('base64')]));
-  }
+  const snapshot = (match: string) => dumpsMatching(harness.redis, match);
 
   it('stores and delivers hostile group names, ids and payloads exactly, touching only their own queue', async () => {
     const prefix = uniquePrefix();

@@ -1,6 +1,6 @@
 import { QueueInputError, QueueInUseError } from 'nestjs-redis-queues';
 import { recordBatches, recordTasks, useQueueApps } from '@test/support/fixtures';
-import { keysMatching, type RawRedis } from '@test/support/testing';
+import { dumpsMatching, keysMatching, type RawRedis } from '@test/support/testing';
 
 const reports = recordBatches<{ n: number }>('events');
 const reminders = recordTasks<{ n: number }>('reminders');
@@ -8,18 +8,19 @@ const reminders = recordTasks<{ n: number }>('reminders');
 const SHARDS = 4;
 const GROUPS = 10_000;
 
-/** Every key of one queue: its shards' (`{queue:shard}`) and its record (`{queue}`). */
+/** The keys of one queue: its shards' (`{queue:shard}`) and its record (`{queue}`). */
+const keysOfQueue = (prefix: string, queue: string) => `${prefix}:{${queue}[:}]*`;
+
+/** Every key of one queue. */
 async function keysOf(redis: RawRedis, prefix: string, queue: string): Promise<string[]> {
   // A cluster client knows its masters only once connected.
   await redis.ping();
-  return keysMatching(redis, `${prefix}:{${queue}[:}]*`);
+  return keysMatching(redis, keysOfQueue(prefix, queue));
 }
 
 /** Every key of a queue with what it holds, to show that obliterating another queue left it alone. */
-async function snapshot(redis: RawRedis, prefix: string, queue: string): Promise<Record<string, string>> {
-  const keys = await keysOf(redis, prefix, queue);
-  const dumps = await Promise.all(keys.map((key) => redis.dumpBuffer(key)));
-  return Object.fromEntries(keys.map((key, i) => [key, dumps[i]?.toString('base64') ?? '']));
+function snapshot(redis: RawRedis, prefix: string, queue: string): Promise<Record<string, string>> {
+  return dumpsMatching(redis, keysOfQueue(prefix, queue));
 }
 
 describe('obliterate', () => {

@@ -19,7 +19,7 @@ import { DELAY_QUEUE_SCRIPTS } from '../../libs/queue/src/delay-queue/lua/delay-
 import type { DelayQueueOptionsRules } from '../../libs/queue/src/validation/delay-queue-options';
 import { Scripts } from '../../libs/queue/src/redis/scripts';
 import { scriptLibrary } from '../../libs/queue/src/queue-scripts';
-import { pollUntil, rawClient, uniquePrefix } from '@test/support/testing';
+import { dumpsMatching, pollUntil, rawClient, uniquePrefix } from '@test/support/testing';
 
 describe('Lua scripts', () => {
   const library = scriptLibrary();
@@ -189,11 +189,6 @@ describe("a retried call's try that reaches Redis after the call's deadline", ()
     carrier: '',
     groups,
   });
-  /** Every key under the prefix and its value, as DUMP gives it. */
-  const snapshot = async (redis: ReturnType<typeof rawClient>, prefix: string) => {
-    const keys = (await redis.keys(`${prefix}:*`)).sort();
-    return Promise.all(keys.map(async (key) => [key, await redis.dumpBuffer(key)]));
-  };
 
   it('writes nothing and answers late when Redis has no record of the call, for each kind of keyed write', async () => {
     const { redis, scripts, prefix, fixed, delay, serverNow } = await setup();
@@ -202,7 +197,7 @@ describe("a retried call's try that reaches Redis after the call's deadline", ()
       await invoke(scripts, delaySchedule, delay, {
         tasks: [{ id: 'kept', json: '{"v":1}', time: ['in', 60_000], onExists: 'replace' }],
       });
-      const before = await snapshot(redis, prefix);
+      const before = await dumpsMatching(redis, `${prefix}:*`);
 
       const scheduled = await invoke(scripts, delaySchedule, delay, {
         tasks: [{ id: 'new', json: '{"v":2}', time: ['in', 0], onExists: 'replace', call: late('s') }],
@@ -212,7 +207,7 @@ describe("a retried call's try that reaches Redis after the call's deadline", ()
         invoke(scripts, delayMove, delay, { id: 'kept', mode: 'in', ms: 0, call: late('m') }),
       ).rejects.toThrow(LateTry);
       await expect(invoke(scripts, delayCancel, delay, { id: 'kept', call: late('c') })).rejects.toThrow(LateTry);
-      expect(await snapshot(redis, prefix)).toEqual(before);
+      expect(await dumpsMatching(redis, `${prefix}:*`)).toEqual(before);
 
       // A late visit among others in one call: only it is refused.
       const pushed = await invoke(

@@ -61,6 +61,13 @@ export async function keysMatching(redis: RawRedis, pattern: string): Promise<st
   return (await Promise.all(masters(redis).map((node) => node.keys(pattern)))).flat().sort();
 }
 
+/** Every key matching `pattern`, with its value as DUMP gives it (base64): equal while nothing touched them. */
+export async function dumpsMatching(redis: RawRedis, pattern: string): Promise<Record<string, string>> {
+  const keys = await keysMatching(redis, pattern);
+  const dumps = await Promise.all(keys.map((key) => redis.dumpBuffer(key)));
+  return Object.fromEntries(keys.map((key, i) => [key, dumps[i]?.toString('base64') ?? '']));
+}
+
 /** SCRIPT FLUSH on every master, as a restarted server (or a failover to a fresh node) would. */
 export async function flushScripts(redis: RawRedis): Promise<void> {
   await Promise.all(masters(redis).map((node) => node.script('FLUSH')));
